@@ -1,0 +1,249 @@
+package jobs
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// Scenario is the input of a scenario job: a named, ordered list of steps
+// run against a web app, turned into a @playwright/test spec.
+type Scenario struct {
+	Name    string            `json:"name"`
+	BaseURL string            `json:"base_url"`
+	Steps   []Step            `json:"steps"`
+	Data    map[string]string `json:"data,omitempty"`    // test data, substituted for {{NAME}}
+	Secrets map[string]string `json:"secrets,omitempty"` // typed from {{NAME}}, never shown or stored in the clear
+	// SealedSecrets replaces Secrets once the dispatcher has sealed them.
+	SealedSecrets string  `json:"sealed_secrets,omitempty"`
+	Options       Options `json:"options"`
+}
+
+// Options tune how a scenario job runs; zero values mean the defaults.
+type Options struct {
+	MaxCredits           float64 `json:"max_credits,omitempty"` // credits held for the job
+	MaxIterationsPerStep int     `json:"max_iterations_per_step,omitempty"`
+	MaxTotalIterations   int     `json:"max_total_iterations,omitempty"`
+	MaxCommandsPerBatch  int     `json:"max_commands_per_batch,omitempty"`
+	MaxStepFailures      int     `json:"max_consecutive_step_failures,omitempty"`
+	HistoryWindow        int     `json:"history_window,omitempty"`
+	Vision               bool    `json:"vision,omitempty"`
+	StepTimeoutSeconds   int     `json:"step_timeout_seconds,omitempty"`
+}
+
+// Step types. A step with no type is auto: deterministic when the grammar
+// resolves it, the agent otherwise.
+const (
+	StepAuto     = "auto"
+	StepAction   = "action"
+	StepQuery    = "query"
+	StepAIAction = "ai_action"
+	StepAIQuery  = "ai_query"
+)
+
+// Step is one scenario step: a plain sentence, or an object with an explicit
+// type, action and target. In JSON a step may be a bare string.
+type Step struct {
+	Text      string          `json:"text,omitempty"`
+	Type      string          `json:"type,omitempty"`
+	Action    string          `json:"action,omitempty"`
+	Target    *Target         `json:"target,omitempty"`
+	Value     string          `json:"value,omitempty"`
+	Rule      string          `json:"rule,omitempty"`   // query: element_exists, element_absent
+	Method    string          `json:"method,omitempty"` // ai_query: extract, observe, assess
+	Schema    json.RawMessage `json:"schema,omitempty"` // ai_query extract: JSON schema of the result
+	SaveAs    string          `json:"save_as,omitempty"`
+	OnFailure string          `json:"on_failure,omitempty"` // stop (default) or continue
+}
+
+// Target names an element the way a person or a test would.
+type Target struct {
+	Role        string `json:"role,omitempty"`
+	Name        string `json:"name,omitempty"`
+	Label       string `json:"label,omitempty"`
+	Placeholder string `json:"placeholder,omitempty"`
+	Text        string `json:"text,omitempty"`
+	TestID      string `json:"test_id,omitempty"`
+	CSS         string `json:"css,omitempty"`
+}
+
+// Empty reports whether the target names nothing.
+func (t *Target) Empty() bool {
+	return t == nil || *t == Target{}
+}
+
+// UnmarshalJSON accepts a bare string as a step's text.
+func (s *Step) UnmarshalJSON(b []byte) error {
+	var text string
+	if err := json.Unmarshal(b, &text); err == nil {
+		*s = Step{Text: text}
+		return nil
+	}
+	type plain Step
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return fmt.Errorf("a step is a string or an object: %w", err)
+	}
+	*s = Step(p)
+	return nil
+}
+
+// Describe is a short human description of the step.
+func (s Step) Describe() string {
+	if s.Text != "" {
+		return s.Text
+	}
+	var b strings.Builder
+	b.WriteString(s.Type)
+	if s.Action != "" {
+		b.WriteString(" " + s.Action)
+	}
+	if s.Rule != "" {
+		b.WriteString(" " + s.Rule)
+	}
+	if s.Target != nil {
+		tb, _ := json.Marshal(s.Target)
+		b.WriteString(" " + string(tb))
+	}
+	return b.String()
+}
+
+var placeholderName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// MaxSteps bounds a scenario's length.
+const MaxSteps = 200
+
+func (sc *Scenario) validate(v *ValidationError, at string, urls URLPolicy) {
+	if strings.TrimSpace(sc.BaseURL) == "" {
+		v.add(at+".base_url", "is required")
+	} else if err := urls.CheckURL(sc.BaseURL); err != nil {
+		v.add(at+".base_url", "%v", err)
+	}
+	if len(sc.Steps) == 0 {
+		v.add(at+".steps", "at least one step is required")
+	}
+	if len(sc.Steps) > MaxSteps {
+		v.add(at+".steps", "at most %d steps, got %d", MaxSteps, len(sc.Steps))
+	}
+	for i, st := range sc.Steps {
+		st.validate(v, fmt.Sprintf("%s.steps[%d]", at, i))
+	}
+	for k := range sc.Data {
+		if !placeholderName.MatchString(k) {
+			v.add(at+".data", "name %q must be letters, digits and underscores", k)
+		}
+	}
+	for k, val := range sc.Secrets {
+		if !placeholderName.MatchString(k) {
+			v.add(at+".secrets", "name %q must be letters, digits and underscores", k)
+		}
+		if val == "" {
+			v.add(at+".secrets."+k, "must not be empty")
+		}
+		if _, dup := sc.Data[k]; dup {
+			v.add(at+".secrets."+k, "is also defined in data")
+		}
+	}
+	if sc.SealedSecrets != "" {
+		v.add(at+".sealed_secrets", "is set by the server; send secrets instead")
+	}
+	o := sc.Options
+	if o.MaxCredits < 0 {
+		v.add(at+".options.max_credits", "must not be negative")
+	}
+	for name, n := range map[string]int{
+		"max_iterations_per_step": o.MaxIterationsPerStep, "max_total_iterations": o.MaxTotalIterations,
+		"max_commands_per_batch": o.MaxCommandsPerBatch, "max_consecutive_step_failures": o.MaxStepFailures,
+		"history_window": o.HistoryWindow, "step_timeout_seconds": o.StepTimeoutSeconds,
+	} {
+		if n < 0 || n > 1000 {
+			v.add(at+".options."+name, "must be between 0 and 1000")
+		}
+	}
+}
+
+var actions = map[string]bool{
+	"click": true, "dblclick": true, "rightclick": true, "hover": true, "fill": true, "type": true,
+	"press": true, "select": true, "check": true, "uncheck": true, "focus": true, "blur": true,
+	"scroll": true, "navigate": true, "back": true, "forward": true, "reload": true, "wait": true,
+}
+
+func (s Step) validate(v *ValidationError, at string) {
+	typ := s.Type
+	if typ == "" {
+		typ = StepAuto
+	}
+	switch typ {
+	case StepAuto, StepAIAction:
+		if strings.TrimSpace(s.Text) == "" {
+			v.add(at+".text", "is required for a %s step", typ)
+		}
+	case StepAction:
+		if !actions[s.Action] {
+			v.add(at+".action", "unknown action %q", s.Action)
+		}
+		needsTarget := s.Action != "navigate" && s.Action != "back" && s.Action != "forward" &&
+			s.Action != "reload" && s.Action != "wait" && s.Action != "press"
+		if needsTarget && s.Target.Empty() {
+			v.add(at+".target", "is required for action %q", s.Action)
+		}
+		if (s.Action == "fill" || s.Action == "type" || s.Action == "select" || s.Action == "navigate") && s.Value == "" {
+			v.add(at+".value", "is required for action %q", s.Action)
+		}
+	case StepQuery:
+		if s.Rule != "element_exists" && s.Rule != "element_absent" {
+			v.add(at+".rule", "must be element_exists or element_absent")
+		}
+		if s.Target.Empty() {
+			v.add(at+".target", "is required for a query step")
+		}
+	case StepAIQuery:
+		if s.Method != "extract" && s.Method != "observe" && s.Method != "assess" {
+			v.add(at+".method", "must be extract, observe or assess")
+		}
+		if strings.TrimSpace(s.Text) == "" {
+			v.add(at+".text", "is required for an ai_query step")
+		}
+		if s.Method == "extract" && s.SaveAs == "" {
+			v.add(at+".save_as", "is required for an extract query")
+		}
+		if len(s.Schema) > 0 && !json.Valid(s.Schema) {
+			v.add(at+".schema", "is not valid JSON")
+		}
+	default:
+		v.add(at+".type", "unknown step type %q (auto, action, query, ai_action, ai_query)", s.Type)
+	}
+	if s.OnFailure != "" && s.OnFailure != "stop" && s.OnFailure != "continue" {
+		v.add(at+".on_failure", "must be stop or continue")
+	}
+}
+
+// ParseTextScenario reads a plain-text scenario: the first non-empty line may
+// be "base: URL" (or the base URL is given separately), "# " lines are
+// comments, every other line is a step.
+func ParseTextScenario(name, text, baseURL string) Scenario {
+	sc := Scenario{Name: name, BaseURL: baseURL}
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(line, "base:"); ok && len(sc.Steps) == 0 {
+			sc.BaseURL = strings.TrimSpace(rest)
+			continue
+		}
+		sc.Steps = append(sc.Steps, Step{Text: line})
+	}
+	return sc
+}
+
+// Origin returns the scheme://host[:port] of the scenario's base URL.
+func (sc *Scenario) Origin() string {
+	u, err := url.Parse(sc.BaseURL)
+	if err != nil {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs what webpilot needs on a Debian machine, idempotently:
+# Chromium and PostgreSQL from apt, the Playwright driver and @playwright/test
+# from the npm registry. Nothing is downloaded from anywhere else.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PW_VERSION=1.52.0
+CACHE=$PWD/.cache
+DRIVER=$CACHE/playwright-driver-$PW_VERSION
+RUNNER=$CACHE/pwtest
+
+need_apt=()
+[ -x /usr/lib/chromium/chromium ] || need_apt+=(chromium)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "setup: installing ${need_apt[*]} from apt"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+command -v node >/dev/null || { echo "setup: node is required (apt-get install nodejs npm)" >&2; exit 1; }
+
+if [ ! -f "$DRIVER/package/cli.js" ] || [ "$("$DRIVER/node" "$DRIVER/package/cli.js" --version 2>/dev/null)" != "Version $PW_VERSION" ]; then
+  echo "setup: laying out the Playwright $PW_VERSION driver from the npm registry"
+  rm -rf "$DRIVER"; mkdir -p "$DRIVER"
+  (cd "$DRIVER" && npm pack "playwright-core@$PW_VERSION" --silent >/dev/null && tar xzf "playwright-core-$PW_VERSION.tgz" && rm "playwright-core-$PW_VERSION.tgz")
+  ln -sf "$(command -v node)" "$DRIVER/node"
+fi
+got=$("$DRIVER/node" "$DRIVER/package/cli.js" --version)
+[ "$got" = "Version $PW_VERSION" ] || { echo "setup: driver reports '$got', want $PW_VERSION" >&2; exit 1; }
+
+if [ ! -f "$RUNNER/node_modules/@playwright/test/package.json" ]; then
+  echo "setup: installing @playwright/test@$PW_VERSION for running generated specs"
+  mkdir -p "$RUNNER"
+  (cd "$RUNNER" && [ -f package.json ] || echo '{"name":"webpilot-spec-runner","private":true}' > package.json)
+  (cd "$RUNNER" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --silent --no-audit --no-fund "@playwright/test@$PW_VERSION" >/dev/null)
+fi
+
+go mod download
+echo "setup: ok (chromium $(/usr/lib/chromium/chromium --version 2>/dev/null | awk '{print $2}'), playwright driver $PW_VERSION, $(ls -d /usr/lib/postgresql/*/ | xargs -n1 basename | sed 's/^/postgres /'))"

@@ -1,0 +1,347 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// Job states.
+const (
+	StateQueued          = "queued"
+	StateRunning         = "running"
+	StateSucceeded       = "succeeded"
+	StateFailed          = "failed"
+	StateCancelled       = "cancelled"
+	StateBudgetExhausted = "budget_exhausted"
+)
+
+// Job is a job row as the API shows it.
+type Job struct {
+	ID              string          `json:"id"`
+	TenantID        string          `json:"tenant_id"`
+	Kind            string          `json:"kind"`
+	State           string          `json:"state"`
+	Input           json.RawMessage `json:"-"`
+	Result          json.RawMessage `json:"result,omitempty"`
+	Checkpoint      json.RawMessage `json:"-"`
+	Script          string          `json:"-"`
+	Error           string          `json:"error,omitempty"`
+	Attempt         int             `json:"attempt"`
+	CancelRequested bool            `json:"cancel_requested"`
+	HoldMicro       int64           `json:"hold_micro"`
+	ChargedMicro    int64           `json:"charged_micro"`
+	CreatedAt       time.Time       `json:"created_at"`
+	StartedAt       *time.Time      `json:"started_at,omitempty"`
+	FinishedAt      *time.Time      `json:"finished_at,omitempty"`
+}
+
+// Terminal reports whether state is final.
+func Terminal(state string) bool {
+	return state != StateQueued && state != StateRunning
+}
+
+const jobColumns = `j.id::text, j.tenant_id::text, j.kind, j.state, j.input, j.result, j.checkpoint,
+	COALESCE(j.script, ''), COALESCE(j.error, ''), j.attempt, j.cancel_requested,
+	COALESCE(h.amount, 0), COALESCE(h.consumed, 0), j.created_at, j.started_at, j.finished_at`
+
+func scanJob(r pgx.Row) (Job, error) {
+	var j Job
+	err := r.Scan(&j.ID, &j.TenantID, &j.Kind, &j.State, &j.Input, &j.Result, &j.Checkpoint,
+		&j.Script, &j.Error, &j.Attempt, &j.CancelRequested, &j.HoldMicro, &j.ChargedMicro,
+		&j.CreatedAt, &j.StartedAt, &j.FinishedAt)
+	return j, err
+}
+
+// NewJob is what SubmitJob records.
+type NewJob struct {
+	TenantID string
+	Kind     string
+	Input    json.RawMessage
+	Hold     int64 // micro-credits reserved for the job
+	Subject  string
+}
+
+// SubmitJob inserts the job, places its credit hold and writes its outbox
+// row in one transaction. ErrInsufficientCredits means nothing was written.
+func (s *Store) SubmitJob(ctx context.Context, n NewJob) (Job, error) {
+	id := uuid.NewString()
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx,
+			`UPDATE credit_accounts SET held = held + $2 WHERE tenant_id = $1 AND balance - held >= $2`,
+			n.TenantID, n.Hold)
+		if err != nil {
+			return fmt.Errorf("place hold: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return ErrInsufficientCredits
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO jobs (id, tenant_id, kind, input) VALUES ($1, $2, $3, $4)`,
+			id, n.TenantID, n.Kind, n.Input); err != nil {
+			return fmt.Errorf("insert job: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO credit_holds (job_id, tenant_id, amount) VALUES ($1, $2, $3)`,
+			id, n.TenantID, n.Hold); err != nil {
+			return fmt.Errorf("insert hold: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO job_outbox (job_id, subject) VALUES ($1, $2)`, id, n.Subject); err != nil {
+			return fmt.Errorf("insert outbox: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return Job{}, err
+	}
+	return s.GetJob(ctx, n.TenantID, id)
+}
+
+// OutboxItem is a job whose publish has not been confirmed.
+type OutboxItem struct {
+	JobID   string
+	Subject string
+}
+
+// MarkPublished records that a job's message reached the stream.
+func (s *Store) MarkPublished(ctx context.Context, jobID string) error {
+	_, err := s.pool.Exec(ctx, `UPDATE job_outbox SET sent_at = now() WHERE job_id = $1 AND sent_at IS NULL`, jobID)
+	if err != nil {
+		return fmt.Errorf("mark %s published: %w", jobID, err)
+	}
+	return nil
+}
+
+// Unpublished lists outbox rows older than age that were never confirmed,
+// plus queued jobs whose message may have been lost from the stream after it
+// was confirmed (older than staleQueued).
+func (s *Store) Unpublished(ctx context.Context, age, staleQueued time.Duration, limit int) ([]OutboxItem, error) {
+	rows, err := s.pool.Query(ctx,
+		`SELECT o.job_id::text, o.subject FROM job_outbox o JOIN jobs j ON j.id = o.job_id
+		 WHERE j.state = 'queued' AND (
+		   (o.sent_at IS NULL AND o.created_at < now() - $1::interval) OR
+		   (o.sent_at IS NOT NULL AND o.sent_at < now() - $2::interval))
+		 ORDER BY o.created_at LIMIT $3`, age, staleQueued, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read outbox: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (OutboxItem, error) {
+		var o OutboxItem
+		return o, r.Scan(&o.JobID, &o.Subject)
+	})
+}
+
+// GetJob returns a tenant's job; another tenant's job is ErrNotFound.
+func (s *Store) GetJob(ctx context.Context, tenantID, id string) (Job, error) {
+	if _, err := uuid.Parse(id); err != nil {
+		return Job{}, ErrNotFound
+	}
+	j, err := scanJob(s.pool.QueryRow(ctx,
+		`SELECT `+jobColumns+` FROM jobs j LEFT JOIN credit_holds h ON h.job_id = j.id
+		 WHERE j.id = $1 AND j.tenant_id = $2`, id, tenantID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Job{}, ErrNotFound
+	}
+	if err != nil {
+		return Job{}, fmt.Errorf("get job: %w", err)
+	}
+	return j, nil
+}
+
+// ListJobs returns a tenant's jobs, newest first, starting after the cursor
+// (the id of the last job of the previous page; empty for the first page).
+func (s *Store) ListJobs(ctx context.Context, tenantID, after string, limit int) ([]Job, error) {
+	q := `SELECT ` + jobColumns + ` FROM jobs j LEFT JOIN credit_holds h ON h.job_id = j.id WHERE j.tenant_id = $1`
+	args := []any{tenantID, limit}
+	if after != "" {
+		if _, err := uuid.Parse(after); err != nil {
+			return nil, ErrNotFound
+		}
+		q += ` AND (j.created_at, j.id) < (SELECT created_at, id FROM jobs WHERE id = $3 AND tenant_id = $1)`
+		args = append(args, after)
+	}
+	q += ` ORDER BY j.created_at DESC, j.id DESC LIMIT $2`
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Job, error) { return scanJob(r) })
+}
+
+// RequestCancel cancels a queued job at once (releasing its hold) or flags a
+// running one so its worker stops between iterations.
+func (s *Store) RequestCancel(ctx context.Context, tenantID, id string) (Job, error) {
+	if _, err := uuid.Parse(id); err != nil {
+		return Job{}, ErrNotFound
+	}
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var state string
+		err := tx.QueryRow(ctx, `SELECT state FROM jobs WHERE id = $1 AND tenant_id = $2 FOR UPDATE`, id, tenantID).Scan(&state)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("lock job: %w", err)
+		}
+		switch state {
+		case StateQueued:
+			if _, err := tx.Exec(ctx,
+				`UPDATE jobs SET state = 'cancelled', cancel_requested = true, error = 'cancelled before it started',
+				 finished_at = now(), updated_at = now() WHERE id = $1`, id); err != nil {
+				return fmt.Errorf("cancel job: %w", err)
+			}
+			return releaseHold(ctx, tx, id)
+		case StateRunning:
+			_, err := tx.Exec(ctx, `UPDATE jobs SET cancel_requested = true, updated_at = now() WHERE id = $1`, id)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return Job{}, err
+	}
+	return s.GetJob(ctx, tenantID, id)
+}
+
+// Claim is what a worker learns when it claims a job.
+type Claim struct {
+	JobID      string
+	TenantID   string
+	Kind       string
+	Attempt    int
+	Input      json.RawMessage
+	Checkpoint json.RawMessage
+}
+
+// ClaimJob moves a queued job (or a running one whose lease expired) to
+// running under a new attempt. ErrStale means the message is obsolete;
+// ErrTenantBusy means the tenant is at its running-jobs cap.
+func (s *Store) ClaimJob(ctx context.Context, jobID, workerID string, lease time.Duration) (Claim, error) {
+	var c Claim
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var state string
+		var leaseUntil *time.Time
+		var maxRunning int
+		err := tx.QueryRow(ctx,
+			`SELECT j.tenant_id::text, j.state, j.lease_until, t.max_running
+			 FROM jobs j JOIN tenants t ON t.id = j.tenant_id WHERE j.id = $1 FOR UPDATE OF j`, jobID).
+			Scan(&c.TenantID, &state, &leaseUntil, &maxRunning)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrStale
+		}
+		if err != nil {
+			return fmt.Errorf("lock job: %w", err)
+		}
+		if state == StateQueued {
+			// Serialise claims per tenant so the running count cannot race.
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, c.TenantID); err != nil {
+				return fmt.Errorf("tenant lock: %w", err)
+			}
+			var running int
+			if err := tx.QueryRow(ctx,
+				`SELECT count(*) FROM jobs WHERE tenant_id = $1 AND state = 'running' AND lease_until > now()`,
+				c.TenantID).Scan(&running); err != nil {
+				return fmt.Errorf("count running: %w", err)
+			}
+			if running >= maxRunning {
+				return ErrTenantBusy
+			}
+		}
+		err = tx.QueryRow(ctx,
+			`UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = $2,
+			   lease_until = now() + $3::interval, started_at = COALESCE(started_at, now()), updated_at = now()
+			 WHERE id = $1 AND (state = 'queued' OR (state = 'running' AND lease_until < now()))
+			 RETURNING kind, attempt, input, checkpoint`, jobID, workerID, lease).
+			Scan(&c.Kind, &c.Attempt, &c.Input, &c.Checkpoint)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrStale
+		}
+		if err != nil {
+			return fmt.Errorf("claim job: %w", err)
+		}
+		c.JobID = jobID
+		return nil
+	})
+	return c, err
+}
+
+// ExtendLease pushes a running job's lease forward and reports whether
+// cancellation was requested.
+func (s *Store) ExtendLease(ctx context.Context, jobID string, attempt int, lease time.Duration) (cancel bool, err error) {
+	err = s.pool.QueryRow(ctx,
+		`UPDATE jobs SET lease_until = now() + $3::interval, updated_at = now()
+		 WHERE id = $1 AND attempt = $2 AND state = 'running' RETURNING cancel_requested`,
+		jobID, attempt, lease).Scan(&cancel)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, ErrFenced
+	}
+	if err != nil {
+		return false, fmt.Errorf("extend lease: %w", err)
+	}
+	return cancel, nil
+}
+
+// SaveCheckpoint stores the progress a later attempt resumes from.
+func (s *Store) SaveCheckpoint(ctx context.Context, jobID string, attempt int, checkpoint json.RawMessage) error {
+	tag, err := s.pool.Exec(ctx,
+		`UPDATE jobs SET checkpoint = $3, updated_at = now() WHERE id = $1 AND attempt = $2 AND state = 'running'`,
+		jobID, attempt, checkpoint)
+	if err != nil {
+		return fmt.Errorf("save checkpoint: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrFenced
+	}
+	return nil
+}
+
+// Finish is a job's terminal outcome.
+type Finish struct {
+	JobID   string
+	Attempt int
+	State   string
+	Result  json.RawMessage
+	Script  string
+	Error   string
+}
+
+// FinishJob writes the result, releases what is left of the hold and sets the
+// terminal state in one transaction, fenced by attempt.
+func (s *Store) FinishJob(ctx context.Context, f Finish) error {
+	if !Terminal(f.State) {
+		return fmt.Errorf("finish job %s: %q is not a terminal state", f.JobID, f.State)
+	}
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := lockRunningAttempt(ctx, tx, f.JobID, f.Attempt); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx,
+			`UPDATE jobs SET state = $2, result = $3, script = NULLIF($4, ''), error = NULLIF($5, ''),
+			   lease_until = NULL, finished_at = now(), updated_at = now() WHERE id = $1`,
+			f.JobID, f.State, f.Result, f.Script, f.Error); err != nil {
+			return fmt.Errorf("write result: %w", err)
+		}
+		return releaseHold(ctx, tx, f.JobID)
+	})
+}
+
+// FailUndeliverable ends a job that can no longer be delivered (MaxDeliver
+// reached) as failed with reason, releasing its hold. A finished job is left
+// as it is.
+func (s *Store) FailUndeliverable(ctx context.Context, jobID, reason string) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx,
+			`UPDATE jobs SET state = 'failed', error = $2, lease_until = NULL, finished_at = now(), updated_at = now()
+			 WHERE id = $1 AND state IN ('queued', 'running')`, jobID, reason)
+		if err != nil {
+			return fmt.Errorf("fail job: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return nil
+		}
+		return releaseHold(ctx, tx, jobID)
+	})
+}

@@ -1,0 +1,203 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Usage is the token usage of one LLM call made for a job.
+type Usage struct {
+	JobID            string
+	Attempt          int
+	Seq              int
+	Model            string
+	PromptTokens     int
+	CachedTokens     int
+	CompletionTokens int
+	Credits          int64 // micro-credits
+}
+
+// Charge is a job's spending against its hold after a call is recorded.
+type Charge struct {
+	Consumed int64 // micro-credits charged to the job so far
+	Hold     int64 // micro-credits the job may spend
+}
+
+// RecordUsage stores an LLM call's usage and charges it to the tenant in one
+// transaction. Recording the same (job, attempt, seq) twice charges once.
+func (s *Store) RecordUsage(ctx context.Context, u Usage) (Charge, error) {
+	var c Charge
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		tenantID, err := lockRunningAttempt(ctx, tx, u.JobID, u.Attempt)
+		if err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx,
+			`INSERT INTO token_usage (job_id, attempt, seq, model, prompt_tokens, cached_tokens, completion_tokens, credits)
+			 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
+			u.JobID, u.Attempt, u.Seq, u.Model, u.PromptTokens, u.CachedTokens, u.CompletionTokens, u.Credits)
+		if err != nil {
+			return fmt.Errorf("insert usage: %w", err)
+		}
+		if tag.RowsAffected() == 1 && u.Credits > 0 {
+			key := fmt.Sprintf("usage:%s:%d:%d", u.JobID, u.Attempt, u.Seq)
+			if _, err := tx.Exec(ctx,
+				`INSERT INTO credit_entries (tenant_id, job_id, amount, reason, idempotency_key) VALUES ($1, $2, $3, $4, $5)`,
+				tenantID, u.JobID, -u.Credits, "llm usage ("+u.Model+")", key); err != nil {
+				return fmt.Errorf("insert charge: %w", err)
+			}
+			// The charge consumes the hold first; anything past it comes from the balance alone.
+			var fromHold int64
+			if err := tx.QueryRow(ctx,
+				`WITH old AS (SELECT amount, consumed FROM credit_holds WHERE job_id = $1)
+				 UPDATE credit_holds h SET consumed = h.consumed + $2 FROM old WHERE h.job_id = $1
+				 RETURNING CASE WHEN h.released THEN 0 ELSE LEAST($2, GREATEST(old.amount - old.consumed, 0)) END`,
+				u.JobID, u.Credits).Scan(&fromHold); err != nil {
+				return fmt.Errorf("consume hold: %w", err)
+			}
+			if _, err := tx.Exec(ctx,
+				`UPDATE credit_accounts SET balance = balance - $2, held = held - $3 WHERE tenant_id = $1`,
+				tenantID, u.Credits, fromHold); err != nil {
+				return fmt.Errorf("charge account: %w", err)
+			}
+		}
+		return tx.QueryRow(ctx, `SELECT consumed, amount FROM credit_holds WHERE job_id = $1`, u.JobID).
+			Scan(&c.Consumed, &c.Hold)
+	})
+	return c, err
+}
+
+// UsageTotals sums a job's recorded usage.
+type UsageTotals struct {
+	Calls            int   `json:"calls"`
+	PromptTokens     int   `json:"prompt_tokens"`
+	CachedTokens     int   `json:"cached_tokens"`
+	CompletionTokens int   `json:"completion_tokens"`
+	CreditsMicro     int64 `json:"credits_micro"`
+}
+
+// JobUsage returns the totals of a job's token usage over all attempts.
+func (s *Store) JobUsage(ctx context.Context, jobID string) (UsageTotals, error) {
+	var t UsageTotals
+	err := s.pool.QueryRow(ctx,
+		`SELECT count(*), COALESCE(sum(prompt_tokens), 0), COALESCE(sum(cached_tokens), 0),
+		        COALESCE(sum(completion_tokens), 0), COALESCE(sum(credits), 0)::bigint
+		 FROM token_usage WHERE job_id = $1`, jobID).
+		Scan(&t.Calls, &t.PromptTokens, &t.CachedTokens, &t.CompletionTokens, &t.CreditsMicro)
+	if err != nil {
+		return t, fmt.Errorf("sum usage: %w", err)
+	}
+	return t, nil
+}
+
+// HistoryEntry is one executed command or tool call.
+type HistoryEntry struct {
+	JobID       string          `json:"-"`
+	Attempt     int             `json:"attempt"`
+	Step        int             `json:"step"`
+	Iteration   int             `json:"iteration"`
+	Kind        string          `json:"kind"` // command, verification, tool
+	Action      string          `json:"action"`
+	Target      string          `json:"target,omitempty"`
+	Result      string          `json:"result"` // ok, failed
+	Error       string          `json:"error,omitempty"`
+	Observation json.RawMessage `json:"observation,omitempty"`
+	Duration    time.Duration   `json:"duration_ns"`
+	CreatedAt   time.Time       `json:"created_at"`
+}
+
+// RecordHistory appends entries for a job, fenced by attempt.
+func (s *Store) RecordHistory(ctx context.Context, entries []HistoryEntry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := lockRunningAttempt(ctx, tx, entries[0].JobID, entries[0].Attempt); err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if _, err := tx.Exec(ctx,
+				`INSERT INTO history (job_id, attempt, step, iteration, kind, action, target, result, error, observation, duration_ms)
+				 VALUES ($1, $2, $3, $4, $5, $6, NULLIF($7, ''), $8, NULLIF($9, ''), $10, $11)`,
+				e.JobID, e.Attempt, e.Step, e.Iteration, e.Kind, e.Action, e.Target, e.Result, e.Error,
+				e.Observation, e.Duration.Milliseconds()); err != nil {
+				return fmt.Errorf("insert history: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// History returns a tenant's job history in order.
+func (s *Store) History(ctx context.Context, tenantID, jobID string) ([]HistoryEntry, error) {
+	rows, err := s.pool.Query(ctx,
+		`SELECT h.attempt, h.step, h.iteration, h.kind, h.action, COALESCE(h.target, ''), h.result,
+		        COALESCE(h.error, ''), h.observation, h.duration_ms, h.created_at
+		 FROM history h JOIN jobs j ON j.id = h.job_id WHERE h.job_id = $1 AND j.tenant_id = $2 ORDER BY h.id`,
+		jobID, tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("read history: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (HistoryEntry, error) {
+		var e HistoryEntry
+		var ms int64
+		err := r.Scan(&e.Attempt, &e.Step, &e.Iteration, &e.Kind, &e.Action, &e.Target, &e.Result,
+			&e.Error, &e.Observation, &ms, &e.CreatedAt)
+		e.JobID = jobID
+		e.Duration = time.Duration(ms) * time.Millisecond
+		return e, err
+	})
+}
+
+// SaveExtracted stores a named value a job extracted, fenced by attempt.
+func (s *Store) SaveExtracted(ctx context.Context, jobID string, attempt int, key string, value json.RawMessage) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := lockRunningAttempt(ctx, tx, jobID, attempt); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx,
+			`INSERT INTO extracted_data (job_id, key, value, attempt) VALUES ($1, $2, $3, $4)
+			 ON CONFLICT (job_id, key) DO UPDATE SET value = EXCLUDED.value, attempt = EXCLUDED.attempt`,
+			jobID, key, value, attempt)
+		return err
+	})
+}
+
+// Experiences returns what earlier jobs of a tenant learned about an app
+// origin, most used first.
+func (s *Store) Experiences(ctx context.Context, tenantID, origin string, limit int) ([]string, error) {
+	rows, err := s.pool.Query(ctx,
+		`SELECT text FROM experiences WHERE tenant_id = $1 AND origin = $2 ORDER BY uses DESC, updated_at DESC LIMIT $3`,
+		tenantID, origin, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read experiences: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// AddExperiences records learned patterns, de-duplicated, and trims the
+// origin's list to keep at most limit entries.
+func (s *Store) AddExperiences(ctx context.Context, tenantID, origin string, texts []string, limit int) error {
+	if len(texts) == 0 {
+		return nil
+	}
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		for _, t := range texts {
+			if _, err := tx.Exec(ctx,
+				`INSERT INTO experiences (tenant_id, origin, text) VALUES ($1, $2, $3)
+				 ON CONFLICT (tenant_id, origin, text) DO UPDATE SET uses = experiences.uses + 1, updated_at = now()`,
+				tenantID, origin, t); err != nil {
+				return fmt.Errorf("insert experience: %w", err)
+			}
+		}
+		_, err := tx.Exec(ctx,
+			`DELETE FROM experiences WHERE tenant_id = $1 AND origin = $2 AND id NOT IN (
+			   SELECT id FROM experiences WHERE tenant_id = $1 AND origin = $2 ORDER BY uses DESC, updated_at DESC LIMIT $3)`,
+			tenantID, origin, limit)
+		return err
+	})
+}

@@ -1,0 +1,102 @@
+// Package store is webpilot's PostgreSQL persistence: tenants, the credit
+// ledger, jobs and their outbox, history, usage, experiences and extracted
+// data. Every write made on behalf of a running job is fenced by the job's
+// attempt number so that a zombie worker cannot overwrite a newer attempt.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+
+	"github.com/webpilot/webpilot/migrations"
+)
+
+var (
+	// ErrNotFound means the row does not exist or belongs to another tenant.
+	ErrNotFound = errors.New("not found")
+	// ErrInsufficientCredits means the tenant's available balance cannot cover a hold.
+	ErrInsufficientCredits = errors.New("insufficient credits")
+	// ErrStale means a job can no longer be claimed: it is finished or leased by another worker.
+	ErrStale = errors.New("job is not claimable")
+	// ErrFenced means a write carried an attempt that is no longer the job's current one.
+	ErrFenced = errors.New("attempt is no longer current")
+	// ErrTenantBusy means the tenant already runs as many jobs as it may.
+	ErrTenantBusy = errors.New("tenant is at its running-jobs limit")
+)
+
+// Store wraps a pgx pool.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// Open connects to databaseURL and checks the connection.
+func Open(ctx context.Context, databaseURL string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(databaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to postgres: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("ping postgres: %w", err)
+	}
+	return &Store{pool: pool}, nil
+}
+
+// Close releases the pool.
+func (s *Store) Close() { s.pool.Close() }
+
+// Pool exposes the pool for tests and benchmarks that read tables directly.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Migrate applies every pending migration.
+func (s *Store) Migrate(ctx context.Context) error {
+	db := stdlib.OpenDBFromPool(s.pool)
+	defer db.Close()
+	return migrate(ctx, db)
+}
+
+func migrate(ctx context.Context, db *sql.DB) error {
+	provider, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS)
+	if err != nil {
+		return fmt.Errorf("load migrations: %w", err)
+	}
+	if _, err := provider.Up(ctx); err != nil {
+		return fmt.Errorf("apply migrations: %w", err)
+	}
+	return nil
+}
+
+// inTx runs fn in a transaction, committing on success.
+func (s *Store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, s.pool, fn)
+}
+
+// lockRunningAttempt locks the job row and checks that attempt is still the
+// current one of a running job.
+func lockRunningAttempt(ctx context.Context, tx pgx.Tx, jobID string, attempt int) (tenantID string, err error) {
+	var cur int
+	var state string
+	err = tx.QueryRow(ctx, `SELECT tenant_id::text, attempt, state FROM jobs WHERE id = $1 FOR UPDATE`, jobID).
+		Scan(&tenantID, &cur, &state)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", ErrNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("lock job %s: %w", jobID, err)
+	}
+	if cur != attempt || state != "running" {
+		return "", fmt.Errorf("job %s attempt %d (current %d, %s): %w", jobID, attempt, cur, state, ErrFenced)
+	}
+	return tenantID, nil
+}
