@@ -1,0 +1,230 @@
+// Package browser adapts playwright-go for webpilot: one Chromium per
+// process, a fresh context per job with every request checked against the
+// URL policy, page observation (aria snapshots with refs, secrets redacted),
+// command execution, settling and state deltas.
+package browser
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+)
+
+// Config says where the driver and Chromium are.
+type Config struct {
+	DriverDir      string // holds node and package/cli.js (PLAYWRIGHT_DRIVER_PATH)
+	ExecutablePath string // Chromium binary
+	Headful        bool
+}
+
+// ConfigFromEnv reads PLAYWRIGHT_DRIVER_PATH and WEBPILOT_CHROMIUM.
+func ConfigFromEnv() Config {
+	c := Config{DriverDir: os.Getenv("PLAYWRIGHT_DRIVER_PATH"), ExecutablePath: os.Getenv("WEBPILOT_CHROMIUM")}
+	if c.ExecutablePath == "" {
+		c.ExecutablePath = "/usr/lib/chromium/chromium"
+	}
+	return c
+}
+
+// Browser is a running Chromium shared by all of a process's jobs.
+type Browser struct {
+	pw      *playwright.Playwright
+	browser playwright.Browser
+}
+
+var chromiumArgs = []string{
+	"--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+	"--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+}
+
+// Launch starts the Playwright driver (never downloading anything) and Chromium.
+func Launch(ctx context.Context, cfg Config) (*Browser, error) {
+	if cfg.DriverDir == "" {
+		return nil, errors.New("browser: PLAYWRIGHT_DRIVER_PATH is not set (run make setup)")
+	}
+	pw, err := playwright.Run(&playwright.RunOptions{DriverDirectory: cfg.DriverDir, SkipInstallBrowsers: true, Verbose: false})
+	if err != nil {
+		return nil, fmt.Errorf("start playwright driver: %w", err)
+	}
+	b, err := pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{
+		ExecutablePath: playwright.String(cfg.ExecutablePath),
+		Headless:       playwright.Bool(!cfg.Headful),
+		Args:           chromiumArgs,
+	})
+	if err != nil {
+		_ = pw.Stop()
+		return nil, fmt.Errorf("launch chromium %s: %w", cfg.ExecutablePath, err)
+	}
+	return &Browser{pw: pw, browser: b}, nil
+}
+
+// Close stops Chromium and the driver.
+func (b *Browser) Close() error {
+	err := b.browser.Close()
+	if serr := b.pw.Stop(); err == nil {
+		err = serr
+	}
+	return err
+}
+
+// URLPolicy decides whether the page may load a URL.
+type URLPolicy interface {
+	CheckURL(raw string) error
+}
+
+// SessionOptions configure a job's browser context.
+type SessionOptions struct {
+	Policy       URLPolicy
+	StorageState []byte // JSON from Session.StorageState, to resume a job
+	Viewport     *playwright.Size
+	Logger       *slog.Logger
+}
+
+// Session is one job's browser context and page.
+type Session struct {
+	bctx   playwright.BrowserContext
+	page   playwright.Page
+	log    *slog.Logger
+	net    *netTracker
+	mu     sync.Mutex
+	denied []string // URLs the policy refused
+	refs   map[string]bool
+}
+
+// NewSession opens a fresh context with the URL policy enforced on every
+// request the page makes, not only the first navigation.
+func (b *Browser) NewSession(ctx context.Context, o SessionOptions) (*Session, error) {
+	if o.Policy == nil {
+		return nil, errors.New("browser: a URL policy is required")
+	}
+	opts := playwright.BrowserNewContextOptions{
+		Viewport:          o.Viewport,
+		ServiceWorkers:    playwright.ServiceWorkerPolicyBlock,
+		AcceptDownloads:   playwright.Bool(false),
+		IgnoreHttpsErrors: playwright.Bool(false),
+	}
+	if opts.Viewport == nil {
+		opts.Viewport = &playwright.Size{Width: 1280, Height: 800}
+	}
+	if len(o.StorageState) > 0 {
+		var st playwright.StorageState
+		if err := json.Unmarshal(o.StorageState, &st); err != nil {
+			return nil, fmt.Errorf("decode storage state: %w", err)
+		}
+		opts.StorageState = st.ToOptionalStorageState()
+	}
+	bctx, err := b.browser.NewContext(opts)
+	if err != nil {
+		return nil, fmt.Errorf("new browser context: %w", err)
+	}
+	s := &Session{bctx: bctx, log: o.Logger, net: newNetTracker()}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if err := bctx.Route("**/*", func(r playwright.Route) {
+		u := r.Request().URL()
+		if isLocalScheme(u) {
+			_ = r.Continue()
+			return
+		}
+		if err := o.Policy.CheckURL(u); err != nil {
+			s.mu.Lock()
+			s.denied = append(s.denied, u)
+			s.mu.Unlock()
+			s.log.Warn("blocked request", "url", u, "reason", err)
+			_ = r.Abort("blockedbyclient")
+			return
+		}
+		_ = r.Continue()
+	}); err != nil {
+		_ = bctx.Close()
+		return nil, fmt.Errorf("install request guard: %w", err)
+	}
+	bctx.SetDefaultTimeout(5000)
+	bctx.SetDefaultNavigationTimeout(15000)
+	if err := bctx.AddInitScript(playwright.Script{Content: playwright.String(initScript)}); err != nil {
+		_ = bctx.Close()
+		return nil, fmt.Errorf("install init script: %w", err)
+	}
+	page, err := bctx.NewPage()
+	if err != nil {
+		_ = bctx.Close()
+		return nil, fmt.Errorf("new page: %w", err)
+	}
+	s.page = page
+	s.net.attach(page)
+	return s, nil
+}
+
+func isLocalScheme(u string) bool {
+	for _, p := range []string{"data:", "blob:", "about:"} {
+		if len(u) >= len(p) && u[:len(p)] == p {
+			return true
+		}
+	}
+	return false
+}
+
+// Page exposes the Playwright page to tests and benchmarks in this module.
+func (s *Session) Page() playwright.Page { return s.page }
+
+// URL is the page's current URL.
+func (s *Session) URL() string { return s.page.URL() }
+
+// Title is the page's current title ("" on error).
+func (s *Session) Title() string {
+	t, _ := s.page.Title()
+	return t
+}
+
+// Denied returns the URLs the policy refused so far.
+func (s *Session) Denied() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.denied...)
+}
+
+// Navigate loads url and waits for the load event.
+func (s *Session) Navigate(ctx context.Context, url string) error {
+	if _, err := s.page.Goto(url, playwright.PageGotoOptions{WaitUntil: playwright.WaitUntilStateLoad}); err != nil {
+		if blocked := s.Denied(); len(blocked) > 0 && blocked[len(blocked)-1] == url {
+			return fmt.Errorf("navigate to %s: blocked by the URL policy", url)
+		}
+		return fmt.Errorf("navigate to %s: %w", url, err)
+	}
+	return nil
+}
+
+// StorageState returns the context's cookies and local storage as JSON, so
+// a resumed job can continue logged in. Callers must seal it before storing.
+func (s *Session) StorageState() ([]byte, error) {
+	st, err := s.bctx.StorageState()
+	if err != nil {
+		return nil, fmt.Errorf("read storage state: %w", err)
+	}
+	return json.Marshal(st)
+}
+
+// Screenshot takes a PNG of the viewport (or the full page).
+func (s *Session) Screenshot(fullPage bool) ([]byte, error) {
+	return s.page.Screenshot(playwright.PageScreenshotOptions{FullPage: playwright.Bool(fullPage), Timeout: playwright.Float(10000)})
+}
+
+// Close closes the context and everything in it.
+func (s *Session) Close() error {
+	done := make(chan error, 1)
+	go func() { done <- s.bctx.Close() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		return errors.New("browser context did not close in 10s")
+	}
+}

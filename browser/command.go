@@ -1,0 +1,355 @@
+package browser
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+)
+
+// Actions a command may perform.
+var Actions = []string{"click", "dblclick", "rightclick", "hover", "drag", "fill", "type", "press", "select",
+	"check", "uncheck", "focus", "blur", "scroll", "upload", "navigate", "back", "forward", "reload", "wait"}
+
+// Assertions a verify command may check.
+var Assertions = []string{"textContains", "textEquals", "valueEquals", "valueEmpty", "isVisible", "isHidden",
+	"isEnabled", "isDisabled", "isChecked", "isUnchecked", "countEquals", "countGreaterThan", "countLessThan",
+	"hasClass", "hasAttribute", "urlContains", "titleContains"}
+
+// Command is one structured browser operation. It is data: nothing in it is
+// ever evaluated as code.
+type Command struct {
+	Action string `json:"action"`           // one of Actions, or "verify"
+	Target Target `json:"target,omitempty"` // the element acted on or checked
+	Value  string `json:"value,omitempty"`  // text, key, option, URL, milliseconds, direction, expected value
+	Assert string `json:"assert,omitempty"` // one of Assertions when Action is "verify"
+	To     Target `json:"to,omitempty"`     // drag destination
+}
+
+// IsVerify reports whether the command checks rather than acts.
+func (c Command) IsVerify() bool { return c.Action == "verify" }
+
+// NeedsTarget reports whether the command must name an element.
+func (c Command) NeedsTarget() bool {
+	switch c.Action {
+	case "navigate", "back", "forward", "reload", "wait", "press", "scroll":
+		return false
+	case "verify":
+		return c.Assert != "urlContains" && c.Assert != "titleContains"
+	}
+	return true
+}
+
+// Validate checks the command's shape (not whether its target exists).
+func (c Command) Validate() error {
+	if c.Action == "verify" {
+		if !contains(Assertions, c.Assert) {
+			return fmt.Errorf("unknown assertion %q", c.Assert)
+		}
+	} else if !contains(Actions, c.Action) {
+		return fmt.Errorf("unknown action %q", c.Action)
+	}
+	if c.NeedsTarget() && c.Target.IsZero() {
+		return fmt.Errorf("%s needs a target", c.Describe())
+	}
+	switch c.Action {
+	case "fill", "type", "select", "navigate", "press":
+		if c.Value == "" {
+			return fmt.Errorf("%s needs a value", c.Action)
+		}
+	case "drag":
+		if c.To.IsZero() {
+			return errors.New("drag needs a destination (to)")
+		}
+	}
+	return nil
+}
+
+// Describe names the command for history and errors.
+func (c Command) Describe() string {
+	if c.IsVerify() {
+		return "verify " + c.Assert
+	}
+	return c.Action
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Outcome is the result of one command.
+type Outcome struct {
+	Err      error
+	Duration time.Duration
+	Element  *Fingerprint // the target as it was just before the action, when asked for
+}
+
+// ExecOptions tune Execute.
+type ExecOptions struct {
+	Fingerprint bool          // capture the target's fingerprint before acting
+	Timeout     time.Duration // per action; default 5s
+}
+
+// Execute runs one command against the page.
+func (s *Session) Execute(ctx context.Context, c Command, o ExecOptions) Outcome {
+	start := time.Now()
+	out := Outcome{}
+	out.Err = s.execute(ctx, c, o, &out)
+	out.Duration = time.Since(start)
+	return out
+}
+
+func (s *Session) execute(ctx context.Context, c Command, o ExecOptions, out *Outcome) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	timeout := o.Timeout
+	if timeout == 0 {
+		timeout = 5 * time.Second
+	}
+	ms := playwright.Float(float64(timeout.Milliseconds()))
+	if c.IsVerify() {
+		return s.verify(c, ms, out, o.Fingerprint)
+	}
+	if c.Target.IsCoordinate() {
+		return s.coordinate(c)
+	}
+	var loc playwright.Locator
+	if c.NeedsTarget() || (!c.Target.IsZero() && (c.Action == "press" || c.Action == "scroll" || c.Action == "wait")) {
+		var err error
+		if loc, err = s.unique(c.Target); err != nil {
+			return err
+		}
+		if o.Fingerprint {
+			if fp, err := s.fingerprint(loc); err == nil {
+				out.Element = fp
+			}
+		}
+	}
+	switch c.Action {
+	case "click":
+		return loc.Click(playwright.LocatorClickOptions{Timeout: ms})
+	case "dblclick":
+		return loc.Dblclick(playwright.LocatorDblclickOptions{Timeout: ms})
+	case "rightclick":
+		return loc.Click(playwright.LocatorClickOptions{Timeout: ms, Button: playwright.MouseButtonRight})
+	case "hover":
+		return loc.Hover(playwright.LocatorHoverOptions{Timeout: ms})
+	case "drag":
+		to, err := s.unique(c.To)
+		if err != nil {
+			return fmt.Errorf("drag destination: %w", err)
+		}
+		return loc.DragTo(to, playwright.LocatorDragToOptions{Timeout: ms})
+	case "fill":
+		return loc.Fill(c.Value, playwright.LocatorFillOptions{Timeout: ms})
+	case "type":
+		return loc.PressSequentially(c.Value, playwright.LocatorPressSequentiallyOptions{Timeout: ms})
+	case "press":
+		if loc != nil {
+			return loc.Press(c.Value, playwright.LocatorPressOptions{Timeout: ms})
+		}
+		return s.page.Keyboard().Press(c.Value)
+	case "select":
+		_, err := loc.SelectOption(playwright.SelectOptionValues{Labels: &[]string{c.Value}}, playwright.LocatorSelectOptionOptions{Timeout: ms})
+		if err != nil {
+			_, err2 := loc.SelectOption(playwright.SelectOptionValues{Values: &[]string{c.Value}}, playwright.LocatorSelectOptionOptions{Timeout: ms})
+			if err2 == nil {
+				return nil
+			}
+		}
+		return err
+	case "check":
+		return loc.Check(playwright.LocatorCheckOptions{Timeout: ms})
+	case "uncheck":
+		return loc.Uncheck(playwright.LocatorUncheckOptions{Timeout: ms})
+	case "focus":
+		return loc.Focus(playwright.LocatorFocusOptions{Timeout: ms})
+	case "blur":
+		return loc.Blur(playwright.LocatorBlurOptions{Timeout: ms})
+	case "scroll":
+		if loc != nil {
+			return loc.ScrollIntoViewIfNeeded(playwright.LocatorScrollIntoViewIfNeededOptions{Timeout: ms})
+		}
+		dy := 600.0
+		if strings.EqualFold(c.Value, "up") {
+			dy = -600
+		}
+		return s.page.Mouse().Wheel(0, dy)
+	case "upload":
+		return errors.New("upload is not available: jobs cannot read files from the worker")
+	case "navigate":
+		dest, err := resolveURL(s.page.URL(), c.Value)
+		if err != nil {
+			return err
+		}
+		return s.Navigate(ctx, dest)
+	case "back":
+		_, err := s.page.GoBack()
+		return err
+	case "forward":
+		_, err := s.page.GoForward()
+		return err
+	case "reload":
+		_, err := s.page.Reload()
+		return err
+	case "wait":
+		if loc != nil {
+			return loc.WaitFor(playwright.LocatorWaitForOptions{Timeout: ms})
+		}
+		n, err := strconv.Atoi(strings.TrimSuffix(c.Value, "ms"))
+		if err != nil || n < 0 {
+			return fmt.Errorf("wait needs milliseconds, got %q", c.Value)
+		}
+		select {
+		case <-time.After(time.Duration(min(n, 10_000)) * time.Millisecond):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return fmt.Errorf("unknown action %q", c.Action)
+}
+
+func (s *Session) coordinate(c Command) error {
+	vp := s.page.ViewportSize()
+	if vp == nil {
+		return errors.New("no viewport for a coordinate action")
+	}
+	x, y := *c.Target.X/100*float64(vp.Width), *c.Target.Y/100*float64(vp.Height)
+	switch c.Action {
+	case "click":
+		return s.page.Mouse().Click(x, y)
+	case "dblclick":
+		return s.page.Mouse().Dblclick(x, y)
+	case "hover":
+		return s.page.Mouse().Move(x, y)
+	}
+	return fmt.Errorf("%s cannot target a coordinate", c.Action)
+}
+
+// resolveURL resolves a possibly relative URL against the current page.
+func resolveURL(base, ref string) (string, error) {
+	r, err := url.Parse(ref)
+	if err != nil {
+		return "", fmt.Errorf("bad URL %q: %w", ref, err)
+	}
+	b, err := url.Parse(base)
+	if err != nil || b.Scheme == "" || b.Scheme == "about" {
+		return r.String(), nil
+	}
+	return b.ResolveReference(r).String(), nil
+}
+
+func (s *Session) verify(c Command, ms *float64, out *Outcome, wantFP bool) error {
+	a := playwright.NewPlaywrightAssertions(*ms)
+	switch c.Assert {
+	case "urlContains":
+		return a.Page(s.page).ToHaveURL(regexp.MustCompile(regexp.QuoteMeta(c.Value)))
+	case "titleContains":
+		return a.Page(s.page).ToHaveTitle(regexp.MustCompile(regexp.QuoteMeta(c.Value)))
+	}
+	loc, err := s.locator(c.Target)
+	if err != nil {
+		return err
+	}
+	if strings.HasPrefix(c.Assert, "count") {
+		n, err := strconv.Atoi(c.Value)
+		if err != nil {
+			return fmt.Errorf("%s needs a whole number, got %q", c.Assert, c.Value)
+		}
+		switch c.Assert {
+		case "countEquals":
+			return a.Locator(loc).ToHaveCount(n)
+		case "countGreaterThan":
+			return pollCount(loc, *ms, func(got int) bool { return got > n }, "more than "+c.Value)
+		default:
+			return pollCount(loc, *ms, func(got int) bool { return got < n }, "fewer than "+c.Value)
+		}
+	}
+	if c.Assert != "isHidden" {
+		// Assertions about one element need it to be unique.
+		if u, err := s.waitUnique(c.Target, *ms); err != nil {
+			return err
+		} else {
+			loc = u
+		}
+		if wantFP {
+			if fp, err := s.fingerprint(loc); err == nil {
+				out.Element = fp
+			}
+		}
+	}
+	la := a.Locator(loc)
+	switch c.Assert {
+	case "textContains":
+		return la.ToContainText(c.Value)
+	case "textEquals":
+		return la.ToHaveText(c.Value)
+	case "valueEquals":
+		return la.ToHaveValue(c.Value)
+	case "valueEmpty":
+		return la.ToHaveValue("")
+	case "isVisible":
+		return la.ToBeVisible()
+	case "isHidden":
+		return la.ToBeHidden()
+	case "isEnabled":
+		return la.ToBeEnabled()
+	case "isDisabled":
+		return la.ToBeDisabled()
+	case "isChecked":
+		return la.ToBeChecked()
+	case "isUnchecked":
+		return la.Not().ToBeChecked()
+	case "hasClass":
+		return la.ToHaveClass(regexp.MustCompile(`(^|\s)` + regexp.QuoteMeta(c.Value) + `(\s|$)`))
+	case "hasAttribute":
+		name, val, _ := strings.Cut(c.Value, "=")
+		if val == "" {
+			return la.ToHaveAttribute(name, regexp.MustCompile(".*"))
+		}
+		return la.ToHaveAttribute(name, val)
+	}
+	return fmt.Errorf("unknown assertion %q", c.Assert)
+}
+
+// waitUnique waits up to ms for the target to resolve to one element.
+func (s *Session) waitUnique(t Target, ms float64) (playwright.Locator, error) {
+	deadline := time.Now().Add(time.Duration(ms) * time.Millisecond)
+	for {
+		loc, err := s.unique(t)
+		if err == nil || time.Now().After(deadline) {
+			return loc, err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func pollCount(loc playwright.Locator, ms float64, ok func(int) bool, want string) error {
+	deadline := time.Now().Add(time.Duration(ms) * time.Millisecond)
+	for {
+		n, err := loc.Count()
+		if err == nil && ok(n) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("expected %s elements, found %d", want, n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
