@@ -1,0 +1,62 @@
+// Package browsertest gives tests one real Chromium per test binary, driven
+// through the offline Playwright driver that make setup lays out.
+package browsertest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/webpilot/webpilot/browser"
+	"github.com/webpilot/webpilot/netguard"
+)
+
+var (
+	once    sync.Once
+	shared  *browser.Browser
+	initErr error
+)
+
+// DriverDir finds the Playwright driver: PLAYWRIGHT_DRIVER_PATH, or the
+// module's .cache/playwright-driver-1.52.0.
+func DriverDir() string {
+	if d := os.Getenv("PLAYWRIGHT_DRIVER_PATH"); d != "" {
+		return d
+	}
+	dir, _ := os.Getwd()
+	for dir != "/" && dir != "." {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, ".cache", "playwright-driver-1.52.0")
+		}
+		dir = filepath.Dir(dir)
+	}
+	return ""
+}
+
+// Browser returns the shared browser, launching it on first use. The
+// process exit closes it.
+func Browser(t testing.TB) *browser.Browser {
+	t.Helper()
+	once.Do(func() {
+		cfg := browser.ConfigFromEnv()
+		cfg.DriverDir = DriverDir()
+		shared, initErr = browser.Launch(context.Background(), cfg)
+	})
+	if initErr != nil {
+		t.Fatalf("browsertest: launch chromium (run make setup): %v", initErr)
+	}
+	return shared
+}
+
+// Session opens a fresh context allowing 127.0.0.1, closed when the test ends.
+func Session(t testing.TB) *browser.Session {
+	t.Helper()
+	s, err := Browser(t).NewSession(context.Background(), browser.SessionOptions{Policy: netguard.New([]string{"127.0.0.1"})})
+	if err != nil {
+		t.Fatalf("browsertest: new session: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
