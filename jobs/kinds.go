@@ -5,8 +5,8 @@ package jobs
 
 import (
 	"encoding/json"
-	"fmt"
-	"strings"
+
+	"github.com/webpilot/webpilot/scenario"
 )
 
 // Kind names a type of job.
@@ -32,48 +32,28 @@ func (k Kind) Known() bool {
 	return false
 }
 
-// FieldError says what is wrong with one field of a request.
-type FieldError struct {
-	Field   string `json:"field"`
-	Message string `json:"message"`
-}
-
-// ValidationError lists every problem found in a payload.
-type ValidationError []FieldError
-
-func (v ValidationError) Error() string {
-	parts := make([]string, len(v))
-	for i, f := range v {
-		parts[i] = f.Field + ": " + f.Message
-	}
-	return "invalid job: " + strings.Join(parts, "; ")
-}
-
-func (v *ValidationError) add(field, format string, args ...any) {
-	*v = append(*v, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
-}
 
 // Submission is the body of POST /v1/jobs.
 type Submission struct {
 	Kind     Kind            `json:"kind"`
-	Scenario *Scenario       `json:"scenario,omitempty"`
+	Scenario *scenario.Scenario       `json:"scenario,omitempty"`
 	Payload  json.RawMessage `json:"payload,omitempty"` // the input of kinds not supported yet
 }
 
 // Validate checks a submission and returns a ValidationError naming each bad field.
-func (s *Submission) Validate(urls URLPolicy) error {
-	var v ValidationError
+func (s *Submission) Validate(urls scenario.URLPolicy) error {
+	var v scenario.ValidationError
 	switch {
 	case s.Kind == "":
-		v.add("kind", "is required (one of scenario, exploration, repair, suite_repair)")
+		v.Add("kind", "is required (one of scenario, exploration, repair, suite_repair)")
 	case !s.Kind.Known():
-		v.add("kind", "unknown kind %q (one of scenario, exploration, repair, suite_repair)", s.Kind)
+		v.Add("kind", "unknown kind %q (one of scenario, exploration, repair, suite_repair)", s.Kind)
 	case !s.Kind.Supported():
-		v.add("kind", "kind %q is not supported yet", s.Kind)
+		v.Add("kind", "kind %q is not supported yet", s.Kind)
 	case s.Scenario == nil:
-		v.add("scenario", "is required for kind scenario")
+		v.Add("scenario", "is required for kind scenario")
 	default:
-		s.Scenario.validate(&v, "scenario", urls)
+		s.Scenario.Validate(&v, "scenario", urls)
 	}
 	if len(v) > 0 {
 		return v

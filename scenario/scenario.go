@@ -1,4 +1,8 @@
-package jobs
+// Package scenario defines what a scenario job asks for: a named, ordered
+// list of steps against a web app, with test data, secrets and options, and
+// how such a request is validated. It has no dependencies so that both the
+// API and the orchestrator can use it.
+package scenario
 
 import (
 	"encoding/json"
@@ -8,8 +12,7 @@ import (
 	"strings"
 )
 
-// Scenario is the input of a scenario job: a named, ordered list of steps
-// run against a web app, turned into a @playwright/test spec.
+// Scenario is the input of a scenario job, turned into a @playwright/test spec.
 type Scenario struct {
 	Name    string            `json:"name"`
 	BaseURL string            `json:"base_url"`
@@ -115,43 +118,44 @@ var placeholderName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // MaxSteps bounds a scenario's length.
 const MaxSteps = 200
 
-func (sc *Scenario) validate(v *ValidationError, at string, urls URLPolicy) {
+// Validate appends every problem with the scenario to v, naming fields under at.
+func (sc *Scenario) Validate(v *ValidationError, at string, urls URLPolicy) {
 	if strings.TrimSpace(sc.BaseURL) == "" {
-		v.add(at+".base_url", "is required")
+		v.Add(at+".base_url", "is required")
 	} else if err := urls.CheckURL(sc.BaseURL); err != nil {
-		v.add(at+".base_url", "%v", err)
+		v.Add(at+".base_url", "%v", err)
 	}
 	if len(sc.Steps) == 0 {
-		v.add(at+".steps", "at least one step is required")
+		v.Add(at+".steps", "at least one step is required")
 	}
 	if len(sc.Steps) > MaxSteps {
-		v.add(at+".steps", "at most %d steps, got %d", MaxSteps, len(sc.Steps))
+		v.Add(at+".steps", "at most %d steps, got %d", MaxSteps, len(sc.Steps))
 	}
 	for i, st := range sc.Steps {
 		st.validate(v, fmt.Sprintf("%s.steps[%d]", at, i))
 	}
 	for k := range sc.Data {
 		if !placeholderName.MatchString(k) {
-			v.add(at+".data", "name %q must be letters, digits and underscores", k)
+			v.Add(at+".data", "name %q must be letters, digits and underscores", k)
 		}
 	}
 	for k, val := range sc.Secrets {
 		if !placeholderName.MatchString(k) {
-			v.add(at+".secrets", "name %q must be letters, digits and underscores", k)
+			v.Add(at+".secrets", "name %q must be letters, digits and underscores", k)
 		}
 		if val == "" {
-			v.add(at+".secrets."+k, "must not be empty")
+			v.Add(at+".secrets."+k, "must not be empty")
 		}
 		if _, dup := sc.Data[k]; dup {
-			v.add(at+".secrets."+k, "is also defined in data")
+			v.Add(at+".secrets."+k, "is also defined in data")
 		}
 	}
 	if sc.SealedSecrets != "" {
-		v.add(at+".sealed_secrets", "is set by the server; send secrets instead")
+		v.Add(at+".sealed_secrets", "is set by the server; send secrets instead")
 	}
 	o := sc.Options
 	if o.MaxCredits < 0 {
-		v.add(at+".options.max_credits", "must not be negative")
+		v.Add(at+".options.max_credits", "must not be negative")
 	}
 	for name, n := range map[string]int{
 		"max_iterations_per_step": o.MaxIterationsPerStep, "max_total_iterations": o.MaxTotalIterations,
@@ -159,7 +163,7 @@ func (sc *Scenario) validate(v *ValidationError, at string, urls URLPolicy) {
 		"history_window": o.HistoryWindow, "step_timeout_seconds": o.StepTimeoutSeconds,
 	} {
 		if n < 0 || n > 1000 {
-			v.add(at+".options."+name, "must be between 0 and 1000")
+			v.Add(at+".options."+name, "must be between 0 and 1000")
 		}
 	}
 }
@@ -178,45 +182,45 @@ func (s Step) validate(v *ValidationError, at string) {
 	switch typ {
 	case StepAuto, StepAIAction:
 		if strings.TrimSpace(s.Text) == "" {
-			v.add(at+".text", "is required for a %s step", typ)
+			v.Add(at+".text", "is required for a %s step", typ)
 		}
 	case StepAction:
 		if !actions[s.Action] {
-			v.add(at+".action", "unknown action %q", s.Action)
+			v.Add(at+".action", "unknown action %q", s.Action)
 		}
 		needsTarget := s.Action != "navigate" && s.Action != "back" && s.Action != "forward" &&
 			s.Action != "reload" && s.Action != "wait" && s.Action != "press"
 		if needsTarget && s.Target.Empty() {
-			v.add(at+".target", "is required for action %q", s.Action)
+			v.Add(at+".target", "is required for action %q", s.Action)
 		}
 		if (s.Action == "fill" || s.Action == "type" || s.Action == "select" || s.Action == "navigate") && s.Value == "" {
-			v.add(at+".value", "is required for action %q", s.Action)
+			v.Add(at+".value", "is required for action %q", s.Action)
 		}
 	case StepQuery:
 		if s.Rule != "element_exists" && s.Rule != "element_absent" {
-			v.add(at+".rule", "must be element_exists or element_absent")
+			v.Add(at+".rule", "must be element_exists or element_absent")
 		}
 		if s.Target.Empty() {
-			v.add(at+".target", "is required for a query step")
+			v.Add(at+".target", "is required for a query step")
 		}
 	case StepAIQuery:
 		if s.Method != "extract" && s.Method != "observe" && s.Method != "assess" {
-			v.add(at+".method", "must be extract, observe or assess")
+			v.Add(at+".method", "must be extract, observe or assess")
 		}
 		if strings.TrimSpace(s.Text) == "" {
-			v.add(at+".text", "is required for an ai_query step")
+			v.Add(at+".text", "is required for an ai_query step")
 		}
 		if s.Method == "extract" && s.SaveAs == "" {
-			v.add(at+".save_as", "is required for an extract query")
+			v.Add(at+".save_as", "is required for an extract query")
 		}
 		if len(s.Schema) > 0 && !json.Valid(s.Schema) {
-			v.add(at+".schema", "is not valid JSON")
+			v.Add(at+".schema", "is not valid JSON")
 		}
 	default:
-		v.add(at+".type", "unknown step type %q (auto, action, query, ai_action, ai_query)", s.Type)
+		v.Add(at+".type", "unknown step type %q (auto, action, query, ai_action, ai_query)", s.Type)
 	}
 	if s.OnFailure != "" && s.OnFailure != "stop" && s.OnFailure != "continue" {
-		v.add(at+".on_failure", "must be stop or continue")
+		v.Add(at+".on_failure", "must be stop or continue")
 	}
 }
 
@@ -246,4 +250,31 @@ func (sc *Scenario) Origin() string {
 		return ""
 	}
 	return u.Scheme + "://" + u.Host
+}
+
+// URLPolicy decides whether a URL may be reached; netguard.Policy is one.
+type URLPolicy interface {
+	CheckURL(raw string) error
+}
+
+// FieldError says what is wrong with one field of a request.
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// ValidationError lists every problem found in a payload.
+type ValidationError []FieldError
+
+func (v ValidationError) Error() string {
+	parts := make([]string, len(v))
+	for i, f := range v {
+		parts[i] = f.Field + ": " + f.Message
+	}
+	return "invalid job: " + strings.Join(parts, "; ")
+}
+
+// Add records a problem with field.
+func (v *ValidationError) Add(field, format string, args ...any) {
+	*v = append(*v, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
 }

@@ -1,0 +1,216 @@
+// Package orchestrator is webpilot's agent. It runs a scenario's steps in
+// order against a browser page: deterministic steps through a small
+// imperative grammar that never calls the model, everything else through an
+// observe-decide-act-settle-record loop that asks an LLM for structured
+// commands. It returns a @playwright/test spec and a per-step report.
+//
+// It knows nothing of NATS or Postgres: the page, the model and the recorder
+// are small interfaces declared here.
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/webpilot/webpilot/browser"
+	"github.com/webpilot/webpilot/llm"
+	"github.com/webpilot/webpilot/scenario"
+)
+
+// Page is the browser as the agent uses it; *browser.Session implements it.
+type Page interface {
+	Navigate(ctx context.Context, url string) error
+	URL() string
+	Title() string
+	Snapshot(ctx context.Context, budget int) (browser.Snapshot, error)
+	Execute(ctx context.Context, c browser.Command, o browser.ExecOptions) browser.Outcome
+	Count(ctx context.Context, t browser.Target) (int, error)
+	Settle(ctx context.Context, o browser.SettleOptions) browser.SettleReport
+	CaptureState(limit int) (browser.PageState, error)
+	StorageState() ([]byte, error)
+}
+
+// Model is the LLM; *llm.Client implements it.
+type Model interface {
+	Chat(ctx context.Context, r llm.Request) (llm.Reply, error)
+	Model() string
+}
+
+// Recorder persists what the agent does as it does it.
+type Recorder interface {
+	// History appends executed commands and tool calls.
+	History(ctx context.Context, events []Event) error
+	// Usage records and charges one model call. It returns how much of the
+	// job's hold is spent so the agent can stop at its budget.
+	Usage(ctx context.Context, call Call) (spent, hold int64, err error)
+	// Checkpoint stores progress after a completed step.
+	Checkpoint(ctx context.Context, cp Checkpoint) error
+	// Extracted stores a named value the job extracted.
+	Extracted(ctx context.Context, key string, value json.RawMessage) error
+}
+
+// Event is one executed command or tool call.
+type Event struct {
+	Step        int
+	Iteration   int
+	Kind        string // command, verification, tool
+	Action      string
+	Target      string
+	OK          bool
+	Error       string
+	Observation json.RawMessage
+	Duration    time.Duration
+}
+
+// Call is one model call's usage.
+type Call struct {
+	Seq   int
+	Model string
+	Usage llm.Usage
+}
+
+// Checkpoint is what a later attempt resumes from.
+type Checkpoint struct {
+	NextStep     int                        `json:"next_step"`
+	Steps        []StepReport               `json:"steps"`
+	URL          string                     `json:"url"`
+	StorageState []byte                     `json:"storage_state,omitempty"` // the recorder seals it
+	Extracted    map[string]json.RawMessage `json:"extracted,omitempty"`
+	Note         string                     `json:"note,omitempty"`
+	Iterations   int                        `json:"iterations"`
+	Calls        int                        `json:"calls"`
+}
+
+// Limits are the guardrails; zero fields take the defaults.
+type Limits struct {
+	MaxIterationsPerStep int
+	MaxToolCalls         int
+	MaxCommandsPerBatch  int
+	MaxTotalIterations   int
+	MaxStepFailures      int
+	HistoryWindow        int
+	ExperiencesCap       int
+	SnapshotBudget       int // characters of page representation
+	StepTimeout          time.Duration
+}
+
+// DefaultLimits are the brief's defaults.
+func DefaultLimits() Limits {
+	return Limits{MaxIterationsPerStep: 8, MaxToolCalls: 5, MaxCommandsPerBatch: 5, MaxTotalIterations: 50,
+		MaxStepFailures: 2, HistoryWindow: 7, ExperiencesCap: 20, SnapshotBudget: 12000, StepTimeout: 3 * time.Minute}
+}
+
+func (l Limits) withOptions(o scenario.Options) Limits {
+	set := func(dst *int, v int) {
+		if v > 0 {
+			*dst = v
+		}
+	}
+	set(&l.MaxIterationsPerStep, o.MaxIterationsPerStep)
+	set(&l.MaxTotalIterations, o.MaxTotalIterations)
+	set(&l.MaxCommandsPerBatch, o.MaxCommandsPerBatch)
+	set(&l.MaxStepFailures, o.MaxStepFailures)
+	set(&l.HistoryWindow, o.HistoryWindow)
+	if o.StepTimeoutSeconds > 0 {
+		l.StepTimeout = time.Duration(o.StepTimeoutSeconds) * time.Second
+	}
+	return l
+}
+
+// Input is one job for the agent.
+type Input struct {
+	Scenario    scenario.Scenario
+	Secrets     map[string]string // opened by the caller; typed into fields, never shown
+	Experiences []string          // learned on earlier jobs on the same origin
+	Resume      *Checkpoint
+	Cancelled   func() bool // polled between iterations; nil means never
+}
+
+// Outcome statuses of a run.
+const (
+	StatusSucceeded       = "succeeded"
+	StatusFailed          = "failed"
+	StatusCancelled       = "cancelled"
+	StatusBudgetExhausted = "budget_exhausted"
+)
+
+// Result is what a run produced.
+type Result struct {
+	Status      string                     `json:"status"`
+	Error       string                     `json:"error,omitempty"`
+	Steps       []StepReport               `json:"steps"`
+	Script      string                     `json:"script"`
+	Manifest    []ManifestStep             `json:"manifest"`
+	Extracted   map[string]json.RawMessage `json:"extracted,omitempty"`
+	Experiences []string                   `json:"experiences,omitempty"`
+	Usage       llm.Usage                  `json:"usage"`
+	Timing      Timing                     `json:"timing"`
+}
+
+// Timing splits a run's wall time.
+type Timing struct {
+	Total   time.Duration `json:"total_ns"`
+	Browser time.Duration `json:"browser_ns"` // navigation, commands, snapshots
+	Settle  time.Duration `json:"settle_ns"`
+	Model   time.Duration `json:"model_ns"`
+	Persist time.Duration `json:"persist_ns"` // recorder calls
+}
+
+// StepReport says how one step went.
+type StepReport struct {
+	Index      int                    `json:"index"`
+	Goal       string                 `json:"goal"`
+	Type       string                 `json:"type"`
+	Tier       string                 `json:"tier"` // deterministic, agent
+	Status     string                 `json:"status"`
+	Error      string                 `json:"error,omitempty"`
+	Commands   []CommandReport        `json:"commands"`
+	Iterations int                    `json:"iterations,omitempty"`
+	Usage      llm.Usage              `json:"usage"`
+	Credits    int64                  `json:"credits_micro,omitempty"`
+	Duration   time.Duration          `json:"duration_ns"`
+	Settle     []browser.SettleReport `json:"settle,omitempty"`
+	Delta      *browser.Delta         `json:"delta,omitempty"`
+	Lines      []string               `json:"lines,omitempty"` // spec lines this step contributed
+	Manifest   []ManifestEntry        `json:"manifest,omitempty"`
+}
+
+// Step statuses.
+const (
+	StepPassed  = "passed"
+	StepFailed  = "failed"
+	StepSkipped = "skipped"
+)
+
+// CommandReport is one command as the report shows it (secrets as placeholders).
+type CommandReport struct {
+	Command  browser.Command `json:"command"`
+	OK       bool            `json:"ok"`
+	Error    string          `json:"error,omitempty"`
+	Duration time.Duration   `json:"duration_ns"`
+	Locator  string          `json:"locator,omitempty"` // as written in the spec
+}
+
+// ManifestEntry pairs a spec line's command with its target's fingerprint.
+type ManifestEntry struct {
+	Command browser.Command      `json:"command"`
+	Element *browser.Fingerprint `json:"element,omitempty"`
+}
+
+// ManifestStep is one step's entries.
+type ManifestStep struct {
+	Step    int             `json:"step"`
+	Goal    string          `json:"goal"`
+	Entries []ManifestEntry `json:"entries"`
+}
+
+// ErrNoModel means a step needed the agent and no model is configured.
+var ErrNoModel = errors.New("no LLM configured (set OPENAI_API_KEY)")
+
+// errBudget stops a run whose charges reached its hold.
+var errBudget = errors.New("credit budget exhausted")
+
+// errCancelled stops a run whose cancellation was requested.
+var errCancelled = errors.New("cancelled")

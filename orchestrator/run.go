@@ -1,0 +1,280 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/webpilot/webpilot/browser"
+	"github.com/webpilot/webpilot/llm"
+	"github.com/webpilot/webpilot/scenario"
+)
+
+// Agent runs scenarios. Model may be nil: then only deterministic steps run.
+type Agent struct {
+	Page     Page
+	Model    Model
+	Recorder Recorder
+	Limits   Limits
+	Log      *slog.Logger
+}
+
+// run is the state of one scenario run.
+type run struct {
+	*Agent
+	in        Input
+	sc        scenario.Scenario
+	limits    Limits
+	secrets   *secrets
+	vars      map[string]string // test data and extracted values for {{NAME}}
+	steps     []StepReport
+	extracted map[string]json.RawMessage
+	learned   []string
+	note      string
+	iters     int
+	calls     int
+	recent    []Event // newest last, for the prompt's history window
+	usage     llm.Usage
+	timing    Timing
+}
+
+// Run executes the scenario and returns its result. Errors of the page or
+// the model end the run with a failed status; only a recorder failure that
+// means the attempt was superseded is returned as an error.
+func (a *Agent) Run(ctx context.Context, in Input) (Result, error) {
+	start := time.Now()
+	if a.Log == nil {
+		a.Log = slog.Default()
+	}
+	limits := a.Limits
+	if limits.MaxIterationsPerStep == 0 {
+		limits = DefaultLimits()
+	}
+	r := &run{Agent: a, in: in, sc: in.Scenario, limits: limits.withOptions(in.Scenario.Options),
+		secrets: newSecrets(in.Secrets), vars: map[string]string{}, extracted: map[string]json.RawMessage{}}
+	for k, v := range in.Scenario.Data {
+		r.vars[k] = v
+	}
+	res, err := r.execute(ctx)
+	res.Timing = r.timing
+	res.Timing.Total = time.Since(start)
+	return res, err
+}
+
+func (r *run) execute(ctx context.Context) (Result, error) {
+	first := 0
+	startURL := r.sc.BaseURL
+	if cp := r.in.Resume; cp != nil {
+		first, r.steps, r.note, r.iters, r.calls = cp.NextStep, cp.Steps, cp.Note, cp.Iterations, cp.Calls
+		for k, v := range cp.Extracted {
+			r.extracted[k] = v
+			r.vars[k] = plain(v)
+		}
+		for _, s := range r.steps {
+			r.usage = addUsage(r.usage, s.Usage)
+		}
+		if cp.URL != "" {
+			startURL = cp.URL
+		}
+	}
+	t := time.Now()
+	err := r.Page.Navigate(ctx, startURL)
+	r.timing.Browser += time.Since(t)
+	if err != nil {
+		return r.result(StatusFailed, fmt.Sprintf("open %s: %v", startURL, err)), nil
+	}
+	failures := 0
+	for i := first; i < len(r.sc.Steps); i++ {
+		if r.cancelled() {
+			return r.result(StatusCancelled, "cancelled at step "+fmt.Sprint(i+1)), nil
+		}
+		rep, err := r.runStep(ctx, i)
+		r.steps = append(r.steps, rep)
+		r.usage = addUsage(r.usage, rep.Usage)
+		switch {
+		case errors.Is(err, errBudget):
+			return r.result(StatusBudgetExhausted, fmt.Sprintf("step %d: the job's credit hold is spent", i+1)), nil
+		case errors.Is(err, errCancelled):
+			return r.result(StatusCancelled, fmt.Sprintf("cancelled during step %d", i+1)), nil
+		case err != nil:
+			return r.result(StatusFailed, err.Error()), err
+		}
+		if rep.Status == StepFailed {
+			failures++
+			if r.sc.Steps[i].OnFailure != "continue" {
+				return r.result(StatusFailed, fmt.Sprintf("step %d (%s): %s", i+1, rep.Goal, rep.Error)), nil
+			}
+			if failures >= r.limits.MaxStepFailures {
+				return r.result(StatusFailed, fmt.Sprintf("%d consecutive steps failed; last: step %d (%s): %s", failures, i+1, rep.Goal, rep.Error)), nil
+			}
+		} else {
+			failures = 0
+		}
+		if err := r.checkpoint(ctx, i+1); err != nil {
+			return r.result(StatusFailed, err.Error()), err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return r.result(StatusFailed, err.Error()), err
+	}
+	res := r.result(StatusSucceeded, "")
+	for _, s := range r.steps {
+		if s.Status == StepFailed {
+			res.Status, res.Error = StatusFailed, fmt.Sprintf("step %d (%s): %s", s.Index+1, s.Goal, s.Error)
+			break
+		}
+	}
+	return res, nil
+}
+
+func (r *run) checkpoint(ctx context.Context, next int) error {
+	cp := Checkpoint{NextStep: next, Steps: r.steps, URL: r.Page.URL(), Extracted: r.extracted, Note: r.note, Iterations: r.iters, Calls: r.calls}
+	t := time.Now()
+	if st, err := r.Page.StorageState(); err == nil {
+		cp.StorageState = st
+	}
+	r.timing.Browser += time.Since(t)
+	return r.persist(func() error { return r.Recorder.Checkpoint(ctx, cp) })
+}
+
+func (r *run) persist(fn func() error) error {
+	t := time.Now()
+	err := fn()
+	r.timing.Persist += time.Since(t)
+	return err
+}
+
+func (r *run) cancelled() bool {
+	return r.in.Cancelled != nil && r.in.Cancelled()
+}
+
+func (r *run) result(status, msg string) Result {
+	res := Result{Status: status, Error: r.secrets.redact(msg), Steps: r.steps, Extracted: r.extracted, Usage: r.usage, Experiences: r.learned}
+	res.Script = emitSpec(r.sc, r.steps)
+	for _, s := range r.steps {
+		if len(s.Manifest) > 0 {
+			res.Manifest = append(res.Manifest, ManifestStep{Step: s.Index + 1, Goal: s.Goal, Entries: s.Manifest})
+		}
+	}
+	return res
+}
+
+// runStep runs one step through the tier its type and text call for.
+func (r *run) runStep(ctx context.Context, i int) (StepReport, error) {
+	st := r.sc.Steps[i]
+	typ := st.Type
+	if typ == "" {
+		typ = scenario.StepAuto
+	}
+	rep := StepReport{Index: i, Goal: st.Describe(), Type: typ}
+	start := time.Now()
+	defer func() { rep.Duration = time.Since(start) }()
+	ctx, cancel := context.WithTimeout(ctx, r.limits.StepTimeout)
+	defer cancel()
+
+	var err error
+	switch typ {
+	case scenario.StepAction:
+		rep.Tier = "deterministic"
+		cmd, cerr := explicitCommand(st)
+		if cerr != nil {
+			rep.Status, rep.Error = StepFailed, cerr.Error()
+			break
+		}
+		r.deterministic(ctx, &rep, []browser.Command{cmd})
+	case scenario.StepQuery:
+		rep.Tier = "deterministic"
+		r.query(ctx, &rep, st)
+	case scenario.StepAuto:
+		cmds, why := r.resolveSentence(ctx, r.expand(st.Text))
+		if why == "" {
+			rep.Tier = "deterministic"
+			r.deterministic(ctx, &rep, cmds)
+			break
+		}
+		if r.Model == nil {
+			rep.Tier = "deterministic"
+			rep.Status, rep.Error = StepFailed, why+"; "+ErrNoModel.Error()+" for the agent to take it"
+			break
+		}
+		r.Log.Debug("step escalates to the agent", "step", i+1, "why", why)
+		rep.Tier = "agent"
+		err = r.agent(ctx, &rep, st)
+	default:
+		if r.Model == nil {
+			rep.Tier = "agent"
+			rep.Status, rep.Error = StepFailed, fmt.Sprintf("a %s step needs the agent: %v", typ, ErrNoModel)
+			break
+		}
+		rep.Tier = "agent"
+		err = r.agent(ctx, &rep, st)
+	}
+	if rep.Status == "" {
+		rep.Status = StepPassed
+	}
+	if rep.Status == StepFailed && ctx.Err() != nil && rep.Error == "" {
+		rep.Error = "step timed out"
+	}
+	rep.Lines = r.stepLines(rep)
+	return rep, err
+}
+
+// deterministic runs resolved commands as one batch.
+func (r *run) deterministic(ctx context.Context, rep *StepReport, cmds []browser.Command) {
+	b := r.batch(ctx, rep, 0, cmds)
+	if b.failed >= 0 {
+		rep.Status, rep.Error = StepFailed, b.err
+	}
+}
+
+// query checks a deterministic element_exists / element_absent rule.
+func (r *run) query(ctx context.Context, rep *StepReport, st scenario.Step) {
+	t := targetFromStep(st.Target)
+	cmd := browser.Command{Action: "verify", Assert: "countGreaterThan", Target: t, Value: "0"}
+	if st.Rule == "element_absent" {
+		cmd = browser.Command{Action: "verify", Assert: "countEquals", Target: t, Value: "0"}
+	}
+	r.deterministic(ctx, rep, []browser.Command{cmd})
+}
+
+// expand substitutes test data and extracted values (never secrets) into text.
+func (r *run) expand(s string) string {
+	for k, v := range r.vars {
+		s = strings.ReplaceAll(s, "{{"+k+"}}", v)
+	}
+	return s
+}
+
+func addUsage(a, b llm.Usage) llm.Usage {
+	return llm.Usage{PromptTokens: a.PromptTokens + b.PromptTokens, CachedTokens: a.CachedTokens + b.CachedTokens,
+		CompletionTokens: a.CompletionTokens + b.CompletionTokens}
+}
+
+// plain renders an extracted JSON value for substitution into text.
+func plain(v json.RawMessage) string {
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return s
+	}
+	return string(v)
+}
+
+// specPath turns an absolute URL on the scenario's origin into a path for
+// page.goto, leaving other URLs whole.
+func specPath(base, raw string) string {
+	b, err1 := url.Parse(base)
+	u, err2 := url.Parse(raw)
+	if err1 != nil || err2 != nil || !u.IsAbs() || u.Host != b.Host || u.Scheme != b.Scheme {
+		return raw
+	}
+	p := u.RequestURI()
+	if u.Fragment != "" {
+		p += "#" + u.Fragment
+	}
+	return p
+}
