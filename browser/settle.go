@@ -93,12 +93,12 @@ type SettleOptions struct {
 
 // SettleReport says how the wait ended.
 type SettleReport struct {
-	Duration time.Duration `json:"duration_ns"`
-	EndedBy  string        `json:"ended_by"` // quiet, timeout
-	TimedOut bool          `json:"timed_out"`
-	Reason   string        `json:"reason,omitempty"`   // what was still pending on timeout
-	LastWait string        `json:"last_wait,omitempty"` // the signal that held the wait longest: load, network, dom, busy
-	Navigated bool         `json:"navigated,omitempty"`
+	Duration  time.Duration `json:"duration_ns"`
+	EndedBy   string        `json:"ended_by"` // quiet, timeout
+	TimedOut  bool          `json:"timed_out"`
+	Reason    string        `json:"reason,omitempty"`    // what was still pending on timeout
+	LastWait  string        `json:"last_wait,omitempty"` // the signal that held the wait longest: load, network, dom, busy
+	Navigated bool          `json:"navigated,omitempty"`
 }
 
 // Settle waits until the page is quiet: navigation loaded, the batch's

@@ -32,12 +32,11 @@ func (k Kind) Known() bool {
 	return false
 }
 
-
 // Submission is the body of POST /v1/jobs.
 type Submission struct {
-	Kind     Kind            `json:"kind"`
-	Scenario *scenario.Scenario       `json:"scenario,omitempty"`
-	Payload  json.RawMessage `json:"payload,omitempty"` // the input of kinds not supported yet
+	Kind     Kind               `json:"kind"`
+	Scenario *scenario.Scenario `json:"scenario,omitempty"`
+	Payload  json.RawMessage    `json:"payload,omitempty"` // the input of kinds not supported yet
 }
 
 // Validate checks a submission and returns a ValidationError naming each bad field.

@@ -7,6 +7,9 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 )
 
 // Sealer encrypts secrets (AES-256-GCM) so that a job's test-data secrets and
@@ -65,4 +68,49 @@ func (s *Sealer) Open(sealed, associated string) ([]byte, error) {
 		return nil, fmt.Errorf("open sealed value (wrong key?): %w", err)
 	}
 	return plain, nil
+}
+
+// LoadSealer uses WEBPILOT_SECRET_KEY (base64 of 32 bytes) when set. On a
+// single machine without it, the key lives in dataDir/secret.key (created
+// with mode 0600 on first use) so the dispatcher and workers share it.
+func LoadSealer(dataDir string) (*Sealer, error) {
+	if v := os.Getenv("WEBPILOT_SECRET_KEY"); v != "" {
+		key, err := ParseSealingKey(v)
+		if err != nil {
+			return nil, err
+		}
+		return NewSealer(key)
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	path := filepath.Join(dataDir, "secret.key")
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		key := make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return nil, err
+		}
+		enc := base64.StdEncoding.EncodeToString(key)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			_, err = f.WriteString(enc)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil && !errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("write %s: %w", path, err)
+		}
+		if b, err = os.ReadFile(path); err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	key, err := ParseSealingKey(strings.TrimSpace(string(b)))
+	if err != nil {
+		return nil, err
+	}
+	return NewSealer(key)
 }

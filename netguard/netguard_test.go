@@ -9,9 +9,9 @@ func TestCheckURL(t *testing.T) {
 		url string
 		ok  bool
 	}{
-		{"http://127.0.0.1:8080/login", true},        // allow-listed
-		{"https://intranet.example:8443/x", true},     // allow-listed with port
-		{"http://127.0.0.2/", false},                  // loopback, not listed
+		{"http://127.0.0.1:8080/login", true},     // allow-listed
+		{"https://intranet.example:8443/x", true}, // allow-listed with port
+		{"http://127.0.0.2/", false},              // loopback, not listed
 		{"http://169.254.169.254/latest/meta-data", false},
 		{"http://10.1.2.3/", false},
 		{"http://192.168.1.1/", false},

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/jackc/pgx/v5"
 )
 
@@ -62,6 +64,9 @@ func (s *Store) Grant(ctx context.Context, tenantID string, amount int64, idempo
 
 // Account returns a tenant's balance and holds.
 func (s *Store) Account(ctx context.Context, tenantID string) (Account, error) {
+	if _, err := uuid.Parse(tenantID); err != nil {
+		return Account{}, ErrNotFound
+	}
 	a := Account{TenantID: tenantID}
 	err := s.pool.QueryRow(ctx, `SELECT balance, held FROM credit_accounts WHERE tenant_id = $1`, tenantID).
 		Scan(&a.Balance, &a.Held)

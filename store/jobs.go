@@ -65,12 +65,22 @@ type NewJob struct {
 	Input    json.RawMessage
 	Hold     int64 // micro-credits reserved for the job
 	Subject  string
+	// Prepare, if set, produces the input once the job's id is known
+	// (secrets are sealed to it).
+	Prepare func(jobID string) (json.RawMessage, error)
 }
 
 // SubmitJob inserts the job, places its credit hold and writes its outbox
 // row in one transaction. ErrInsufficientCredits means nothing was written.
 func (s *Store) SubmitJob(ctx context.Context, n NewJob) (Job, error) {
 	id := uuid.NewString()
+	if n.Prepare != nil {
+		in, err := n.Prepare(id)
+		if err != nil {
+			return Job{}, fmt.Errorf("prepare job input: %w", err)
+		}
+		n.Input = in
+	}
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx,
 			`UPDATE credit_accounts SET held = held + $2 WHERE tenant_id = $1 AND balance - held >= $2`,
@@ -115,16 +125,18 @@ func (s *Store) MarkPublished(ctx context.Context, jobID string) error {
 	return nil
 }
 
-// Unpublished lists outbox rows older than age that were never confirmed,
-// plus queued jobs whose message may have been lost from the stream after it
-// was confirmed (older than staleQueued).
-func (s *Store) Unpublished(ctx context.Context, age, staleQueued time.Duration, limit int) ([]OutboxItem, error) {
+// Unpublished lists jobs whose message may be missing from the stream:
+// outbox rows older than age that were never confirmed, queued jobs
+// confirmed longer than stale ago, and running jobs whose lease expired more
+// than stale ago (their message was lost with a crashed worker).
+func (s *Store) Unpublished(ctx context.Context, age, stale time.Duration, limit int) ([]OutboxItem, error) {
 	rows, err := s.pool.Query(ctx,
 		`SELECT o.job_id::text, o.subject FROM job_outbox o JOIN jobs j ON j.id = o.job_id
-		 WHERE j.state = 'queued' AND (
+		 WHERE (j.state = 'queued' AND (
 		   (o.sent_at IS NULL AND o.created_at < now() - $1::interval) OR
-		   (o.sent_at IS NOT NULL AND o.sent_at < now() - $2::interval))
-		 ORDER BY o.created_at LIMIT $3`, age, staleQueued, limit)
+		   (o.sent_at IS NOT NULL AND o.sent_at < now() - $2::interval)))
+		   OR (j.state = 'running' AND j.lease_until < now() - $2::interval)
+		 ORDER BY o.created_at LIMIT $3`, age, stale, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read outbox: %w", err)
 	}
@@ -214,6 +226,8 @@ type Claim struct {
 	Attempt    int
 	Input      json.RawMessage
 	Checkpoint json.RawMessage
+	CreatedAt  time.Time
+	ClaimedAt  time.Time
 }
 
 // ClaimJob moves a queued job (or a running one whose lease expired) to
@@ -254,8 +268,8 @@ func (s *Store) ClaimJob(ctx context.Context, jobID, workerID string, lease time
 			`UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = $2,
 			   lease_until = now() + $3::interval, started_at = COALESCE(started_at, now()), updated_at = now()
 			 WHERE id = $1 AND (state = 'queued' OR (state = 'running' AND lease_until < now()))
-			 RETURNING kind, attempt, input, checkpoint`, jobID, workerID, lease).
-			Scan(&c.Kind, &c.Attempt, &c.Input, &c.Checkpoint)
+			 RETURNING kind, attempt, input, checkpoint, created_at, now()`, jobID, workerID, lease).
+			Scan(&c.Kind, &c.Attempt, &c.Input, &c.Checkpoint, &c.CreatedAt, &c.ClaimedAt)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ErrStale
 		}
@@ -344,4 +358,16 @@ func (s *Store) FailUndeliverable(ctx context.Context, jobID, reason string) err
 		}
 		return releaseHold(ctx, tx, jobID)
 	})
+}
+
+// ReleaseLease lets another worker claim a running job at once (used when a
+// draining worker hands its job back).
+func (s *Store) ReleaseLease(ctx context.Context, jobID string, attempt int) error {
+	_, err := s.pool.Exec(ctx,
+		`UPDATE jobs SET lease_until = now() - interval '1 second', updated_at = now()
+		 WHERE id = $1 AND attempt = $2 AND state = 'running'`, jobID, attempt)
+	if err != nil {
+		return fmt.Errorf("release lease: %w", err)
+	}
+	return nil
 }

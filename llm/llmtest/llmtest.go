@@ -125,7 +125,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		"choices": []map[string]any{{"index": 0, "finish_reason": "stop",
 			"message": map[string]any{"role": "assistant", "content": rep.Content}}},
 		"usage": map[string]any{"prompt_tokens": rep.PromptTokens, "completion_tokens": rep.CompletionTokens,
-			"total_tokens": rep.PromptTokens + rep.CompletionTokens,
+			"total_tokens":          rep.PromptTokens + rep.CompletionTokens,
 			"prompt_tokens_details": map[string]any{"cached_tokens": rep.CachedTokens}},
 	})
 }

@@ -1,0 +1,126 @@
+package api
+
+import (
+	"errors"
+	"math"
+	"net/http"
+	"strings"
+
+	"github.com/webpilot/webpilot/scenario"
+	"github.com/webpilot/webpilot/store"
+)
+
+func (s *Server) createTenant(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Name       string `json:"name"`
+		MaxRunning int    `json:"max_running"`
+	}
+	if !s.decode(w, r, &req) {
+		return
+	}
+	var fe []scenario.FieldError
+	if strings.TrimSpace(req.Name) == "" {
+		fe = append(fe, scenario.FieldError{Field: "name", Message: "is required"})
+	}
+	if req.MaxRunning < 0 || req.MaxRunning > 1000 {
+		fe = append(fe, scenario.FieldError{Field: "max_running", Message: "must be between 0 (default) and 1000"})
+	}
+	if len(fe) > 0 {
+		writeError(w, http.StatusBadRequest, "invalid tenant", fe)
+		return
+	}
+	t, key, err := s.store.CreateTenant(r.Context(), strings.TrimSpace(req.Name), req.MaxRunning)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"tenant": t, "api_key": key,
+		"note": "store the API key now: only its hash is kept"})
+}
+
+func (s *Server) grant(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Credits        float64 `json:"credits"`
+		IdempotencyKey string  `json:"idempotency_key"`
+	}
+	if !s.decode(w, r, &req) {
+		return
+	}
+	var fe []scenario.FieldError
+	if req.Credits <= 0 || req.Credits > 1e9 || math.IsNaN(req.Credits) {
+		fe = append(fe, scenario.FieldError{Field: "credits", Message: "must be more than 0 and at most 1e9"})
+	}
+	if strings.TrimSpace(req.IdempotencyKey) == "" {
+		fe = append(fe, scenario.FieldError{Field: "idempotency_key", Message: "is required so a retried grant is not applied twice"})
+	}
+	if len(fe) > 0 {
+		writeError(w, http.StatusBadRequest, "invalid grant", fe)
+		return
+	}
+	id := r.PathValue("id")
+	if _, err := s.store.GetTenant(r.Context(), id); errors.Is(err, store.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "tenant not found", nil)
+		return
+	}
+	acct, err := s.store.Grant(r.Context(), id, int64(math.Round(req.Credits*store.MicroCredits)), id+":"+req.IdempotencyKey)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, accountView(acct, nil))
+}
+
+func (s *Server) account(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	acct, err := s.store.Account(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "tenant not found", nil)
+		return
+	}
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	ledger, err := s.store.Ledger(r.Context(), id, 100)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, accountView(acct, ledger))
+}
+
+func (s *Server) credits(w http.ResponseWriter, r *http.Request) {
+	t := tenantFrom(r.Context())
+	acct, err := s.store.Account(r.Context(), t.ID)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	ledger, err := s.store.Ledger(r.Context(), t.ID, 50)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, accountView(acct, ledger))
+}
+
+type ledgerView struct {
+	ID      int64   `json:"id"`
+	JobID   *string `json:"job_id,omitempty"`
+	Credits float64 `json:"credits"`
+	Reason  string  `json:"reason"`
+	At      string  `json:"at"`
+}
+
+func accountView(a store.Account, ledger []store.Entry) map[string]any {
+	out := map[string]any{"tenant_id": a.TenantID, "balance_credits": credits(a.Balance), "held_credits": credits(a.Held),
+		"available_credits": credits(a.Available), "balance_micro": a.Balance, "held_micro": a.Held}
+	if ledger != nil {
+		lv := make([]ledgerView, len(ledger))
+		for i, e := range ledger {
+			lv[i] = ledgerView{ID: e.ID, JobID: e.JobID, Credits: credits(e.Amount), Reason: e.Reason, At: e.CreatedAt.Format("2006-01-02T15:04:05Z07:00")}
+		}
+		out["ledger"] = lv
+	}
+	return out
+}

@@ -1,0 +1,200 @@
+// Package api is the dispatcher's HTTP API (v1, JSON). Tenants authenticate
+// with their API key as a bearer token; operators use a separate admin
+// token. Every tenant query is scoped to the caller, so another tenant's job
+// answers 404.
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/webpilot/webpilot/jobs"
+	"github.com/webpilot/webpilot/scenario"
+	"github.com/webpilot/webpilot/store"
+)
+
+// Publisher sends a job id to the queue; *jobs.Publisher implements it.
+type Publisher interface {
+	Publish(ctx context.Context, subject, jobID string) error
+}
+
+// Config tunes the API.
+type Config struct {
+	AdminToken  string
+	DefaultHold int64 // micro-credits held for a job that names no max_credits
+	MaxBody     int64 // bytes; larger bodies answer 413
+}
+
+// Server holds the API's dependencies.
+type Server struct {
+	cfg    Config
+	store  *store.Store
+	pub    Publisher
+	urls   scenario.URLPolicy
+	sealer *jobs.Sealer
+	log    *slog.Logger
+}
+
+// New builds the API server.
+func New(cfg Config, st *store.Store, pub Publisher, urls scenario.URLPolicy, sealer *jobs.Sealer, log *slog.Logger) *Server {
+	if cfg.DefaultHold == 0 {
+		cfg.DefaultHold = 2 * store.MicroCredits
+	}
+	if cfg.MaxBody == 0 {
+		cfg.MaxBody = 1 << 20
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Server{cfg: cfg, store: st, pub: pub, urls: urls, sealer: sealer, log: log}
+}
+
+// Handler routes the API.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/jobs", s.tenant(s.submit))
+	mux.HandleFunc("GET /v1/jobs", s.tenant(s.list))
+	mux.HandleFunc("GET /v1/jobs/{id}", s.tenant(s.get))
+	mux.HandleFunc("GET /v1/jobs/{id}/script", s.tenant(s.script))
+	mux.HandleFunc("GET /v1/jobs/{id}/history", s.tenant(s.history))
+	mux.HandleFunc("GET /v1/jobs/{id}/events", s.tenant(s.events))
+	mux.HandleFunc("POST /v1/jobs/{id}/cancel", s.tenant(s.cancel))
+	mux.HandleFunc("GET /v1/credits", s.tenant(s.credits))
+	mux.HandleFunc("POST /v1/admin/tenants", s.admin(s.createTenant))
+	mux.HandleFunc("POST /v1/admin/tenants/{id}/credits", s.admin(s.grant))
+	mux.HandleFunc("GET /v1/admin/tenants/{id}/credits", s.admin(s.account))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]string{"status": "ok"}) })
+	return s.recover(mux)
+}
+
+type tenantKey struct{}
+
+func tenantFrom(ctx context.Context) store.Tenant {
+	t, _ := ctx.Value(tenantKey{}).(store.Tenant)
+	return t
+}
+
+func bearer(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	if tok, ok := strings.CutPrefix(h, "Bearer "); ok {
+		return strings.TrimSpace(tok)
+	}
+	return ""
+}
+
+// tenant authenticates the caller's API key.
+func (s *Server) tenant(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		key := bearer(r)
+		if key == "" {
+			writeError(w, http.StatusUnauthorized, "missing API key: send Authorization: Bearer <key>", nil)
+			return
+		}
+		t, err := s.store.Authenticate(r.Context(), key)
+		if errors.Is(err, store.ErrNotFound) {
+			writeError(w, http.StatusUnauthorized, "invalid API key", nil)
+			return
+		}
+		if err != nil {
+			s.internal(w, r, err)
+			return
+		}
+		next(w, r.WithContext(context.WithValue(r.Context(), tenantKey{}, t)))
+	}
+}
+
+// admin checks the operator token in constant time.
+func (s *Server) admin(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		tok := bearer(r)
+		if s.cfg.AdminToken == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.AdminToken)) != 1 {
+			writeError(w, http.StatusUnauthorized, "invalid admin token", nil)
+			return
+		}
+		next(w, r)
+	}
+}
+
+func (s *Server) recover(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				s.log.Error("handler panic", "path", r.URL.Path, "panic", v)
+				writeError(w, http.StatusInternalServerError, "internal error", nil)
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) internal(w http.ResponseWriter, r *http.Request, err error) {
+	s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	writeError(w, http.StatusInternalServerError, "internal error", nil)
+}
+
+// errorBody is every error response.
+type errorBody struct {
+	Error  string                `json:"error"`
+	Fields []scenario.FieldError `json:"fields,omitempty"`
+}
+
+func writeError(w http.ResponseWriter, status int, msg string, fields []scenario.FieldError) {
+	writeJSON(w, status, errorBody{Error: msg, Fields: fields})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// decode reads a JSON body strictly, answering 413 or a field-specific 400.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil && dec.More() {
+		err = errors.New("trailing data after the JSON object")
+	}
+	if err == nil {
+		return true
+	}
+	var tooBig *http.MaxBytesError
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &tooBig):
+		writeError(w, http.StatusRequestEntityTooLarge, "request body is larger than the limit of "+itoa(s.cfg.MaxBody)+" bytes", nil)
+	case errors.As(err, &typeErr):
+		field := typeErr.Field
+		if field == "" {
+			field = "body"
+		}
+		writeError(w, http.StatusBadRequest, "invalid request", []scenario.FieldError{{Field: field, Message: "must be a " + typeErr.Type.String() + ", not a JSON " + typeErr.Value}})
+	case errors.As(err, &syntaxErr):
+		writeError(w, http.StatusBadRequest, "malformed JSON", []scenario.FieldError{{Field: "body", Message: syntaxErr.Error() + " at byte " + itoa(syntaxErr.Offset)}})
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		writeError(w, http.StatusBadRequest, "invalid request", []scenario.FieldError{{Field: name, Message: "unknown field"}})
+	case err.Error() == "EOF":
+		writeError(w, http.StatusBadRequest, "empty body", []scenario.FieldError{{Field: "body", Message: "a JSON object is required"}})
+	default:
+		writeError(w, http.StatusBadRequest, "malformed JSON", []scenario.FieldError{{Field: "body", Message: err.Error()}})
+	}
+	return false
+}
+
+func itoa[T ~int | ~int64](n T) string { return strconv.FormatInt(int64(n), 10) }
+
+// pollInterval is how often the progress stream reads the job.
+const pollInterval = 300 * time.Millisecond

@@ -1,0 +1,295 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/webpilot/webpilot/jobs"
+	"github.com/webpilot/webpilot/scenario"
+	"github.com/webpilot/webpilot/store"
+)
+
+// JobView is a job as the API returns it.
+type JobView struct {
+	ID              string             `json:"id"`
+	Kind            string             `json:"kind"`
+	State           string             `json:"state"`
+	Name            string             `json:"name,omitempty"`
+	Attempt         int                `json:"attempt"`
+	Error           string             `json:"error,omitempty"`
+	CancelRequested bool               `json:"cancel_requested,omitempty"`
+	HoldCredits     float64            `json:"hold_credits"`
+	ChargedCredits  float64            `json:"charged_credits"`
+	Usage           *store.UsageTotals `json:"usage,omitempty"`
+	Progress        Progress           `json:"progress"`
+	Steps           json.RawMessage    `json:"steps,omitempty"`
+	Timing          json.RawMessage    `json:"timing,omitempty"`
+	QueueNS         int64              `json:"queue_ns,omitempty"`
+	CreatedAt       time.Time          `json:"created_at"`
+	StartedAt       *time.Time         `json:"started_at,omitempty"`
+	FinishedAt      *time.Time         `json:"finished_at,omitempty"`
+}
+
+// Progress counts a job's steps.
+type Progress struct {
+	Done  int `json:"done"`
+	Total int `json:"total"`
+}
+
+func credits(micro int64) float64 { return float64(micro) / store.MicroCredits }
+
+// view builds a JobView; the steps come from the result when finished, from
+// the last checkpoint while running.
+func view(j store.Job, detail bool) JobView {
+	v := JobView{ID: j.ID, Kind: j.Kind, State: j.State, Attempt: j.Attempt, Error: j.Error, CancelRequested: j.CancelRequested,
+		HoldCredits: credits(j.HoldMicro), ChargedCredits: credits(j.ChargedMicro), CreatedAt: j.CreatedAt,
+		StartedAt: j.StartedAt, FinishedAt: j.FinishedAt}
+	var in struct {
+		Name  string            `json:"name"`
+		Steps []json.RawMessage `json:"steps"`
+	}
+	_ = json.Unmarshal(j.Input, &in)
+	v.Name, v.Progress.Total = in.Name, len(in.Steps)
+	var prog struct {
+		Steps    json.RawMessage `json:"steps"`
+		Timing   json.RawMessage `json:"timing"`
+		QueueNS  int64           `json:"queue_ns"`
+		NextStep int             `json:"next_step"`
+	}
+	src := j.Result
+	if len(src) == 0 {
+		src = j.Checkpoint
+	}
+	if len(src) > 0 {
+		_ = json.Unmarshal(src, &prog)
+		var steps []json.RawMessage
+		_ = json.Unmarshal(prog.Steps, &steps)
+		v.Progress.Done = len(steps)
+		if detail {
+			v.Steps, v.Timing, v.QueueNS = prog.Steps, prog.Timing, prog.QueueNS
+		}
+	}
+	return v
+}
+
+// maxHold bounds max_credits so the micro-credit amount cannot overflow.
+const maxHold = 1e9
+
+func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
+	t := tenantFrom(r.Context())
+	var sub jobs.Submission
+	if !s.decode(w, r, &sub) {
+		return
+	}
+	if err := sub.Validate(s.urls); err != nil {
+		var ve scenario.ValidationError
+		if errors.As(err, &ve) {
+			writeError(w, http.StatusBadRequest, "invalid job", ve)
+			return
+		}
+		writeError(w, http.StatusBadRequest, err.Error(), nil)
+		return
+	}
+	sc := *sub.Scenario
+	hold := s.cfg.DefaultHold
+	if sc.Options.MaxCredits > 0 {
+		if sc.Options.MaxCredits > maxHold {
+			writeError(w, http.StatusBadRequest, "invalid job", []scenario.FieldError{{Field: "scenario.options.max_credits", Message: fmt.Sprintf("must be at most %g", float64(maxHold))}})
+			return
+		}
+		hold = int64(math.Ceil(sc.Options.MaxCredits * store.MicroCredits))
+	}
+	// Secrets are sealed to the job's id, so a sealed value cannot be replayed into another job.
+	job, err := s.store.SubmitJob(r.Context(), store.NewJob{TenantID: t.ID, Kind: string(sub.Kind), Hold: hold,
+		Subject: jobs.Subject(sub.Kind, t.ID), Prepare: func(jobID string) (json.RawMessage, error) {
+			if len(sc.Secrets) > 0 {
+				plain, _ := json.Marshal(sc.Secrets)
+				sealed, err := s.sealer.Seal(plain, "secrets:"+jobID)
+				if err != nil {
+					return nil, err
+				}
+				sc.SealedSecrets, sc.Secrets = sealed, nil
+			}
+			return json.Marshal(sc)
+		}})
+	if errors.Is(err, store.ErrInsufficientCredits) {
+		acct, _ := s.store.Account(r.Context(), t.ID)
+		writeError(w, http.StatusPaymentRequired, fmt.Sprintf("not enough credits: this job holds %.6g credits and %.6g are available", credits(hold), credits(acct.Available)), nil)
+		return
+	}
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	// The job is safe in Postgres; a failed publish is retried by the reconciler.
+	if err := s.pub.Publish(r.Context(), jobs.Subject(sub.Kind, t.ID), job.ID); err != nil {
+		s.log.Warn("publish failed; the reconciler will retry", "job", job.ID, "err", err)
+	} else if err := s.store.MarkPublished(r.Context(), job.ID); err != nil {
+		s.log.Warn("could not mark published", "job", job.ID, "err", err)
+	}
+	writeJSON(w, http.StatusAccepted, view(job, false))
+}
+
+func (s *Server) get(w http.ResponseWriter, r *http.Request) {
+	j, ok := s.job(w, r)
+	if !ok {
+		return
+	}
+	v := view(j, true)
+	if u, err := s.store.JobUsage(r.Context(), j.ID); err == nil {
+		v.Usage = &u
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+func (s *Server) job(w http.ResponseWriter, r *http.Request) (store.Job, bool) {
+	j, err := s.store.GetJob(r.Context(), tenantFrom(r.Context()).ID, r.PathValue("id"))
+	if errors.Is(err, store.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "job not found", nil)
+		return j, false
+	}
+	if err != nil {
+		s.internal(w, r, err)
+		return j, false
+	}
+	return j, true
+}
+
+func (s *Server) script(w http.ResponseWriter, r *http.Request) {
+	j, ok := s.job(w, r)
+	if !ok {
+		return
+	}
+	if j.Script == "" {
+		writeError(w, http.StatusConflict, fmt.Sprintf("the job is %s and has no script yet", j.State), nil)
+		return
+	}
+	w.Header().Set("Content-Type", "text/typescript; charset=utf-8")
+	_, _ = w.Write([]byte(j.Script))
+}
+
+func (s *Server) history(w http.ResponseWriter, r *http.Request) {
+	j, ok := s.job(w, r)
+	if !ok {
+		return
+	}
+	h, err := s.store.History(r.Context(), tenantFrom(r.Context()).ID, j.ID)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"history": h})
+}
+
+func (s *Server) list(w http.ResponseWriter, r *http.Request) {
+	limit := 20
+	if l := r.URL.Query().Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 100 {
+			writeError(w, http.StatusBadRequest, "invalid query", []scenario.FieldError{{Field: "limit", Message: "must be a whole number from 1 to 100"}})
+			return
+		}
+		limit = n
+	}
+	after := r.URL.Query().Get("after")
+	list, err := s.store.ListJobs(r.Context(), tenantFrom(r.Context()).ID, after, limit+1)
+	if errors.Is(err, store.ErrNotFound) {
+		writeError(w, http.StatusBadRequest, "invalid query", []scenario.FieldError{{Field: "after", Message: "is not a job id"}})
+		return
+	}
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	out := struct {
+		Jobs []JobView `json:"jobs"`
+		Next string    `json:"next,omitempty"`
+	}{Jobs: []JobView{}}
+	for i, j := range list {
+		if i == limit {
+			out.Next = list[i-1].ID
+			break
+		}
+		out.Jobs = append(out.Jobs, view(j, false))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
+	j, err := s.store.RequestCancel(r.Context(), tenantFrom(r.Context()).ID, r.PathValue("id"))
+	if errors.Is(err, store.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "job not found", nil)
+		return
+	}
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, view(j, false))
+}
+
+// events streams a job's progress as server-sent events until it ends.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	j, ok := s.job(w, r)
+	if !ok {
+		return
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		writeError(w, http.StatusInternalServerError, "streaming unsupported", nil)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	tenantID := tenantFrom(r.Context()).ID
+	lastState, lastDone := "", -1
+	var stepsSent int
+	for {
+		v := view(j, true)
+		if v.State != lastState || v.Progress.Done != lastDone {
+			var steps []json.RawMessage
+			_ = json.Unmarshal(v.Steps, &steps)
+			for ; stepsSent < len(steps); stepsSent++ {
+				fmt.Fprintf(w, "event: step\ndata: %s\n\n", compact(steps[stepsSent]))
+			}
+			b, _ := json.Marshal(struct {
+				ID       string   `json:"id"`
+				State    string   `json:"state"`
+				Progress Progress `json:"progress"`
+				Error    string   `json:"error,omitempty"`
+			}{v.ID, v.State, v.Progress, v.Error})
+			fmt.Fprintf(w, "event: state\ndata: %s\n\n", b)
+			flusher.Flush()
+			lastState, lastDone = v.State, v.Progress.Done
+		}
+		if store.Terminal(j.State) {
+			fmt.Fprint(w, "event: end\ndata: {}\n\n")
+			flusher.Flush()
+			return
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(pollInterval):
+		}
+		var err error
+		if j, err = s.store.GetJob(r.Context(), tenantID, j.ID); err != nil {
+			return
+		}
+	}
+}
+
+func compact(b []byte) []byte {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return b
+	}
+	return buf.Bytes()
+}

@@ -1,0 +1,23 @@
+// Command demoapp serves the bundled demo web app on 127.0.0.1.
+package main
+
+import (
+	"flag"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/webpilot/webpilot/demoapp"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8090", "listen address")
+	flag.Parse()
+	slog.Info("demo app listening", "url", "http://"+*addr)
+	srv := &http.Server{Addr: *addr, Handler: demoapp.Handler(demoapp.Options{}), ReadHeaderTimeout: 5 * time.Second}
+	if err := srv.ListenAndServe(); err != nil {
+		slog.Error("demo app stopped", "err", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,116 @@
+// Command worker pulls webpilot jobs from NATS JetStream and runs them in
+// one shared Chromium, a fresh browser context per job.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/webpilot/webpilot/browser"
+	"github.com/webpilot/webpilot/jobs"
+	"github.com/webpilot/webpilot/llm"
+	"github.com/webpilot/webpilot/netguard"
+	"github.com/webpilot/webpilot/orchestrator"
+	"github.com/webpilot/webpilot/store"
+	"github.com/webpilot/webpilot/worker"
+)
+
+func main() {
+	host, _ := os.Hostname()
+	id := env("WEBPILOT_WORKER_ID", fmt.Sprintf("%s-%d", host, os.Getpid()))
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("proc", "worker")
+	if err := run(id, log); err != nil {
+		log.Error("worker failed", "err", err)
+		os.Exit(1)
+	}
+}
+
+func env(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func run(id string, log *slog.Logger) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	dataDir := env("WEBPILOT_DATA_DIR", ".data")
+	dbURL := os.Getenv("DATABASE_URL")
+	if dbURL == "" {
+		return errors.New("DATABASE_URL is required")
+	}
+	st, err := store.Open(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.Migrate(ctx); err != nil {
+		return err
+	}
+	qcfg := jobs.DefaultQueueConfig()
+	if v := os.Getenv("WEBPILOT_ACK_WAIT"); v != "" {
+		if qcfg.AckWait, err = time.ParseDuration(v); err != nil {
+			return fmt.Errorf("WEBPILOT_ACK_WAIT: %w", err)
+		}
+	}
+	maxAttempts, _ := strconv.Atoi(env("WEBPILOT_MAX_ATTEMPTS", "5"))
+	qcfg.MaxDeliver = maxAttempts * 20
+	natsURL := env("NATS_URL", "nats://127.0.0.1:"+env("WEBPILOT_NATS_PORT", "4222"))
+	nc, err := nats.Connect(natsURL, nats.Name("webpilot-worker-"+id), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true))
+	if err != nil {
+		return fmt.Errorf("connect to NATS %s: %w", natsURL, err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	var cons jetstream.Consumer
+	for {
+		if cons, err = jobs.EnsureQueue(ctx, js, qcfg); err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		log.Info("waiting for NATS", "url", natsURL, "err", err)
+		time.Sleep(time.Second)
+	}
+	sealer, err := jobs.LoadSealer(dataDir)
+	if err != nil {
+		return err
+	}
+	prices, err := llm.ParsePrices(os.Getenv("WEBPILOT_PRICES"))
+	if err != nil {
+		return err
+	}
+	b, err := browser.Launch(ctx, browser.ConfigFromEnv())
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+
+	cfg := worker.Config{ID: id, AckWait: qcfg.AckWait, MaxAttempts: maxAttempts, Prices: prices}
+	cfg.Concurrency, _ = strconv.Atoi(env("WEBPILOT_CONCURRENCY", "2"))
+	var model orchestrator.Model // stays nil without a key: deterministic tier only
+	if lc, ok := llm.ConfigFromEnv(); ok {
+		model = llm.New(lc)
+		log.Info("agent tier enabled", "model", lc.Model, "base_url", lc.BaseURL)
+	} else {
+		log.Info("no OPENAI_API_KEY: deterministic tier only")
+	}
+	policy := netguard.New(strings.Split(os.Getenv("WEBPILOT_ALLOW_HOSTS"), ","))
+	return worker.New(cfg, st, cons, b, model, policy, sealer, log).Run(ctx)
+}

@@ -1,0 +1,153 @@
+// Package reconcile holds the dispatcher's background loops that keep NATS
+// and Postgres in agreement: republishing jobs whose message may be lost,
+// failing jobs whose deliveries ran out, and releasing orphaned credit holds.
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/webpilot/webpilot/jobs"
+	"github.com/webpilot/webpilot/store"
+)
+
+// Publisher sends a job id to the queue.
+type Publisher interface {
+	Publish(ctx context.Context, subject, jobID string) error
+}
+
+// Config tunes the loops.
+type Config struct {
+	Every      time.Duration // how often the republisher looks; default 2s
+	Unsent     time.Duration // an unconfirmed publish older than this is retried; default 5s
+	Stale      time.Duration // a queued or lease-expired job older than this is republished; default 10m
+	SweepEvery time.Duration // orphan hold sweep; default 30s
+}
+
+// Loops runs the background work.
+type Loops struct {
+	cfg   Config
+	store *store.Store
+	pub   Publisher
+	log   *slog.Logger
+}
+
+// New builds the loops.
+func New(cfg Config, st *store.Store, pub Publisher, log *slog.Logger) *Loops {
+	if cfg.Every == 0 {
+		cfg.Every = 2 * time.Second
+	}
+	if cfg.Unsent == 0 {
+		cfg.Unsent = 5 * time.Second
+	}
+	if cfg.Stale == 0 {
+		cfg.Stale = 10 * time.Minute
+	}
+	if cfg.SweepEvery == 0 {
+		cfg.SweepEvery = 30 * time.Second
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Loops{cfg: cfg, store: st, pub: pub, log: log}
+}
+
+// Run runs the republisher and the sweeper until ctx ends.
+func (l *Loops) Run(ctx context.Context) {
+	tick := time.NewTicker(l.cfg.Every)
+	defer tick.Stop()
+	sweep := time.NewTicker(l.cfg.SweepEvery)
+	defer sweep.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if n, err := l.Republish(ctx); err != nil {
+				l.log.Warn("republish failed", "err", err)
+			} else if n > 0 {
+				l.log.Info("republished jobs", "count", n)
+			}
+		case <-sweep.C:
+			if n, err := l.store.ReleaseOrphanHolds(ctx); err != nil {
+				l.log.Warn("hold sweep failed", "err", err)
+			} else if n > 0 {
+				l.log.Info("released orphan holds", "count", n)
+			}
+		}
+	}
+}
+
+// Republish publishes the jobs whose message may be missing. Nats-Msg-Id
+// makes a repeat inside the duplicates window harmless, and a repeat after it
+// is acknowledged as stale by the worker that receives it.
+func (l *Loops) Republish(ctx context.Context) (int, error) {
+	items, err := l.store.Unpublished(ctx, l.cfg.Unsent, l.cfg.Stale, 100)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, it := range items {
+		if err := l.pub.Publish(ctx, it.Subject, it.JobID); err != nil {
+			return n, err
+		}
+		if err := l.store.MarkPublished(ctx, it.JobID); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// maxDeliveries is the advisory JetStream publishes when a message reaches
+// the consumer's MaxDeliver.
+type maxDeliveries struct {
+	StreamSeq  uint64 `json:"stream_seq"`
+	Deliveries int    `json:"deliveries"`
+}
+
+// WatchMaxDeliveries fails the job of every message that exhausted its
+// deliveries (releasing its hold) and removes the message, which a
+// work-queue stream would otherwise keep.
+func WatchMaxDeliveries(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, st *store.Store, log *slog.Logger) error {
+	stream, err := js.Stream(ctx, jobs.StreamName)
+	if err != nil {
+		return fmt.Errorf("open stream: %w", err)
+	}
+	subject := "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + jobs.StreamName + "." + jobs.ConsumerName
+	sub, err := nc.Subscribe(subject, func(m *nats.Msg) {
+		var adv maxDeliveries
+		if err := json.Unmarshal(m.Data, &adv); err != nil {
+			log.Warn("bad max-deliveries advisory", "err", err)
+			return
+		}
+		raw, err := stream.GetMsg(ctx, adv.StreamSeq)
+		if err != nil {
+			log.Warn("message of max-deliveries advisory not found", "seq", adv.StreamSeq, "err", err)
+			return
+		}
+		jm, err := jobs.ParseMessage(raw.Data)
+		if err != nil {
+			_ = stream.DeleteMsg(ctx, adv.StreamSeq)
+			return
+		}
+		reason := fmt.Sprintf("gave up after %d deliveries: the job's workers stopped or timed out each time", adv.Deliveries)
+		if err := st.FailUndeliverable(ctx, jm.JobID, reason); err != nil {
+			log.Error("could not fail undeliverable job", "job", jm.JobID, "err", err)
+			return
+		}
+		_ = stream.DeleteMsg(ctx, adv.StreamSeq)
+		log.Warn("job failed after max deliveries", "job", jm.JobID, "deliveries", adv.Deliveries)
+	})
+	if err != nil {
+		return fmt.Errorf("subscribe to max-deliveries advisories: %w", err)
+	}
+	go func() { <-ctx.Done(); _ = sub.Unsubscribe() }()
+	return nil
+}
