@@ -173,7 +173,6 @@ func (r *run) runStep(ctx context.Context, i int) (StepReport, error) {
 	}
 	rep := StepReport{Index: i, Goal: st.Describe(), Type: typ}
 	start := time.Now()
-	defer func() { rep.Duration = time.Since(start) }()
 	ctx, cancel := context.WithTimeout(ctx, r.limits.StepTimeout)
 	defer cancel()
 
@@ -221,6 +220,7 @@ func (r *run) runStep(ctx context.Context, i int) (StepReport, error) {
 		rep.Error = "step timed out"
 	}
 	rep.Lines = r.stepLines(rep)
+	rep.Duration = time.Since(start)
 	return rep, err
 }
 
