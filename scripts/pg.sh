@@ -17,8 +17,10 @@ start)
       -E UTF8 --locale=C.UTF-8 --no-sync >/dev/null
   fi
   if ! as_pg "$BIN/pg_ctl" -D "$ROOT/data" status >/dev/null 2>&1; then
-    as_pg "$BIN/pg_ctl" -D "$ROOT/data" -l "$ROOT/log" -w -t 30 start \
-      -o "-c listen_addresses=127.0.0.1 -p $PORT -k $ROOT -c fsync=off -c max_connections=200" >/dev/null
+    if ! as_pg "$BIN/pg_ctl" -D "$ROOT/data" -l "$ROOT/log" -w -t 30 start \
+      -o "-c listen_addresses=127.0.0.1 -p $PORT -k $ROOT -c fsync=off -c max_connections=200" >/dev/null; then
+      echo "pg.sh: PostgreSQL did not start on port $PORT (in use?); log:" >&2; tail -5 "$ROOT/log" >&2; exit 1
+    fi
   fi
   echo "postgres://postgres@127.0.0.1:$PORT/postgres?sslmode=disable"
   ;;

@@ -1,0 +1,157 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/webpilot/webpilot/browser/browsertest"
+	"github.com/webpilot/webpilot/demoapp"
+	"github.com/webpilot/webpilot/llm"
+	"github.com/webpilot/webpilot/llm/llmtest"
+)
+
+// buildWorker compiles cmd/worker once for this test binary.
+func buildWorker(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "worker")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/webpilot/webpilot/cmd/worker")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build worker: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// workerProcess starts cmd/worker as a real process against the stack.
+func (s *stack) workerProcess(t *testing.T, bin, id string, model *llmtest.Server) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(),
+		"DATABASE_URL="+s.dbURL,
+		"NATS_URL="+s.queue.Server.ClientURL(),
+		"WEBPILOT_SECRET_KEY="+s.sealKey,
+		"WEBPILOT_ALLOW_HOSTS=127.0.0.1",
+		"WEBPILOT_ACK_WAIT="+s.ackWait.String(),
+		"WEBPILOT_WORKER_ID="+id,
+		"WEBPILOT_DATA_DIR="+t.TempDir(),
+		"PLAYWRIGHT_DRIVER_PATH="+browsertest.DriverDir(),
+		"OPENAI_API_KEY=test", "OPENAI_BASE_URL="+model.BaseURL(), "WEBPILOT_MODEL=gpt-4o-mini",
+	)
+	logf, err := os.Create(filepath.Join(t.TempDir(), id+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			b, _ := os.ReadFile(logf.Name())
+			t.Logf("%s log:\n%s", id, b)
+		}
+	})
+	return cmd
+}
+
+func TestWorkerKilledMidJobResumesAndChargesOnce(t *testing.T) {
+	t.Parallel()
+	bin := buildWorker(t)
+	// The report page takes 2.5s, which keeps the job running after the kill point.
+	s := newStack(t, 2*time.Second, 2500*time.Millisecond)
+	usage := llm.Usage{PromptTokens: 3000, CachedTokens: 1000, CompletionTokens: 150}
+	model := llmtest.New(t, llmtest.Reply{Content: llmtest.JSON(map[string]any{"status": "complete", "reasoning": "sign in",
+		"commands": []map[string]any{
+			{"action": "fill", "target": map[string]string{"label": "Password"}, "value": "{{PASSWORD}}"},
+			{"action": "click", "target": map[string]string{"role": "button", "name": "Sign in"}},
+		}}), PromptTokens: usage.PromptTokens, CachedTokens: usage.CachedTokens, CompletionTokens: usage.CompletionTokens})
+	tenantID, key := s.tenant(t, "crashy", 4)
+
+	first := s.workerProcess(t, bin, "worker-1", model)
+	job := s.submit(t, key, map[string]any{
+		"name": "survives a crash", "base_url": s.demo + "/login",
+		"secrets": map[string]string{"PASSWORD": demoapp.Password},
+		"steps": []any{
+			`Fill "Email" with "` + demoapp.Email + `"`,
+			"Sign in with the password",
+			"Go to /delayed",
+			`Verify "Report ready" is visible`,
+		},
+	})
+
+	// Kill the first worker (SIGKILL: no drain, no ack) once the agent step is checkpointed.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var next int
+		_ = s.store.Pool().QueryRow(context.Background(), `SELECT coalesce((checkpoint->>'next_step')::int, 0) FROM jobs WHERE id = $1`, job.ID).Scan(&next)
+		if next >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first worker never checkpointed step 2")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Wait()
+	var state string
+	_ = s.store.Pool().QueryRow(context.Background(), `SELECT state FROM jobs WHERE id = $1`, job.ID).Scan(&state)
+	if state != "running" {
+		t.Fatalf("the job was %s when its worker died; the test did not interrupt it", state)
+	}
+
+	s.workerProcess(t, bin, "worker-2", model)
+	v := s.wait(t, key, job.ID, 90*time.Second)
+	if v.State != "succeeded" || v.Attempt != 2 {
+		t.Fatalf("job ended %s after %d attempts: %s", v.State, v.Attempt, v.Error)
+	}
+	var steps []struct {
+		Index  int
+		Status string
+		Tier   string
+	}
+	_ = json.Unmarshal(v.Steps, &steps)
+	if len(steps) != 4 || steps[1].Tier != "agent" {
+		t.Fatalf("steps after resume: %+v", steps)
+	}
+	// Attempt 2 resumed after the checkpoint: steps 1-2 ran once, in attempt 1.
+	if n := s.count(t, `SELECT count(*) FROM history WHERE job_id = $1 AND attempt = 2 AND step <= 2`, job.ID); n != 0 {
+		t.Fatalf("attempt 2 re-ran %d commands of completed steps", n)
+	}
+	if n := s.count(t, `SELECT count(*) FROM history WHERE job_id = $1 AND attempt = 2 AND step = 4 AND result = 'ok'`, job.ID); n != 1 {
+		t.Fatalf("attempt 2 did not run step 4")
+	}
+	// One model call, charged once.
+	want := llm.DefaultPrices.MicroCredits("gpt-4o-mini", usage)
+	if n := s.count(t, `SELECT count(*) FROM token_usage WHERE job_id = $1`, job.ID); n != 1 {
+		t.Fatalf("%d usage rows, want 1", n)
+	}
+	if n := s.count(t, `SELECT count(*) FROM credit_entries WHERE job_id = $1`, job.ID); n != 1 {
+		t.Fatalf("%d ledger entries for the job, want 1", n)
+	}
+	if a := s.account(t, tenantID); a.Balance != 4_000_000-want || a.Held != 0 {
+		t.Fatalf("account = %+v, want balance %d and nothing held", a, 4_000_000-want)
+	}
+	if n := s.count(t, `SELECT count(*) FROM jobs WHERE state = 'succeeded'`); n != 1 {
+		t.Fatalf("%d succeeded jobs", n)
+	}
+	if s.queue.Pending(t) != 0 {
+		t.Fatal("the job's message is still in the stream")
+	}
+	_, script := s.call(t, "GET", "/v1/jobs/"+job.ID+"/script", key, nil)
+	for _, want := range []string{"// step 2: Sign in with the password", "fill(process.env.PASSWORD ?? '')", "// step 4:"} {
+		if !strings.Contains(string(script), want) {
+			t.Fatalf("script lacks %q:\n%s", want, script)
+		}
+	}
+}

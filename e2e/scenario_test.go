@@ -1,0 +1,138 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/webpilot/webpilot/browser/browsertest"
+	"github.com/webpilot/webpilot/demoapp"
+	"github.com/webpilot/webpilot/llm"
+	"github.com/webpilot/webpilot/llm/llmtest"
+)
+
+func TestScenarioThroughAPIQueueWorkerAndBrowser(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, 10*time.Second, 300*time.Millisecond)
+	s.startWorker(t, nil)
+	tenantID, key := s.tenant(t, "acme", 5)
+
+	job := s.submit(t, key, map[string]any{
+		"name": "login", "base_url": s.demo + "/login",
+		"secrets": map[string]string{"PASSWORD": demoapp.Password},
+		"steps": []any{
+			`Fill "Email" with "` + demoapp.Email + `"`,
+			`Fill "Password" with "{{PASSWORD}}"`,
+			`Click "Sign in"`,
+			`Verify "Welcome back" is visible`,
+			"Go to /delayed",
+			`Verify "Report ready" is visible`,
+		},
+	})
+	if job.State != "queued" || job.HoldCredits != 2 {
+		t.Fatalf("accepted job: %+v", job)
+	}
+	if a := s.account(t, tenantID); a.Held != 2_000_000 {
+		t.Fatalf("hold not placed: %+v", a)
+	}
+	v := s.wait(t, key, job.ID, 60*time.Second)
+	if v.State != "succeeded" || v.Progress.Done != 6 || v.Attempt != 1 {
+		t.Fatalf("job ended %s (%s), %d/%d steps, attempt %d", v.State, v.Error, v.Progress.Done, v.Progress.Total, v.Attempt)
+	}
+	var steps []struct{ Tier, Status string }
+	_ = json.Unmarshal(v.Steps, &steps)
+	for i, st := range steps {
+		if st.Tier != "deterministic" || st.Status != "passed" {
+			t.Fatalf("step %d: %+v", i+1, st)
+		}
+	}
+	code, script := s.call(t, "GET", "/v1/jobs/"+job.ID+"/script", key, nil)
+	if code != http.StatusOK || !strings.Contains(string(script), "// step 3: Click \"Sign in\"") {
+		t.Fatalf("script %d:\n%s", code, script)
+	}
+	// The secret is sealed at rest and never appears in what the job wrote.
+	var dump string
+	if err := s.store.Pool().QueryRow(context.Background(),
+		`SELECT input::text || coalesce(result::text,'') || coalesce(script,'') || coalesce(checkpoint::text,'') FROM jobs WHERE id = $1`, job.ID).Scan(&dump); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(dump, demoapp.Password) || !strings.Contains(dump, "sealed_secrets") {
+		t.Fatal("the password is stored in the clear, or not sealed")
+	}
+	if n := s.count(t, `SELECT count(*) FROM history WHERE job_id = $1 AND result = 'ok'`, job.ID); n != 6 {
+		t.Fatalf("history rows = %d, want 6", n)
+	}
+	// Deterministic steps cost nothing, and the whole hold is released.
+	if a := s.account(t, tenantID); a.Balance != 5_000_000 || a.Held != 0 {
+		t.Fatalf("account after job: %+v", a)
+	}
+	if s.queue.Pending(t) != 0 {
+		t.Fatal("the job's message was not acknowledged")
+	}
+	out, err := browsertest.RunSpec(context.Background(), string(script), map[string]string{"PASSWORD": demoapp.Password})
+	if err != nil {
+		t.Fatalf("generated spec fails under @playwright/test: %v\n%s", err, out)
+	}
+}
+
+func TestAgentStepIsChargedWhatTheModelReported(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, 10*time.Second, 300*time.Millisecond)
+	model := llmtest.New(t,
+		llmtest.Reply{Content: llmtest.JSON(map[string]any{"status": "continue", "reasoning": "open the list",
+			"commands": []map[string]any{{"action": "click", "target": map[string]string{"role": "link", "name": "Shopping list"}}}}),
+			PromptTokens: 2400, CachedTokens: 400, CompletionTokens: 120},
+		llmtest.Reply{Content: llmtest.JSON(map[string]any{"status": "complete", "reasoning": "add it",
+			"commands": []map[string]any{
+				{"action": "fill", "target": map[string]string{"placeholder": "Add an item"}, "value": "Coffee beans"},
+				{"action": "press", "target": map[string]string{"placeholder": "Add an item"}, "value": "Enter"},
+			}}),
+			PromptTokens: 2600, CachedTokens: 2000, CompletionTokens: 90},
+	)
+	s.startWorker(t, llm.New(llm.Config{APIKey: "test", BaseURL: model.BaseURL(), Model: "gpt-4o-mini"}))
+	tenantID, key := s.tenant(t, "agentco", 3)
+	job := s.submit(t, key, map[string]any{
+		"name": "agent adds an item", "base_url": s.demo + "/",
+		"steps": []any{"Put coffee beans on the shopping list", `Verify "Coffee beans" is visible`},
+	})
+	v := s.wait(t, key, job.ID, 60*time.Second)
+	if v.State != "succeeded" {
+		t.Fatalf("job ended %s: %s", v.State, v.Error)
+	}
+	// What the scripted server reported, priced at gpt-4o-mini's default rates.
+	want := llm.DefaultPrices.MicroCredits("gpt-4o-mini", llm.Usage{PromptTokens: 2400, CachedTokens: 400, CompletionTokens: 120}) +
+		llm.DefaultPrices.MicroCredits("gpt-4o-mini", llm.Usage{PromptTokens: 2600, CachedTokens: 2000, CompletionTokens: 90})
+	if v.Usage == nil || v.Usage.Calls != 2 || v.Usage.PromptTokens != 5000 || v.Usage.CachedTokens != 2400 ||
+		v.Usage.CompletionTokens != 210 || v.Usage.CreditsMicro != want {
+		t.Fatalf("usage = %+v, want 2 calls, 5000/2400/210 tokens, %d micro-credits", v.Usage, want)
+	}
+	if n := s.count(t, `SELECT count(*) FROM credit_entries WHERE job_id = $1 AND amount < 0`, job.ID); n != 2 {
+		t.Fatalf("%d charges in the ledger, want 2", n)
+	}
+	if a := s.account(t, tenantID); a.Balance != 3_000_000-want || a.Held != 0 {
+		t.Fatalf("account = %+v, want balance %d and nothing held", a, 3_000_000-want)
+	}
+	var steps []struct {
+		Tier       string
+		Iterations int
+		Usage      llm.Usage
+	}
+	_ = json.Unmarshal(v.Steps, &steps)
+	if steps[0].Tier != "agent" || steps[0].Iterations != 2 || steps[0].Usage.PromptTokens != 5000 || steps[1].Tier != "deterministic" {
+		t.Fatalf("per-step report: %+v", steps)
+	}
+	if model.Remaining() != 0 {
+		t.Fatalf("%d scripted replies unused", model.Remaining())
+	}
+	_, script := s.call(t, "GET", "/v1/jobs/"+job.ID+"/script", key, nil)
+	if !strings.Contains(string(script), "await page.getByRole('textbox', { name: 'New item' }).fill('Coffee beans');") {
+		t.Fatalf("agent commands missing from the spec:\n%s", script)
+	}
+	out, err := browsertest.RunSpec(context.Background(), string(script), nil)
+	if err != nil {
+		t.Fatalf("generated spec fails: %v\n%s\n%s", err, out, script)
+	}
+}

@@ -1,0 +1,184 @@
+// Package e2e tests webpilot through its HTTP API with every real part
+// running: PostgreSQL, embedded NATS JetStream, workers driving Chromium,
+// and a scripted OpenAI-compatible model server.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/webpilot/webpilot/api"
+	"github.com/webpilot/webpilot/browser/browsertest"
+	"github.com/webpilot/webpilot/demoapp"
+	"github.com/webpilot/webpilot/jobs"
+	"github.com/webpilot/webpilot/jobs/natstest"
+	"github.com/webpilot/webpilot/netguard"
+	"github.com/webpilot/webpilot/orchestrator"
+	"github.com/webpilot/webpilot/store"
+	"github.com/webpilot/webpilot/store/storetest"
+	"github.com/webpilot/webpilot/worker"
+)
+
+const adminToken = "test-admin-token"
+
+type stack struct {
+	dbURL   string
+	store   *store.Store
+	queue   *natstest.Queue
+	api     *httptest.Server
+	sealer  *jobs.Sealer
+	sealKey string
+	demo    string
+	ackWait time.Duration
+}
+
+func quietLog() *slog.Logger {
+	level := slog.LevelWarn
+	if os.Getenv("WEBPILOT_TEST_LOG") != "" {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// newStack starts Postgres (a fresh database), NATS, the API and the demo app.
+func newStack(t *testing.T, ackWait time.Duration, demoDelay time.Duration) *stack {
+	t.Helper()
+	s := &stack{ackWait: ackWait}
+	s.dbURL = storetest.URL(t)
+	st, err := store.Open(context.Background(), s.dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	s.store = st
+	s.queue = natstest.New(t, ackWait)
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	s.sealKey = base64.StdEncoding.EncodeToString(key)
+	if s.sealer, err = jobs.NewSealer(key); err != nil {
+		t.Fatal(err)
+	}
+	srv := api.New(api.Config{AdminToken: adminToken, MaxBody: 64 << 10}, st, jobs.NewPublisher(s.queue.JS),
+		netguard.New([]string{"127.0.0.1"}), s.sealer, quietLog())
+	s.api = httptest.NewServer(srv.Handler())
+	t.Cleanup(s.api.Close)
+	d := httptest.NewServer(demoapp.Handler(demoapp.Options{Delay: demoDelay}))
+	t.Cleanup(d.Close)
+	s.demo = d.URL
+	return s
+}
+
+// startWorker runs an in-process worker on the shared test browser until the test ends.
+func (s *stack) startWorker(t *testing.T, model orchestrator.Model) {
+	t.Helper()
+	w := worker.New(worker.Config{ID: "test-worker", Concurrency: 2, AckWait: s.ackWait}, s.store, s.queue.Consumer,
+		browsertest.Browser(t), model, netguard.New([]string{"127.0.0.1"}), s.sealer, quietLog())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = w.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// tenant creates a tenant through the admin API and grants it credits.
+func (s *stack) tenant(t *testing.T, name string, credits float64) (id, key string) {
+	t.Helper()
+	var res struct {
+		Tenant struct{ ID string }
+		APIKey string `json:"api_key"`
+	}
+	s.mustJSON(t, "POST", "/v1/admin/tenants", adminToken, map[string]any{"name": name}, http.StatusCreated, &res)
+	if credits > 0 {
+		s.mustJSON(t, "POST", "/v1/admin/tenants/"+res.Tenant.ID+"/credits", adminToken,
+			map[string]any{"credits": credits, "idempotency_key": "initial"}, http.StatusOK, nil)
+	}
+	return res.Tenant.ID, res.APIKey
+}
+
+// call sends a request with a raw body and returns the status and body.
+func (s *stack) call(t *testing.T, method, path, token string, body []byte) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, s.api.URL+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func (s *stack) mustJSON(t *testing.T, method, path, token string, body any, want int, out any) {
+	t.Helper()
+	var raw []byte
+	if body != nil {
+		raw, _ = json.Marshal(body)
+	}
+	code, b := s.call(t, method, path, token, raw)
+	if code != want {
+		t.Fatalf("%s %s = %d, want %d: %s", method, path, code, want, b)
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("decode %s: %v", b, err)
+		}
+	}
+}
+
+// submit posts a scenario and returns the accepted job.
+func (s *stack) submit(t *testing.T, key string, sc map[string]any) api.JobView {
+	t.Helper()
+	var v api.JobView
+	s.mustJSON(t, "POST", "/v1/jobs", key, map[string]any{"kind": "scenario", "scenario": sc}, http.StatusAccepted, &v)
+	return v
+}
+
+// wait polls the job until it ends.
+func (s *stack) wait(t *testing.T, key, id string, timeout time.Duration) api.JobView {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var v api.JobView
+		s.mustJSON(t, "GET", "/v1/jobs/"+id, key, nil, http.StatusOK, &v)
+		if store.Terminal(v.State) {
+			return v
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s still %s after %s", id, v.State, timeout)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (s *stack) count(t *testing.T, query string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := s.store.Pool().QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
+
+func (s *stack) account(t *testing.T, tenantID string) store.Account {
+	t.Helper()
+	a, err := s.store.Account(context.Background(), tenantID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}

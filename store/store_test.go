@@ -1,0 +1,147 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/webpilot/webpilot/store"
+	"github.com/webpilot/webpilot/store/storetest"
+)
+
+func submit(t *testing.T, st *store.Store, tenantID string, hold int64) store.Job {
+	t.Helper()
+	j, err := st.SubmitJob(context.Background(), store.NewJob{TenantID: tenantID, Kind: "scenario",
+		Input: json.RawMessage(`{"steps":["x"]}`), Hold: hold, Subject: "jobs.scenario." + tenantID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+func account(t *testing.T, st *store.Store, id string) store.Account {
+	t.Helper()
+	a, err := st.Account(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func TestCreditLifecycle(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := storetest.New(t)
+	tn, _ := storetest.Tenant(t, st, "acme", 5)
+
+	j := submit(t, st, tn.ID, 2_000_000)
+	if a := account(t, st, tn.ID); a.Held != 2_000_000 || a.Available != 3_000_000 {
+		t.Fatalf("after hold: %+v", a)
+	}
+	// A hold the available balance cannot cover is refused and writes nothing.
+	if _, err := st.SubmitJob(ctx, store.NewJob{TenantID: tn.ID, Kind: "scenario", Input: json.RawMessage(`{}`),
+		Hold: 3_000_001, Subject: "s"}); !errors.Is(err, store.ErrInsufficientCredits) {
+		t.Fatalf("oversized hold: %v", err)
+	}
+	jobs, _ := st.ListJobs(ctx, tn.ID, "", 10)
+	if len(jobs) != 1 {
+		t.Fatalf("a refused submit left %d jobs", len(jobs))
+	}
+
+	c, err := st.ClaimJob(ctx, j.ID, "w1", time.Minute)
+	if err != nil || c.Attempt != 1 {
+		t.Fatalf("claim: %+v %v", c, err)
+	}
+	u := store.Usage{JobID: j.ID, Attempt: 1, Seq: 1, Model: "m", PromptTokens: 100, CompletionTokens: 10, Credits: 500_000}
+	ch, err := st.RecordUsage(ctx, u)
+	if err != nil || ch.Consumed != 500_000 || ch.Hold != 2_000_000 {
+		t.Fatalf("usage: %+v %v", ch, err)
+	}
+	// Recording the same call again (a retried write) charges nothing more.
+	if ch, err = st.RecordUsage(ctx, u); err != nil || ch.Consumed != 500_000 {
+		t.Fatalf("duplicate usage: %+v %v", ch, err)
+	}
+	if a := account(t, st, tn.ID); a.Balance != 4_500_000 || a.Held != 1_500_000 {
+		t.Fatalf("after charge: %+v", a)
+	}
+	// A zombie's write (an older attempt) is fenced off.
+	if _, err := st.RecordUsage(ctx, store.Usage{JobID: j.ID, Attempt: 0, Seq: 2, Model: "m", Credits: 1}); !errors.Is(err, store.ErrFenced) {
+		t.Fatalf("stale attempt accepted: %v", err)
+	}
+	if err := st.FinishJob(ctx, store.Finish{JobID: j.ID, Attempt: 1, State: store.StateSucceeded, Result: json.RawMessage(`{}`), Script: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if a := account(t, st, tn.ID); a.Balance != 4_500_000 || a.Held != 0 || a.Available != 4_500_000 {
+		t.Fatalf("after settle: %+v", a)
+	}
+	// Finishing twice is fenced: the job is no longer running.
+	if err := st.FinishJob(ctx, store.Finish{JobID: j.ID, Attempt: 1, State: store.StateFailed, Result: json.RawMessage(`{}`)}); !errors.Is(err, store.ErrFenced) {
+		t.Fatalf("second finish: %v", err)
+	}
+	ledger, _ := st.Ledger(ctx, tn.ID, 10)
+	if len(ledger) != 2 || ledger[0].Amount != -500_000 || ledger[1].Amount != 5_000_000 {
+		t.Fatalf("ledger: %+v", ledger)
+	}
+}
+
+func TestClaimFencingAndFairness(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := storetest.New(t)
+	tn, key, err := st.CreateTenant(ctx, "solo", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Grant(ctx, tn.ID, 10_000_000, "g"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := st.Authenticate(ctx, key); err != nil || got.ID != tn.ID {
+		t.Fatalf("authenticate: %v", err)
+	}
+	if _, err := st.Authenticate(ctx, key+"x"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a wrong key authenticated: %v", err)
+	}
+	a, b := submit(t, st, tn.ID, 1), submit(t, st, tn.ID, 1)
+	if _, err := st.ClaimJob(ctx, a.ID, "w1", 50*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	// The tenant may run one job at a time.
+	if _, err := st.ClaimJob(ctx, b.ID, "w2", time.Minute); !errors.Is(err, store.ErrTenantBusy) {
+		t.Fatalf("second running job allowed: %v", err)
+	}
+	// A running job with a live lease is not claimable; once it lapses it is, under a new attempt.
+	if _, err := st.ClaimJob(ctx, a.ID, "w2", time.Minute); !errors.Is(err, store.ErrStale) {
+		t.Fatalf("leased job re-claimed: %v", err)
+	}
+	time.Sleep(80 * time.Millisecond)
+	c, err := st.ClaimJob(ctx, a.ID, "w2", time.Minute)
+	if err != nil || c.Attempt != 2 {
+		t.Fatalf("reclaim after lease: %+v %v", c, err)
+	}
+	if _, err := st.ExtendLease(ctx, a.ID, 1, time.Minute); !errors.Is(err, store.ErrFenced) {
+		t.Fatalf("the old attempt extended its lease: %v", err)
+	}
+	if err := st.SaveCheckpoint(ctx, a.ID, 1, json.RawMessage(`{}`)); !errors.Is(err, store.ErrFenced) {
+		t.Fatalf("the old attempt checkpointed: %v", err)
+	}
+	// Another tenant cannot see the job.
+	other, _ := storetest.Tenant(t, st, "other", 0)
+	if _, err := st.GetJob(ctx, other.ID, a.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("cross-tenant read: %v", err)
+	}
+	// Cancelling a queued job releases its hold at once.
+	if _, err := st.RequestCancel(ctx, tn.ID, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if acct := account(t, st, tn.ID); acct.Held != 1 {
+		t.Fatalf("held after cancelling the queued job = %d, want 1 (the running job's)", acct.Held)
+	}
+	if err := st.FailUndeliverable(ctx, a.ID, "gave up"); err != nil {
+		t.Fatal(err)
+	}
+	if acct := account(t, st, tn.ID); acct.Held != 0 || acct.Balance != 10_000_000 {
+		t.Fatalf("after failing: %+v", acct)
+	}
+}
