@@ -381,4 +381,3 @@ func (e *env) jobWallTime(ctx context.Context, n int) ([]row, error) {
 		{"  rest (context open/close, result write, settlement)", percentile(other, 50)},
 	}, nil
 }
-
