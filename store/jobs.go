@@ -230,24 +230,38 @@ type Claim struct {
 	ClaimedAt  time.Time
 }
 
+// LeasedError says how long another attempt still holds the job (by the
+// database's clock, so workers' clocks do not matter).
+type LeasedError struct{ Remaining time.Duration }
+
+func (e *LeasedError) Error() string { return fmt.Sprintf("job is leased for another %s", e.Remaining) }
+
+// Unwrap makes errors.Is(err, ErrLeased) true.
+func (e *LeasedError) Unwrap() error { return ErrLeased }
+
 // ClaimJob moves a queued job (or a running one whose lease expired) to
-// running under a new attempt. ErrStale means the message is obsolete;
-// ErrTenantBusy means the tenant is at its running-jobs cap.
+// running under a new attempt. ErrStale means the message is obsolete and
+// can be acknowledged; a LeasedError means another attempt may still be
+// alive, so the message must come back after the lease; ErrTenantBusy means
+// the tenant is at its running-jobs cap.
 func (s *Store) ClaimJob(ctx context.Context, jobID, workerID string, lease time.Duration) (Claim, error) {
 	var c Claim
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var state string
-		var leaseUntil *time.Time
+		var leaseLeft float64 // seconds
 		var maxRunning int
 		err := tx.QueryRow(ctx,
-			`SELECT j.tenant_id::text, j.state, j.lease_until, t.max_running
+			`SELECT j.tenant_id::text, j.state, COALESCE(EXTRACT(EPOCH FROM (j.lease_until - now())), 0)::float8, t.max_running
 			 FROM jobs j JOIN tenants t ON t.id = j.tenant_id WHERE j.id = $1 FOR UPDATE OF j`, jobID).
-			Scan(&c.TenantID, &state, &leaseUntil, &maxRunning)
+			Scan(&c.TenantID, &state, &leaseLeft, &maxRunning)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ErrStale
 		}
 		if err != nil {
 			return fmt.Errorf("lock job: %w", err)
+		}
+		if state == StateRunning && leaseLeft > 0 {
+			return &LeasedError{Remaining: time.Duration(leaseLeft * float64(time.Second))}
 		}
 		if state == StateQueued {
 			// Serialise claims per tenant so the running count cannot race.
@@ -343,13 +357,13 @@ func (s *Store) FinishJob(ctx context.Context, f Finish) error {
 }
 
 // FailUndeliverable ends a job that can no longer be delivered (MaxDeliver
-// reached) as failed with reason, releasing its hold. A finished job is left
-// as it is.
+// reached) as failed with reason, releasing its hold. A finished job, or one
+// a live attempt still holds, is left as it is.
 func (s *Store) FailUndeliverable(ctx context.Context, jobID, reason string) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx,
 			`UPDATE jobs SET state = 'failed', error = $2, lease_until = NULL, finished_at = now(), updated_at = now()
-			 WHERE id = $1 AND state IN ('queued', 'running')`, jobID, reason)
+			 WHERE id = $1 AND (state = 'queued' OR (state = 'running' AND (lease_until IS NULL OR lease_until < now())))`, jobID, reason)
 		if err != nil {
 			return fmt.Errorf("fail job: %w", err)
 		}

@@ -24,8 +24,11 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrInsufficientCredits means the tenant's available balance cannot cover a hold.
 	ErrInsufficientCredits = errors.New("insufficient credits")
-	// ErrStale means a job can no longer be claimed: it is finished or leased by another worker.
+	// ErrStale means a job can no longer be claimed: it is finished or gone.
 	ErrStale = errors.New("job is not claimable")
+	// ErrLeased means another attempt holds a live lease; the job may be
+	// claimable once it lapses (see LeasedError).
+	ErrLeased = errors.New("job is leased by a running attempt")
 	// ErrFenced means a write carried an attempt that is no longer the job's current one.
 	ErrFenced = errors.New("attempt is no longer current")
 	// ErrTenantBusy means the tenant already runs as many jobs as it may.

@@ -112,8 +112,9 @@ func TestClaimFencingAndFairness(t *testing.T) {
 		t.Fatalf("second running job allowed: %v", err)
 	}
 	// A running job with a live lease is not claimable; once it lapses it is, under a new attempt.
-	if _, err := st.ClaimJob(ctx, a.ID, "w2", time.Minute); !errors.Is(err, store.ErrStale) {
-		t.Fatalf("leased job re-claimed: %v", err)
+	var leased *store.LeasedError
+	if _, err := st.ClaimJob(ctx, a.ID, "w2", time.Minute); !errors.As(err, &leased) || leased.Remaining > 50*time.Millisecond {
+		t.Fatalf("leased job re-claimed, or lease not reported: %v", err)
 	}
 	time.Sleep(80 * time.Millisecond)
 	c, err := st.ClaimJob(ctx, a.ID, "w2", time.Minute)
@@ -137,6 +138,17 @@ func TestClaimFencingAndFairness(t *testing.T) {
 	}
 	if acct := account(t, st, tn.ID); acct.Held != 1 {
 		t.Fatalf("held after cancelling the queued job = %d, want 1 (the running job's)", acct.Held)
+	}
+	// A job a live attempt holds is not failed by the max-deliveries path...
+	if err := st.FailUndeliverable(ctx, a.ID, "gave up"); err != nil {
+		t.Fatal(err)
+	}
+	if j, _ := st.GetJob(ctx, tn.ID, a.ID); j.State != store.StateRunning {
+		t.Fatalf("a leased job was failed: %s", j.State)
+	}
+	// ...but one whose lease lapsed is, and its hold is released.
+	if err := st.ReleaseLease(ctx, a.ID, 2); err != nil {
+		t.Fatal(err)
 	}
 	if err := st.FailUndeliverable(ctx, a.ID, "gave up"); err != nil {
 		t.Fatal(err)

@@ -142,7 +142,12 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	log := w.log.With("job", m.JobID)
 	lease := w.cfg.AckWait
 	claim, err := w.store.ClaimJob(ctx, m.JobID, w.cfg.ID, lease)
+	var leased *store.LeasedError
 	switch {
+	case errors.As(err, &leased):
+		// Its worker may be alive (or just died): look again when the lease lapses.
+		_ = msg.NakWithDelay(leased.Remaining + 100*time.Millisecond)
+		return
 	case errors.Is(err, store.ErrStale):
 		log.Debug("stale message acknowledged")
 		_ = msg.Ack()
