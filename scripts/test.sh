@@ -7,11 +7,15 @@ export WEBPILOT_PG_PORT=${WEBPILOT_PG_PORT:-55432}
 export WEBPILOT_PG_DIR=${WEBPILOT_PG_DIR:-/var/tmp/webpilot-test-pg}
 export PLAYWRIGHT_DRIVER_PATH=${PLAYWRIGHT_DRIVER_PATH:-$PWD/.cache/playwright-driver-1.52.0}
 export WEBPILOT_SPEC_RUNNER=${WEBPILOT_SPEC_RUNNER:-$PWD/.cache/pwtest}
-started=0
-if ! pg_isready -q -h 127.0.0.1 -p "$WEBPILOT_PG_PORT" 2>/dev/null; then started=1; fi
-DATABASE_URL=$(bash scripts/pg.sh start)
+# Reuse a cluster already answering on the port (a developer's); otherwise
+# start a throwaway one and stop it afterwards.
+if pg_isready -q -h 127.0.0.1 -p "$WEBPILOT_PG_PORT" 2>/dev/null; then
+  DATABASE_URL="postgres://postgres@127.0.0.1:$WEBPILOT_PG_PORT/postgres?sslmode=disable"
+else
+  DATABASE_URL=$(bash scripts/pg.sh start)
+  trap 'bash scripts/pg.sh stop' EXIT
+fi
 export DATABASE_URL
-if [ "$started" = 1 ]; then trap 'bash scripts/pg.sh stop' EXIT; fi
 echo "test: postgres at $DATABASE_URL"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*'))
 if [ -n "$unformatted" ]; then echo "gofmt needed: $unformatted" >&2; exit 1; fi
