@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -81,12 +82,31 @@ func newStack(t *testing.T, ackWait time.Duration, demoDelay time.Duration) *sta
 // startWorker runs an in-process worker on the shared test browser until the test ends.
 func (s *stack) startWorker(t *testing.T, model orchestrator.Model) {
 	t.Helper()
-	w := worker.New(worker.Config{ID: "test-worker", Concurrency: 2, AckWait: s.ackWait}, s.store, s.queue.Consumer,
-		browsertest.Browser(t), model, netguard.New([]string{"127.0.0.1"}), s.sealer, quietLog())
+	s.startWorkerWith(t, model, worker.Config{})
+}
+
+// startWorkerWith starts a worker with cfg (ID, AckWait and Concurrency
+// filled in when zero) and returns a function that stops it (SIGTERM-like:
+// it drains) and waits.
+func (s *stack) startWorkerWith(t *testing.T, model orchestrator.Model, cfg worker.Config) (stop func()) {
+	t.Helper()
+	if cfg.ID == "" {
+		cfg.ID = "test-worker"
+	}
+	if cfg.AckWait == 0 {
+		cfg.AckWait = s.ackWait
+	}
+	if cfg.Concurrency == 0 {
+		cfg.Concurrency = 2
+	}
+	w := worker.New(cfg, s.store, s.queue.Consumer, browsertest.Browser(t), model, netguard.New([]string{"127.0.0.1"}), s.sealer, quietLog())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = w.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); <-done }) }
+	t.Cleanup(stop)
+	return stop
 }
 
 // tenant creates a tenant through the admin API and grants it credits.

@@ -163,7 +163,8 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	log = log.With("attempt", claim.Attempt, "tenant", claim.TenantID)
 	if claim.Attempt > w.cfg.MaxAttempts {
 		reason := fmt.Sprintf("gave up after %d attempts: the job's workers stopped or timed out each time", w.cfg.MaxAttempts)
-		if err := w.store.FailUndeliverable(ctx, claim.JobID, reason); err != nil {
+		if err := w.store.FinishJob(ctx, store.Finish{JobID: claim.JobID, Attempt: claim.Attempt, State: store.StateFailed,
+			Result: json.RawMessage(`{}`), Error: reason}); err != nil {
 			log.Error("could not fail undeliverable job", "err", err)
 			return
 		}

@@ -1,0 +1,174 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/webpilot/webpilot/jobs"
+	"github.com/webpilot/webpilot/llm"
+	"github.com/webpilot/webpilot/llm/llmtest"
+	"github.com/webpilot/webpilot/reconcile"
+	"github.com/webpilot/webpilot/store"
+	"github.com/webpilot/webpilot/worker"
+)
+
+// scenarioJSON encodes a scenario the way the dispatcher stores it.
+func scenarioJSON(t *testing.T, base string, steps ...string) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"name": "direct", "base_url": base, "steps": steps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestLostPublishIsRepublishedByTheReconciler(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, 10*time.Second, 0)
+	s.startWorker(t, nil)
+	tenantID, key := s.tenant(t, "lost", 5)
+	// The dispatcher committed the job but died before publishing it.
+	j, err := s.store.SubmitJob(context.Background(), store.NewJob{TenantID: tenantID, Kind: "scenario",
+		Input: scenarioJSON(t, s.demo+"/login", `Verify "Log in" is visible`), Hold: 1_000_000,
+		Subject: jobs.Subject(jobs.KindScenario, tenantID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if s.queue.Pending(t) != 0 {
+		t.Fatal("the job was published although nobody published it")
+	}
+	loops := reconcile.New(reconcile.Config{Unsent: 100 * time.Millisecond}, s.store, jobs.NewPublisher(s.queue.JS), quietLog())
+	if n, err := loops.Republish(context.Background()); err != nil || n != 1 {
+		t.Fatalf("republished %d jobs: %v", n, err)
+	}
+	// A second pass finds nothing left to do.
+	if n, _ := loops.Republish(context.Background()); n != 0 {
+		t.Fatalf("republished again: %d", n)
+	}
+	if v := s.wait(t, key, j.ID, 30*time.Second); v.State != "succeeded" {
+		t.Fatalf("republished job ended %s: %s", v.State, v.Error)
+	}
+}
+
+func TestCancelStopsARunningJobAndReleasesItsHold(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, 3*time.Second, 0)
+	s.startWorker(t, nil)
+	tenantID, key := s.tenant(t, "canceller", 5)
+	job := s.submit(t, key, map[string]any{"name": "slow", "base_url": s.demo + "/",
+		"steps": []any{"Wait 1500ms", "Wait 1500ms", "Wait 1500ms", "Wait 1500ms", "Wait 1500ms", "Wait 1500ms"}})
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		var v struct{ State string }
+		s.mustJSON(t, "GET", "/v1/jobs/"+job.ID, key, nil, http.StatusOK, &v)
+		if v.State == "running" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("job never started")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.mustJSON(t, "POST", "/v1/jobs/"+job.ID+"/cancel", key, nil, http.StatusAccepted, nil)
+	v := s.wait(t, key, job.ID, 30*time.Second)
+	if v.State != "cancelled" || v.Progress.Done >= 6 {
+		t.Fatalf("job ended %s after %d steps", v.State, v.Progress.Done)
+	}
+	if a := s.account(t, tenantID); a.Held != 0 || a.Balance != 5_000_000 {
+		t.Fatalf("account after cancel: %+v", a)
+	}
+}
+
+func TestBudgetExhaustedKeepsPartialResultsAndChargesWhatWasUsed(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, 10*time.Second, 0)
+	// Each reply costs 150,000 micro-credits at gpt-4o-mini prices (10,000 prompt tokens).
+	never := llmtest.Reply{Content: `{"status":"continue","reasoning":"looking around"}`, PromptTokens: 10_000}
+	model := llmtest.New(t, never, never, never, never)
+	s.startWorker(t, llm.New(llm.Config{APIKey: "k", BaseURL: model.BaseURL(), Model: "gpt-4o-mini"}))
+	tenantID, key := s.tenant(t, "thrifty", 5)
+	job := s.submit(t, key, map[string]any{"name": "expensive", "base_url": s.demo + "/",
+		"options": map[string]any{"max_credits": 0.25},
+		"steps":   []any{`Click "Shopping list"`, "Find something interesting", "Verify \"x\" is visible"}})
+	v := s.wait(t, key, job.ID, 30*time.Second)
+	if v.State != "budget_exhausted" {
+		t.Fatalf("job ended %s: %s", v.State, v.Error)
+	}
+	// Two calls reach the 250,000 hold; the agent stops there and the first step's result is kept.
+	if v.Usage == nil || v.Usage.Calls != 2 || v.Usage.CreditsMicro != 300_000 {
+		t.Fatalf("usage = %+v", v.Usage)
+	}
+	if v.Progress.Done != 2 {
+		t.Fatalf("steps reported: %d", v.Progress.Done)
+	}
+	if a := s.account(t, tenantID); a.Balance != 5_000_000-300_000 || a.Held != 0 {
+		t.Fatalf("account = %+v", a)
+	}
+	if code, _ := s.call(t, "GET", "/v1/jobs/"+job.ID+"/script", key, nil); code != http.StatusOK {
+		t.Fatalf("partial script not kept: %d", code)
+	}
+}
+
+func TestDrainHandsARunningJobBackToAnotherWorker(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, 3*time.Second, 0)
+	stop := s.startWorkerWith(t, nil, worker.Config{ID: "draining", DrainGrace: 200 * time.Millisecond})
+	_, key := s.tenant(t, "drained", 5)
+	job := s.submit(t, key, map[string]any{"name": "long", "base_url": s.demo + "/",
+		"steps": []any{"Wait 400ms", "Wait 400ms", "Wait 400ms", "Wait 400ms", "Wait 400ms", "Wait 400ms", "Wait 400ms", "Wait 400ms"}})
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		var next int
+		_ = s.store.Pool().QueryRow(context.Background(), `SELECT coalesce((checkpoint->>'next_step')::int, 0) FROM jobs WHERE id = $1`, job.ID).Scan(&next)
+		if next >= 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no checkpoint")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop() // SIGTERM: grace runs out mid-job, the job is handed back
+	var state string
+	_ = s.store.Pool().QueryRow(context.Background(), `SELECT state FROM jobs WHERE id = $1`, job.ID).Scan(&state)
+	if state != "running" {
+		t.Fatalf("after the drain the job is %s, want it handed back (still running, lease released)", state)
+	}
+	s.startWorkerWith(t, nil, worker.Config{ID: "successor"})
+	v := s.wait(t, key, job.ID, 30*time.Second)
+	if v.State != "succeeded" || v.Attempt != 2 || v.Progress.Done != 8 {
+		t.Fatalf("job ended %s, attempt %d, %d steps: %s", v.State, v.Attempt, v.Progress.Done, v.Error)
+	}
+	if n := s.count(t, `SELECT count(*) FROM history WHERE job_id = $1 AND attempt = 2 AND step = 1`, job.ID); n != 0 {
+		t.Fatal("the successor re-ran a checkpointed step")
+	}
+}
+
+func TestJobFailsAfterMaxAttempts(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, 10*time.Second, 0)
+	s.startWorkerWith(t, nil, worker.Config{MaxAttempts: 3})
+	tenantID, key := s.tenant(t, "doomed", 5)
+	j, err := s.store.SubmitJob(context.Background(), store.NewJob{TenantID: tenantID, Kind: "scenario",
+		Input: scenarioJSON(t, s.demo+"/", "Go to /"), Hold: 1_000_000, Subject: jobs.Subject(jobs.KindScenario, tenantID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three earlier attempts died with the job (their leases lapsed).
+	if _, err := s.store.Pool().Exec(context.Background(),
+		`UPDATE jobs SET state = 'running', attempt = 3, lease_until = now() - interval '1 minute' WHERE id = $1`, j.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := jobs.NewPublisher(s.queue.JS).Publish(context.Background(), jobs.Subject(jobs.KindScenario, tenantID), j.ID); err != nil {
+		t.Fatal(err)
+	}
+	v := s.wait(t, key, j.ID, 30*time.Second)
+	if v.State != "failed" || v.Error == "" {
+		t.Fatalf("job ended %s: %q", v.State, v.Error)
+	}
+	if a := s.account(t, tenantID); a.Held != 0 {
+		t.Fatalf("hold not released: %+v", a)
+	}
+}
