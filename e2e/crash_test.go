@@ -88,18 +88,7 @@ func TestWorkerKilledMidJobResumesAndChargesOnce(t *testing.T) {
 	})
 
 	// Kill the first worker (SIGKILL: no drain, no ack) once the agent step is checkpointed.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		var next int
-		_ = s.store.Pool().QueryRow(context.Background(), `SELECT coalesce((checkpoint->>'next_step')::int, 0) FROM jobs WHERE id = $1`, job.ID).Scan(&next)
-		if next >= 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the first worker never checkpointed step 2")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	s.waitCheckpoint(t, job.ID, 2)
 	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

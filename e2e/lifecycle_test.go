@@ -119,17 +119,7 @@ func TestDrainHandsARunningJobBackToAnotherWorker(t *testing.T) {
 	_, key := s.tenant(t, "drained", 5)
 	job := s.submit(t, key, map[string]any{"name": "long", "base_url": s.demo + "/",
 		"steps": []any{"Wait 400ms", "Wait 400ms", "Wait 400ms", "Wait 400ms", "Wait 400ms", "Wait 400ms", "Wait 400ms", "Wait 400ms"}})
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		var next int
-		_ = s.store.Pool().QueryRow(context.Background(), `SELECT coalesce((checkpoint->>'next_step')::int, 0) FROM jobs WHERE id = $1`, job.ID).Scan(&next)
-		if next >= 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no checkpoint")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	s.waitCheckpoint(t, job.ID, 1)
 	stop() // SIGTERM: grace runs out mid-job, the job is handed back
 	var state string
 	_ = s.store.Pool().QueryRow(context.Background(), `SELECT state FROM jobs WHERE id = $1`, job.ID).Scan(&state)

@@ -202,3 +202,19 @@ func (s *stack) account(t *testing.T, tenantID string) store.Account {
 	}
 	return a
 }
+
+// waitCheckpoint waits until the job has checkpointed at least n steps.
+func (s *stack) waitCheckpoint(t *testing.T, jobID string, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		var next int
+		_ = s.store.Pool().QueryRow(context.Background(), `SELECT coalesce((checkpoint->>'next_step')::int, 0) FROM jobs WHERE id = $1`, jobID).Scan(&next)
+		if next >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s never checkpointed %d steps", jobID, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

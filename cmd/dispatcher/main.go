@@ -61,19 +61,16 @@ func run(log *slog.Logger) error {
 		return err
 	}
 
-	qcfg := jobs.DefaultQueueConfig()
-	if v := os.Getenv("WEBPILOT_ACK_WAIT"); v != "" {
-		if qcfg.AckWait, err = time.ParseDuration(v); err != nil {
-			return fmt.Errorf("WEBPILOT_ACK_WAIT: %w", err)
-		}
+	qcfg, _, err := jobs.QueueConfigFromEnv()
+	if err != nil {
+		return err
 	}
-	maxAttempts, _ := strconv.Atoi(env("WEBPILOT_MAX_ATTEMPTS", "5"))
-	// The worker enforces MaxAttempts through Postgres; MaxDeliver is a
-	// backstop that also counts fairness re-queues.
-	qcfg.MaxDeliver = maxAttempts * 20
 	natsURL := os.Getenv("NATS_URL")
 	if natsURL == "" {
-		port, _ := strconv.Atoi(env("WEBPILOT_NATS_PORT", "4222"))
+		port, err := strconv.Atoi(env("WEBPILOT_NATS_PORT", "4222"))
+		if err != nil || port < 0 || port > 65535 {
+			return fmt.Errorf("WEBPILOT_NATS_PORT must be a port number, got %q", os.Getenv("WEBPILOT_NATS_PORT"))
+		}
 		ns, err := jobs.StartEmbedded(filepath.Join(dataDir, "nats"), port)
 		if err != nil {
 			return err
@@ -104,7 +101,10 @@ func run(log *slog.Logger) error {
 	}
 	pub := jobs.NewPublisher(js)
 	policy := netguard.New(strings.Split(os.Getenv("WEBPILOT_ALLOW_HOSTS"), ","))
-	hold, _ := strconv.ParseFloat(env("WEBPILOT_DEFAULT_HOLD", "2"), 64)
+	hold, err := strconv.ParseFloat(env("WEBPILOT_DEFAULT_HOLD", "2"), 64)
+	if err != nil || hold <= 0 || hold > 1e9 {
+		return fmt.Errorf("WEBPILOT_DEFAULT_HOLD must be a positive number of credits, got %q", os.Getenv("WEBPILOT_DEFAULT_HOLD"))
+	}
 	srv := api.New(api.Config{AdminToken: adminToken, DefaultHold: int64(hold * store.MicroCredits)}, st, pub, policy, sealer, log)
 
 	go reconcile.New(reconcile.Config{}, st, pub, log).Run(ctx)

@@ -59,14 +59,10 @@ func run(id string, log *slog.Logger) error {
 	if err := st.Migrate(ctx); err != nil {
 		return err
 	}
-	qcfg := jobs.DefaultQueueConfig()
-	if v := os.Getenv("WEBPILOT_ACK_WAIT"); v != "" {
-		if qcfg.AckWait, err = time.ParseDuration(v); err != nil {
-			return fmt.Errorf("WEBPILOT_ACK_WAIT: %w", err)
-		}
+	qcfg, maxAttempts, err := jobs.QueueConfigFromEnv()
+	if err != nil {
+		return err
 	}
-	maxAttempts, _ := strconv.Atoi(env("WEBPILOT_MAX_ATTEMPTS", "5"))
-	qcfg.MaxDeliver = maxAttempts * 20
 	natsURL := env("NATS_URL", "nats://127.0.0.1:"+env("WEBPILOT_NATS_PORT", "4222"))
 	nc, err := nats.Connect(natsURL, nats.Name("webpilot-worker-"+id), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true))
 	if err != nil {
@@ -103,7 +99,9 @@ func run(id string, log *slog.Logger) error {
 	defer b.Close()
 
 	cfg := worker.Config{ID: id, AckWait: qcfg.AckWait, MaxAttempts: maxAttempts, Prices: prices}
-	cfg.Concurrency, _ = strconv.Atoi(env("WEBPILOT_CONCURRENCY", "2"))
+	if cfg.Concurrency, err = strconv.Atoi(env("WEBPILOT_CONCURRENCY", "2")); err != nil || cfg.Concurrency < 1 || cfg.Concurrency > 64 {
+		return fmt.Errorf("WEBPILOT_CONCURRENCY must be a whole number from 1 to 64, got %q", os.Getenv("WEBPILOT_CONCURRENCY"))
+	}
 	var model orchestrator.Model // stays nil without a key: deterministic tier only
 	if lc, ok := llm.ConfigFromEnv(); ok {
 		model = llm.New(lc)
