@@ -95,7 +95,9 @@ type Session struct {
 	net    *netTracker
 	mu     sync.Mutex
 	denied []string // URLs the policy refused
-	refs   map[string]bool
+	// frameRefs maps the frame number of the latest snapshot's refs (f2s3e7)
+	// to the iframe selector chain that reaches that frame.
+	frameRefs map[string][]string
 }
 
 // NewSession opens a fresh context with the URL policy enforced on every

@@ -23,9 +23,16 @@ type Fingerprint struct {
 	Tag         string            `json:"tag"`
 	Attributes  map[string]string `json:"attributes,omitempty"`
 	Path        string            `json:"path"`
+	// Frames is the iframe chain the element lives in.
+	Frames []string `json:"frames,omitempty"`
 	// Locator is the most robust target that was unique on the page when
 	// the fingerprint was taken.
-	Locator Target `json:"locator"`
+	Locator   Target     `json:"locator"`
+	ancestors []ancestor // nearest first, for scoping repeated names
+}
+
+type ancestor struct {
+	role, testID, text string
 }
 
 const fingerprintScript = `(e) => {
@@ -40,16 +47,23 @@ const fingerprintScript = `(e) => {
     let i = 1; for (let s = n.previousElementSibling; s; s = s.previousElementSibling) if (s.tagName === n.tagName) i++;
     path.unshift(n.tagName.toLowerCase() + ':nth-of-type(' + i + ')');
   }
+  const implicit = { li: 'listitem', tr: 'row', article: 'article', form: 'form', dialog: 'dialog', fieldset: 'group', section: 'region', nav: 'navigation', ul: 'list', ol: 'list', table: 'table' };
+  const own = clean(e.innerText || e.textContent);
+  const ancestors = [];
+  for (let n = e.parentElement, i = 0; n && n !== document.body && i < 6; n = n.parentElement, i++) {
+    let text = clean((n.innerText || '').replace(own, ' ')).slice(0, 60);
+    ancestors.push({ role: n.getAttribute('role') || implicit[n.tagName.toLowerCase()] || '', testid: n.getAttribute('data-testid') || '', text });
+  }
   const keep = {};
   for (const n of ['id', 'name', 'type', 'href', 'class', 'aria-label', 'data-testid', 'role', 'for']) if (attr(n)) keep[n] = attr(n).slice(0, 120);
   return { tag: e.tagName.toLowerCase(), testid: attr('data-testid'), placeholder: attr('placeholder'), label,
-    alt: attr('alt'), title: attr('title'), text: clean(e.innerText || e.textContent).slice(0, 100), attrs: keep, path: path.join(' > ') };
+    alt: attr('alt'), title: attr('title'), text: own.slice(0, 100), attrs: keep, path: path.join(' > '), ancestors };
 }`
 
 // ariaLine matches the first line of an element's aria snapshot: `- role "name"`.
 var ariaLine = regexp.MustCompile(`^- ([a-z]+)(?: "((?:[^"\\]|\\.)*)")?`)
 
-func (s *Session) fingerprint(loc playwright.Locator) (*Fingerprint, error) {
+func (s *Session) fingerprint(loc playwright.Locator, frames []string) (*Fingerprint, error) {
 	v, err := loc.Evaluate(fingerprintScript, nil)
 	if err != nil {
 		return nil, fmt.Errorf("fingerprint element: %w", err)
@@ -63,6 +77,17 @@ func (s *Session) fingerprint(loc playwright.Locator) (*Fingerprint, error) {
 			fp.Attributes[k], _ = v.(string)
 		}
 	}
+	if list, ok := m["ancestors"].([]any); ok {
+		for _, x := range list {
+			if a, ok := x.(map[string]any); ok {
+				r, _ := a["role"].(string)
+				id, _ := a["testid"].(string)
+				tx, _ := a["text"].(string)
+				fp.ancestors = append(fp.ancestors, ancestor{role: r, testID: id, text: tx})
+			}
+		}
+	}
+	fp.Frames = frames
 	if snap, err := loc.AriaSnapshot(playwright.LocatorAriaSnapshotOptions{Timeout: playwright.Float(2000)}); err == nil {
 		if mm := ariaLine.FindStringSubmatch(strings.SplitN(snap, "\n", 2)[0]); mm != nil {
 			fp.Role = mm[1]
@@ -77,42 +102,80 @@ func (s *Session) fingerprint(loc playwright.Locator) (*Fingerprint, error) {
 
 // robust picks the most robust target for a fingerprinted element that is
 // unique on the page now: test id, role+name, placeholder, label, alt text,
-// text, title, then the CSS path.
+// text, title; when the element's own names repeat, the same scoped to a
+// uniquely named ancestor (a row, a card); the CSS path last.
 func (s *Session) robust(fp *Fingerprint) Target {
 	var candidates []Target
+	add := func(t Target) {
+		t.Frames = fp.Frames
+		candidates = append(candidates, t)
+	}
 	if fp.TestID != "" {
-		candidates = append(candidates, Target{TestID: fp.TestID})
+		add(Target{TestID: fp.TestID})
 	}
 	if fp.Role != "" && fp.Name != "" && fp.Role != "generic" && fp.Role != "text" {
-		candidates = append(candidates, Target{Role: fp.Role, Name: fp.Name})
+		add(Target{Role: fp.Role, Name: fp.Name})
 	}
 	if fp.Placeholder != "" {
-		candidates = append(candidates, Target{Placeholder: fp.Placeholder})
+		add(Target{Placeholder: fp.Placeholder})
 	}
 	if fp.Label != "" {
-		candidates = append(candidates, Target{Label: fp.Label})
+		add(Target{Label: fp.Label})
 	}
 	if fp.Alt != "" {
-		candidates = append(candidates, Target{Alt: fp.Alt})
+		add(Target{Alt: fp.Alt})
 	}
 	if fp.Text != "" && len(fp.Text) <= 60 && fp.Tag != "input" && fp.Tag != "select" && fp.Tag != "textarea" {
-		candidates = append(candidates, Target{Text: fp.Text})
+		add(Target{Text: fp.Text})
 	}
 	if fp.Title != "" {
-		candidates = append(candidates, Target{Title: fp.Title})
+		add(Target{Title: fp.Title})
 	}
+	if t, ok := s.firstUnique(candidates); ok {
+		return t
+	}
+	for _, a := range fp.ancestors {
+		var parent Target
+		switch {
+		case a.testID != "":
+			parent = Target{TestID: a.testID}
+		case a.role != "" && a.text != "":
+			parent = Target{Role: a.role, HasText: a.text}
+		default:
+			continue
+		}
+		parent.Frames = fp.Frames
+		if s.total(parent) != 1 {
+			continue
+		}
+		scoped := make([]Target, len(candidates))
+		for i, c := range candidates {
+			p := parent
+			c.Within = &p
+			scoped[i] = c
+		}
+		if t, ok := s.firstUnique(scoped); ok {
+			return t
+		}
+	}
+	return Target{CSS: fp.Path, Frames: fp.Frames}
+}
+
+// firstUnique returns the first candidate matching exactly one element,
+// trying each loosely first and then exactly.
+func (s *Session) firstUnique(candidates []Target) (Target, bool) {
 	for _, c := range candidates {
 		if s.total(c) == 1 {
-			return c
+			return c, true
 		}
 		if c.TestID == "" {
 			c.Exact = true
 			if s.total(c) == 1 {
-				return c
+				return c, true
 			}
 		}
 	}
-	return Target{CSS: fp.Path}
+	return Target{}, false
 }
 
 // total counts every element (visible or not) a target matches, as the

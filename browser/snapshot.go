@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/playwright-community/playwright-go"
@@ -27,23 +28,50 @@ const passwordValuesScript = `() => [...document.querySelectorAll('input[type=pa
 // Redacted replaces password field values.
 const Redacted = "«redacted»"
 
-// Snapshot captures the page, redacts password values and trims the text to
-// budget characters (0 means no limit).
+// Snapshot captures the page and every iframe in it (same- or
+// cross-origin; open shadow roots are part of the accessibility tree),
+// redacts password values and trims the text to budget characters (0: no
+// limit). Refs inside frames are prefixed with their frame (f2s3e7).
 func (s *Session) Snapshot(ctx context.Context, budget int) (Snapshot, error) {
 	snap := Snapshot{URL: s.page.URL(), Title: s.Title()}
-	text, err := s.page.Locator("body").AriaSnapshot(playwright.LocatorAriaSnapshotOptions{Ref: playwright.Bool(true), Timeout: playwright.Float(5000)})
+	opts := playwright.LocatorAriaSnapshotOptions{Ref: playwright.Bool(true), Timeout: playwright.Float(5000)}
+	text, err := s.page.Locator("body").AriaSnapshot(opts)
 	if err != nil {
 		return snap, fmt.Errorf("aria snapshot: %w", err)
 	}
-	if v, err := s.page.Evaluate(passwordValuesScript); err == nil {
-		if list, ok := v.([]any); ok {
-			for _, x := range list {
-				if pw, ok := x.(string); ok && pw != "" {
-					text = strings.ReplaceAll(text, pw, Redacted)
-				}
-			}
+	passwords := passwordValues(s.page.MainFrame())
+	frameRefs := map[string][]string{}
+	var b strings.Builder
+	b.WriteString(text)
+	frameOpts := playwright.LocatorAriaSnapshotOptions{Ref: playwright.Bool(true), Timeout: playwright.Float(3000)}
+	for i, f := range s.page.Frames()[1:] {
+		if f.IsDetached() {
+			continue
+		}
+		chain, err := frameChain(f)
+		if err != nil {
+			continue
+		}
+		sub, err := f.Locator("body").AriaSnapshot(frameOpts)
+		if err != nil {
+			continue
+		}
+		n := strconv.Itoa(i + 1)
+		frameRefs[n] = chain
+		passwords = append(passwords, passwordValues(f)...)
+		sub = refPattern.ReplaceAllString(sub, "[ref=f"+n+"$1]")
+		fmt.Fprintf(&b, "\n- frame %q [frame=f%s] (%s):\n", strings.Join(chain, " > "), n, f.URL())
+		for _, line := range strings.Split(sub, "\n") {
+			b.WriteString("  " + line + "\n")
 		}
 	}
+	text = b.String()
+	for _, pw := range passwords {
+		text = strings.ReplaceAll(text, pw, Redacted)
+	}
+	s.mu.Lock()
+	s.frameRefs = frameRefs
+	s.mu.Unlock()
 	snap.RawChars = len(text)
 	snap.Refs = map[string]bool{}
 	for _, m := range refPattern.FindAllStringSubmatch(text, -1) {
@@ -51,6 +79,48 @@ func (s *Session) Snapshot(ctx context.Context, budget int) (Snapshot, error) {
 	}
 	snap.Text, snap.Truncated = trim(text, budget)
 	return snap, nil
+}
+
+func passwordValues(f playwright.Frame) []string {
+	v, err := f.Evaluate(passwordValuesScript)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	if list, ok := v.([]any); ok {
+		for _, x := range list {
+			if pw, ok := x.(string); ok && pw != "" {
+				out = append(out, pw)
+			}
+		}
+	}
+	return out
+}
+
+// frameSelectorScript names an iframe element by the most stable selector.
+const frameSelectorScript = `(e) => {
+  if (e.id && /^[A-Za-z][\w-]*$/.test(e.id)) return '#' + e.id;
+  for (const a of ['name', 'title']) { const v = e.getAttribute(a); if (v) return e.tagName.toLowerCase() + '[' + a + '=' + JSON.stringify(v) + ']'; }
+  const all = [...e.ownerDocument.querySelectorAll(e.tagName)];
+  return e.tagName.toLowerCase() + ' >> nth=' + all.indexOf(e);
+}`
+
+// frameChain lists the iframe selectors from the main frame down to f.
+func frameChain(f playwright.Frame) ([]string, error) {
+	var chain []string
+	for cur := f; cur.ParentFrame() != nil; cur = cur.ParentFrame() {
+		el, err := cur.FrameElement()
+		if err != nil {
+			return nil, fmt.Errorf("frame element: %w", err)
+		}
+		v, err := el.Evaluate(frameSelectorScript)
+		if err != nil {
+			return nil, fmt.Errorf("frame selector: %w", err)
+		}
+		sel, _ := v.(string)
+		chain = append([]string{sel}, chain...)
+	}
+	return chain, nil
 }
 
 // trim keeps whole lines up to budget characters, preferring lines that

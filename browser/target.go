@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/playwright-community/playwright-go"
@@ -25,10 +26,21 @@ type Target struct {
 	Exact       bool     `json:"exact,omitempty"`
 	X           *float64 `json:"x,omitempty"`
 	Y           *float64 `json:"y,omitempty"`
+	// Frames is the chain of iframe selectors (outermost first) the element
+	// lives in; empty for the main frame.
+	Frames []string `json:"frames,omitempty"`
+	// HasText keeps only matches containing this text (a row, a card).
+	HasText string `json:"has_text,omitempty"`
+	// Within scopes the target to the unique element a parent target names
+	// (a list item, a card) when the target's own name repeats.
+	Within *Target `json:"within,omitempty"`
 }
 
 // IsZero reports whether the target names nothing.
-func (t Target) IsZero() bool { return t == Target{} }
+func (t Target) IsZero() bool {
+	return t.Ref == "" && t.TestID == "" && t.Role == "" && t.Name == "" && t.Label == "" && t.Placeholder == "" &&
+		t.Text == "" && t.Alt == "" && t.Title == "" && t.CSS == "" && t.HasText == "" && t.X == nil && t.Y == nil
+}
 
 // IsCoordinate reports whether the target is a viewport position.
 func (t Target) IsCoordinate() bool {
@@ -54,8 +66,15 @@ func (t Target) String() string {
 	add("alt", t.Alt)
 	add("title", t.Title)
 	add("css", t.CSS)
+	add("has_text", t.HasText)
 	if t.X != nil && t.Y != nil {
 		parts = append(parts, fmt.Sprintf("at=(%.0f%%,%.0f%%)", *t.X, *t.Y))
+	}
+	if len(t.Frames) > 0 {
+		parts = append(parts, "in frame "+strings.Join(t.Frames, " > "))
+	}
+	if t.Within != nil {
+		parts = append(parts, "within ("+t.Within.String()+")")
 	}
 	return strings.Join(parts, " ")
 }
@@ -63,35 +82,90 @@ func (t Target) String() string {
 // ErrNoTarget means a command needed a target and had none.
 var ErrNoTarget = errors.New("command has no target")
 
+// root is the locator every target resolves under: the document element of
+// the main frame or of the iframe chain.
+func (s *Session) root(frames []string) playwright.Locator {
+	if len(frames) == 0 {
+		return s.page.Locator(":root")
+	}
+	fl := s.page.Locator(frames[0]).ContentFrame()
+	for _, f := range frames[1:] {
+		fl = fl.Locator(f).ContentFrame()
+	}
+	return fl.Locator(":root")
+}
+
+// framedRef splits a frame-qualified ref (f2s3e7) into its frame and the
+// ref Playwright knows in that frame.
+var framedRef = regexp.MustCompile(`^f(\d+)(s\d+e\d+)$`)
+
 // locator turns a target into a Playwright locator.
 func (s *Session) locator(t Target) (playwright.Locator, error) {
-	p := s.page
+	if t.Ref != "" {
+		if m := framedRef.FindStringSubmatch(t.Ref); m != nil {
+			s.mu.Lock()
+			chain, ok := s.frameRefs[m[1]]
+			s.mu.Unlock()
+			if !ok {
+				return nil, fmt.Errorf("ref %s belongs to a frame that is no longer on the page", t.Ref)
+			}
+			return s.root(chain).Locator("aria-ref=" + m[2]), nil
+		}
+		return s.page.Locator("aria-ref=" + t.Ref), nil
+	}
+	root := s.root(t.Frames)
+	if t.Within != nil {
+		parent := *t.Within
+		parent.Frames = t.Frames
+		p, err := s.unique(parent)
+		if err != nil {
+			return nil, fmt.Errorf("scope: %w", err)
+		}
+		root = p
+	}
+	loc, err := byTarget(root, t)
+	if err != nil || t.HasText == "" {
+		return loc, err
+	}
+	return loc.Filter(playwright.LocatorFilterOptions{HasText: t.HasText}), nil
+}
+
+// byTarget applies the target's first way of naming an element under root.
+func byTarget(root playwright.Locator, t Target) (playwright.Locator, error) {
 	exact := playwright.Bool(t.Exact)
 	switch {
-	case t.Ref != "":
-		return p.Locator("aria-ref=" + t.Ref), nil
 	case t.TestID != "":
-		return p.GetByTestId(t.TestID), nil
+		return root.GetByTestId(t.TestID), nil
 	case t.Role != "":
-		o := playwright.PageGetByRoleOptions{Exact: exact}
+		o := playwright.LocatorGetByRoleOptions{Exact: exact}
 		if t.Name != "" {
 			o.Name = t.Name
 		}
-		return p.GetByRole(playwright.AriaRole(t.Role), o), nil
+		return root.GetByRole(playwright.AriaRole(t.Role), o), nil
 	case t.Label != "":
-		return p.GetByLabel(t.Label, playwright.PageGetByLabelOptions{Exact: exact}), nil
+		return root.GetByLabel(t.Label, playwright.LocatorGetByLabelOptions{Exact: exact}), nil
 	case t.Placeholder != "":
-		return p.GetByPlaceholder(t.Placeholder, playwright.PageGetByPlaceholderOptions{Exact: exact}), nil
+		return root.GetByPlaceholder(t.Placeholder, playwright.LocatorGetByPlaceholderOptions{Exact: exact}), nil
 	case t.Text != "":
-		return p.GetByText(t.Text, playwright.PageGetByTextOptions{Exact: exact}), nil
+		return root.GetByText(t.Text, playwright.LocatorGetByTextOptions{Exact: exact}), nil
 	case t.Alt != "":
-		return p.GetByAltText(t.Alt, playwright.PageGetByAltTextOptions{Exact: exact}), nil
+		return root.GetByAltText(t.Alt, playwright.LocatorGetByAltTextOptions{Exact: exact}), nil
 	case t.Title != "":
-		return p.GetByTitle(t.Title, playwright.PageGetByTitleOptions{Exact: exact}), nil
+		return root.GetByTitle(t.Title, playwright.LocatorGetByTitleOptions{Exact: exact}), nil
 	case t.CSS != "":
-		return p.Locator(t.CSS), nil
+		return root.Locator(t.CSS), nil
 	}
 	return nil, ErrNoTarget
+}
+
+// framesOf is the iframe chain a target lives in.
+func (s *Session) framesOf(t Target) []string {
+	if m := framedRef.FindStringSubmatch(t.Ref); m != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.frameRefs[m[1]]
+	}
+	return t.Frames
 }
 
 // Count returns how many visible elements match a target.

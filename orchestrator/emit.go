@@ -178,14 +178,35 @@ func locatorCode(c browser.Command, fp *browser.Fingerprint) string {
 	return targetCode(c.Target)
 }
 
+// targetCode writes a target as a Playwright locator expression: inside its
+// iframe chain, scoped to its parent when it has one, filtered by text.
 func targetCode(t browser.Target) string {
+	root := "page"
+	for _, f := range t.Frames {
+		root += fmt.Sprintf(".locator(%s).contentFrame()", jsString(f))
+	}
+	if t.Within != nil {
+		p := *t.Within
+		p.Frames = t.Frames
+		if root = targetCode(p); root == "" {
+			return ""
+		}
+	}
+	expr := byCode(root, t)
+	if expr != "" && t.HasText != "" {
+		expr += fmt.Sprintf(".filter({ hasText: %s })", jsString(t.HasText))
+	}
+	return expr
+}
+
+func byCode(root string, t browser.Target) string {
 	opt := ""
 	if t.Exact {
 		opt = ", { exact: true }"
 	}
 	switch {
 	case t.TestID != "":
-		return fmt.Sprintf("page.getByTestId(%s)", jsString(t.TestID))
+		return fmt.Sprintf("%s.getByTestId(%s)", root, jsString(t.TestID))
 	case t.Role != "":
 		var o []string
 		if t.Name != "" {
@@ -195,21 +216,21 @@ func targetCode(t browser.Target) string {
 			o = append(o, "exact: true")
 		}
 		if len(o) == 0 {
-			return fmt.Sprintf("page.getByRole(%s)", jsString(t.Role))
+			return fmt.Sprintf("%s.getByRole(%s)", root, jsString(t.Role))
 		}
-		return fmt.Sprintf("page.getByRole(%s, { %s })", jsString(t.Role), strings.Join(o, ", "))
+		return fmt.Sprintf("%s.getByRole(%s, { %s })", root, jsString(t.Role), strings.Join(o, ", "))
 	case t.Placeholder != "":
-		return fmt.Sprintf("page.getByPlaceholder(%s%s)", jsString(t.Placeholder), opt)
+		return fmt.Sprintf("%s.getByPlaceholder(%s%s)", root, jsString(t.Placeholder), opt)
 	case t.Label != "":
-		return fmt.Sprintf("page.getByLabel(%s%s)", jsString(t.Label), opt)
+		return fmt.Sprintf("%s.getByLabel(%s%s)", root, jsString(t.Label), opt)
 	case t.Alt != "":
-		return fmt.Sprintf("page.getByAltText(%s%s)", jsString(t.Alt), opt)
+		return fmt.Sprintf("%s.getByAltText(%s%s)", root, jsString(t.Alt), opt)
 	case t.Text != "":
-		return fmt.Sprintf("page.getByText(%s%s)", jsString(t.Text), opt)
+		return fmt.Sprintf("%s.getByText(%s%s)", root, jsString(t.Text), opt)
 	case t.Title != "":
-		return fmt.Sprintf("page.getByTitle(%s%s)", jsString(t.Title), opt)
+		return fmt.Sprintf("%s.getByTitle(%s%s)", root, jsString(t.Title), opt)
 	case t.CSS != "":
-		return fmt.Sprintf("page.locator(%s)", jsString(t.CSS))
+		return fmt.Sprintf("%s.locator(%s)", root, jsString(t.CSS))
 	}
 	return ""
 }
