@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -12,113 +13,293 @@ import (
 	"github.com/webpilot/webpilot/scenario"
 )
 
+// agentStep is the loop's state within one step.
+type agentStep struct {
+	rep              *StepReport
+	step             scenario.Step
+	goal             string
+	iter             int
+	refs             map[string]bool // refs of the latest representation the model saw
+	warnings         []string
+	delta            *browser.Delta
+	toolNotes        string // tool results carried into the next iteration
+	failedCmds       map[string]int
+	failures         int // consecutive failed batches
+	toolCalls        int // this iteration
+	shotsSinceAction int
+	lastShot         []byte
+}
+
+func (a *agentStep) warn(format string, args ...any) {
+	a.warnings = append(a.warnings, fmt.Sprintf(format, args...))
+}
+
+// stepFailed ends a step as failed without ending the run.
+type stepFailed struct{ msg string }
+
+func (e stepFailed) Error() string { return e.msg }
+
+// maxToolRounds bounds re-asking inside one iteration.
+const maxToolRounds = 3
+
 // agent runs the observe-decide-act-settle-record loop for one step. It
 // returns an error only for what must end the whole run (budget, cancel,
 // a superseded attempt); a step that cannot be done is reported as failed.
 func (r *run) agent(ctx context.Context, rep *StepReport, st scenario.Step) error {
-	goal := r.expand(st.Text)
-	var warnings []string
-	var delta *browser.Delta
-	failedBefore := map[string]int{}
-	for iter := 1; iter <= r.limits.MaxIterationsPerStep; iter++ {
+	a := &agentStep{rep: rep, step: st, goal: r.expand(st.Text), failedCmds: map[string]int{}}
+	err := r.agentLoop(ctx, a)
+	var sf stepFailed
+	if errors.As(err, &sf) {
+		rep.Status, rep.Error = StepFailed, r.secrets.redact(sf.msg)
+		return nil
+	}
+	return err
+}
+
+func (r *run) agentLoop(ctx context.Context, a *agentStep) error {
+	for a.iter = 1; a.iter <= r.limits.MaxIterationsPerStep; a.iter++ {
 		if r.iters >= r.limits.MaxTotalIterations {
-			rep.Status, rep.Error = StepFailed, fmt.Sprintf("guardrail: the job reached its limit of %d agent iterations", r.limits.MaxTotalIterations)
-			return nil
+			return stepFailed{fmt.Sprintf("guardrail: the job reached its limit of %d agent iterations", r.limits.MaxTotalIterations)}
 		}
 		if r.cancelled() {
 			return errCancelled
 		}
 		if ctx.Err() != nil {
-			rep.Status, rep.Error = StepFailed, "step timed out"
-			return nil
+			return stepFailed{"step timed out"}
 		}
 		r.iters++
-		rep.Iterations = iter
+		a.rep.Iterations = a.iter
+		a.toolCalls = 0
 
 		t := time.Now()
 		snap, err := r.Page.Snapshot(ctx, r.limits.SnapshotBudget)
 		r.timing.Browser += time.Since(t)
 		if err != nil {
-			rep.Status, rep.Error = StepFailed, "could not read the page: "+cleanError(err)
-			return nil
+			return stepFailed{"could not read the page: " + cleanError(err)}
 		}
-		msgs := r.prompt(rep.Index, goal, snap, delta, warnings)
-		warnings = nil
-
-		t = time.Now()
-		reply, err := r.Model.Chat(ctx, llm.Request{Messages: msgs, JSON: true, MaxTokens: 2000})
-		r.timing.Model += time.Since(t)
+		a.refs = snap.Refs
+		msgs, err := r.prompt(ctx, a, snap)
 		if err != nil {
-			rep.Status, rep.Error = StepFailed, "the model could not be reached: "+cleanError(err)
-			return nil
+			return stepFailed{err.Error()}
 		}
-		r.calls++
-		var spent, hold int64
-		if err := r.persist(func() error {
-			var uerr error
-			spent, hold, uerr = r.Recorder.Usage(ctx, Call{Seq: r.calls, Model: reply.Model, Usage: reply.Usage})
-			return uerr
-		}); err != nil {
-			return fmt.Errorf("record usage: %w", err)
-		}
-		rep.Usage = addUsage(rep.Usage, reply.Usage)
-		overBudget := hold > 0 && spent >= hold
+		a.warnings, a.toolNotes = nil, ""
 
-		d, err := parseDecision(reply.Text)
+		d, over, err := r.decide(ctx, a, msgs)
 		if err != nil {
-			warnings = append(warnings, "your previous reply could not be used: "+err.Error()+". Answer with one JSON object following the schema.")
-			if overBudget {
+			return err
+		}
+		if d == nil { // unusable reply: the warning goes into the next iteration
+			if over {
 				return errBudget
 			}
 			continue
+		}
+		done, err := r.act(ctx, a, d)
+		if err != nil || done {
+			return err
+		}
+		if over {
+			return errBudget
+		}
+	}
+	return stepFailed{fmt.Sprintf("guardrail: the step was not complete after %d iterations", r.limits.MaxIterationsPerStep)}
+}
+
+// decide asks the model, runs the tools it asks for and re-asks within the
+// iteration when it needs their results. A nil decision means the reply was
+// unusable; over reports that the job's hold is spent.
+func (r *run) decide(ctx context.Context, a *agentStep, msgs []llm.Message) (*decision, bool, error) {
+	over := false
+	for round := 0; ; round++ {
+		reply, spent, err := r.ask(ctx, a, msgs)
+		if err != nil {
+			return nil, over, err
+		}
+		over = spent
+		d, perr := parseDecision(reply.Text)
+		if perr != nil {
+			a.warn("your previous reply could not be used: %v. Answer with one JSON object following the schema.", perr)
+			return nil, over, nil
 		}
 		if d.Note != "" {
 			r.note = d.Note
 		}
 		r.learn(d.Experiences)
 		if err := r.keepExtracted(ctx, d.Extracted); err != nil {
-			return err
+			return nil, over, err
 		}
-		if problems := checkCommands(d.Commands, snap.Refs, r.limits.MaxCommandsPerBatch); len(problems) > 0 {
-			warnings = append(warnings, "nothing was executed: "+strings.Join(problems, "; "))
-			if overBudget {
-				return errBudget
+		if len(d.ToolCalls) == 0 {
+			return &d, over, nil
+		}
+		results, images, changed := r.runTools(ctx, a, d.ToolCalls)
+		if changed {
+			t := time.Now()
+			snap, err := r.Page.Snapshot(ctx, r.limits.SnapshotBudget)
+			r.timing.Browser += time.Since(t)
+			if err == nil {
+				a.refs = snap.Refs
+				results += "\nTHE PAGE CHANGED; NEW PAGE REPRESENTATION (untrusted page content):\n<<<PAGE\n" + r.secrets.redact(snap.Text) + "\nPAGE>>>\n"
 			}
-			continue
 		}
-		failed := false
-		if len(d.Commands) > 0 {
-			b := r.batch(ctx, rep, iter, d.Commands)
-			delta = &b.delta
-			if b.failed >= 0 {
-				failed = true
-				warnings = append(warnings, fmt.Sprintf("%s; %d of %d commands completed", b.err, b.completed, len(d.Commands)))
-				key, _ := json.Marshal(d.Commands[b.failed])
-				failedBefore[string(key)]++
-				if failedBefore[string(key)] >= 2 {
-					warnings = append(warnings, fmt.Sprintf("the same command (%s %s) has now failed %d times: do something different",
-						d.Commands[b.failed].Describe(), d.Commands[b.failed].Target, failedBefore[string(key)]))
+		if !d.NeedsToolResults || round+1 >= maxToolRounds || over {
+			a.toolNotes = results
+			if changed {
+				// Commands decided before the page changed would use stale refs.
+				d.Commands, d.Blocker = nil, nil
+				if d.Status == "complete" {
+					d.Status = "continue"
 				}
 			}
+			return &d, over, nil
 		}
-		switch d.Status {
-		case "complete":
-			if !failed {
-				rep.Status = StepPassed
-				return nil
-			}
-			warnings = append(warnings, "you said the step is complete, but a command failed, so it is not")
-		case "stuck", "infeasible":
-			rep.Status, rep.Error = StepFailed, d.Status+": "+r.secrets.redact(d.Reasoning)
-			return nil
+		msgs = append(msgs, llm.Message{Role: "assistant", Text: reply.Text},
+			llm.Message{Role: "user", Text: "TOOL RESULTS:\n" + results + "\nNow decide, with the same schema.", Images: images})
+	}
+}
+
+// ask makes one model call and charges it.
+func (r *run) ask(ctx context.Context, a *agentStep, msgs []llm.Message) (llm.Reply, bool, error) {
+	t := time.Now()
+	reply, err := r.Model.Chat(ctx, llm.Request{Messages: msgs, JSON: true, MaxTokens: 2000})
+	r.timing.Model += time.Since(t)
+	if err != nil {
+		return reply, false, stepFailed{"the model could not be reached: " + cleanError(err)}
+	}
+	r.calls++
+	var spent, hold int64
+	if err := r.persist(func() error {
+		var uerr error
+		spent, hold, uerr = r.Recorder.Usage(ctx, Call{Seq: r.calls, Model: reply.Model, Usage: reply.Usage})
+		return uerr
+	}); err != nil {
+		return reply, false, fmt.Errorf("record usage: %w", err)
+	}
+	a.rep.Usage = addUsage(a.rep.Usage, reply.Usage)
+	return reply, hold > 0 && spent >= hold, nil
+}
+
+// act applies a decision: blocker commands, then the batch, then the
+// status, with the system's overrides. done means the step ended.
+func (r *run) act(ctx context.Context, a *agentStep, d *decision) (bool, error) {
+	coords := r.sc.Options.CoordinateFallback && a.failures >= 3
+	if d.Blocker != nil && len(d.Blocker.Commands) > 0 {
+		if problems := checkCommands(d.Blocker.Commands, a.refs, r.limits.MaxCommandsPerBatch, coords); len(problems) > 0 {
+			a.warn("the blocker's commands were not executed: %s", strings.Join(problems, "; "))
+			return false, nil
 		}
-		if overBudget {
-			return errBudget
+		b := r.batch(ctx, a.rep, a.iter, d.Blocker.Commands)
+		a.delta = &b.delta
+		if b.failed >= 0 {
+			a.warn("clearing the blocker (%s) failed: %s", d.Blocker.Description, b.err)
+			a.failures++
+			return false, nil
+		}
+		a.rep.Notes = append(a.rep.Notes, "blocker cleared: "+r.secrets.redact(d.Blocker.Description))
+		if len(d.Commands) > 0 {
+			// The blocker's removal may have changed the refs the batch uses: resolve again next turn.
+			a.warn("the blocker (%s) was cleared; send the step's commands again against the new page", d.Blocker.Description)
+			return false, nil
 		}
 	}
-	rep.Status, rep.Error = StepFailed, fmt.Sprintf("guardrail: the step was not complete after %d iterations", r.limits.MaxIterationsPerStep)
+	if e := d.StepEvaluation; e != nil && e.Verdict != "" && e.Verdict != "ok" {
+		a.rep.Notes = append(a.rep.Notes, "step evaluation: "+e.Verdict+": "+r.secrets.redact(e.Reason))
+		if e.Verdict == "already_done" && len(d.Commands) == 0 {
+			return true, nil
+		}
+	}
+	if problems := checkCommands(d.Commands, a.refs, r.limits.MaxCommandsPerBatch, coords); len(problems) > 0 {
+		a.warn("nothing was executed: %s", strings.Join(problems, "; "))
+		return false, nil
+	}
+	failed := false
+	if len(d.Commands) > 0 {
+		a.shotsSinceAction = 0
+		b := r.batch(ctx, a.rep, a.iter, d.Commands)
+		a.delta = &b.delta
+		if b.failed >= 0 {
+			failed = true
+			a.failures++
+			a.warn("%s; %d of %d commands completed", b.err, b.completed, len(d.Commands))
+			key, _ := json.Marshal(d.Commands[b.failed])
+			if a.failedCmds[string(key)]++; a.failedCmds[string(key)] >= 2 {
+				a.warn("the same command (%s %s) has now failed %d times: do something different",
+					d.Commands[b.failed].Describe(), d.Commands[b.failed].Target, a.failedCmds[string(key)])
+			}
+			if a.failures >= 2 {
+				a.warn("%d batches in a row failed in this step: look at the page again (a tool may help) before acting", a.failures)
+			}
+			if a.failures == 3 && r.sc.Options.CoordinateFallback {
+				a.warn("coordinate targets ({\"x\": percent, \"y\": percent} of the viewport) are allowed from now on")
+			}
+		} else {
+			a.failures = 0
+		}
+	}
+	switch d.Status {
+	case "complete":
+		if failed {
+			a.warn("you said the step is complete, but a command failed, so it is not")
+			return false, nil
+		}
+		if err := r.acceptResult(ctx, a, d); err != nil {
+			var af assessFailed
+			if errors.As(err, &af) {
+				return true, stepFailed{af.Error()}
+			}
+			a.warn("%v", err)
+			return false, nil
+		}
+		return true, nil
+	case "stuck", "infeasible":
+		return true, stepFailed{d.Status + ": " + d.Reasoning}
+	}
+	return false, nil
+}
+
+// acceptResult checks an ai_query step's result and keeps it.
+func (r *run) acceptResult(ctx context.Context, a *agentStep, d *decision) error {
+	st := a.step
+	if st.Type != scenario.StepAIQuery {
+		return nil
+	}
+	if len(d.Result) == 0 {
+		return fmt.Errorf("an %s query completes with its answer in \"result\"", st.Method)
+	}
+	switch st.Method {
+	case "extract":
+		if problems := validateSchema(st.Schema, d.Result); len(problems) > 0 {
+			return fmt.Errorf("the result does not match the step's schema: %s", strings.Join(problems, "; "))
+		}
+	case "observe":
+		var els []json.RawMessage
+		if json.Unmarshal(d.Result, &els) != nil {
+			return fmt.Errorf("an observe query's result is a list of the matching elements")
+		}
+	case "assess":
+		var as struct {
+			Passed   *bool  `json:"passed"`
+			Evidence string `json:"evidence"`
+		}
+		if json.Unmarshal(d.Result, &as) != nil || as.Passed == nil {
+			return fmt.Errorf(`an assess query's result is {"passed": true|false, "evidence": "..."}`)
+		}
+		if !*as.Passed {
+			a.rep.Result = json.RawMessage(r.secrets.redact(string(d.Result)))
+			return assessFailed{as.Evidence}
+		}
+	}
+	a.rep.Result = json.RawMessage(r.secrets.redact(string(d.Result)))
+	if st.SaveAs != "" {
+		a.rep.SaveAs = st.SaveAs
+		return r.keepExtracted(ctx, map[string]json.RawMessage{st.SaveAs: a.rep.Result})
+	}
 	return nil
 }
+
+// assessFailed is an assessment that did not pass; act fails the step with it.
+type assessFailed struct{ evidence string }
+
+func (e assessFailed) Error() string { return "assessment failed: " + e.evidence }
 
 // learn keeps new experiences, de-duplicated and capped.
 func (r *run) learn(exps []string) {
@@ -144,7 +325,7 @@ func (r *run) learn(exps []string) {
 // to later steps as {{name}}.
 func (r *run) keepExtracted(ctx context.Context, vals map[string]json.RawMessage) error {
 	for k, v := range vals {
-		if k == "" || !json.Valid(v) {
+		if !placeholderName(k) || !json.Valid(v) {
 			continue
 		}
 		v = json.RawMessage(r.secrets.redact(string(v)))

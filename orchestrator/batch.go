@@ -82,6 +82,7 @@ func (r *run) batch(ctx context.Context, rep *StepReport, iter int, cmds []brows
 
 // remember keeps the newest events for the prompt's history window.
 func (r *run) remember(events []Event) {
+	r.all = append(r.all, events...)
 	r.recent = append(r.recent, events...)
 	if keep := r.limits.HistoryWindow * 3; len(r.recent) > keep {
 		r.recent = r.recent[len(r.recent)-keep:]

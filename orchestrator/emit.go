@@ -39,7 +39,8 @@ func emitSpec(sc scenario.Scenario, steps []StepReport) string {
 	return b.String()
 }
 
-// stepLines writes a spec line for each successful command of a step.
+// stepLines writes a spec line for each successful command of a step, and
+// declares the variables the step extracted.
 func (r *run) stepLines(rep StepReport) []string {
 	var lines []string
 	for _, c := range rep.Commands {
@@ -50,7 +51,47 @@ func (r *run) stepLines(rep StepReport) []string {
 			lines = append(lines, l)
 		}
 	}
+	if rep.SaveAs != "" && len(rep.Result) > 0 && rep.Status != StepFailed {
+		lines = append(lines, "// extracted by the agent when the test was generated:",
+			fmt.Sprintf("%s = %s;", r.declare(rep.SaveAs), string(rep.Result)))
+	}
 	return lines
+}
+
+// declare returns the left side that assigns the spec variable of an
+// extracted name: "let name" the first time, "name" afterwards.
+func (r *run) declare(name string) string {
+	id := jsIdent(name)
+	if r.specVars[name] {
+		return id
+	}
+	r.specVars[name] = true
+	return "let " + id
+}
+
+var reservedIdents = map[string]bool{"page": true, "test": true, "expect": true, "await": true, "const": true,
+	"let": true, "var": true, "function": true, "return": true, "new": true, "this": true, "class": true,
+	"default": true, "delete": true, "in": true, "of": true, "if": true, "else": true, "for": true, "while": true}
+
+func jsIdent(name string) string {
+	if reservedIdents[name] {
+		return name + "_"
+	}
+	return name
+}
+
+// rebuildSpecVars recalls the variables earlier steps declared (on resume).
+func (r *run) rebuildSpecVars() {
+	for _, s := range r.steps {
+		for _, c := range s.Commands {
+			if c.OK && c.Command.Action == "read" {
+				r.specVars[c.Command.Value] = true
+			}
+		}
+		if s.SaveAs != "" && s.Status != StepFailed {
+			r.specVars[s.SaveAs] = true
+		}
+	}
 }
 
 func (r *run) commandLine(cr CommandReport) string {
@@ -58,6 +99,18 @@ func (r *run) commandLine(cr CommandReport) string {
 	loc := cr.Locator
 	v := r.valueCode(c.Value)
 	switch c.Action {
+	case "read":
+		if loc == "" {
+			return ""
+		}
+		left := r.declare(c.Value)
+		switch {
+		case strings.HasPrefix(c.Assert, "attribute:"):
+			return fmt.Sprintf("%s = (await %s.getAttribute(%s)) ?? '';", left, loc, jsString(strings.TrimPrefix(c.Assert, "attribute:")))
+		case c.Assert == "value":
+			return fmt.Sprintf("%s = await %s.inputValue();", left, loc)
+		}
+		return fmt.Sprintf("%s = (await %s.innerText()).trim();", left, loc)
 	case "navigate":
 		return fmt.Sprintf("await page.goto(%s);", jsString(specPath(r.sc.BaseURL, r.expand(c.Value))))
 	case "back":
@@ -238,29 +291,52 @@ func byCode(root string, t browser.Target) string {
 var placeholderRef = regexp.MustCompile(`\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}`)
 
 // valueCode writes a value as a TypeScript expression: secrets become
-// process.env.NAME, test data and extracted values are written literally.
+// process.env.NAME, extracted values the spec variable that holds them,
+// test data is written literally.
 func (r *run) valueCode(v string) string {
-	v = r.expand(v)
-	if !placeholderRef.MatchString(v) {
-		return jsString(v)
+	kind := func(name string) string {
+		switch {
+		case r.secrets.has(name):
+			return "secret"
+		case r.specVars[name]:
+			return "var"
+		}
+		return ""
 	}
-	if m := placeholderRef.FindStringSubmatch(v); m != nil && m[0] == v && r.secrets.has(m[1]) {
-		return fmt.Sprintf("process.env.%s ?? ''", m[1])
+	if m := placeholderRef.FindStringSubmatch(v); m != nil && m[0] == v {
+		switch kind(m[1]) {
+		case "secret":
+			return fmt.Sprintf("process.env.%s ?? ''", m[1])
+		case "var":
+			return fmt.Sprintf("String(%s)", jsIdent(m[1]))
+		}
+	}
+	dynamic := false
+	for _, m := range placeholderRef.FindAllStringSubmatch(v, -1) {
+		if kind(m[1]) != "" {
+			dynamic = true
+		}
+	}
+	if !dynamic {
+		return jsString(r.expand(v))
 	}
 	var b strings.Builder
 	b.WriteByte('`')
 	last := 0
 	for _, loc := range placeholderRef.FindAllStringSubmatchIndex(v, -1) {
-		b.WriteString(templateEscape(v[last:loc[0]]))
+		b.WriteString(templateEscape(r.expand(v[last:loc[0]])))
 		name := v[loc[2]:loc[3]]
-		if r.secrets.has(name) {
+		switch kind(name) {
+		case "secret":
 			fmt.Fprintf(&b, "${process.env.%s ?? ''}", name)
-		} else {
-			b.WriteString(templateEscape(v[loc[0]:loc[1]]))
+		case "var":
+			fmt.Fprintf(&b, "${%s}", jsIdent(name))
+		default:
+			b.WriteString(templateEscape(r.expand(v[loc[0]:loc[1]])))
 		}
 		last = loc[1]
 	}
-	b.WriteString(templateEscape(v[last:]))
+	b.WriteString(templateEscape(r.expand(v[last:])))
 	b.WriteByte('`')
 	return b.String()
 }

@@ -139,10 +139,17 @@ func candidates(kind targetKind, name string) []browser.Target {
 // resolveSentence turns a sentence into commands whose targets match exactly
 // one element. A non-empty why says why it could not, for the agent or the
 // failure message.
+//
+// Values keep their {{NAME}} placeholders so the spec can refer to the
+// variable; element names and URLs are expanded.
 func (r *run) resolveSentence(ctx context.Context, text string) ([]browser.Command, string) {
 	it, ok := parseSentence(text)
 	if !ok {
-		return nil, fmt.Sprintf("%q is not a deterministic step", text)
+		return nil, fmt.Sprintf("%q is not a deterministic step", r.secrets.redact(r.expand(text)))
+	}
+	it.what = r.expand(it.what)
+	if it.action == "navigate" || it.action == "verify" {
+		it.value = r.expand(it.value)
 	}
 	cmd := browser.Command{Action: it.action, Assert: it.assert, Value: it.value}
 	if it.kind == noTarget {

@@ -30,6 +30,10 @@ type Page interface {
 	Settle(ctx context.Context, o browser.SettleOptions) browser.SettleReport
 	CaptureState(limit int) (browser.PageState, error)
 	StorageState() ([]byte, error)
+	Screenshot(fullPage bool) ([]byte, error)
+	SetOfMarks(ctx context.Context, snap browser.Snapshot, limit int) ([]byte, []browser.Mark, error)
+	Inspect(ctx context.Context, t browser.Target) (string, error)
+	Read(ctx context.Context, t browser.Target, attr string) (string, *browser.Fingerprint, error)
 }
 
 // Model is the LLM; *llm.Client implements it.
@@ -113,6 +117,7 @@ func (l Limits) withOptions(o scenario.Options) Limits {
 	set(&l.MaxCommandsPerBatch, o.MaxCommandsPerBatch)
 	set(&l.MaxStepFailures, o.MaxStepFailures)
 	set(&l.HistoryWindow, o.HistoryWindow)
+	set(&l.MaxToolCalls, o.MaxToolCalls)
 	if o.StepTimeoutSeconds > 0 {
 		l.StepTimeout = time.Duration(o.StepTimeoutSeconds) * time.Second
 	}
@@ -173,7 +178,10 @@ type StepReport struct {
 	Duration   time.Duration          `json:"duration_ns"`
 	Settle     []browser.SettleReport `json:"settle,omitempty"`
 	Delta      *browser.Delta         `json:"delta,omitempty"`
-	Lines      []string               `json:"lines,omitempty"` // spec lines this step contributed
+	Notes      []string               `json:"notes,omitempty"`   // blockers cleared, step re-evaluations
+	Result     json.RawMessage        `json:"result,omitempty"`  // an ai_query's answer
+	SaveAs     string                 `json:"save_as,omitempty"` // where an extract's result was saved
+	Lines      []string               `json:"lines,omitempty"`   // spec lines this step contributed
 	Manifest   []ManifestEntry        `json:"manifest,omitempty"`
 }
 

@@ -39,8 +39,10 @@ type run struct {
 	iters     int
 	calls     int
 	recent    []Event // newest last, for the prompt's history window
+	all       []Event // this attempt's history, for recall_history
 	usage     llm.Usage
 	timing    Timing
+	specVars  map[string]bool // extracted names the spec has declared
 }
 
 // Run executes the scenario and returns its result. Errors of the page or
@@ -56,7 +58,8 @@ func (a *Agent) Run(ctx context.Context, in Input) (Result, error) {
 		limits = DefaultLimits()
 	}
 	r := &run{Agent: a, in: in, sc: in.Scenario, limits: limits.withOptions(in.Scenario.Options),
-		secrets: newSecrets(in.Secrets), vars: map[string]string{}, extracted: map[string]json.RawMessage{}}
+		secrets: newSecrets(in.Secrets), vars: map[string]string{}, extracted: map[string]json.RawMessage{},
+		specVars: map[string]bool{}}
 	for k, v := range in.Scenario.Data {
 		r.vars[k] = v
 	}
@@ -81,6 +84,7 @@ func (r *run) execute(ctx context.Context) (Result, error) {
 		if cp.URL != "" {
 			startURL = cp.URL
 		}
+		r.rebuildSpecVars()
 	}
 	t := time.Now()
 	err := r.Page.Navigate(ctx, startURL)
@@ -190,7 +194,7 @@ func (r *run) runStep(ctx context.Context, i int) (StepReport, error) {
 		rep.Tier = "deterministic"
 		r.query(ctx, &rep, st)
 	case scenario.StepAuto:
-		cmds, why := r.resolveSentence(ctx, r.expand(st.Text))
+		cmds, why := r.resolveSentence(ctx, st.Text)
 		if why == "" {
 			rep.Tier = "deterministic"
 			r.deterministic(ctx, &rep, cmds)

@@ -32,7 +32,9 @@ type Options struct {
 	MaxCommandsPerBatch  int     `json:"max_commands_per_batch,omitempty"`
 	MaxStepFailures      int     `json:"max_consecutive_step_failures,omitempty"`
 	HistoryWindow        int     `json:"history_window,omitempty"`
-	Vision               bool    `json:"vision,omitempty"`
+	MaxToolCalls         int     `json:"max_tool_calls_per_iteration,omitempty"`
+	Vision               bool    `json:"vision,omitempty"`              // send Set-of-Marks screenshots to the model
+	CoordinateFallback   bool    `json:"coordinate_fallback,omitempty"` // allow x/y targets after 3 failures
 	StepTimeoutSeconds   int     `json:"step_timeout_seconds,omitempty"`
 }
 
@@ -161,6 +163,7 @@ func (sc *Scenario) Validate(v *ValidationError, at string, urls URLPolicy) {
 		"max_iterations_per_step": o.MaxIterationsPerStep, "max_total_iterations": o.MaxTotalIterations,
 		"max_commands_per_batch": o.MaxCommandsPerBatch, "max_consecutive_step_failures": o.MaxStepFailures,
 		"history_window": o.HistoryWindow, "step_timeout_seconds": o.StepTimeoutSeconds,
+		"max_tool_calls_per_iteration": o.MaxToolCalls,
 	} {
 		if n < 0 || n > 1000 {
 			v.Add(at+".options."+name, "must be between 0 and 1000")
