@@ -98,7 +98,11 @@ type Session struct {
 	// frameRefs maps the frame number of the latest snapshot's refs (f2s3e7)
 	// to the iframe selector chain that reaches that frame.
 	frameRefs map[string][]string
+	// refInfo is the role and name of each ref of the latest snapshot.
+	refInfo map[string]refEntry
 }
+
+type refEntry struct{ role, name string }
 
 // NewSession opens a fresh context with the URL policy enforced on every
 // request the page makes, not only the first navigation.

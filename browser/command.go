@@ -135,7 +135,7 @@ func (s *Session) execute(ctx context.Context, c Command, o ExecOptions, out *Ou
 			return err
 		}
 		if o.Fingerprint {
-			if fp, err := s.fingerprint(loc, s.framesOf(c.Target)); err == nil {
+			if fp, err := s.fingerprint(loc, s.framesOf(c.Target), c.Target.Ref); err == nil {
 				out.Element = fp
 			}
 		}
@@ -289,7 +289,7 @@ func (s *Session) verify(c Command, ms *float64, out *Outcome, wantFP bool) erro
 			loc = u
 		}
 		if wantFP {
-			if fp, err := s.fingerprint(loc, s.framesOf(c.Target)); err == nil {
+			if fp, err := s.fingerprint(loc, s.framesOf(c.Target), c.Target.Ref); err == nil {
 				out.Element = fp
 			}
 		}

@@ -2,9 +2,6 @@ package browser
 
 import (
 	"fmt"
-	"regexp"
-	"strconv"
-	"strings"
 
 	"github.com/playwright-community/playwright-go"
 )
@@ -35,12 +32,29 @@ type ancestor struct {
 	role, testID, text string
 }
 
+// fingerprintScript describes an element. Its role and accessible name are
+// approximated here (every locator built from them is checked by count);
+// an aria snapshot would invalidate the refs the model was just shown.
 const fingerprintScript = `(e) => {
   const attr = (n) => e.getAttribute(n) || '';
   const clean = (s) => (s || '').trim().replace(/\s+/g, ' ');
+  const tag = e.tagName.toLowerCase();
   let label = '';
   if (e.labels && e.labels.length) label = clean([...e.labels].map(l => l.innerText).join(' '));
-  else if (attr('aria-labelledby')) label = clean(attr('aria-labelledby').split(' ').map(id => (document.getElementById(id) || {}).innerText || '').join(' '));
+  else if (attr('aria-labelledby')) label = clean(attr('aria-labelledby').split(' ').map(id => (e.getRootNode().getElementById ? e.getRootNode().getElementById(id) : document.getElementById(id)) || {}).map(n => n.innerText || '').join(' '));
+  const type = attr('type').toLowerCase();
+  const implicitRole = { button: 'button', textarea: 'textbox', h1: 'heading', h2: 'heading', h3: 'heading', h4: 'heading', h5: 'heading', h6: 'heading',
+    img: 'img', li: 'listitem', nav: 'navigation', main: 'main', dialog: 'dialog', table: 'table', tr: 'row', td: 'cell', th: 'columnheader',
+    article: 'article', form: 'form', option: 'option', summary: 'button' };
+  let role = attr('role') || implicitRole[tag] || '';
+  if (tag === 'a' && e.hasAttribute('href')) role = role || 'link';
+  if (tag === 'select') role = role || (e.multiple || e.size > 1 ? 'listbox' : 'combobox');
+  if (tag === 'input') role = role || ({ checkbox: 'checkbox', radio: 'radio', button: 'button', submit: 'button', reset: 'button', image: 'button',
+    range: 'slider', number: 'spinbutton', search: 'searchbox', email: 'textbox', tel: 'textbox', text: 'textbox', url: 'textbox', password: 'textbox', '': 'textbox' })[type] || '';
+  const nameFromContent = ['button', 'link', 'heading', 'option', 'tab', 'menuitem', 'checkbox', 'radio', 'cell', 'columnheader', 'treeitem', 'switch'].includes(role);
+  let name = attr('aria-label') || (attr('aria-labelledby') ? label : '') || label ||
+    (tag === 'img' ? attr('alt') : '') || (tag === 'input' && ['submit', 'button', 'reset'].includes(type) ? attr('value') : '') ||
+    (nameFromContent ? clean(e.innerText || e.textContent) : '') || attr('title') || (role === 'textbox' || role === 'searchbox' ? attr('placeholder') : '');
   const path = [];
   for (let n = e; n && n.nodeType === 1 && n !== document.documentElement; n = n.parentElement) {
     if (n.id && /^[A-Za-z][\w-]*$/.test(n.id)) { path.unshift('#' + n.id); break; }
@@ -56,21 +70,20 @@ const fingerprintScript = `(e) => {
   }
   const keep = {};
   for (const n of ['id', 'name', 'type', 'href', 'class', 'aria-label', 'data-testid', 'role', 'for']) if (attr(n)) keep[n] = attr(n).slice(0, 120);
-  return { tag: e.tagName.toLowerCase(), testid: attr('data-testid'), placeholder: attr('placeholder'), label,
+  return { role, name: name.slice(0, 200), tag, testid: attr('data-testid'), placeholder: attr('placeholder'), label,
     alt: attr('alt'), title: attr('title'), text: own.slice(0, 100), attrs: keep, path: path.join(' > '), ancestors };
 }`
 
-// ariaLine matches the first line of an element's aria snapshot: `- role "name"`.
-var ariaLine = regexp.MustCompile(`^- ([a-z]+)(?: "((?:[^"\\]|\\.)*)")?`)
-
-func (s *Session) fingerprint(loc playwright.Locator, frames []string) (*Fingerprint, error) {
+// fingerprint describes the element loc resolves to. For a ref, the role
+// and name come from the snapshot the ref belongs to.
+func (s *Session) fingerprint(loc playwright.Locator, frames []string, ref string) (*Fingerprint, error) {
 	v, err := loc.Evaluate(fingerprintScript, nil)
 	if err != nil {
 		return nil, fmt.Errorf("fingerprint element: %w", err)
 	}
 	m, _ := v.(map[string]any)
 	str := func(k string) string { s, _ := m[k].(string); return s }
-	fp := &Fingerprint{Tag: str("tag"), TestID: str("testid"), Placeholder: str("placeholder"), Label: str("label"),
+	fp := &Fingerprint{Role: str("role"), Name: str("name"), Tag: str("tag"), TestID: str("testid"), Placeholder: str("placeholder"), Label: str("label"),
 		Alt: str("alt"), Title: str("title"), Text: str("text"), Path: str("path"), Attributes: map[string]string{}}
 	if a, ok := m["attrs"].(map[string]any); ok {
 		for k, v := range a {
@@ -88,13 +101,11 @@ func (s *Session) fingerprint(loc playwright.Locator, frames []string) (*Fingerp
 		}
 	}
 	fp.Frames = frames
-	if snap, err := loc.AriaSnapshot(playwright.LocatorAriaSnapshotOptions{Timeout: playwright.Float(2000)}); err == nil {
-		if mm := ariaLine.FindStringSubmatch(strings.SplitN(snap, "\n", 2)[0]); mm != nil {
-			fp.Role = mm[1]
-			if name, err := strconv.Unquote(`"` + mm[2] + `"`); err == nil {
-				fp.Name = name
-			}
-		}
+	s.mu.Lock()
+	info, ok := s.refInfo[ref]
+	s.mu.Unlock()
+	if ok {
+		fp.Role, fp.Name = info.role, info.name
 	}
 	fp.Locator = s.robust(fp)
 	return fp, nil

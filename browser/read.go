@@ -8,23 +8,6 @@ import (
 	"github.com/playwright-community/playwright-go"
 )
 
-// Inspect returns the aria snapshot (with refs) of the subtree a target
-// names, for a closer look at one part of the page.
-func (s *Session) Inspect(ctx context.Context, t Target) (string, error) {
-	loc, err := s.unique(t)
-	if err != nil {
-		return "", err
-	}
-	text, err := loc.AriaSnapshot(playwright.LocatorAriaSnapshotOptions{Ref: playwright.Bool(true), Timeout: playwright.Float(3000)})
-	if err != nil {
-		return "", fmt.Errorf("inspect %s: %w", t, err)
-	}
-	for _, pw := range passwordValues(s.page.MainFrame()) {
-		text = strings.ReplaceAll(text, pw, Redacted)
-	}
-	return text, nil
-}
-
 // Read returns an element's visible text, or its value for form fields, or
 // an attribute when attr is set, with the element's fingerprint so the spec
 // can read the same value at run time.
@@ -33,7 +16,7 @@ func (s *Session) Read(ctx context.Context, t Target, attr string) (string, *Fin
 	if err != nil {
 		return "", nil, err
 	}
-	fp, err := s.fingerprint(loc, s.framesOf(t))
+	fp, err := s.fingerprint(loc, s.framesOf(t), t.Ref)
 	if err != nil {
 		return "", nil, err
 	}

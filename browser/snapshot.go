@@ -16,6 +16,7 @@ type Snapshot struct {
 	URL       string          `json:"url"`
 	Title     string          `json:"title"`
 	Text      string          `json:"text"`
+	Full      string          `json:"-"` // untrimmed text, for inspecting parts the budget left out
 	Refs      map[string]bool `json:"-"`
 	RawChars  int             `json:"raw_chars"` // size before trimming
 	Truncated bool            `json:"truncated"`
@@ -69,14 +70,25 @@ func (s *Session) Snapshot(ctx context.Context, budget int) (Snapshot, error) {
 	for _, pw := range passwords {
 		text = strings.ReplaceAll(text, pw, Redacted)
 	}
-	s.mu.Lock()
-	s.frameRefs = frameRefs
-	s.mu.Unlock()
 	snap.RawChars = len(text)
 	snap.Refs = map[string]bool{}
+	info := map[string]refEntry{}
+	for _, line := range strings.Split(text, "\n") {
+		if m := snapshotLine.FindStringSubmatch(line); m != nil {
+			name, err := strconv.Unquote(`"` + m[2] + `"`)
+			if err != nil {
+				name = m[2]
+			}
+			info[m[3]] = refEntry{role: m[1], name: name}
+		}
+	}
 	for _, m := range refPattern.FindAllStringSubmatch(text, -1) {
 		snap.Refs[m[1]] = true
 	}
+	s.mu.Lock()
+	s.frameRefs, s.refInfo = frameRefs, info
+	s.mu.Unlock()
+	snap.Full = text
 	snap.Text, snap.Truncated = trim(text, budget)
 	return snap, nil
 }

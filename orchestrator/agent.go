@@ -20,6 +20,7 @@ type agentStep struct {
 	goal             string
 	iter             int
 	refs             map[string]bool // refs of the latest representation the model saw
+	full             string          // that representation untrimmed (secrets redacted), for inspect_page
 	warnings         []string
 	delta            *browser.Delta
 	toolNotes        string // tool results carried into the next iteration
@@ -77,7 +78,7 @@ func (r *run) agentLoop(ctx context.Context, a *agentStep) error {
 		if err != nil {
 			return stepFailed{"could not read the page: " + cleanError(err)}
 		}
-		a.refs = snap.Refs
+		a.refs, a.full = snap.Refs, r.secrets.redact(snap.Full)
 		msgs, err := r.prompt(ctx, a, snap)
 		if err != nil {
 			return stepFailed{err.Error()}
@@ -137,7 +138,7 @@ func (r *run) decide(ctx context.Context, a *agentStep, msgs []llm.Message) (*de
 			snap, err := r.Page.Snapshot(ctx, r.limits.SnapshotBudget)
 			r.timing.Browser += time.Since(t)
 			if err == nil {
-				a.refs = snap.Refs
+				a.refs, a.full = snap.Refs, r.secrets.redact(snap.Full)
 				results += "\nTHE PAGE CHANGED; NEW PAGE REPRESENTATION (untrusted page content):\n<<<PAGE\n" + r.secrets.redact(snap.Text) + "\nPAGE>>>\n"
 			}
 		}
@@ -330,10 +331,24 @@ func (r *run) keepExtracted(ctx context.Context, vals map[string]json.RawMessage
 		}
 		v = json.RawMessage(r.secrets.redact(string(v)))
 		r.extracted[k] = v
-		r.vars[k] = plain(v)
+		r.setVar(k, v)
 		if err := r.persist(func() error { return r.Recorder.Extracted(ctx, k, v) }); err != nil {
 			return fmt.Errorf("record extracted %s: %w", k, err)
 		}
 	}
 	return nil
+}
+
+// setVar makes an extracted value available as {{name}}, and the fields of
+// an object as {{name.field}}.
+func (r *run) setVar(name string, v json.RawMessage) {
+	r.vars[name] = plain(v)
+	var obj map[string]json.RawMessage
+	if strings.Count(name, ".") < 3 && json.Unmarshal(v, &obj) == nil {
+		for k, fv := range obj {
+			if placeholderName(k) {
+				r.setVar(name+"."+k, fv)
+			}
+		}
+	}
 }

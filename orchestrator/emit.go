@@ -80,6 +80,15 @@ func jsIdent(name string) string {
 	return name
 }
 
+// jsPath writes name.field.field with the root as its spec identifier.
+func jsPath(name string) string {
+	root, rest, ok := strings.Cut(name, ".")
+	if !ok {
+		return jsIdent(root)
+	}
+	return jsIdent(root) + "." + rest
+}
+
 // rebuildSpecVars recalls the variables earlier steps declared (on resume).
 func (r *run) rebuildSpecVars() {
 	for _, s := range r.steps {
@@ -288,17 +297,18 @@ func byCode(root string, t browser.Target) string {
 	return ""
 }
 
-var placeholderRef = regexp.MustCompile(`\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}`)
+var placeholderRef = regexp.MustCompile(`\{\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\}\}`)
 
 // valueCode writes a value as a TypeScript expression: secrets become
 // process.env.NAME, extracted values the spec variable that holds them,
 // test data is written literally.
 func (r *run) valueCode(v string) string {
 	kind := func(name string) string {
+		root, _, _ := strings.Cut(name, ".")
 		switch {
 		case r.secrets.has(name):
 			return "secret"
-		case r.specVars[name]:
+		case r.specVars[root]:
 			return "var"
 		}
 		return ""
@@ -308,7 +318,7 @@ func (r *run) valueCode(v string) string {
 		case "secret":
 			return fmt.Sprintf("process.env.%s ?? ''", m[1])
 		case "var":
-			return fmt.Sprintf("String(%s)", jsIdent(m[1]))
+			return fmt.Sprintf("String(%s)", jsPath(m[1]))
 		}
 	}
 	dynamic := false
@@ -330,7 +340,7 @@ func (r *run) valueCode(v string) string {
 		case "secret":
 			fmt.Fprintf(&b, "${process.env.%s ?? ''}", name)
 		case "var":
-			fmt.Fprintf(&b, "${%s}", jsIdent(name))
+			fmt.Fprintf(&b, "${%s}", jsPath(name))
 		default:
 			b.WriteString(templateEscape(r.expand(v[loc[0]:loc[1]])))
 		}

@@ -32,7 +32,6 @@ type Page interface {
 	StorageState() ([]byte, error)
 	Screenshot(fullPage bool) ([]byte, error)
 	SetOfMarks(ctx context.Context, snap browser.Snapshot, limit int) ([]byte, []browser.Mark, error)
-	Inspect(ctx context.Context, t browser.Target) (string, error)
 	Read(ctx context.Context, t browser.Target, attr string) (string, *browser.Fingerprint, error)
 }
 

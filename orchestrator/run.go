@@ -76,7 +76,7 @@ func (r *run) execute(ctx context.Context) (Result, error) {
 		first, r.steps, r.note, r.iters, r.calls = cp.NextStep, cp.Steps, cp.Note, cp.Iterations, cp.Calls
 		for k, v := range cp.Extracted {
 			r.extracted[k] = v
-			r.vars[k] = plain(v)
+			r.setVar(k, v)
 		}
 		for _, s := range r.steps {
 			r.usage = addUsage(r.usage, s.Usage)

@@ -89,20 +89,30 @@ var tools = []tool{
 				Search string `json:"search"`
 			}
 			_ = json.Unmarshal(args, &p)
+			// The latest snapshot's full text: a new snapshot would invalidate the refs the model holds.
+			lines := strings.Split(a.full, "\n")
 			if p.Ref != "" {
-				text, err := r.Page.Inspect(ctx, browser.Target{Ref: p.Ref})
-				return toolResult{text: text}, err
+				for i, l := range lines {
+					if !strings.Contains(l, "[ref="+p.Ref+"]") {
+						continue
+					}
+					indent := len(l) - len(strings.TrimLeft(l, " "))
+					out := []string{l}
+					for _, m := range lines[i+1:] {
+						if len(m)-len(strings.TrimLeft(m, " ")) <= indent {
+							break
+						}
+						out = append(out, m)
+					}
+					return toolResult{text: strings.Join(out, "\n")}, nil
+				}
+				return toolResult{}, fmt.Errorf("ref %q is not in the latest page representation", p.Ref)
 			}
 			if p.Search == "" {
 				return toolResult{}, fmt.Errorf("give a ref or a search text")
 			}
-			full, err := r.Page.Snapshot(ctx, 0)
-			if err != nil {
-				return toolResult{}, err
-			}
-			a.refs = full.Refs
 			var hits []string
-			for _, l := range strings.Split(full.Text, "\n") {
+			for _, l := range lines {
 				if strings.Contains(strings.ToLower(l), strings.ToLower(p.Search)) {
 					hits = append(hits, strings.TrimSpace(l))
 				}
@@ -191,7 +201,7 @@ var tools = []tool{
 			if err != nil {
 				return toolResult{}, err
 			}
-			a.refs = snap.Refs
+			a.refs, a.full = snap.Refs, r.secrets.redact(snap.Full)
 			img, marks, err := r.Page.SetOfMarks(ctx, snap, 80)
 			if err != nil {
 				return toolResult{}, err

@@ -50,10 +50,11 @@ func Browser(t testing.TB) *browser.Browser {
 	return shared
 }
 
-// Session opens a fresh context allowing 127.0.0.1, closed when the test ends.
+// Session opens a fresh context allowing 127.0.0.1 and localhost (a second
+// origin for cross-origin frames), closed when the test ends.
 func Session(t testing.TB) *browser.Session {
 	t.Helper()
-	s, err := Browser(t).NewSession(context.Background(), browser.SessionOptions{Policy: netguard.New([]string{"127.0.0.1"})})
+	s, err := Browser(t).NewSession(context.Background(), browser.SessionOptions{Policy: netguard.New([]string{"127.0.0.1", "localhost"})})
 	if err != nil {
 		t.Fatalf("browsertest: new session: %v", err)
 	}

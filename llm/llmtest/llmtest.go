@@ -22,6 +22,9 @@ type Reply struct {
 	CachedTokens     int
 	CompletionTokens int
 	Status           int // non-zero: answer with this HTTP status instead (e.g. 429)
+	// Respond, when set, computes the content from the request, the way a
+	// model reads the page it is shown (refs are only known at run time).
+	Respond func(Request) string
 }
 
 // JSON marshals v as a reply's content.
@@ -41,6 +44,37 @@ type Request struct {
 		Type string `json:"type"`
 	} `json:"response_format"`
 	Raw string `json:"-"`
+}
+
+// Text is the text of every message of the request, in order.
+func (r Request) Text() string {
+	var b strings.Builder
+	for _, m := range r.Messages {
+		var msg struct {
+			Content json.RawMessage `json:"content"`
+		}
+		_ = json.Unmarshal(m, &msg)
+		var s string
+		if json.Unmarshal(msg.Content, &s) == nil {
+			b.WriteString(s + "\n")
+			continue
+		}
+		var parts []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(msg.Content, &parts) == nil {
+			for _, p := range parts {
+				b.WriteString(p.Text + "\n")
+			}
+		}
+	}
+	return b.String()
+}
+
+// Images counts the image parts of the request.
+func (r Request) Images() int {
+	return strings.Count(r.Raw, "data:image/png;base64,")
 }
 
 // Server is the scripted endpoint.
@@ -115,6 +149,9 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	n := s.served
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
+	if rep.Respond != nil {
+		rep.Content = rep.Respond(req)
+	}
 	if rep.Status != 0 {
 		w.WriteHeader(rep.Status)
 		fmt.Fprintf(w, `{"error":{"message":"scripted status %d","type":"rate_limit"}}`, rep.Status)
