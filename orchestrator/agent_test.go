@@ -307,4 +307,3 @@ func TestToolRoundTripScreenshotThenAction(t *testing.T) {
 func verify(assert string, target map[string]any, value string) map[string]any {
 	return map[string]any{"action": "verify", "assert": assert, "target": target, "value": value}
 }
-

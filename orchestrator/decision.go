@@ -11,15 +11,15 @@ import (
 
 // decision is the model's reply for one iteration.
 type decision struct {
-	Status           string            `json:"status"` // continue, complete, stuck, infeasible
-	Reasoning        string            `json:"reasoning"`
-	Commands         []browser.Command `json:"commands"`
-	ToolCalls        []toolCall        `json:"tool_calls"`
-	NeedsToolResults bool              `json:"needs_tool_results"`
-	Blocker          *blocker          `json:"blocker"`
-	StepEvaluation   *stepEvaluation   `json:"step_evaluation"`
-	Note             string            `json:"note"`
-	Experiences      []string          `json:"experiences"`
+	Status           string                     `json:"status"` // continue, complete, stuck, infeasible
+	Reasoning        string                     `json:"reasoning"`
+	Commands         []browser.Command          `json:"commands"`
+	ToolCalls        []toolCall                 `json:"tool_calls"`
+	NeedsToolResults bool                       `json:"needs_tool_results"`
+	Blocker          *blocker                   `json:"blocker"`
+	StepEvaluation   *stepEvaluation            `json:"step_evaluation"`
+	Note             string                     `json:"note"`
+	Experiences      []string                   `json:"experiences"`
 	Extracted        map[string]json.RawMessage `json:"extracted"`
 	// Result answers an ai_query step: the extracted data, the observed
 	// elements, or the assessment.
