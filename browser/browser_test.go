@@ -35,7 +35,7 @@ func TestLoginCommandsAndRedactedSnapshot(t *testing.T) {
 			t.Fatalf("%s: %v", c.Describe(), out.Err)
 		}
 	}
-	snap, err := s.Snapshot(ctx, 0)
+	snap, err := s.Snapshot(ctx, browser.SnapshotOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,20 +30,30 @@ const passwordValuesScript = `() => [...document.querySelectorAll('input[type=pa
 const Redacted = "«redacted»"
 
 // Snapshot captures the page and every iframe in it (same- or
-// cross-origin; open shadow roots are part of the accessibility tree),
-// redacts password values and trims the text to budget characters (0: no
-// limit). Refs inside frames are prefixed with their frame (f2s3e7).
-func (s *Session) Snapshot(ctx context.Context, budget int) (Snapshot, error) {
+// cross-origin; open shadow roots are part of the accessibility tree) and
+// builds the representation the model sees: long lists elided, only the
+// viewport unless o.FullPage, password values redacted, trimmed to o.Budget
+// characters with interactive lines first. Refs inside frames are prefixed
+// with their frame (f2s3e7). Full keeps the whole page for inspect_page.
+func (s *Session) Snapshot(ctx context.Context, o SnapshotOptions) (Snapshot, error) {
 	snap := Snapshot{URL: s.page.URL(), Title: s.Title()}
 	opts := playwright.LocatorAriaSnapshotOptions{Ref: playwright.Bool(true), Timeout: playwright.Float(5000)}
 	text, err := s.page.Locator("body").AriaSnapshot(opts)
 	if err != nil {
 		return snap, fmt.Errorf("aria snapshot: %w", err)
 	}
+	var vp *viewport
+	if v, err := s.page.Evaluate(viewportScript); err == nil {
+		if p, ok := parseViewport(v); ok {
+			vp = &p
+		}
+	}
+	full := text
+	header, shown := represent(text, vp, o)
 	passwords := passwordValues(s.page.MainFrame())
 	frameRefs := map[string][]string{}
-	var b strings.Builder
-	b.WriteString(text)
+	var b, fb strings.Builder
+	b.WriteString(shown)
 	frameOpts := playwright.LocatorAriaSnapshotOptions{Ref: playwright.Bool(true), Timeout: playwright.Float(3000)}
 	for i, f := range s.page.Frames()[1:] {
 		if f.IsDetached() {
@@ -61,19 +71,21 @@ func (s *Session) Snapshot(ctx context.Context, budget int) (Snapshot, error) {
 		frameRefs[n] = chain
 		passwords = append(passwords, passwordValues(f)...)
 		sub = refPattern.ReplaceAllString(sub, "[ref=f"+n+"$1]")
-		fmt.Fprintf(&b, "\n- frame %q [frame=f%s] (%s):\n", strings.Join(chain, " > "), n, f.URL())
-		for _, line := range strings.Split(sub, "\n") {
-			b.WriteString("  " + line + "\n")
+		fmt.Fprintf(&fb, "- frame %q [frame=f%s] (%s):\n", strings.Join(chain, " > "), n, f.URL())
+		for _, line := range strings.Split(strings.TrimRight(sub, "\n"), "\n") {
+			fb.WriteString("  " + line + "\n")
 		}
 	}
-	text = b.String()
+	text = header + b.String() + fb.String()
+	full = full + "\n" + fb.String()
 	for _, pw := range passwords {
 		text = strings.ReplaceAll(text, pw, Redacted)
+		full = strings.ReplaceAll(full, pw, Redacted)
 	}
-	snap.RawChars = len(text)
+	snap.RawChars = len(full)
 	snap.Refs = map[string]bool{}
 	info := map[string]refEntry{}
-	for _, line := range strings.Split(text, "\n") {
+	for _, line := range strings.Split(full, "\n") {
 		if m := snapshotLine.FindStringSubmatch(line); m != nil {
 			name, err := strconv.Unquote(`"` + m[2] + `"`)
 			if err != nil {
@@ -82,14 +94,15 @@ func (s *Session) Snapshot(ctx context.Context, budget int) (Snapshot, error) {
 			info[m[3]] = refEntry{role: m[1], name: name}
 		}
 	}
-	for _, m := range refPattern.FindAllStringSubmatch(text, -1) {
+	// Every ref of the page is valid, shown or not: inspect_page reveals the rest.
+	for _, m := range refPattern.FindAllStringSubmatch(full, -1) {
 		snap.Refs[m[1]] = true
 	}
 	s.mu.Lock()
 	s.frameRefs, s.refInfo = frameRefs, info
 	s.mu.Unlock()
-	snap.Full = text
-	snap.Text, snap.Truncated = trim(text, budget)
+	snap.Full = full
+	snap.Text, snap.Truncated = trim(text, o.Budget)
 	return snap, nil
 }
 
@@ -135,21 +148,30 @@ func frameChain(f playwright.Frame) ([]string, error) {
 	return chain, nil
 }
 
-// trim keeps whole lines up to budget characters, preferring lines that
-// carry a ref (elements one can act on) over plain text.
+// trim keeps whole lines up to budget characters: interactive elements
+// first, then headings and lines with text, then structure, in page order.
 func trim(text string, budget int) (string, bool) {
 	if budget <= 0 || len(text) <= budget {
 		return text, false
 	}
-	lines := strings.Split(text, "\n")
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	priority := func(l string) int {
+		if strings.HasPrefix(l, "#") {
+			return 0
+		}
+		if m := snapshotLine.FindStringSubmatch(l); m != nil && interactiveRoles[m[1]] {
+			return 0
+		}
+		if strings.Contains(l, "- heading") || strings.Contains(l, "]: ") || strings.Contains(l, "- text: ") {
+			return 1
+		}
+		return 2
+	}
 	keep := make([]bool, len(lines))
 	used := 0
-	for pass := 0; pass < 2; pass++ {
+	for pass := 0; pass < 3; pass++ {
 		for i, l := range lines {
-			if keep[i] || (pass == 0) != strings.Contains(l, "[ref=") {
-				continue
-			}
-			if used+len(l)+1 > budget {
+			if keep[i] || priority(l) != pass || used+len(l)+1 > budget {
 				continue
 			}
 			keep[i] = true
@@ -166,6 +188,6 @@ func trim(text string, budget int) (string, bool) {
 			dropped++
 		}
 	}
-	fmt.Fprintf(&b, "# %d lines left out to fit the budget\n", dropped)
+	fmt.Fprintf(&b, "# %d lines left out to fit the budget (inspect_page with search or a ref shows them)\n", dropped)
 	return b.String(), true
 }

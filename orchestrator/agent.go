@@ -73,7 +73,7 @@ func (r *run) agentLoop(ctx context.Context, a *agentStep) error {
 		a.toolCalls = 0
 
 		t := time.Now()
-		snap, err := r.Page.Snapshot(ctx, r.limits.SnapshotBudget)
+		snap, err := r.Page.Snapshot(ctx, r.snapshotOptions())
 		r.timing.Browser += time.Since(t)
 		if err != nil {
 			return stepFailed{"could not read the page: " + cleanError(err)}
@@ -135,7 +135,7 @@ func (r *run) decide(ctx context.Context, a *agentStep, msgs []llm.Message) (*de
 		results, images, changed := r.runTools(ctx, a, d.ToolCalls)
 		if changed {
 			t := time.Now()
-			snap, err := r.Page.Snapshot(ctx, r.limits.SnapshotBudget)
+			snap, err := r.Page.Snapshot(ctx, r.snapshotOptions())
 			r.timing.Browser += time.Since(t)
 			if err == nil {
 				a.refs, a.full = snap.Refs, r.secrets.redact(snap.Full)
@@ -351,4 +351,8 @@ func (r *run) setVar(name string, v json.RawMessage) {
 			}
 		}
 	}
+}
+
+func (r *run) snapshotOptions() browser.SnapshotOptions {
+	return browser.SnapshotOptions{Budget: r.limits.SnapshotBudget, FullPage: r.sc.Options.FullPage}
 }

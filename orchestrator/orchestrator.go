@@ -24,7 +24,7 @@ type Page interface {
 	Navigate(ctx context.Context, url string) error
 	URL() string
 	Title() string
-	Snapshot(ctx context.Context, budget int) (browser.Snapshot, error)
+	Snapshot(ctx context.Context, o browser.SnapshotOptions) (browser.Snapshot, error)
 	Execute(ctx context.Context, c browser.Command, o browser.ExecOptions) browser.Outcome
 	Count(ctx context.Context, t browser.Target) (int, error)
 	Settle(ctx context.Context, o browser.SettleOptions) browser.SettleReport

@@ -197,7 +197,7 @@ var tools = []tool{
 	{name: "refresh_som_markers", params: `{}`,
 		desc: "a fresh Set-of-Marks screenshot: every interactive element in view boxed and labelled with its ref",
 		run: func(ctx context.Context, r *run, a *agentStep, args json.RawMessage) (toolResult, error) {
-			snap, err := r.Page.Snapshot(ctx, r.limits.SnapshotBudget)
+			snap, err := r.Page.Snapshot(ctx, r.snapshotOptions())
 			if err != nil {
 				return toolResult{}, err
 			}

@@ -1,0 +1,240 @@
+package browser
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// SnapshotOptions shape the page representation.
+type SnapshotOptions struct {
+	Budget   int  // characters; 0 means no limit
+	FullPage bool // keep elements outside the viewport
+	ListKeep int  // items kept of a long repeated list (default 6)
+}
+
+// roleNameScript approximates an element's role and accessible name, the
+// way fingerprints and the viewport filter see elements.
+const roleNameScript = `const wpRoleName = (e) => {
+  const attr = (n) => e.getAttribute(n) || '';
+  const clean = (s) => (s || '').trim().replace(/\s+/g, ' ');
+  const tag = e.tagName.toLowerCase();
+  const type = attr('type').toLowerCase();
+  const implicit = { button: 'button', textarea: 'textbox', h1: 'heading', h2: 'heading', h3: 'heading', h4: 'heading', h5: 'heading', h6: 'heading',
+    img: 'img', li: 'listitem', option: 'option', summary: 'button' };
+  let role = attr('role') || implicit[tag] || '';
+  if (tag === 'a' && e.hasAttribute('href')) role = role || 'link';
+  if (tag === 'select') role = role || (e.multiple || e.size > 1 ? 'listbox' : 'combobox');
+  if (tag === 'input') role = role || ({ checkbox: 'checkbox', radio: 'radio', button: 'button', submit: 'button', reset: 'button', image: 'button',
+    range: 'slider', number: 'spinbutton', search: 'searchbox', email: 'textbox', tel: 'textbox', text: 'textbox', url: 'textbox', password: 'textbox', '': 'textbox' })[type] || '';
+  let label = '';
+  if (e.labels && e.labels.length) label = clean([...e.labels].map(l => l.innerText).join(' '));
+  const fromContent = ['button', 'link', 'heading', 'option', 'tab', 'menuitem', 'checkbox', 'radio', 'treeitem', 'switch'].includes(role);
+  const name = attr('aria-label') || label || (tag === 'img' ? attr('alt') : '') ||
+    (tag === 'input' && ['submit', 'button', 'reset'].includes(type) ? attr('value') : '') ||
+    (fromContent ? clean(e.innerText || e.textContent) : '') || attr('title') || (role === 'textbox' || role === 'searchbox' ? attr('placeholder') : '');
+  return [role, name.slice(0, 200)];
+};`
+
+// viewportScript reports the scroll position and, for every element with a
+// role, its role, name and whether any part of it is in the viewport.
+const viewportScript = `() => {
+  ` + roleNameScript + `
+  const vh = innerHeight, vw = innerWidth;
+  const els = [];
+  const sel = 'a[href],button,input,select,textarea,summary,[role],h1,h2,h3,h4,h5,h6,img[alt],li,option';
+  const walk = (root) => {
+    for (const e of root.querySelectorAll(sel)) {
+      const [role, name] = wpRoleName(e);
+      if (!role) continue;
+      const r = e.getBoundingClientRect();
+      const shown = r.width > 0 || r.height > 0;
+      const pos = !shown ? 'hidden' : r.bottom < 0 ? 'above' : r.top > vh ? 'below' : (r.right < 0 || r.left > vw) ? 'aside' : 'in';
+      els.push([role, name, pos]);
+    }
+    for (const h of root.querySelectorAll('*')) if (h.shadowRoot) walk(h.shadowRoot);
+  };
+  walk(document);
+  return { y: scrollY, vh, ph: document.documentElement.scrollHeight, els };
+}`
+
+// viewport is where elements sit relative to the viewport.
+type viewport struct {
+	scrollY, height, pageHeight float64
+	// pos counts, per role and name, the elements in each position.
+	pos map[[2]string]map[string]int
+}
+
+func parseViewport(v any) (viewport, bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return viewport{}, false
+	}
+	vp := viewport{scrollY: toFloat(m["y"]), height: toFloat(m["vh"]), pageHeight: toFloat(m["ph"]), pos: map[[2]string]map[string]int{}}
+	els, _ := m["els"].([]any)
+	for _, x := range els {
+		e, ok := x.([]any)
+		if !ok || len(e) != 3 {
+			continue
+		}
+		role, _ := e[0].(string)
+		name, _ := e[1].(string)
+		pos, _ := e[2].(string)
+		k := [2]string{role, name}
+		if vp.pos[k] == nil {
+			vp.pos[k] = map[string]int{}
+		}
+		vp.pos[k][pos]++
+	}
+	return vp, true
+}
+
+// outside reports where an element lies when every element of its role and
+// name is outside the viewport ("" when any is in view or it is unknown).
+func (vp viewport) outside(role, name string) string {
+	c := vp.pos[[2]string{role, name}]
+	if c == nil || c["in"] > 0 || c["hidden"] > 0 {
+		return ""
+	}
+	switch {
+	case c["above"] > 0 && c["below"] == 0 && c["aside"] == 0:
+		return "above"
+	case c["below"] > 0 && c["above"] == 0 && c["aside"] == 0:
+		return "below"
+	}
+	return "aside"
+}
+
+type node struct {
+	line     string
+	indent   int
+	role     string
+	name     string
+	ref      string
+	children []*node
+}
+
+// parseTree turns aria snapshot YAML lines into a tree by indentation.
+func parseTree(text string) []*node {
+	root := &node{indent: -2}
+	stack := []*node{root}
+	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		n := &node{line: l, indent: len(l) - len(strings.TrimLeft(l, " "))}
+		if m := snapshotLine.FindStringSubmatch(l); m != nil {
+			n.role, n.ref = m[1], m[3]
+			if name, err := strconv.Unquote(`"` + m[2] + `"`); err == nil {
+				n.name = name
+			}
+		} else if f := strings.Fields(strings.TrimSpace(l)); len(f) > 1 && f[0] == "-" {
+			n.role = strings.TrimSuffix(strings.SplitN(f[1], ":", 2)[0], ":")
+		}
+		for len(stack) > 1 && stack[len(stack)-1].indent >= n.indent {
+			stack = stack[:len(stack)-1]
+		}
+		p := stack[len(stack)-1]
+		p.children = append(p.children, n)
+		stack = append(stack, n)
+	}
+	return root.children
+}
+
+func render(b *strings.Builder, nodes []*node) {
+	for _, n := range nodes {
+		b.WriteString(n.line)
+		b.WriteByte('\n')
+		render(b, n.children)
+	}
+}
+
+// elideLists keeps the first items of long runs of same-role siblings and
+// says how many were left out.
+func elideLists(nodes []*node, keep int) []*node {
+	var out []*node
+	for i := 0; i < len(nodes); {
+		j := i
+		for j < len(nodes) && nodes[j].role == nodes[i].role && nodes[i].role != "" {
+			j++
+		}
+		run := j - i
+		if run == 0 {
+			run, j = 1, i+1
+		}
+		if run > keep+2 {
+			for _, n := range nodes[i : i+keep] {
+				n.children = elideLists(n.children, keep)
+				out = append(out, n)
+			}
+			pad := strings.Repeat(" ", nodes[i].indent)
+			out = append(out, &node{line: fmt.Sprintf("%s- (%d more %s elided; inspect_page with the list's ref shows them)", pad, run-keep, nodes[i].role), indent: nodes[i].indent})
+		} else {
+			for _, n := range nodes[i:j] {
+				n.children = elideLists(n.children, keep)
+				out = append(out, n)
+			}
+		}
+		i = j
+	}
+	return out
+}
+
+// dropOutside removes elements wholly outside the viewport and containers
+// left empty by it, counting what was removed.
+func dropOutside(nodes []*node, vp viewport, counts map[string]int) []*node {
+	var out []*node
+	for _, n := range nodes {
+		if n.role != "" && n.ref != "" {
+			if where := vp.outside(n.role, n.name); where != "" && (n.name != "" || len(n.children) == 0) {
+				counts[where] += 1 + countRefs(n.children)
+				continue
+			}
+		}
+		had := len(n.children)
+		n.children = dropOutside(n.children, vp, counts)
+		if had > 0 && len(n.children) == 0 && n.name == "" && !strings.Contains(n.line, "]: ") {
+			continue // a container whose content is all off screen
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+func countRefs(nodes []*node) int {
+	n := 0
+	for _, c := range nodes {
+		if c.ref != "" {
+			n++
+		}
+		n += countRefs(c.children)
+	}
+	return n
+}
+
+// represent builds the page representation from the main frame's snapshot:
+// long lists elided, the viewport only unless FullPage, with a header saying
+// where the viewport is and what lies outside it.
+func represent(text string, vp *viewport, o SnapshotOptions) (string, string) {
+	keep := o.ListKeep
+	if keep <= 0 {
+		keep = 6
+	}
+	nodes := elideLists(parseTree(text), keep)
+	header := ""
+	if vp != nil {
+		counts := map[string]int{}
+		if !o.FullPage {
+			nodes = dropOutside(nodes, *vp, counts)
+		}
+		header = fmt.Sprintf("# viewport: y %.0f-%.0f of %.0f px", vp.scrollY, vp.scrollY+vp.height, vp.pageHeight)
+		if n := counts["above"] + counts["below"] + counts["aside"]; n > 0 {
+			header += fmt.Sprintf("; left out as outside the viewport: %d elements above, %d below, %d beside (scroll, or inspect_page with search)",
+				counts["above"], counts["below"], counts["aside"])
+		}
+		header += "\n"
+	}
+	var b strings.Builder
+	render(&b, nodes)
+	return header, b.String()
+}
