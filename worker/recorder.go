@@ -11,6 +11,12 @@ import (
 	"github.com/webpilot/webpilot/store"
 )
 
+// NewRecorder returns the Postgres recorder the worker gives the agent for
+// one attempt of a job.
+func NewRecorder(st *store.Store, jobID string, attempt int, prices llm.Prices, sealer *jobs.Sealer) orchestrator.Recorder {
+	return &recorder{store: st, jobID: jobID, attempt: attempt, prices: prices, sealer: sealer}
+}
+
 // recorder writes what the agent does to Postgres, fenced by the attempt.
 type recorder struct {
 	store   *store.Store

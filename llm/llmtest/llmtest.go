@@ -88,9 +88,15 @@ type Server struct {
 
 // New starts a server, closed when the test ends.
 func New(t testing.TB, replies ...Reply) *Server {
+	s := Start(replies...)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Start starts a server outside a test (benchmarks); the caller closes it.
+func Start(replies ...Reply) *Server {
 	s := &Server{queue: replies}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
-	t.Cleanup(s.Close)
 	return s
 }
 
