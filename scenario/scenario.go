@@ -33,8 +33,8 @@ type Options struct {
 	MaxStepFailures      int     `json:"max_consecutive_step_failures,omitempty"`
 	HistoryWindow        int     `json:"history_window,omitempty"`
 	MaxToolCalls         int     `json:"max_tool_calls_per_iteration,omitempty"`
-	Vision               bool    `json:"vision,omitempty"`              // send Set-of-Marks screenshots to the model
-	CoordinateFallback   bool    `json:"coordinate_fallback,omitempty"` // allow x/y targets after 3 failures
+	Vision               bool    `json:"vision,omitempty"`                   // send Set-of-Marks screenshots to the model
+	CoordinateFallback   bool    `json:"coordinate_fallback,omitempty"`      // allow x/y targets after 3 failures
 	FullPage             bool    `json:"full_page_representation,omitempty"` // show the model the whole page, not the viewport
 	StepTimeoutSeconds   int     `json:"step_timeout_seconds,omitempty"`
 }
