@@ -75,7 +75,12 @@ func (s *Session) SetOfMarks(ctx context.Context, snap Snapshot, limit int) ([]b
 		}
 		marks = append(marks, Mark{Ref: m[3], Role: m[1], Name: m[2], X: box.X, Y: box.Y, W: box.Width, H: box.Height})
 	}
-	if _, err := s.page.Evaluate(markOverlay, marks); err != nil {
+	// playwright-go passes maps, not structs, to page scripts.
+	arg := make([]map[string]any, len(marks))
+	for i, m := range marks {
+		arg[i] = map[string]any{"ref": m.Ref, "x": m.X, "y": m.Y, "w": m.W, "h": m.H}
+	}
+	if _, err := s.page.Evaluate(markOverlay, arg); err != nil {
 		return nil, nil, fmt.Errorf("draw marks: %w", err)
 	}
 	img, err := s.page.Screenshot(playwright.PageScreenshotOptions{Timeout: playwright.Float(10000)})

@@ -50,7 +50,7 @@ const viewportScript = `() => {
       const r = e.getBoundingClientRect();
       const shown = r.width > 0 || r.height > 0;
       const pos = !shown ? 'hidden' : r.bottom < 0 ? 'above' : r.top > vh ? 'below' : (r.right < 0 || r.left > vw) ? 'aside' : 'in';
-      els.push([role, name, pos]);
+      els.push([role, name, pos, e.getAttribute('data-testid') || '', e === document.activeElement || (root !== document && e === root.activeElement)]);
     }
     for (const h of root.querySelectorAll('*')) if (h.shadowRoot) walk(h.shadowRoot);
   };
@@ -63,6 +63,9 @@ type viewport struct {
 	scrollY, height, pageHeight float64
 	// pos counts, per role and name, the elements in each position.
 	pos map[[2]string]map[string]int
+	// notes are what the aria snapshot does not say (test id, focus) of
+	// elements whose role and name are unique on the page.
+	notes map[[2]string]string
 }
 
 func parseViewport(v any) (viewport, bool) {
@@ -70,11 +73,13 @@ func parseViewport(v any) (viewport, bool) {
 	if !ok {
 		return viewport{}, false
 	}
-	vp := viewport{scrollY: toFloat(m["y"]), height: toFloat(m["vh"]), pageHeight: toFloat(m["ph"]), pos: map[[2]string]map[string]int{}}
+	vp := viewport{scrollY: toFloat(m["y"]), height: toFloat(m["vh"]), pageHeight: toFloat(m["ph"]),
+		pos: map[[2]string]map[string]int{}, notes: map[[2]string]string{}}
+	seen := map[[2]string]int{}
 	els, _ := m["els"].([]any)
 	for _, x := range els {
 		e, ok := x.([]any)
-		if !ok || len(e) != 3 {
+		if !ok || len(e) != 5 {
 			continue
 		}
 		role, _ := e[0].(string)
@@ -85,6 +90,22 @@ func parseViewport(v any) (viewport, bool) {
 			vp.pos[k] = map[string]int{}
 		}
 		vp.pos[k][pos]++
+		seen[k]++
+		var note string
+		if id, _ := e[3].(string); id != "" {
+			note += fmt.Sprintf(" [test_id=%s]", strconv.Quote(id))
+		}
+		if f, _ := e[4].(bool); f {
+			note += " [focused]"
+		}
+		if note != "" {
+			vp.notes[k] = note
+		}
+	}
+	for k, n := range seen {
+		if n > 1 {
+			delete(vp.notes, k) // ambiguous: the note may belong to another element
+		}
 	}
 	return vp, true
 }
@@ -180,6 +201,16 @@ func elideLists(nodes []*node, keep int) []*node {
 	return out
 }
 
+// annotate adds test ids and focus to the lines of the elements they belong to.
+func annotate(nodes []*node, vp viewport) {
+	for _, n := range nodes {
+		if note := vp.notes[[2]string{n.role, n.name}]; note != "" && n.ref != "" {
+			n.line = strings.Replace(n.line, "[ref="+n.ref+"]", "[ref="+n.ref+"]"+note, 1)
+		}
+		annotate(n.children, vp)
+	}
+}
+
 // dropOutside removes elements wholly outside the viewport and containers
 // left empty by it, counting what was removed.
 func dropOutside(nodes []*node, vp viewport, counts map[string]int) []*node {
@@ -224,6 +255,7 @@ func represent(text string, vp *viewport, o SnapshotOptions) (string, string) {
 	header := ""
 	if vp != nil {
 		counts := map[string]int{}
+		annotate(nodes, *vp)
 		if !o.FullPage {
 			nodes = dropOutside(nodes, *vp, counts)
 		}

@@ -16,7 +16,7 @@ func longPage(t *testing.T) string {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var b strings.Builder
-		b.WriteString(`<!doctype html><html><body><h1>Catalogue</h1><input aria-label="Search products"><button>Search</button><ul>`)
+		b.WriteString(`<!doctype html><html><body><h1>Catalogue</h1><input aria-label="Search products" data-testid="search" autofocus><button>Search</button><ul>`)
 		for i := 1; i <= 120; i++ {
 			fmt.Fprintf(&b, `<li><a href="/p/%d">Product %d</a></li>`, i, i)
 		}
@@ -39,7 +39,7 @@ func TestRepresentationElidesListsAndKeepsToTheViewport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`link "Product 1"`, `link "Product 6"`, "(114 more listitem elided", "# viewport: y 0-800 of", `textbox "Search products"`} {
+	for _, want := range []string{`link "Product 1"`, `link "Product 6"`, "(114 more listitem elided", "# viewport: y 0-800 of", `textbox "Search products"`, `[test_id="search"] [focused]`} {
 		if !strings.Contains(snap.Text, want) {
 			t.Errorf("representation lacks %q:\n%s", want, snap.Text)
 		}

@@ -136,3 +136,32 @@ func TestAgentStepIsChargedWhatTheModelReported(t *testing.T) {
 		t.Fatalf("generated spec fails: %v\n%s\n%s", err, out, script)
 	}
 }
+
+func TestExperiencesCarryToLaterJobsOnTheSameOrigin(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, 10*time.Second, 0)
+	learn := llmtest.Reply{Content: llmtest.JSON(map[string]any{"status": "complete",
+		"commands":    []map[string]any{{"action": "click", "target": map[string]string{"role": "link", "name": "Shopping list"}}},
+		"experiences": []string{"the shopping list adds items with Enter"}}), PromptTokens: 100}
+	model := llmtest.New(t, learn, learn, learn)
+	s.startWorker(t, llm.New(llm.Config{APIKey: "test", BaseURL: model.BaseURL(), Model: "gpt-4o-mini"}))
+	learnerID, key := s.tenant(t, "learner", 5)
+	_, otherKey := s.tenant(t, "stranger", 5)
+	sc := map[string]any{"name": "open the list", "base_url": s.demo + "/", "steps": []any{"Open the shopping list"}}
+	for i, k := range []string{key, key, otherKey} {
+		if v := s.wait(t, k, s.submit(t, k, sc).ID, 30*time.Second); v.State != "succeeded" {
+			t.Fatalf("job %d: %s %s", i+1, v.State, v.Error)
+		}
+	}
+	reqs := model.Requests()
+	const lesson = "the shopping list adds items with Enter"
+	if strings.Contains(reqs[0].Text(), lesson) || !strings.Contains(reqs[1].Text(), lesson) {
+		t.Fatal("the second job of the tenant was not given what the first learned")
+	}
+	if strings.Contains(reqs[2].Text(), lesson) {
+		t.Fatal("another tenant was given the first tenant's experiences")
+	}
+	if n := s.count(t, `SELECT count(*) FROM experiences WHERE text = $1 AND tenant_id = $2`, lesson, learnerID); n != 1 {
+		t.Fatalf("%d experience rows for the tenant, want one (de-duplicated)", n)
+	}
+}

@@ -307,3 +307,46 @@ func TestToolRoundTripScreenshotThenAction(t *testing.T) {
 func verify(assert string, target map[string]any, value string) map[string]any {
 	return map[string]any{"action": "verify", "assert": assert, "target": target, "value": value}
 }
+
+func TestObserveAssessContinueOnFailureAndVision(t *testing.T) {
+	t.Parallel()
+	base := pages(t)
+	sc := scenario.Scenario{Name: "queries", BaseURL: base + "/shop.html", Options: scenario.Options{Vision: true}, Steps: []scenario.Step{
+		{Type: "ai_query", Method: "observe", Text: "the Add to cart buttons", SaveAs: "buttons"},
+		{Type: "ai_query", Method: "assess", Text: "the cart is empty"},
+		{Type: "query", Rule: "element_exists", Target: &scenario.Target{CSS: ".coupon-banner"}, OnFailure: "continue"},
+		{Type: "ai_query", Method: "assess", Text: "the cart holds a poster"},
+		{Text: "Go to /cookie.html"},
+	}}
+	res, _, model := runAgent(t, sc,
+		respond(func(req llmtest.Request) map[string]any {
+			var els []any
+			for _, l := range strings.Split(req.Text(), "\n") {
+				if strings.Contains(l, `button "Add to cart"`) {
+					els = append(els, map[string]any{"ref": refOnLine(l), "role": "button", "name": "Add to cart", "description": strings.TrimSpace(l)})
+				}
+			}
+			return map[string]any{"status": "complete", "result": els}
+		}),
+		decision(map[string]any{"status": "complete", "result": map[string]any{"passed": true, "evidence": "Cart: 0 items"}}),
+		decision(map[string]any{"status": "complete", "result": map[string]any{"passed": false, "evidence": "the cart shows 0 items"}}),
+	)
+	if res.Status != orchestrator.StatusFailed || !strings.Contains(res.Error, "step 4") || !strings.Contains(res.Error, "assessment failed: the cart shows 0 items") {
+		t.Fatalf("%s: %q", res.Status, res.Error)
+	}
+	var observed []map[string]any
+	if err := json.Unmarshal(res.Steps[0].Result, &observed); err != nil || len(observed) != 3 {
+		t.Fatalf("observe result: %s", res.Steps[0].Result)
+	}
+	if res.Steps[1].Status != orchestrator.StepPassed || res.Steps[2].Status != orchestrator.StepFailed || res.Steps[2].Tier != "deterministic" {
+		t.Fatalf("steps 2-3: %+v", res.Steps[1:3])
+	}
+	if len(res.Steps) != 4 {
+		t.Fatalf("the run should continue past the failed query and stop at the failed assessment: %d steps", len(res.Steps))
+	}
+	req := model.Requests()[0]
+	if req.Images() != 1 || !strings.Contains(req.Text(), "ELEMENT MAP") || !strings.Contains(req.Text(), `"name":"Add to cart"`) {
+		t.Fatal("vision mode did not send the marked screenshot and its element map")
+	}
+	mustPassSpec(t, res, nil)
+}

@@ -46,16 +46,23 @@ func ref(req llmtest.Request, role, name string) string {
 	return "missing-" + role + "-" + name
 }
 
+var refOf = regexp.MustCompile(`\[ref=([a-z0-9]+)\]`)
+
 // refNear finds the ref on the line of the page representation that mentions text.
 func refNear(req llmtest.Request, text string) string {
 	for _, line := range strings.Split(req.Text(), "\n") {
-		if strings.Contains(line, text) {
-			if m := regexp.MustCompile(`\[ref=([a-z0-9]+)\]`).FindStringSubmatch(line); m != nil {
-				return m[1]
-			}
+		if strings.Contains(line, text) && refOf.MatchString(line) {
+			return refOnLine(line)
 		}
 	}
 	return "missing-" + text
+}
+
+func refOnLine(line string) string {
+	if m := refOf.FindStringSubmatch(line); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // decision builds a scripted model reply.
