@@ -36,25 +36,14 @@ type ancestor struct {
 // approximated here (every locator built from them is checked by count);
 // an aria snapshot would invalidate the refs the model was just shown.
 const fingerprintScript = `(e) => {
+  ` + roleNameScript + `
   const attr = (n) => e.getAttribute(n) || '';
   const clean = (s) => (s || '').trim().replace(/\s+/g, ' ');
   const tag = e.tagName.toLowerCase();
+  const [role, name] = wpRoleName(e);
   let label = '';
   if (e.labels && e.labels.length) label = clean([...e.labels].map(l => l.innerText).join(' '));
-  else if (attr('aria-labelledby')) label = clean(attr('aria-labelledby').split(' ').map(id => (e.getRootNode().getElementById ? e.getRootNode().getElementById(id) : document.getElementById(id)) || {}).map(n => n.innerText || '').join(' '));
-  const type = attr('type').toLowerCase();
-  const implicitRole = { button: 'button', textarea: 'textbox', h1: 'heading', h2: 'heading', h3: 'heading', h4: 'heading', h5: 'heading', h6: 'heading',
-    img: 'img', li: 'listitem', nav: 'navigation', main: 'main', dialog: 'dialog', table: 'table', tr: 'row', td: 'cell', th: 'columnheader',
-    article: 'article', form: 'form', option: 'option', summary: 'button' };
-  let role = attr('role') || implicitRole[tag] || '';
-  if (tag === 'a' && e.hasAttribute('href')) role = role || 'link';
-  if (tag === 'select') role = role || (e.multiple || e.size > 1 ? 'listbox' : 'combobox');
-  if (tag === 'input') role = role || ({ checkbox: 'checkbox', radio: 'radio', button: 'button', submit: 'button', reset: 'button', image: 'button',
-    range: 'slider', number: 'spinbutton', search: 'searchbox', email: 'textbox', tel: 'textbox', text: 'textbox', url: 'textbox', password: 'textbox', '': 'textbox' })[type] || '';
-  const nameFromContent = ['button', 'link', 'heading', 'option', 'tab', 'menuitem', 'checkbox', 'radio', 'cell', 'columnheader', 'treeitem', 'switch'].includes(role);
-  let name = attr('aria-label') || (attr('aria-labelledby') ? label : '') || label ||
-    (tag === 'img' ? attr('alt') : '') || (tag === 'input' && ['submit', 'button', 'reset'].includes(type) ? attr('value') : '') ||
-    (nameFromContent ? clean(e.innerText || e.textContent) : '') || attr('title') || (role === 'textbox' || role === 'searchbox' ? attr('placeholder') : '');
+  else if (attr('aria-labelledby')) label = clean(attr('aria-labelledby').split(' ').map(id => ((e.getRootNode().getElementById ? e.getRootNode().getElementById(id) : document.getElementById(id)) || {}).innerText || '').join(' '));
   const path = [];
   for (let n = e; n && n.nodeType === 1 && n !== document.documentElement; n = n.parentElement) {
     if (n.id && /^[A-Za-z][\w-]*$/.test(n.id)) { path.unshift('#' + n.id); break; }

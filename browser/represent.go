@@ -30,7 +30,9 @@ const roleNameScript = `const wpRoleName = (e) => {
   let label = '';
   if (e.labels && e.labels.length) label = clean([...e.labels].map(l => l.innerText).join(' '));
   const fromContent = ['button', 'link', 'heading', 'option', 'tab', 'menuitem', 'checkbox', 'radio', 'treeitem', 'switch'].includes(role);
-  const name = attr('aria-label') || label || (tag === 'img' ? attr('alt') : '') ||
+  let labelledBy = '';
+  if (attr('aria-labelledby')) labelledBy = clean(attr('aria-labelledby').split(' ').map(id => ((e.getRootNode().getElementById ? e.getRootNode().getElementById(id) : document.getElementById(id)) || {}).innerText || '').join(' '));
+  const name = attr('aria-label') || labelledBy || label || (tag === 'img' ? attr('alt') : '') ||
     (tag === 'input' && ['submit', 'button', 'reset'].includes(type) ? attr('value') : '') ||
     (fromContent ? clean(e.innerText || e.textContent) : '') || attr('title') || (role === 'textbox' || role === 'searchbox' ? attr('placeholder') : '');
   return [role, name.slice(0, 200)];
