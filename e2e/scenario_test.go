@@ -72,6 +72,37 @@ func TestScenarioThroughAPIQueueWorkerAndBrowser(t *testing.T) {
 	if s.queue.Pending(t) != 0 {
 		t.Fatal("the job's message was not acknowledged")
 	}
+	// The test is stored in the tenant's suite with its step manifest, and without the secret.
+	var suite struct {
+		Tests []struct {
+			ID, Name   string
+			LastStatus string `json:"last_status"`
+		}
+	}
+	s.mustJSON(t, "GET", "/v1/tests", key, nil, http.StatusOK, &suite)
+	if len(suite.Tests) != 1 || suite.Tests[0].Name != "login" || suite.Tests[0].LastStatus != "succeeded" {
+		t.Fatalf("suite: %+v", suite)
+	}
+	code, stored := s.call(t, "GET", "/v1/tests/"+suite.Tests[0].ID, key, nil)
+	var st struct {
+		Script   string
+		Manifest []struct {
+			Step    int
+			Entries []struct{ Element struct{ Role, Name, Tag, Path string } }
+		}
+	}
+	if err := json.Unmarshal(stored, &st); err != nil || code != 200 || st.Script != string(script) || len(st.Manifest) != 6 {
+		t.Fatalf("stored test %d: %s", code, stored)
+	}
+	if el := st.Manifest[2].Entries[0].Element; el.Role != "button" || el.Name != "Sign in" || el.Tag != "button" || el.Path == "" {
+		t.Fatalf("manifest fingerprint of step 3: %+v", el)
+	}
+	if strings.Contains(string(stored), demoapp.Password) || strings.Contains(string(stored), "sealed_secrets") {
+		t.Fatal("the stored test carries the secret")
+	}
+	if code, _ := s.call(t, "GET", "/v1/tests/"+suite.Tests[0].ID, s.otherKey(t), nil); code != http.StatusNotFound {
+		t.Fatalf("another tenant reads the test: %d", code)
+	}
 	out, err := browsertest.RunSpec(context.Background(), string(script), map[string]string{"PASSWORD": demoapp.Password})
 	if err != nil {
 		t.Fatalf("generated spec fails under @playwright/test: %v\n%s", err, out)

@@ -218,3 +218,10 @@ func (s *stack) waitCheckpoint(t *testing.T, jobID string, n int) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// otherKey creates an unrelated tenant and returns its key.
+func (s *stack) otherKey(t *testing.T) string {
+	t.Helper()
+	_, key := s.tenant(t, "someone else", 0)
+	return key
+}

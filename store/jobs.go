@@ -334,6 +334,7 @@ type Finish struct {
 	Result  json.RawMessage
 	Script  string
 	Error   string
+	Test    *TestRecord // stored in the tenant's suite with the result, when set
 }
 
 // FinishJob writes the result, releases what is left of the hold and sets the
@@ -343,8 +344,14 @@ func (s *Store) FinishJob(ctx context.Context, f Finish) error {
 		return fmt.Errorf("finish job %s: %q is not a terminal state", f.JobID, f.State)
 	}
 	return s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := lockRunningAttempt(ctx, tx, f.JobID, f.Attempt); err != nil {
+		tenantID, err := lockRunningAttempt(ctx, tx, f.JobID, f.Attempt)
+		if err != nil {
 			return err
+		}
+		if f.Test != nil && f.State != StateCancelled {
+			if err := saveTest(ctx, tx, tenantID, f); err != nil {
+				return fmt.Errorf("save test: %w", err)
+			}
 		}
 		if _, err := tx.Exec(ctx,
 			`UPDATE jobs SET state = $2, result = $3, script = NULLIF($4, ''), error = NULLIF($5, ''),

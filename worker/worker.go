@@ -307,7 +307,16 @@ func (w *Worker) run(ctx context.Context, claim store.Claim, cancelled func() bo
 	if state == "" {
 		state = store.StateFailed
 	}
-	return finish{Finish: store.Finish{State: state, Result: b, Script: res.Script, Error: res.Error}}
+	manifest, _ := json.Marshal(res.Manifest)
+	stored := sc
+	stored.SealedSecrets = "" // the suite keeps the scenario, never its secrets
+	scJSON, _ := json.Marshal(stored)
+	name := sc.Name
+	if name == "" {
+		name = "scenario " + claim.JobID
+	}
+	return finish{Finish: store.Finish{State: state, Result: b, Script: res.Script, Error: res.Error,
+		Test: &store.TestRecord{Name: name, Scenario: scJSON, Manifest: manifest}}}
 }
 
 // resultView is the stored result: the agent's result and where the job's

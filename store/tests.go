@@ -1,0 +1,96 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// Test is a stored test of a tenant's suite: the scenario, its current
+// spec and the step manifest repair works from.
+type Test struct {
+	ID         string          `json:"id"`
+	Name       string          `json:"name"`
+	Scenario   json.RawMessage `json:"scenario,omitempty"`
+	Script     string          `json:"script,omitempty"`
+	Manifest   json.RawMessage `json:"manifest,omitempty"`
+	LastStatus string          `json:"last_status"`
+	SourceJob  *string         `json:"source_job,omitempty"`
+	UpdatedAt  time.Time       `json:"updated_at"`
+}
+
+// TestRecord is what a finished scenario job stores in the suite.
+type TestRecord struct {
+	Name     string
+	Scenario json.RawMessage // without secrets
+	Manifest json.RawMessage
+}
+
+// saveTest upserts the job's test by name inside the finish transaction.
+// A failed run updates the status but keeps the last good script.
+func saveTest(ctx context.Context, tx pgx.Tx, tenantID string, f Finish) error {
+	rec := f.Test
+	if f.State == StateSucceeded {
+		_, err := tx.Exec(ctx,
+			`INSERT INTO tests (id, tenant_id, name, scenario, script, manifest, last_status, source_job)
+			 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+			 ON CONFLICT (tenant_id, name) DO UPDATE SET scenario = EXCLUDED.scenario, script = EXCLUDED.script,
+			   manifest = EXCLUDED.manifest, last_status = EXCLUDED.last_status, source_job = EXCLUDED.source_job, updated_at = now()`,
+			uuid.NewString(), tenantID, rec.Name, rec.Scenario, f.Script, rec.Manifest, f.State, f.JobID)
+		return err
+	}
+	_, err := tx.Exec(ctx,
+		`INSERT INTO tests (id, tenant_id, name, scenario, last_status, source_job) VALUES ($1, $2, $3, $4, $5, $6)
+		 ON CONFLICT (tenant_id, name) DO UPDATE SET last_status = EXCLUDED.last_status, updated_at = now()`,
+		uuid.NewString(), tenantID, rec.Name, rec.Scenario, f.State, f.JobID)
+	return err
+}
+
+// Tests lists a tenant's stored tests by name.
+func (s *Store) Tests(ctx context.Context, tenantID string) ([]Test, error) {
+	rows, err := s.pool.Query(ctx,
+		`SELECT id::text, name, last_status, source_job::text, updated_at FROM tests WHERE tenant_id = $1 ORDER BY name`, tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("list tests: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Test, error) {
+		var t Test
+		var status *string
+		err := r.Scan(&t.ID, &t.Name, &status, &t.SourceJob, &t.UpdatedAt)
+		if status != nil {
+			t.LastStatus = *status
+		}
+		return t, err
+	})
+}
+
+// GetTest returns one of a tenant's tests with its script and manifest.
+func (s *Store) GetTest(ctx context.Context, tenantID, id string) (Test, error) {
+	if _, err := uuid.Parse(id); err != nil {
+		return Test{}, ErrNotFound
+	}
+	var t Test
+	var script, status *string
+	err := s.pool.QueryRow(ctx,
+		`SELECT id::text, name, scenario, script, manifest, last_status, source_job::text, updated_at
+		 FROM tests WHERE id = $1 AND tenant_id = $2`, id, tenantID).
+		Scan(&t.ID, &t.Name, &t.Scenario, &script, &t.Manifest, &status, &t.SourceJob, &t.UpdatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Test{}, ErrNotFound
+	}
+	if err != nil {
+		return Test{}, fmt.Errorf("get test: %w", err)
+	}
+	if script != nil {
+		t.Script = *script
+	}
+	if status != nil {
+		t.LastStatus = *status
+	}
+	return t, nil
+}
