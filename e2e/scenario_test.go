@@ -88,7 +88,9 @@ func TestScenarioThroughAPIQueueWorkerAndBrowser(t *testing.T) {
 		Script   string
 		Manifest []struct {
 			Step    int
-			Entries []struct{ Element struct{ Role, Name, Tag, Path string } }
+			Entries []struct {
+				Element struct{ Role, Name, Tag, Path string }
+			}
 		}
 	}
 	if err := json.Unmarshal(stored, &st); err != nil || code != 200 || st.Script != string(script) || len(st.Manifest) != 6 {
