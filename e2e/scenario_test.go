@@ -65,6 +65,9 @@ func TestScenarioThroughAPIQueueWorkerAndBrowser(t *testing.T) {
 	if n := s.count(t, `SELECT count(*) FROM history WHERE job_id = $1 AND result = 'ok'`, job.ID); n != 6 {
 		t.Fatalf("history rows = %d, want 6", n)
 	}
+	if n := s.count(t, `SELECT count(*) FROM history h WHERE h.job_id = $1 AND h::text LIKE '%' || $2 || '%'`, job.ID, demoapp.Password); n != 0 {
+		t.Fatalf("%d history rows contain the password", n)
+	}
 	// Deterministic steps cost nothing, and the whole hold is released.
 	if a := s.account(t, tenantID); a.Balance != 5_000_000 || a.Held != 0 {
 		t.Fatalf("account after job: %+v", a)
