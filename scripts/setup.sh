@@ -12,6 +12,8 @@ RUNNER=$CACHE/pwtest
 need_apt=()
 [ -x /usr/lib/chromium/chromium ] || need_apt+=(chromium)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql)
+command -v node >/dev/null || need_apt+=(nodejs)
+command -v npm >/dev/null || need_apt+=(npm)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]} from apt"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -19,7 +21,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
-command -v node >/dev/null || { echo "setup: node is required (apt-get install nodejs npm)" >&2; exit 1; }
+command -v node >/dev/null || { echo "setup: node did not install" >&2; exit 1; }
 
 if [ ! -f "$DRIVER/package/cli.js" ] || [ "$("$DRIVER/node" "$DRIVER/package/cli.js" --version 2>/dev/null)" != "Version $PW_VERSION" ]; then
   echo "setup: laying out the Playwright $PW_VERSION driver from the npm registry"
