@@ -9,6 +9,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -108,4 +109,22 @@ func lockRunningAttempt(ctx context.Context, tx pgx.Tx, jobID string, attempt in
 		return "", fmt.Errorf("job %s attempt %d (current %d, %s): %w", jobID, attempt, cur, state, ErrFenced)
 	}
 	return tenantID, nil
+}
+
+// OpenFromEnv opens DATABASE_URL and applies pending migrations, as both
+// the dispatcher and the workers do at start.
+func OpenFromEnv(ctx context.Context) (*Store, error) {
+	url := os.Getenv("DATABASE_URL")
+	if url == "" {
+		return nil, errors.New("DATABASE_URL is required")
+	}
+	st, err := Open(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.Migrate(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
 }

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -47,18 +46,11 @@ func run(id string, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	dataDir := env("WEBPILOT_DATA_DIR", ".data")
-	dbURL := os.Getenv("DATABASE_URL")
-	if dbURL == "" {
-		return errors.New("DATABASE_URL is required")
-	}
-	st, err := store.Open(ctx, dbURL)
+	st, err := store.OpenFromEnv(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if err := st.Migrate(ctx); err != nil {
-		return err
-	}
 	qcfg, maxAttempts, err := jobs.QueueConfigFromEnv()
 	if err != nil {
 		return err
