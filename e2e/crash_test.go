@@ -17,13 +17,19 @@ import (
 	"github.com/webpilot/webpilot/llm/llmtest"
 )
 
-// buildWorker compiles cmd/worker once for this test binary.
+// buildWorker compiles cmd/worker for the test.
 func buildWorker(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "worker")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/webpilot/webpilot/cmd/worker")
+	return buildCmd(t, "worker")
+}
+
+// buildCmd compiles one of the project's commands into the test's temp dir.
+func buildCmd(t *testing.T, name string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name)
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/webpilot/webpilot/cmd/"+name)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build worker: %v\n%s", err, out)
+		t.Fatalf("build %s: %v\n%s", name, err, out)
 	}
 	return bin
 }

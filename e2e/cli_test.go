@@ -1,0 +1,70 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCLISubmitsATextScenarioAndFollowsItLive(t *testing.T) {
+	t.Parallel()
+	bin := buildCmd(t, "webpilot")
+	s := newStack(t, 10*time.Second, 300*time.Millisecond)
+	s.startWorker(t, nil)
+	cli := func(env []string, args ...string) (string, error) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), append([]string{"WEBPILOT_API=" + s.api.URL, "WEBPILOT_ADMIN_TOKEN=" + adminToken}, env...)...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+
+	out, err := cli(nil, "tenant", "create", "cli-co")
+	if err != nil {
+		t.Fatalf("tenant create: %v\n%s", err, out)
+	}
+	id := regexp.MustCompile(`tenant_id: (\S+)`).FindStringSubmatch(out)
+	key := regexp.MustCompile(`api_key: (\S+)`).FindStringSubmatch(out)
+	if id == nil || key == nil {
+		t.Fatalf("tenant create printed:\n%s", out)
+	}
+	if out, err := cli(nil, "credits", "grant", id[1], "3"); err != nil || !strings.Contains(out, "balance 3.000000") {
+		t.Fatalf("credits grant: %v\n%s", err, out)
+	}
+	tenant := []string{"WEBPILOT_API_KEY=" + key[1]}
+
+	file := filepath.Join(t.TempDir(), "list.txt")
+	scenarioText := "# keep the shopping list\nbase: " + s.demo + "/list\nFill \"New item\" with \"Oat milk\"\nClick \"Add\"\nVerify \"Oat milk\" is visible\n"
+	if err := os.WriteFile(file, []byte(scenarioText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err = cli(tenant, "submit", file, "--watch")
+	if err != nil {
+		t.Fatalf("submit --watch: %v\n%s", err, out)
+	}
+	for _, want := range []string{"submitted job", "(3 steps, 2.00 credits held)", "] running", "✓ step 1", "✓ step 3",
+		`Verify "Oat milk" is visible`, "succeeded: 3/3 steps, 0 LLM tokens, cost 0.000000 credits"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("watch output lacks %q:\n%s", want, out)
+		}
+	}
+	job := regexp.MustCompile(`submitted job (\S+)`).FindStringSubmatch(out)[1]
+	spec, err := cli(tenant, "script", job)
+	if err != nil || !strings.Contains(spec, "test('list', async ({ page }) => {") || !strings.Contains(spec, ".fill('Oat milk');") {
+		t.Fatalf("script: %v\n%s", err, spec)
+	}
+
+	// Bad input is refused with the field named, and the CLI exits non-zero.
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	_ = os.WriteFile(bad, []byte(`{"name": "x", "base_url": "ftp://example.com/", "steps": []}`), 0o644)
+	out, err = cli(tenant, "submit", bad)
+	if err == nil || !strings.Contains(out, "scenario.base_url") || !strings.Contains(out, "scenario.steps") {
+		t.Fatalf("bad scenario: %v\n%s", err, out)
+	}
+	if out, err := cli([]string{"WEBPILOT_API_KEY=wp_nope"}, "job", job); err == nil || !strings.Contains(out, "invalid API key (HTTP 401)") {
+		t.Fatalf("wrong key: %v\n%s", err, out)
+	}
+}
