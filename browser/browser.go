@@ -33,9 +33,12 @@ func ConfigFromEnv() Config {
 	return c
 }
 
-// Browser is a running Chromium shared by all of a process's jobs.
+// Browser is a running Chromium shared by all of a process's jobs. If
+// Chromium dies, the next session relaunches it.
 type Browser struct {
+	cfg     Config
 	pw      *playwright.Playwright
+	mu      sync.Mutex
 	browser playwright.Browser
 }
 
@@ -53,21 +56,46 @@ func Launch(ctx context.Context, cfg Config) (*Browser, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start playwright driver: %w", err)
 	}
-	b, err := pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{
-		ExecutablePath: playwright.String(cfg.ExecutablePath),
-		Headless:       playwright.Bool(!cfg.Headful),
+	b := &Browser{cfg: cfg, pw: pw}
+	if b.browser, err = b.launch(); err != nil {
+		_ = pw.Stop()
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *Browser) launch() (playwright.Browser, error) {
+	br, err := b.pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{
+		ExecutablePath: playwright.String(b.cfg.ExecutablePath),
+		Headless:       playwright.Bool(!b.cfg.Headful),
 		Args:           chromiumArgs,
 	})
 	if err != nil {
-		_ = pw.Stop()
-		return nil, fmt.Errorf("launch chromium %s: %w", cfg.ExecutablePath, err)
+		return nil, fmt.Errorf("launch chromium %s: %w", b.cfg.ExecutablePath, err)
 	}
-	return &Browser{pw: pw, browser: b}, nil
+	return br, nil
+}
+
+// current returns a connected Chromium, relaunching it if it died.
+func (b *Browser) current() (playwright.Browser, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.browser.IsConnected() {
+		return b.browser, nil
+	}
+	br, err := b.launch()
+	if err != nil {
+		return nil, err
+	}
+	b.browser = br
+	return br, nil
 }
 
 // Close stops Chromium and the driver.
 func (b *Browser) Close() error {
+	b.mu.Lock()
 	err := b.browser.Close()
+	b.mu.Unlock()
 	if serr := b.pw.Stop(); err == nil {
 		err = serr
 	}
@@ -126,7 +154,11 @@ func (b *Browser) NewSession(ctx context.Context, o SessionOptions) (*Session, e
 		}
 		opts.StorageState = st.ToOptionalStorageState()
 	}
-	bctx, err := b.browser.NewContext(opts)
+	br, err := b.current()
+	if err != nil {
+		return nil, err
+	}
+	bctx, err := br.NewContext(opts)
 	if err != nil {
 		return nil, fmt.Errorf("new browser context: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/webpilot/webpilot/browser"
 	"github.com/webpilot/webpilot/browser/browsertest"
 	"github.com/webpilot/webpilot/demoapp"
+	"github.com/webpilot/webpilot/netguard"
 )
 
 func demo(t *testing.T) string {
@@ -93,5 +94,33 @@ func TestSettleWaitsForFetchAndBlocksPrivateHosts(t *testing.T) {
 	err := s.Navigate(ctx, "http://169.254.169.254/latest/meta-data")
 	if err == nil || len(s.Denied()) == 0 {
 		t.Fatalf("metadata address was not blocked: err=%v denied=%v", err, s.Denied())
+	}
+}
+
+func TestBrowserRelaunchesAfterChromiumDies(t *testing.T) {
+	t.Parallel()
+	cfg := browser.ConfigFromEnv()
+	cfg.DriverDir = browsertest.DriverDir()
+	b, err := browser.Launch(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	policy := browser.SessionOptions{Policy: netguard.New([]string{"127.0.0.1"})}
+	s, err := b.NewSession(context.Background(), policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Chromium goes away under the worker (crash, OOM kill).
+	if err := s.Page().Context().Browser().Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := b.NewSession(context.Background(), policy)
+	if err != nil {
+		t.Fatalf("no session after Chromium died: %v", err)
+	}
+	defer s2.Close()
+	if err := s2.Navigate(context.Background(), demo(t)+"/login"); err != nil {
+		t.Fatalf("the relaunched browser does not work: %v", err)
 	}
 }
