@@ -270,6 +270,7 @@ type FieldError struct {
 // ValidationError lists every problem found in a payload.
 type ValidationError []FieldError
 
+// Error joins the field messages.
 func (v ValidationError) Error() string {
 	parts := make([]string, len(v))
 	for i, f := range v {

@@ -234,6 +234,7 @@ type Claim struct {
 // database's clock, so workers' clocks do not matter).
 type LeasedError struct{ Remaining time.Duration }
 
+// Error says how long the lease has left.
 func (e *LeasedError) Error() string { return fmt.Sprintf("job is leased for another %s", e.Remaining) }
 
 // Unwrap makes errors.Is(err, ErrLeased) true.
