@@ -80,13 +80,9 @@ func (r *run) batch(ctx context.Context, rep *StepReport, iter int, cmds []brows
 	return res
 }
 
-// remember keeps the newest events for the prompt's history window.
+// remember keeps this attempt's events for the prompt's history window and recall_history.
 func (r *run) remember(events []Event) {
 	r.all = append(r.all, events...)
-	r.recent = append(r.recent, events...)
-	if keep := r.limits.HistoryWindow * 3; len(r.recent) > keep {
-		r.recent = r.recent[len(r.recent)-keep:]
-	}
 }
 
 func (r *run) redactDelta(d browser.Delta) browser.Delta {

@@ -90,9 +90,9 @@ func (r *run) prompt(ctx context.Context, a *agentStep, snap browser.Snapshot) (
 			fmt.Fprintf(&b, "  - %s\n", e)
 		}
 	}
-	if len(r.recent) > 0 {
+	if len(r.all) > 0 {
 		b.WriteString("RECENT HISTORY (oldest first):\n")
-		for _, e := range r.recent[max(0, len(r.recent)-r.limits.HistoryWindow):] {
+		for _, e := range r.all[max(0, len(r.all)-r.limits.HistoryWindow):] {
 			fmt.Fprintf(&b, "  %s\n", historyLine(e))
 		}
 	}

@@ -38,8 +38,7 @@ type run struct {
 	note      string
 	iters     int
 	calls     int
-	recent    []Event // newest last, for the prompt's history window
-	all       []Event // this attempt's history, for recall_history
+	all       []Event // this attempt's history, newest last: the prompt's window and recall_history
 	usage     llm.Usage
 	timing    Timing
 	specVars  map[string]bool // extracted names the spec has declared
