@@ -22,7 +22,7 @@ import (
 
 // Publisher sends a job id to the queue; *jobs.Publisher implements it.
 type Publisher interface {
-	Publish(ctx context.Context, subject, jobID string) error
+	Publish(ctx context.Context, subject, jobID string, seq int) error
 }
 
 // Config tunes the API.
@@ -137,6 +137,14 @@ func (s *Server) recover(next http.Handler) http.Handler {
 }
 
 func (s *Server) internal(w http.ResponseWriter, r *http.Request, err error) {
+	if store.Transient(err) {
+		// An outage of the database, not a fault of the request: nothing was
+		// written (or a retry with the same Idempotency-Key finds it).
+		s.log.Warn("request failed: database unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
+		w.Header().Set("Retry-After", "2")
+		writeError(w, http.StatusServiceUnavailable, "the service is briefly unavailable; retry shortly", nil)
+		return
+	}
 	s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	writeError(w, http.StatusInternalServerError, "internal error", nil)
 }

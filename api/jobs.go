@@ -2,12 +2,14 @@ package api
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/webpilot/webpilot/jobs"
@@ -96,6 +98,10 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error(), nil)
 		return
 	}
+	idemKey, ok := idempotencyKey(w, r)
+	if !ok {
+		return
+	}
 	sc := *sub.Scenario
 	hold := s.cfg.DefaultHold
 	if sc.Options.MaxCredits > 0 {
@@ -107,6 +113,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 	}
 	// Secrets are sealed to the job's id, so a sealed value cannot be replayed into another job.
 	job, err := s.store.SubmitJob(r.Context(), store.NewJob{TenantID: t.ID, Kind: string(sub.Kind), Hold: hold,
+		IdempotencyKey: idemKey, RequestHash: requestHash(sub),
 		Subject: jobs.Subject(sub.Kind, t.ID), Prepare: func(jobID string) (json.RawMessage, error) {
 			if len(sc.Secrets) > 0 {
 				plain, _ := json.Marshal(sc.Secrets)
@@ -118,6 +125,21 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 			}
 			return json.Marshal(sc)
 		}})
+	var reused *store.KeyReusedError
+	if errors.As(err, &reused) {
+		if !reused.SameRequest {
+			writeError(w, http.StatusConflict, "this Idempotency-Key was already used for a different request (job "+reused.JobID+"); use a new key for a new job", nil)
+			return
+		}
+		first, gerr := s.store.GetJob(r.Context(), t.ID, reused.JobID)
+		if gerr != nil {
+			s.internal(w, r, gerr)
+			return
+		}
+		w.Header().Set("Idempotent-Replayed", "true")
+		writeJSON(w, http.StatusAccepted, view(first, false))
+		return
+	}
 	if errors.Is(err, store.ErrInsufficientCredits) {
 		acct, _ := s.store.Account(r.Context(), t.ID)
 		writeError(w, http.StatusPaymentRequired, fmt.Sprintf("not enough credits: this job holds %.6g credits and %.6g are available", credits(hold), credits(acct.Available)), nil)
@@ -128,7 +150,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The job is safe in Postgres; a failed publish is retried by the reconciler.
-	if err := s.pub.Publish(r.Context(), jobs.Subject(sub.Kind, t.ID), job.ID); err != nil {
+	if err := s.pub.Publish(r.Context(), jobs.Subject(sub.Kind, t.ID), job.ID, 0); err != nil {
 		s.log.Warn("publish failed; the reconciler will retry", "job", job.ID, "err", err)
 	} else if err := s.store.MarkPublished(r.Context(), job.ID); err != nil {
 		s.log.Warn("could not mark published", "job", job.ID, "err", err)
@@ -292,4 +314,49 @@ func compact(b []byte) []byte {
 		return b
 	}
 	return buf.Bytes()
+}
+
+// maxIdempotencyKey bounds the Idempotency-Key header.
+const maxIdempotencyKey = 255
+
+// idempotencyKey reads the optional Idempotency-Key header: 1 to 255
+// printable ASCII characters. A retried submission with the same key (kept
+// per tenant for at least 24 hours) returns the job the first one created.
+func idempotencyKey(w http.ResponseWriter, r *http.Request) (string, bool) {
+	k, present := r.Header["Idempotency-Key"]
+	if !present {
+		return "", true
+	}
+	key := strings.Join(k, ",")
+	bad := key == "" || len(key) > maxIdempotencyKey
+	for _, c := range key {
+		if c < 0x21 || c > 0x7e {
+			bad = true
+		}
+	}
+	if bad {
+		writeError(w, http.StatusBadRequest, "invalid request", []scenario.FieldError{{Field: "header Idempotency-Key",
+			Message: fmt.Sprintf("must be 1 to %d printable ASCII characters without spaces", maxIdempotencyKey)}})
+		return "", false
+	}
+	return key, true
+}
+
+// requestHash identifies what a submission asked for, so a reused
+// Idempotency-Key with a different request is refused. Secret values are
+// left out of it: only their names count.
+func requestHash(sub jobs.Submission) []byte {
+	c := sub
+	if sub.Scenario != nil {
+		sc := *sub.Scenario
+		names := make(map[string]string, len(sc.Secrets))
+		for k := range sc.Secrets {
+			names[k] = ""
+		}
+		sc.Secrets = names
+		c.Scenario = &sc
+	}
+	b, _ := json.Marshal(c)
+	h := sha256.Sum256(b)
+	return h[:]
 }

@@ -266,3 +266,38 @@ func (s *Session) Close() error {
 		return errors.New("browser context did not close in 10s")
 	}
 }
+
+// Document identifies the page's current document: ID is unique per loaded
+// document (a reload or a link is a new one; history.pushState is not), URL
+// is the address the document was loaded from (after redirects). A resumed
+// job rebuilds in-page state by loading URL again and replaying the
+// commands that ran on ID.
+type Document struct {
+	ID  string `json:"id"`
+	URL string `json:"url"`
+}
+
+const documentScript = `() => [String(performance.timeOrigin), ((performance.getEntriesByType('navigation')[0] || {}).name) || location.href]`
+
+// Document returns the current document's identity. A navigation that is
+// committing can destroy the context mid-call, so it is asked twice.
+func (s *Session) Document(ctx context.Context) (Document, error) {
+	var err error
+	for range 2 {
+		var v any
+		if v, err = s.page.Evaluate(documentScript); err == nil {
+			arr, _ := v.([]any)
+			if len(arr) == 2 {
+				id, _ := arr[0].(string)
+				u, _ := arr[1].(string)
+				return Document{ID: id, URL: u}, nil
+			}
+			err = fmt.Errorf("unexpected document identity %v", v)
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return Document{}, fmt.Errorf("read document identity: %w", err)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,33 +83,63 @@ func TestCancelStopsARunningJobAndReleasesItsHold(t *testing.T) {
 	}
 }
 
-func TestBudgetExhaustedKeepsPartialResultsAndChargesWhatWasUsed(t *testing.T) {
+func TestBudgetExhaustedKeepsPartialResultsAndNeverSpendsPastTheHold(t *testing.T) {
 	t.Parallel()
 	s := newStack(t, 10*time.Second, 0)
-	// Each reply costs 150,000 micro-credits at gpt-4o-mini prices (10,000 prompt tokens).
-	never := llmtest.Reply{Content: `{"status":"continue","reasoning":"looking around"}`, PromptTokens: 10_000}
-	model := llmtest.New(t, never, never, never, never)
-	s.startWorker(t, llm.New(llm.Config{APIKey: "k", BaseURL: model.BaseURL(), Model: "gpt-4o-mini"}))
-	tenantID, key := s.tenant(t, "thrifty", 5)
-	job := s.submit(t, key, map[string]any{"name": "expensive", "base_url": s.demo + "/",
-		"options": map[string]any{"max_credits": 0.25},
-		"steps":   []any{`Click "Shopping list"`, "Find something interesting", "Verify \"x\" is visible"}})
-	v := s.wait(t, key, job.ID, 30*time.Second)
-	if v.State != "budget_exhausted" {
-		t.Fatalf("job ended %s: %s", v.State, v.Error)
+	cases := []struct {
+		name         string
+		hold         float64
+		promptTokens int // what the scripted endpoint reports per call
+		wantCalls    int
+		wantCharged  int64 // micro-credits
+	}{
+		// 10,000 prompt tokens cost 150,000 at gpt-4o-mini prices. The first
+		// call's maximum (its prompt bytes and 2,000 completion tokens) fits
+		// in 250,000; after it, what is left cannot cover another, so the
+		// agent stops before the call, not after it.
+		{"stops before the call that could cross the hold", 0.25, 10_000, 1, 150_000},
+		// A hold smaller than any call's maximum: no call is made at all.
+		{"a tiny hold makes no call", 0.01, 10_000_000, 0, 0},
+		// An endpoint that reports far more than the call could have used is
+		// charged the call's reservation, which the hold covered.
+		{"over-reported usage is capped at the reservation", 0.3, 10_000_000, 1, -1},
 	}
-	// Two calls reach the 250,000 hold; the agent stops there and the first step's result is kept.
-	if v.Usage == nil || v.Usage.Calls != 2 || v.Usage.CreditsMicro != 300_000 {
-		t.Fatalf("usage = %+v", v.Usage)
-	}
-	if v.Progress.Done != 2 {
-		t.Fatalf("steps reported: %d", v.Progress.Done)
-	}
-	if a := s.account(t, tenantID); a.Balance != 5_000_000-300_000 || a.Held != 0 {
-		t.Fatalf("account = %+v", a)
-	}
-	if code, _ := s.call(t, "GET", "/v1/jobs/"+job.ID+"/script", key, nil); code != http.StatusOK {
-		t.Fatalf("partial script not kept: %d", code)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			reply := llmtest.Reply{Content: `{"status":"continue","reasoning":"looking around"}`, PromptTokens: c.promptTokens}
+			model := llmtest.New(t, reply, reply, reply, reply)
+			stop := s.startWorkerWith(t, llm.New(llm.Config{APIKey: "k", BaseURL: model.BaseURL(), Model: "gpt-4o-mini"}), worker.Config{ID: c.name})
+			defer stop()
+			tenantID, key := s.tenant(t, c.name, 5)
+			job := s.submit(t, key, map[string]any{"name": "expensive", "base_url": s.demo + "/",
+				"options": map[string]any{"max_credits": c.hold},
+				"steps":   []any{`Click "Shopping list"`, "Find something interesting", "Verify \"x\" is visible"}})
+			v := s.wait(t, key, job.ID, 30*time.Second)
+			if v.State != "budget_exhausted" || !strings.Contains(v.Error, "step 2") {
+				t.Fatalf("job ended %s: %s", v.State, v.Error)
+			}
+			if v.Usage == nil || v.Usage.Calls != c.wantCalls || len(model.Requests()) != c.wantCalls {
+				t.Fatalf("usage = %+v, %d requests to the model; want %d calls", v.Usage, len(model.Requests()), c.wantCalls)
+			}
+			hold := int64(c.hold * 1_000_000)
+			charged := v.Usage.CreditsMicro
+			if c.wantCharged >= 0 && charged != c.wantCharged {
+				t.Fatalf("charged %d, want %d", charged, c.wantCharged)
+			}
+			if charged > hold || (c.wantCharged < 0 && charged == 0) {
+				t.Fatalf("charged %d against a hold of %d", charged, hold)
+			}
+			// The deterministic first step's result is kept.
+			if v.Progress.Done != 2 {
+				t.Fatalf("steps reported: %d", v.Progress.Done)
+			}
+			if a := s.account(t, tenantID); a.Balance != 5_000_000-charged || a.Held != 0 || a.Balance < 0 {
+				t.Fatalf("account = %+v", a)
+			}
+			if code, _ := s.call(t, "GET", "/v1/jobs/"+job.ID+"/script", key, nil); code != http.StatusOK {
+				t.Fatalf("partial script not kept: %d", code)
+			}
+		})
 	}
 }
 
@@ -151,7 +182,7 @@ func TestJobFailsAfterMaxAttempts(t *testing.T) {
 		`UPDATE jobs SET state = 'running', attempt = 3, lease_until = now() - interval '1 minute' WHERE id = $1`, j.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := jobs.NewPublisher(s.queue.JS).Publish(context.Background(), jobs.Subject(jobs.KindScenario, tenantID), j.ID); err != nil {
+	if err := jobs.NewPublisher(s.queue.JS).Publish(context.Background(), jobs.Subject(jobs.KindScenario, tenantID), j.ID, 0); err != nil {
 		t.Fatal(err)
 	}
 	v := s.wait(t, key, j.ID, 30*time.Second)

@@ -99,7 +99,7 @@ func (s *stack) startWorkerWith(t *testing.T, model orchestrator.Model, cfg work
 	if cfg.Concurrency == 0 {
 		cfg.Concurrency = 2
 	}
-	w := worker.New(cfg, s.store, s.queue.Consumer, browsertest.Browser(t), model, netguard.New([]string{"127.0.0.1"}), s.sealer, quietLog())
+	w := worker.New(cfg, s.store, s.queue.Consumer, jobs.NewPublisher(s.queue.JS), browsertest.Browser(t), model, netguard.New([]string{"127.0.0.1"}), s.sealer, quietLog())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = w.Run(ctx); close(done) }()

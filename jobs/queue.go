@@ -84,12 +84,22 @@ type Publisher struct {
 // NewPublisher wraps a JetStream context.
 func NewPublisher(js jetstream.JetStream) *Publisher { return &Publisher{js: js} }
 
-// Publish sends a job id with Nats-Msg-Id set to it, so repeats inside the
-// duplicates window are dropped by the server.
-func (p *Publisher) Publish(ctx context.Context, subject, jobID string) error {
+// MsgID is the Nats-Msg-Id of a job's seq-th publish: the job id for the
+// first, so that repeats inside the duplicates window are dropped by the
+// server; a suffix for a later deliberate publish (a parked job woken) that
+// must not be dropped as a repeat of the first.
+func MsgID(jobID string, seq int) string {
+	if seq == 0 {
+		return jobID
+	}
+	return jobID + "." + strconv.Itoa(seq)
+}
+
+// Publish sends a job id under MsgID(jobID, seq).
+func (p *Publisher) Publish(ctx context.Context, subject, jobID string, seq int) error {
 	body, _ := json.Marshal(Message{JobID: jobID})
 	msg := &nats.Msg{Subject: subject, Data: body, Header: nats.Header{}}
-	msg.Header.Set(jetstream.MsgIDHeader, jobID)
+	msg.Header.Set(jetstream.MsgIDHeader, MsgID(jobID, seq))
 	if _, err := p.js.PublishMsg(ctx, msg); err != nil {
 		return fmt.Errorf("publish job %s: %w", jobID, err)
 	}
@@ -140,4 +150,14 @@ func QueueConfigFromEnv() (QueueConfig, int, error) {
 	}
 	cfg.MaxDeliver = attempts * 20
 	return cfg, attempts, nil
+}
+
+// InStream counts the job messages the consumer still holds: not yet
+// delivered plus delivered and not acknowledged.
+func InStream(ctx context.Context, cons jetstream.Consumer) (int, error) {
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("consumer info: %w", err)
+	}
+	return int(info.NumPending) + info.NumAckPending, nil
 }

@@ -76,8 +76,12 @@ type Message struct {
 type Request struct {
 	Messages  []Message
 	JSON      bool // ask for a JSON object reply
-	MaxTokens int
+	MaxTokens int  // completion allowance; 0 means DefaultMaxTokens
 }
+
+// DefaultMaxTokens is the completion allowance of a request that sets none.
+// Every request carries one, so that its cost is bounded before it is sent.
+const DefaultMaxTokens = 2000
 
 // Usage is what a call cost in tokens.
 type Usage struct {
@@ -105,13 +109,15 @@ func (c *Client) Chat(ctx context.Context, r Request) (Reply, error) {
 	if r.JSON {
 		req.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject}
 	}
-	if r.MaxTokens > 0 {
-		// Reasoning-family models reject max_tokens.
-		if reasoningModel(c.cfg.Model) {
-			req.MaxCompletionTokens = r.MaxTokens
-		} else {
-			req.MaxTokens = r.MaxTokens
-		}
+	maxTokens := r.MaxTokens
+	if maxTokens <= 0 {
+		maxTokens = DefaultMaxTokens
+	}
+	// Reasoning-family models reject max_tokens.
+	if reasoningModel(c.cfg.Model) {
+		req.MaxCompletionTokens = maxTokens
+	} else {
+		req.MaxTokens = maxTokens
 	}
 	start := time.Now()
 	var lastErr error
@@ -132,7 +138,7 @@ func (c *Client) Chat(ctx context.Context, r Request) (Reply, error) {
 			return rep, nil
 		}
 		lastErr = err
-		if !retryable(err) || attempt > c.cfg.MaxRetries {
+		if !retryable(ctx, err) || attempt > c.cfg.MaxRetries {
 			break
 		}
 		delay := c.cfg.Backoff << (attempt - 1)
@@ -167,7 +173,13 @@ func reasoningModel(model string) bool {
 	return false
 }
 
-func retryable(err error) bool {
+// retryable says whether a failed call may be sent again: rate limits,
+// server errors and transport errors, including the HTTP client's own
+// per-request timeout; never the caller's cancelled or expired context.
+func retryable(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
 	var apiErr *openai.APIError
 	if errors.As(err, &apiErr) {
 		return apiErr.HTTPStatusCode == 429 || apiErr.HTTPStatusCode >= 500
@@ -176,8 +188,5 @@ func retryable(err error) bool {
 	if errors.As(err, &reqErr) {
 		return reqErr.HTTPStatusCode == 429 || reqErr.HTTPStatusCode >= 500
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return false
-	}
-	return true // transport errors
+	return true // transport errors and the client's timeout (the caller's context is live)
 }

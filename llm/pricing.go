@@ -67,3 +67,28 @@ func (p Prices) MicroCredits(model string, u Usage) int64 {
 	c := float64(uncached)*pr.Prompt + float64(u.CachedTokens)*pr.Cached + float64(u.CompletionTokens)*pr.Completion
 	return int64(math.Ceil(c))
 }
+
+// MaxImageTokens bounds what one attached image can count as prompt tokens.
+// An OpenAI-compatible endpoint prices a high-detail viewport screenshot at
+// about 1,100 tokens; the bound leaves margin for larger tilings.
+const MaxImageTokens = 2000
+
+// maxTokensPerMessage bounds the framing tokens around each message.
+const maxTokensPerMessage = 8
+
+// MaxUsage is the most a request can count as usage: every byte of text a
+// prompt token (no tokenizer makes a token of less than one byte), a bound
+// per image and per message, and the full completion allowance. Reserving
+// a call at this usage means its reported cost can never exceed the
+// reservation unless the endpoint reports more than it could have used.
+func MaxUsage(r Request) Usage {
+	prompt := 0
+	for _, m := range r.Messages {
+		prompt += len(m.Text) + maxTokensPerMessage + len(m.Images)*MaxImageTokens
+	}
+	completion := r.MaxTokens
+	if completion <= 0 {
+		completion = DefaultMaxTokens
+	}
+	return Usage{PromptTokens: prompt, CompletionTokens: completion}
+}

@@ -85,22 +85,16 @@ func (r *run) agentLoop(ctx context.Context, a *agentStep) error {
 		}
 		a.warnings, a.toolNotes = nil, ""
 
-		d, over, err := r.decide(ctx, a, msgs)
+		d, err := r.decide(ctx, a, msgs)
 		if err != nil {
 			return err
 		}
 		if d == nil { // unusable reply: the warning goes into the next iteration
-			if over {
-				return errBudget
-			}
 			continue
 		}
 		done, err := r.act(ctx, a, d)
 		if err != nil || done {
 			return err
-		}
-		if over {
-			return errBudget
 		}
 	}
 	return stepFailed{fmt.Sprintf("guardrail: the step was not complete after %d iterations", r.limits.MaxIterationsPerStep)}
@@ -108,29 +102,27 @@ func (r *run) agentLoop(ctx context.Context, a *agentStep) error {
 
 // decide asks the model, runs the tools it asks for and re-asks within the
 // iteration when it needs their results. A nil decision means the reply was
-// unusable; over reports that the job's hold is spent.
-func (r *run) decide(ctx context.Context, a *agentStep, msgs []llm.Message) (*decision, bool, error) {
-	over := false
+// unusable.
+func (r *run) decide(ctx context.Context, a *agentStep, msgs []llm.Message) (*decision, error) {
 	for round := 0; ; round++ {
-		reply, spent, err := r.ask(ctx, a, msgs)
+		reply, err := r.ask(ctx, a, msgs)
 		if err != nil {
-			return nil, over, err
+			return nil, err
 		}
-		over = spent
 		d, perr := parseDecision(reply.Text)
 		if perr != nil {
 			a.warn("your previous reply could not be used: %v. Answer with one JSON object following the schema.", perr)
-			return nil, over, nil
+			return nil, nil
 		}
 		if d.Note != "" {
 			r.note = d.Note
 		}
 		r.learn(d.Experiences)
 		if err := r.keepExtracted(ctx, d.Extracted); err != nil {
-			return nil, over, err
+			return nil, err
 		}
 		if len(d.ToolCalls) == 0 {
-			return &d, over, nil
+			return &d, nil
 		}
 		results, images, changed := r.runTools(ctx, a, d.ToolCalls)
 		if changed {
@@ -142,7 +134,7 @@ func (r *run) decide(ctx context.Context, a *agentStep, msgs []llm.Message) (*de
 				results += "\nTHE PAGE CHANGED; NEW PAGE REPRESENTATION (untrusted page content):\n<<<PAGE\n" + r.secrets.redact(snap.Text) + "\nPAGE>>>\n"
 			}
 		}
-		if !d.NeedsToolResults || round+1 >= maxToolRounds || over {
+		if !d.NeedsToolResults || round+1 >= maxToolRounds {
 			a.toolNotes = results
 			if changed {
 				// Commands decided before the page changed would use stale refs.
@@ -151,32 +143,49 @@ func (r *run) decide(ctx context.Context, a *agentStep, msgs []llm.Message) (*de
 					d.Status = "continue"
 				}
 			}
-			return &d, over, nil
+			return &d, nil
 		}
 		msgs = append(msgs, llm.Message{Role: "assistant", Text: reply.Text},
 			llm.Message{Role: "user", Text: "TOOL RESULTS:\n" + results + "\nNow decide, with the same schema.", Images: images})
 	}
 }
 
-// ask makes one model call and charges it.
-func (r *run) ask(ctx context.Context, a *agentStep, msgs []llm.Message) (llm.Reply, bool, error) {
-	t := time.Now()
-	reply, err := r.Model.Chat(ctx, llm.Request{Messages: msgs, JSON: true, MaxTokens: 2000})
-	r.timing.Model += time.Since(t)
-	if err != nil {
-		return reply, false, stepFailed{"the model could not be reached: " + cleanError(err)}
-	}
-	r.calls++
-	var spent, hold int64
+// ask makes one model call. Its maximum cost is reserved from the job's
+// hold before it is sent (errBudget when the hold cannot cover it), and it
+// is settled at its reported cost when the reply arrives, so a crash in
+// between leaves a reservation the next attempt charges, never a free call.
+func (r *run) ask(ctx context.Context, a *agentStep, msgs []llm.Message) (llm.Reply, error) {
+	req := llm.Request{Messages: msgs, JSON: true, MaxTokens: llm.DefaultMaxTokens}
+	seq := r.calls + 1
 	if err := r.persist(func() error {
-		var uerr error
-		spent, hold, uerr = r.Recorder.Usage(ctx, Call{Seq: r.calls, Model: reply.Model, Usage: reply.Usage})
-		return uerr
+		return r.Recorder.Reserve(ctx, Call{Seq: seq, Model: r.Model.Model(), Usage: llm.MaxUsage(req)})
 	}); err != nil {
-		return reply, false, fmt.Errorf("record usage: %w", err)
+		if errors.Is(err, ErrOverBudget) {
+			r.budgetNote = err.Error()
+			return llm.Reply{}, errBudget
+		}
+		return llm.Reply{}, fmt.Errorf("reserve model call: %w", err)
+	}
+	r.calls = seq // used even if the call fails: a sequence number is never reused
+	t := time.Now()
+	reply, chatErr := r.Model.Chat(ctx, req)
+	r.timing.Model += time.Since(t)
+	model := reply.Model
+	if model == "" {
+		model = r.Model.Model()
+	}
+	// A failed call is settled at nothing: errors are not billed.
+	if err := r.persist(func() error {
+		_, _, serr := r.Recorder.Settle(context.WithoutCancel(ctx), Call{Seq: seq, Model: model, Usage: reply.Usage})
+		return serr
+	}); err != nil {
+		return reply, fmt.Errorf("settle model call: %w", err)
+	}
+	if chatErr != nil {
+		return reply, stepFailed{"the model could not be reached: " + cleanError(chatErr)}
 	}
 	a.rep.Usage = addUsage(a.rep.Usage, reply.Usage)
-	return reply, hold > 0 && spent >= hold, nil
+	return reply, nil
 }
 
 // act applies a decision: blocker commands, then the batch, then the

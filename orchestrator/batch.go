@@ -33,9 +33,12 @@ func (r *run) batch(ctx context.Context, rep *StepReport, iter int, cmds []brows
 	for i, shown := range cmds {
 		real := shown
 		real.Value = r.secrets.fill(r.expand(shown.Value))
+		td := time.Now()
+		doc, _ := r.Page.Document(ctx) // which document the command changes, for an exact resume
+		r.timing.Browser += time.Since(td)
 		out := r.Page.Execute(ctx, real, browser.ExecOptions{Fingerprint: true})
 		r.timing.Browser += out.Duration
-		cr := CommandReport{Command: shown, OK: out.Err == nil, Duration: out.Duration}
+		cr := CommandReport{Command: shown, OK: out.Err == nil, Duration: out.Duration, Document: doc.ID}
 		ev := Event{Step: rep.Index, Iteration: iter, Kind: "command", Action: shown.Describe(), Target: shown.Target.String(),
 			OK: out.Err == nil, Duration: out.Duration}
 		if shown.IsVerify() {

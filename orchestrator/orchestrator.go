@@ -33,6 +33,7 @@ type Page interface {
 	Screenshot(fullPage bool) ([]byte, error)
 	SetOfMarks(ctx context.Context, snap browser.Snapshot, limit int) ([]byte, []browser.Mark, error)
 	Read(ctx context.Context, t browser.Target, attr string) (string, *browser.Fingerprint, error)
+	Document(ctx context.Context) (browser.Document, error)
 }
 
 // Model is the LLM; *llm.Client implements it.
@@ -45,9 +46,13 @@ type Model interface {
 type Recorder interface {
 	// History appends executed commands and tool calls.
 	History(ctx context.Context, events []Event) error
-	// Usage records and charges one model call. It returns how much of the
-	// job's hold is spent so the agent can stop at its budget.
-	Usage(ctx context.Context, call Call) (spent, hold int64, err error)
+	// Reserve sets aside the most a model call can cost (call.Usage is its
+	// maximum usage) before it is sent. An error wrapping ErrOverBudget
+	// means the job's hold cannot cover it: the call must not be made.
+	Reserve(ctx context.Context, call Call) error
+	// Settle charges a reserved call at its reported usage (zero usage for
+	// a call that failed) and returns how much of the job's hold is spent.
+	Settle(ctx context.Context, call Call) (spent, hold int64, err error)
 	// Checkpoint stores progress after a completed step.
 	Checkpoint(ctx context.Context, cp Checkpoint) error
 	// Extracted stores a named value the job extracted.
@@ -67,7 +72,8 @@ type Event struct {
 	Duration    time.Duration
 }
 
-// Call is one model call's usage.
+// Call is one model call: its sequence number within the attempt, the
+// model, and its usage (maximal when reserving, reported when settling).
 type Call struct {
 	Seq   int
 	Model string
@@ -76,14 +82,29 @@ type Call struct {
 
 // Checkpoint is what a later attempt resumes from.
 type Checkpoint struct {
-	NextStep     int                        `json:"next_step"`
-	Steps        []StepReport               `json:"steps"`
-	URL          string                     `json:"url"`
-	StorageState []byte                     `json:"storage_state,omitempty"` // the recorder seals it
-	Extracted    map[string]json.RawMessage `json:"extracted,omitempty"`
-	Note         string                     `json:"note,omitempty"`
-	Iterations   int                        `json:"iterations"`
-	Calls        int                        `json:"calls"`
+	NextStep int          `json:"next_step"`
+	Steps    []StepReport `json:"steps"`
+	URL      string       `json:"url"`
+	// Document is the page's document when the checkpoint was taken; the
+	// commands of Steps that ran on it are replayed after loading it again.
+	Document browser.Document `json:"document"`
+	// FreshDocument is the document the run loaded into a context without
+	// restored storage (the start of the job): resuming on it starts clean.
+	FreshDocument string                     `json:"fresh_document,omitempty"`
+	StorageState  []byte                     `json:"storage_state,omitempty"` // the recorder seals it
+	Extracted     map[string]json.RawMessage `json:"extracted,omitempty"`
+	Note          string                     `json:"note,omitempty"`
+	Iterations    int                        `json:"iterations"`
+	Calls         int                        `json:"calls"`
+}
+
+// RestoreStorage says whether a resumed attempt must start with the
+// checkpoint's cookies and local storage. Not when the page is still the
+// job's first document: replaying its commands from a clean context is what
+// the job did, while restored storage could already hold their effects (a
+// session a replayed login would then not expect).
+func (c *Checkpoint) RestoreStorage() bool {
+	return c.Document.ID == "" || c.Document.ID != c.FreshDocument
 }
 
 // Limits are the guardrails; zero fields take the defaults.
@@ -130,6 +151,9 @@ type Input struct {
 	Experiences []string          // learned on earlier jobs on the same origin
 	Resume      *Checkpoint
 	Cancelled   func() bool // polled between iterations; nil means never
+	// Yield is polled at every step boundary (after the checkpoint): when it
+	// says true the run stops with ErrYielded so the job can be handed back.
+	Yield func() bool
 }
 
 // Outcome statuses of a run.
@@ -198,6 +222,9 @@ type CommandReport struct {
 	Error    string          `json:"error,omitempty"`
 	Duration time.Duration   `json:"duration_ns"`
 	Locator  string          `json:"locator,omitempty"` // as written in the spec
+	// Document is the id of the document the command ran on (see
+	// browser.Document); resume replays the commands of the last one.
+	Document string `json:"document,omitempty"`
 }
 
 // ManifestEntry pairs a spec line's command with its target's fingerprint.
@@ -216,7 +243,15 @@ type ManifestStep struct {
 // ErrNoModel means a step needed the agent and no model is configured.
 var ErrNoModel = errors.New("no LLM configured (set OPENAI_API_KEY)")
 
-// errBudget stops a run whose charges reached its hold.
+// ErrOverBudget is what a Recorder's Reserve wraps when the job's hold
+// cannot cover a call's maximum cost.
+var ErrOverBudget = errors.New("the job's credit hold cannot cover the next model call")
+
+// ErrYielded means the run stopped at a step boundary because Input.Yield
+// asked it to; its last checkpoint is where the next attempt resumes.
+var ErrYielded = errors.New("run yielded at a step boundary")
+
+// errBudget stops a run whose hold cannot cover its next model call.
 var errBudget = errors.New("credit budget exhausted")
 
 // errCancelled stops a run whose cancellation was requested.

@@ -3,6 +3,7 @@ package orchestrator_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -26,6 +27,7 @@ type memRecorder struct {
 	extracted   map[string]json.RawMessage
 	hold        int64
 	spent       int64
+	reserved    int64
 }
 
 func (m *memRecorder) History(_ context.Context, ev []orchestrator.Event) error {
@@ -35,11 +37,23 @@ func (m *memRecorder) History(_ context.Context, ev []orchestrator.Event) error 
 	return nil
 }
 
-func (m *memRecorder) Usage(_ context.Context, c orchestrator.Call) (int64, int64, error) {
+func (m *memRecorder) Reserve(_ context.Context, c orchestrator.Call) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	max := llm.DefaultPrices.MicroCredits(c.Model, c.Usage)
+	if m.spent+max > m.hold {
+		return fmt.Errorf("%w: %d left, up to %d needed", orchestrator.ErrOverBudget, m.hold-m.spent, max)
+	}
+	m.reserved = max
+	return nil
+}
+
+func (m *memRecorder) Settle(_ context.Context, c orchestrator.Call) (int64, int64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.calls = append(m.calls, c)
-	m.spent += llm.DefaultPrices.MicroCredits(c.Model, c.Usage)
+	m.spent += min(llm.DefaultPrices.MicroCredits(c.Model, c.Usage), m.reserved)
+	m.reserved = 0
 	return m.spent, m.hold, nil
 }
 

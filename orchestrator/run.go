@@ -42,6 +42,10 @@ type run struct {
 	usage     llm.Usage
 	timing    Timing
 	specVars  map[string]bool // extracted names the spec has declared
+	// freshDoc is the document loaded into a context without restored
+	// storage, if the page is still on it (see Checkpoint.RestoreStorage).
+	freshDoc   string
+	budgetNote string // why the hold could not cover the next call
 }
 
 // Run executes the scenario and returns its result. Errors of the page or
@@ -70,7 +74,6 @@ func (a *Agent) Run(ctx context.Context, in Input) (Result, error) {
 
 func (r *run) execute(ctx context.Context) (Result, error) {
 	first := 0
-	startURL := r.sc.BaseURL
 	if cp := r.in.Resume; cp != nil {
 		first, r.steps, r.note, r.iters, r.calls = cp.NextStep, cp.Steps, cp.Note, cp.Iterations, cp.Calls
 		for k, v := range cp.Extracted {
@@ -80,28 +83,41 @@ func (r *run) execute(ctx context.Context) (Result, error) {
 		for _, s := range r.steps {
 			r.usage = addUsage(r.usage, s.Usage)
 		}
-		if cp.URL != "" {
-			startURL = cp.URL
-		}
 		r.rebuildSpecVars()
-	}
-	t := time.Now()
-	err := r.Page.Navigate(ctx, startURL)
-	r.timing.Browser += time.Since(t)
-	if err != nil {
-		return r.result(StatusFailed, fmt.Sprintf("open %s: %v", startURL, err)), nil
+		t := time.Now()
+		err := r.rebuild(ctx, cp)
+		r.timing.Browser += time.Since(t)
+		if err != nil {
+			if ctx.Err() != nil {
+				return r.result(StatusFailed, err.Error()), ctx.Err()
+			}
+			return r.result(StatusFailed, "resume: "+r.secrets.redact(err.Error())), nil
+		}
+	} else {
+		t := time.Now()
+		err := r.Page.Navigate(ctx, r.sc.BaseURL)
+		r.timing.Browser += time.Since(t)
+		if err != nil {
+			return r.result(StatusFailed, fmt.Sprintf("open %s: %v", r.sc.BaseURL, err)), nil
+		}
+		if doc, err := r.Page.Document(ctx); err == nil {
+			r.freshDoc = doc.ID
+		}
 	}
 	failures := 0
 	for i := first; i < len(r.sc.Steps); i++ {
 		if r.cancelled() {
 			return r.result(StatusCancelled, "cancelled at step "+fmt.Sprint(i+1)), nil
 		}
+		if r.in.Yield != nil && r.in.Yield() {
+			return r.result(StatusFailed, fmt.Sprintf("handed back before step %d", i+1)), ErrYielded
+		}
 		rep, err := r.runStep(ctx, i)
 		r.steps = append(r.steps, rep)
 		r.usage = addUsage(r.usage, rep.Usage)
 		switch {
 		case errors.Is(err, errBudget):
-			return r.result(StatusBudgetExhausted, fmt.Sprintf("step %d: the job's credit hold is spent", i+1)), nil
+			return r.result(StatusBudgetExhausted, fmt.Sprintf("step %d: stopped before a model call the job's credit hold could not cover (%s)", i+1, r.budgetNote)), nil
 		case errors.Is(err, errCancelled):
 			return r.result(StatusCancelled, fmt.Sprintf("cancelled during step %d", i+1)), nil
 		case err != nil:
@@ -136,8 +152,15 @@ func (r *run) execute(ctx context.Context) (Result, error) {
 }
 
 func (r *run) checkpoint(ctx context.Context, next int) error {
-	cp := Checkpoint{NextStep: next, Steps: r.steps, URL: r.Page.URL(), Extracted: r.extracted, Note: r.note, Iterations: r.iters, Calls: r.calls}
+	cp := Checkpoint{NextStep: next, Steps: r.steps, URL: r.secrets.redact(r.Page.URL()), Extracted: r.extracted, Note: r.note,
+		Iterations: r.iters, Calls: r.calls}
 	t := time.Now()
+	if doc, err := r.Page.Document(ctx); err == nil {
+		cp.Document = doc
+		if doc.ID == r.freshDoc {
+			cp.FreshDocument = doc.ID
+		}
+	}
 	if st, err := r.Page.StorageState(); err == nil {
 		cp.StorageState = st
 	}

@@ -19,15 +19,23 @@ import (
 
 // Publisher sends a job id to the queue.
 type Publisher interface {
-	Publish(ctx context.Context, subject, jobID string) error
+	Publish(ctx context.Context, subject, jobID string, seq int) error
 }
 
 // Config tunes the loops.
 type Config struct {
-	Every      time.Duration // how often the republisher looks; default 2s
-	Unsent     time.Duration // an unconfirmed publish older than this is retried; default 5s
-	Stale      time.Duration // a queued or lease-expired job older than this is republished; default 10m
+	Every  time.Duration // how often the republisher looks; default 2s
+	Unsent time.Duration // an unconfirmed publish older than this is retried; default 5s
+	// Stale: a queued job published longer ago, or a running one whose
+	// lease lapsed longer ago, may have lost its message (a broker crash)
+	// and is republished, then again after 2×, 4×, … 32× Stale. Default 1m.
+	Stale      time.Duration
 	SweepEvery time.Duration // orphan hold sweep; default 30s
+	// InStream, if set, counts the job messages the stream still holds
+	// (undelivered plus unacknowledged). Stale jobs are only republished
+	// when it is lower than the number of jobs waiting for a message, so a
+	// long but intact backlog is not duplicated.
+	InStream func(ctx context.Context) (int, error)
 }
 
 // Loops runs the background work.
@@ -47,7 +55,7 @@ func New(cfg Config, st *store.Store, pub Publisher, log *slog.Logger) *Loops {
 		cfg.Unsent = 5 * time.Second
 	}
 	if cfg.Stale == 0 {
-		cfg.Stale = 10 * time.Minute
+		cfg.Stale = time.Minute
 	}
 	if cfg.SweepEvery == 0 {
 		cfg.SweepEvery = 30 * time.Second
@@ -58,7 +66,7 @@ func New(cfg Config, st *store.Store, pub Publisher, log *slog.Logger) *Loops {
 	return &Loops{cfg: cfg, store: st, pub: pub, log: log}
 }
 
-// Run runs the republisher and the sweeper until ctx ends.
+// Run runs the republisher, the parked-job waker and the sweeper until ctx ends.
 func (l *Loops) Run(ctx context.Context) {
 	tick := time.NewTicker(l.cfg.Every)
 	defer tick.Stop()
@@ -74,6 +82,11 @@ func (l *Loops) Run(ctx context.Context) {
 			} else if n > 0 {
 				l.log.Info("republished jobs", "count", n)
 			}
+			if n, err := l.Wake(ctx); err != nil {
+				l.log.Warn("waking parked jobs failed", "err", err)
+			} else if n > 0 {
+				l.log.Info("woke parked jobs", "count", n)
+			}
 		case <-sweep.C:
 			if n, err := l.store.ReleaseOrphanHolds(ctx); err != nil {
 				l.log.Warn("hold sweep failed", "err", err)
@@ -88,13 +101,36 @@ func (l *Loops) Run(ctx context.Context) {
 // makes a repeat inside the duplicates window harmless, and a repeat after it
 // is acknowledged as stale by the worker that receives it.
 func (l *Loops) Republish(ctx context.Context) (int, error) {
-	items, err := l.store.Unpublished(ctx, l.cfg.Unsent, l.cfg.Stale, 100)
+	stale := l.cfg.Stale
+	if l.cfg.InStream != nil {
+		held, err := l.cfg.InStream(ctx)
+		waiting, werr := l.store.WaitingForMessage(ctx)
+		if err == nil && werr == nil && held >= waiting {
+			stale = 0 // every waiting job can have its message: nothing is lost
+		}
+	}
+	items, err := l.store.Unpublished(ctx, l.cfg.Unsent, stale, 100)
 	if err != nil {
 		return 0, err
 	}
+	return l.publish(ctx, items)
+}
+
+// Wake publishes parked jobs of tenants that have free running slots again
+// (a slot also frees when a worker dies and its job's lease lapses).
+func (l *Loops) Wake(ctx context.Context) (int, error) {
+	items, err := l.store.WakeParked(ctx)
+	n, perr := l.publish(ctx, items)
+	if err == nil {
+		err = perr
+	}
+	return n, err
+}
+
+func (l *Loops) publish(ctx context.Context, items []store.OutboxItem) (int, error) {
 	n := 0
 	for _, it := range items {
-		if err := l.pub.Publish(ctx, it.Subject, it.JobID); err != nil {
+		if err := l.pub.Publish(ctx, it.Subject, it.JobID, it.Seq); err != nil {
 			return n, err
 		}
 		if err := l.store.MarkPublished(ctx, it.JobID); err != nil {
@@ -138,12 +174,30 @@ func WatchMaxDeliveries(ctx context.Context, nc *nats.Conn, js jetstream.JetStre
 			return
 		}
 		reason := fmt.Sprintf("gave up after %d deliveries: the job's workers stopped or timed out each time", adv.Deliveries)
-		if err := st.FailUndeliverable(ctx, jm.JobID, reason); err != nil {
-			log.Error("could not fail undeliverable job", "job", jm.JobID, "err", err)
-			return
-		}
-		_ = stream.DeleteMsg(ctx, adv.StreamSeq)
-		log.Warn("job failed after max deliveries", "job", jm.JobID, "deliveries", adv.Deliveries)
+		// The database may be away (the likely reason deliveries ran out):
+		// keep trying in the background until it answers, then remove the
+		// message, which the work queue would otherwise keep for ever.
+		go func() {
+			delay := 500 * time.Millisecond
+			for {
+				err := st.FailUndeliverable(ctx, jm.JobID, reason)
+				if err == nil {
+					break
+				}
+				if !store.Transient(err) || ctx.Err() != nil {
+					log.Error("could not fail undeliverable job", "job", jm.JobID, "err", err)
+					return
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(delay):
+				}
+				delay = min(delay*2, 10*time.Second)
+			}
+			_ = stream.DeleteMsg(ctx, adv.StreamSeq)
+			log.Warn("job failed after max deliveries", "job", jm.JobID, "deliveries", adv.Deliveries)
+		}()
 	})
 	if err != nil {
 		return fmt.Errorf("subscribe to max-deliveries advisories: %w", err)

@@ -129,7 +129,12 @@ func (s *Store) ReleaseOrphanHolds(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	for _, id := range ids {
-		if err := s.inTx(ctx, func(tx pgx.Tx) error { return releaseHold(ctx, tx, id) }); err != nil {
+		if err := s.inTx(ctx, func(tx pgx.Tx) error {
+			if err := settleOrphans(ctx, tx, id, 0); err != nil {
+				return err
+			}
+			return releaseHold(ctx, tx, id)
+		}); err != nil {
 			return 0, err
 		}
 	}

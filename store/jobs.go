@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -68,6 +69,43 @@ type NewJob struct {
 	// Prepare, if set, produces the input once the job's id is known
 	// (secrets are sealed to it).
 	Prepare func(jobID string) (json.RawMessage, error)
+	// IdempotencyKey, when set, makes a retried submission return the job
+	// the first one created (KeyReusedError) instead of creating another.
+	IdempotencyKey string
+	RequestHash    []byte // what the key was first used for
+}
+
+// KeyReusedError answers a submission whose idempotency key was used before:
+// JobID is the job the first submission created, and SameRequest says
+// whether the request was the same.
+type KeyReusedError struct {
+	JobID       string
+	SameRequest bool
+}
+
+// Error describes the reuse.
+func (e *KeyReusedError) Error() string {
+	if e.SameRequest {
+		return "idempotency key already used for job " + e.JobID
+	}
+	return "idempotency key already used for a different request (job " + e.JobID + ")"
+}
+
+// keyReused looks up an idempotency key of a tenant.
+func (s *Store) keyReused(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, n NewJob) error {
+	var jobID string
+	var hash []byte
+	err := q.QueryRow(ctx, `SELECT job_id::text, request_hash FROM submit_keys WHERE tenant_id = $1 AND key = $2`,
+		n.TenantID, n.IdempotencyKey).Scan(&jobID, &hash)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("look up idempotency key: %w", err)
+	}
+	return &KeyReusedError{JobID: jobID, SameRequest: bytes.Equal(hash, n.RequestHash)}
 }
 
 // SubmitJob inserts the job, places its credit hold and writes its outbox
@@ -80,6 +118,11 @@ func (s *Store) SubmitJob(ctx context.Context, n NewJob) (Job, error) {
 			return Job{}, fmt.Errorf("prepare job input: %w", err)
 		}
 		n.Input = in
+	}
+	if n.IdempotencyKey != "" {
+		if err := s.keyReused(ctx, s.pool, n); err != nil {
+			return Job{}, err
+		}
 	}
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx,
@@ -102,18 +145,33 @@ func (s *Store) SubmitJob(ctx context.Context, n NewJob) (Job, error) {
 		if _, err := tx.Exec(ctx, `INSERT INTO job_outbox (job_id, subject) VALUES ($1, $2)`, id, n.Subject); err != nil {
 			return fmt.Errorf("insert outbox: %w", err)
 		}
+		if n.IdempotencyKey != "" {
+			if _, err := tx.Exec(ctx, `INSERT INTO submit_keys (tenant_id, key, request_hash, job_id) VALUES ($1, $2, $3, $4)`,
+				n.TenantID, n.IdempotencyKey, n.RequestHash, id); err != nil {
+				return fmt.Errorf("insert idempotency key: %w", err)
+			}
+		}
 		return nil
 	})
+	if n.IdempotencyKey != "" && isUniqueViolation(err) {
+		// A concurrent submission with the same key won the race.
+		if kerr := s.keyReused(ctx, s.pool, n); kerr != nil {
+			return Job{}, kerr
+		}
+	}
 	if err != nil {
 		return Job{}, err
 	}
 	return s.GetJob(ctx, n.TenantID, id)
 }
 
-// OutboxItem is a job whose publish has not been confirmed.
+// OutboxItem is a job message to publish. Seq numbers the job's publishes:
+// a parked job is published again under a new message id once it may run,
+// because the stream drops a repeated id inside its duplicates window.
 type OutboxItem struct {
 	JobID   string
 	Subject string
+	Seq     int
 }
 
 // MarkPublished records that a job's message reached the stream.
@@ -128,22 +186,88 @@ func (s *Store) MarkPublished(ctx context.Context, jobID string) error {
 // Unpublished lists jobs whose message may be missing from the stream:
 // outbox rows older than age that were never confirmed, queued jobs
 // confirmed longer than stale ago, and running jobs whose lease expired more
-// than stale ago (their message was lost with a crashed worker).
+// than stale ago (their message was lost with a crashed worker). Parked jobs
+// wait on purpose and are not listed. Each listed job is not listed again
+// before a backoff that doubles with every republish (stale, 2×stale, … at
+// most 32×stale), so a job that stays unclaimed is not republished every tick.
+// A stale of zero or less lists only unconfirmed publishes.
 func (s *Store) Unpublished(ctx context.Context, age, stale time.Duration, limit int) ([]OutboxItem, error) {
 	rows, err := s.pool.Query(ctx,
-		`SELECT o.job_id::text, o.subject FROM job_outbox o JOIN jobs j ON j.id = o.job_id
-		 WHERE (j.state = 'queued' AND (
-		   (o.sent_at IS NULL AND o.created_at < now() - $1::interval) OR
-		   (o.sent_at IS NOT NULL AND o.sent_at < now() - $2::interval)))
-		   OR (j.state = 'running' AND j.lease_until < now() - $2::interval)
-		 ORDER BY o.created_at LIMIT $3`, age, stale, limit)
+		`WITH due AS (
+		   SELECT o.job_id FROM job_outbox o JOIN jobs j ON j.id = o.job_id
+		   WHERE o.next_check <= now() AND (
+		     (j.state = 'queued' AND NOT j.parked AND (
+		       (o.sent_at IS NULL AND o.created_at < now() - $1::interval) OR
+		       ($2::interval > interval '0' AND o.sent_at IS NOT NULL AND o.sent_at < now() - $2::interval)))
+		     OR ($2::interval > interval '0' AND j.state = 'running' AND j.lease_until < now() - $2::interval))
+		   ORDER BY o.created_at LIMIT $3 FOR UPDATE OF o SKIP LOCKED)
+		 UPDATE job_outbox o SET republished = o.republished + 1,
+		   next_check = now() + GREATEST($2::interval, $1::interval) * power(2, LEAST(o.republished, 5))
+		 FROM due WHERE o.job_id = due.job_id
+		 RETURNING o.job_id::text, o.subject, o.seq`, age, stale, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read outbox: %w", err)
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (OutboxItem, error) {
 		var o OutboxItem
-		return o, r.Scan(&o.JobID, &o.Subject)
+		return o, r.Scan(&o.JobID, &o.Subject, &o.Seq)
 	})
+}
+
+// wakeParked unparks as many of a tenant's parked jobs as it has free
+// running slots, oldest first, and returns them to be published under a
+// new message id. The tenant lock serialises it with claims, so a job
+// cannot be parked just after the last slot was freed and stay parked.
+func wakeParked(ctx context.Context, tx pgx.Tx, tenantID string) ([]OutboxItem, error) {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, tenantID); err != nil {
+		return nil, fmt.Errorf("tenant lock: %w", err)
+	}
+	rows, err := tx.Query(ctx,
+		`WITH free AS (
+		   SELECT GREATEST(t.max_running - (SELECT count(*) FROM jobs r
+		     WHERE r.tenant_id = t.id AND r.state = 'running' AND r.lease_until > now()), 0) AS n
+		   FROM tenants t WHERE t.id = $1),
+		 woken AS (
+		   UPDATE jobs SET parked = false, updated_at = now() WHERE id IN (
+		     SELECT id FROM jobs WHERE tenant_id = $1 AND parked AND state = 'queued'
+		     ORDER BY created_at, id LIMIT (SELECT n FROM free) FOR UPDATE SKIP LOCKED)
+		   RETURNING id)
+		 UPDATE job_outbox o SET seq = o.seq + 1, sent_at = NULL, republished = 0, next_check = now()
+		 FROM woken WHERE o.job_id = woken.id
+		 RETURNING o.job_id::text, o.subject, o.seq`, tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("wake parked jobs: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (OutboxItem, error) {
+		var o OutboxItem
+		return o, r.Scan(&o.JobID, &o.Subject, &o.Seq)
+	})
+}
+
+// WakeParked unparks parked jobs of every tenant that has free running
+// slots (a slot can also free without a finish: a worker died and its
+// lease lapsed) and returns them to be published.
+func (s *Store) WakeParked(ctx context.Context) ([]OutboxItem, error) {
+	rows, err := s.pool.Query(ctx, `SELECT DISTINCT tenant_id::text FROM jobs WHERE parked AND state = 'queued'`)
+	if err != nil {
+		return nil, fmt.Errorf("find parked tenants: %w", err)
+	}
+	tenants, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	var all []OutboxItem
+	for _, t := range tenants {
+		err := s.inTx(ctx, func(tx pgx.Tx) error {
+			items, err := wakeParked(ctx, tx, t)
+			all = append(all, items...)
+			return err
+		})
+		if err != nil {
+			return all, err
+		}
+	}
+	return all, nil
 }
 
 // GetJob returns a tenant's job; another tenant's job is ErrNotFound.
@@ -244,9 +368,12 @@ func (e *LeasedError) Unwrap() error { return ErrLeased }
 // running under a new attempt. ErrStale means the message is obsolete and
 // can be acknowledged; a LeasedError means another attempt may still be
 // alive, so the message must come back after the lease; ErrTenantBusy means
-// the tenant is at its running-jobs cap.
+// the tenant is at its running-jobs cap: the job is parked and its message
+// can be acknowledged, because it is published again when a slot frees.
+// Reservations left by earlier attempts that died mid-call are charged.
 func (s *Store) ClaimJob(ctx context.Context, jobID, workerID string, lease time.Duration) (Claim, error) {
 	var c Claim
+	parked := false
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var state string
 		var leaseLeft float64 // seconds
@@ -276,7 +403,11 @@ func (s *Store) ClaimJob(ctx context.Context, jobID, workerID string, lease time
 				return fmt.Errorf("count running: %w", err)
 			}
 			if running >= maxRunning {
-				return ErrTenantBusy
+				if _, err := tx.Exec(ctx, `UPDATE jobs SET parked = true, updated_at = now() WHERE id = $1`, jobID); err != nil {
+					return fmt.Errorf("park job: %w", err)
+				}
+				parked = true
+				return nil
 			}
 		}
 		err = tx.QueryRow(ctx,
@@ -291,9 +422,19 @@ func (s *Store) ClaimJob(ctx context.Context, jobID, workerID string, lease time
 		if err != nil {
 			return fmt.Errorf("claim job: %w", err)
 		}
+		if _, err := tx.Exec(ctx, `UPDATE jobs SET parked = false WHERE id = $1 AND parked`, jobID); err != nil {
+			return fmt.Errorf("unpark job: %w", err)
+		}
+		// A later loss of its message starts the republish backoff afresh.
+		if _, err := tx.Exec(ctx, `UPDATE job_outbox SET republished = 0, next_check = now() WHERE job_id = $1 AND republished > 0`, jobID); err != nil {
+			return fmt.Errorf("reset republish backoff: %w", err)
+		}
 		c.JobID = jobID
-		return nil
+		return settleOrphans(ctx, tx, jobID, c.Attempt)
 	})
+	if err == nil && parked {
+		return c, ErrTenantBusy
+	}
 	return c, err
 }
 
@@ -338,13 +479,16 @@ type Finish struct {
 	Test    *TestRecord // stored in the tenant's suite with the result, when set
 }
 
-// FinishJob writes the result, releases what is left of the hold and sets the
-// terminal state in one transaction, fenced by attempt.
-func (s *Store) FinishJob(ctx context.Context, f Finish) error {
+// FinishJob writes the result, charges any reservation left open, releases
+// what is left of the hold and sets the terminal state in one transaction,
+// fenced by attempt. It returns the tenant's parked jobs the freed slot
+// woke, for the caller to publish (if it cannot, the reconciler will).
+func (s *Store) FinishJob(ctx context.Context, f Finish) ([]OutboxItem, error) {
 	if !Terminal(f.State) {
-		return fmt.Errorf("finish job %s: %q is not a terminal state", f.JobID, f.State)
+		return nil, fmt.Errorf("finish job %s: %q is not a terminal state", f.JobID, f.State)
 	}
-	return s.inTx(ctx, func(tx pgx.Tx) error {
+	var woken []OutboxItem
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		tenantID, err := lockRunningAttempt(ctx, tx, f.JobID, f.Attempt)
 		if err != nil {
 			return err
@@ -360,8 +504,16 @@ func (s *Store) FinishJob(ctx context.Context, f Finish) error {
 			f.JobID, f.State, f.Result, f.Script, f.Error); err != nil {
 			return fmt.Errorf("write result: %w", err)
 		}
-		return releaseHold(ctx, tx, f.JobID)
+		if err := settleOrphans(ctx, tx, f.JobID, 0); err != nil {
+			return err
+		}
+		if err := releaseHold(ctx, tx, f.JobID); err != nil {
+			return err
+		}
+		woken, err = wakeParked(ctx, tx, tenantID)
+		return err
 	})
+	return woken, err
 }
 
 // FailUndeliverable ends a job that can no longer be delivered (MaxDeliver
@@ -378,6 +530,9 @@ func (s *Store) FailUndeliverable(ctx context.Context, jobID, reason string) err
 		if tag.RowsAffected() == 0 {
 			return nil
 		}
+		if err := settleOrphans(ctx, tx, jobID, 0); err != nil {
+			return err
+		}
 		return releaseHold(ctx, tx, jobID)
 	})
 }
@@ -392,4 +547,16 @@ func (s *Store) ReleaseLease(ctx context.Context, jobID string, attempt int) err
 		return fmt.Errorf("release lease: %w", err)
 	}
 	return nil
+}
+
+// WaitingForMessage counts the jobs that should have a message in the
+// stream: queued and not parked, or running with a lapsed lease.
+func (s *Store) WaitingForMessage(ctx context.Context) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx,
+		`SELECT count(*) FROM jobs WHERE (state = 'queued' AND NOT parked) OR (state = 'running' AND lease_until < now())`).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count waiting jobs: %w", err)
+	}
+	return n, nil
 }

@@ -9,68 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Usage is the token usage of one LLM call made for a job.
-type Usage struct {
-	JobID            string
-	Attempt          int
-	Seq              int
-	Model            string
-	PromptTokens     int
-	CachedTokens     int
-	CompletionTokens int
-	Credits          int64 // micro-credits
-}
-
-// Charge is a job's spending against its hold after a call is recorded.
-type Charge struct {
-	Consumed int64 // micro-credits charged to the job so far
-	Hold     int64 // micro-credits the job may spend
-}
-
-// RecordUsage stores an LLM call's usage and charges it to the tenant in one
-// transaction. Recording the same (job, attempt, seq) twice charges once.
-func (s *Store) RecordUsage(ctx context.Context, u Usage) (Charge, error) {
-	var c Charge
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		tenantID, err := lockRunningAttempt(ctx, tx, u.JobID, u.Attempt)
-		if err != nil {
-			return err
-		}
-		tag, err := tx.Exec(ctx,
-			`INSERT INTO token_usage (job_id, attempt, seq, model, prompt_tokens, cached_tokens, completion_tokens, credits)
-			 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
-			u.JobID, u.Attempt, u.Seq, u.Model, u.PromptTokens, u.CachedTokens, u.CompletionTokens, u.Credits)
-		if err != nil {
-			return fmt.Errorf("insert usage: %w", err)
-		}
-		if tag.RowsAffected() == 1 && u.Credits > 0 {
-			key := fmt.Sprintf("usage:%s:%d:%d", u.JobID, u.Attempt, u.Seq)
-			if _, err := tx.Exec(ctx,
-				`INSERT INTO credit_entries (tenant_id, job_id, amount, reason, idempotency_key) VALUES ($1, $2, $3, $4, $5)`,
-				tenantID, u.JobID, -u.Credits, "llm usage ("+u.Model+")", key); err != nil {
-				return fmt.Errorf("insert charge: %w", err)
-			}
-			// The charge consumes the hold first; anything past it comes from the balance alone.
-			var fromHold int64
-			if err := tx.QueryRow(ctx,
-				`WITH old AS (SELECT amount, consumed FROM credit_holds WHERE job_id = $1)
-				 UPDATE credit_holds h SET consumed = h.consumed + $2 FROM old WHERE h.job_id = $1
-				 RETURNING CASE WHEN h.released THEN 0 ELSE LEAST($2, GREATEST(old.amount - old.consumed, 0)) END`,
-				u.JobID, u.Credits).Scan(&fromHold); err != nil {
-				return fmt.Errorf("consume hold: %w", err)
-			}
-			if _, err := tx.Exec(ctx,
-				`UPDATE credit_accounts SET balance = balance - $2, held = held - $3 WHERE tenant_id = $1`,
-				tenantID, u.Credits, fromHold); err != nil {
-				return fmt.Errorf("charge account: %w", err)
-			}
-		}
-		return tx.QueryRow(ctx, `SELECT consumed, amount FROM credit_holds WHERE job_id = $1`, u.JobID).
-			Scan(&c.Consumed, &c.Hold)
-	})
-	return c, err
-}
-
 // UsageTotals sums a job's recorded usage.
 type UsageTotals struct {
 	Calls            int   `json:"calls"`

@@ -9,9 +9,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
@@ -111,20 +115,81 @@ func lockRunningAttempt(ctx context.Context, tx pgx.Tx, jobID string, attempt in
 	return tenantID, nil
 }
 
+// isUniqueViolation reports a unique constraint violation.
+func isUniqueViolation(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && pg.Code == "23505"
+}
+
+// Transient reports whether err is an outage or a passing conflict of the
+// database (lost connection, server shutting down or starting, timeouts,
+// serialization failures, deadlocks), so the same operation may succeed if
+// retried. Domain outcomes (not found, fenced, no credits) and bad
+// statements are not transient.
+func Transient(err error) bool {
+	if err == nil {
+		return false
+	}
+	for _, domain := range []error{ErrNotFound, ErrInsufficientCredits, ErrStale, ErrLeased, ErrFenced, ErrTenantBusy, ErrHoldExceeded} {
+		if errors.Is(err, domain) {
+			return false
+		}
+	}
+	var keyErr *KeyReusedError
+	if errors.As(err, &keyErr) {
+		return false
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, pgx.ErrNoRows) {
+		return false
+	}
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		switch {
+		case strings.HasPrefix(pg.Code, "08"), // connection exception
+			strings.HasPrefix(pg.Code, "53"),                           // insufficient resources (too many connections)
+			pg.Code == "57P01", pg.Code == "57P02", pg.Code == "57P03", // shutdown, crash, cannot connect now
+			pg.Code == "40001", pg.Code == "40P01", pg.Code == "55P03": // serialization, deadlock, lock not available
+			return true
+		}
+		return false
+	}
+	// Anything below the protocol (refused or reset connections, EOF,
+	// timeouts of a dial or a read, a pool that cannot connect) passes.
+	return true
+}
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+
 // OpenFromEnv opens DATABASE_URL and applies pending migrations, as both
-// the dispatcher and the workers do at start.
-func OpenFromEnv(ctx context.Context) (*Store, error) {
+// the dispatcher and the workers do at start. While the database cannot be
+// reached it waits (logging why, backing off to 5 s) until ctx ends, so a
+// process started before Postgres, or during an outage, comes up with it.
+func OpenFromEnv(ctx context.Context, log *slog.Logger) (*Store, error) {
 	url := os.Getenv("DATABASE_URL")
 	if url == "" {
 		return nil, errors.New("DATABASE_URL is required")
 	}
-	st, err := Open(ctx, url)
-	if err != nil {
-		return nil, err
+	delay := 250 * time.Millisecond
+	for {
+		st, err := Open(ctx, url)
+		if err == nil {
+			if err = st.Migrate(ctx); err == nil {
+				return st, nil
+			}
+			st.Close()
+		}
+		if !Transient(err) || ctx.Err() != nil {
+			return nil, err
+		}
+		if log != nil {
+			log.Warn("waiting for PostgreSQL", "err", err, "retry_in", delay)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (waiting for PostgreSQL: %v)", ctx.Err(), err)
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 5*time.Second)
 	}
-	if err := st.Migrate(ctx); err != nil {
-		st.Close()
-		return nil, err
-	}
-	return st, nil
 }

@@ -54,34 +54,54 @@ func TestCreditLifecycle(t *testing.T) {
 	if err != nil || c.Attempt != 1 {
 		t.Fatalf("claim: %+v %v", c, err)
 	}
+	// A call is reserved at its maximum, then settled at what it reported.
+	if err := st.ReserveCall(ctx, store.Reservation{JobID: j.ID, Attempt: 1, Seq: 1, Model: "m", Max: 800_000}); err != nil {
+		t.Fatal(err)
+	}
+	// What is left of the hold (2.0 - 0.8 reserved) cannot cover a second call of 1.3.
+	if err := st.ReserveCall(ctx, store.Reservation{JobID: j.ID, Attempt: 1, Seq: 2, Model: "m", Max: 1_300_000}); !errors.Is(err, store.ErrHoldExceeded) {
+		t.Fatalf("over-hold reservation: %v", err)
+	}
 	u := store.Usage{JobID: j.ID, Attempt: 1, Seq: 1, Model: "m", PromptTokens: 100, CompletionTokens: 10, Credits: 500_000}
-	ch, err := st.RecordUsage(ctx, u)
+	ch, err := st.SettleCall(ctx, u)
 	if err != nil || ch.Consumed != 500_000 || ch.Hold != 2_000_000 {
 		t.Fatalf("usage: %+v %v", ch, err)
 	}
-	// Recording the same call again (a retried write) charges nothing more.
-	if ch, err = st.RecordUsage(ctx, u); err != nil || ch.Consumed != 500_000 {
+	// Settling the same call again (a retried write) charges nothing more.
+	if ch, err = st.SettleCall(ctx, u); err != nil || ch.Consumed != 500_000 {
 		t.Fatalf("duplicate usage: %+v %v", ch, err)
 	}
 	if a := account(t, st, tn.ID); a.Balance != 4_500_000 || a.Held != 1_500_000 {
 		t.Fatalf("after charge: %+v", a)
 	}
-	// A zombie's write (an older attempt) is fenced off.
-	if _, err := st.RecordUsage(ctx, store.Usage{JobID: j.ID, Attempt: 0, Seq: 2, Model: "m", Credits: 1}); !errors.Is(err, store.ErrFenced) {
-		t.Fatalf("stale attempt accepted: %v", err)
-	}
-	if err := st.FinishJob(ctx, store.Finish{JobID: j.ID, Attempt: 1, State: store.StateSucceeded, Result: json.RawMessage(`{}`), Script: "x"}); err != nil {
+	// An endpoint that reports more than the call could have used is charged
+	// the reservation, never more: the tenant never spends past its hold.
+	if err := st.ReserveCall(ctx, store.Reservation{JobID: j.ID, Attempt: 1, Seq: 2, Model: "m", Max: 1_000_000}); err != nil {
 		t.Fatal(err)
 	}
-	if a := account(t, st, tn.ID); a.Balance != 4_500_000 || a.Held != 0 || a.Available != 4_500_000 {
+	if ch, err = st.SettleCall(ctx, store.Usage{JobID: j.ID, Attempt: 1, Seq: 2, Model: "m", Credits: 9_000_000}); err != nil || ch.Consumed != 1_500_000 {
+		t.Fatalf("overreported usage: %+v %v", ch, err)
+	}
+	// A zombie's reservation (an older attempt) is fenced off.
+	if err := st.ReserveCall(ctx, store.Reservation{JobID: j.ID, Attempt: 0, Seq: 3, Model: "m", Max: 1}); !errors.Is(err, store.ErrFenced) {
+		t.Fatalf("stale attempt accepted: %v", err)
+	}
+	if _, err := st.FinishJob(ctx, store.Finish{JobID: j.ID, Attempt: 1, State: store.StateSucceeded, Result: json.RawMessage(`{}`), Script: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if a := account(t, st, tn.ID); a.Balance != 3_500_000 || a.Held != 0 || a.Available != 3_500_000 {
 		t.Fatalf("after settle: %+v", a)
 	}
 	// Finishing twice is fenced: the job is no longer running.
-	if err := st.FinishJob(ctx, store.Finish{JobID: j.ID, Attempt: 1, State: store.StateFailed, Result: json.RawMessage(`{}`)}); !errors.Is(err, store.ErrFenced) {
+	if _, err := st.FinishJob(ctx, store.Finish{JobID: j.ID, Attempt: 1, State: store.StateFailed, Result: json.RawMessage(`{}`)}); !errors.Is(err, store.ErrFenced) {
 		t.Fatalf("second finish: %v", err)
 	}
+	// The database refuses a negative balance whatever the code above it does.
+	if _, err := st.Pool().Exec(ctx, `UPDATE credit_accounts SET balance = -1 WHERE tenant_id = $1`, tn.ID); err == nil {
+		t.Fatal("a negative balance was accepted")
+	}
 	ledger, _ := st.Ledger(ctx, tn.ID, 10)
-	if len(ledger) != 2 || ledger[0].Amount != -500_000 || ledger[1].Amount != 5_000_000 {
+	if len(ledger) != 3 || ledger[0].Amount != -1_000_000 || ledger[1].Amount != -500_000 || ledger[2].Amount != 5_000_000 {
 		t.Fatalf("ledger: %+v", ledger)
 	}
 }
@@ -107,9 +127,13 @@ func TestClaimFencingAndFairness(t *testing.T) {
 	if _, err := st.ClaimJob(ctx, a.ID, "w1", 50*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	// The tenant may run one job at a time.
+	// The tenant may run one job at a time: the second is parked, not
+	// claimed, and is not offered for republishing while it waits.
 	if _, err := st.ClaimJob(ctx, b.ID, "w2", time.Minute); !errors.Is(err, store.ErrTenantBusy) {
 		t.Fatalf("second running job allowed: %v", err)
+	}
+	if woken, err := st.WakeParked(ctx); err != nil || len(woken) != 0 {
+		t.Fatalf("a parked job was woken while its tenant is at its cap: %v %v", woken, err)
 	}
 	// A running job with a live lease is not claimable; once it lapses it is, under a new attempt.
 	var leased *store.LeasedError
@@ -155,5 +179,92 @@ func TestClaimFencingAndFairness(t *testing.T) {
 	}
 	if acct := account(t, st, tn.ID); acct.Held != 0 || acct.Balance != 10_000_000 {
 		t.Fatalf("after failing: %+v", acct)
+	}
+}
+
+func TestParkedJobIsWokenWhenASlotFrees(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := storetest.New(t)
+	tn, _, err := st.CreateTenant(ctx, "capped", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Grant(ctx, tn.ID, 10, "g"); err != nil {
+		t.Fatal(err)
+	}
+	a, b := submit(t, st, tn.ID, 1), submit(t, st, tn.ID, 1)
+	ca, err := st.ClaimJob(ctx, a.ID, "w", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.ClaimJob(ctx, b.ID, "w", time.Minute); !errors.Is(err, store.ErrTenantBusy) {
+		t.Fatalf("claim beyond the cap: %v", err)
+	}
+	woken, err := st.FinishJob(ctx, store.Finish{JobID: a.ID, Attempt: ca.Attempt, State: store.StateSucceeded, Result: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The freed slot wakes b under a new message id, so the stream does not
+	// drop it as a repeat of its first publish.
+	if len(woken) != 1 || woken[0].JobID != b.ID || woken[0].Seq != 1 {
+		t.Fatalf("woken = %+v, want job b at seq 1", woken)
+	}
+	if cb, err := st.ClaimJob(ctx, b.ID, "w", time.Minute); err != nil || cb.Attempt != 1 {
+		t.Fatalf("woken job not claimable as its first attempt: %+v %v", cb, err)
+	}
+}
+
+func TestOrphanedReservationIsChargedByTheNextAttempt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := storetest.New(t)
+	tn, _ := storetest.Tenant(t, st, "crashy", 5)
+	j := submit(t, st, tn.ID, 2_000_000)
+	if _, err := st.ClaimJob(ctx, j.ID, "w1", 10*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	// The worker reserves a call and dies before the reply: nobody settles it.
+	if err := st.ReserveCall(ctx, store.Reservation{JobID: j.ID, Attempt: 1, Seq: 1, Model: "m", Max: 300_000}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(30 * time.Millisecond)
+	c, err := st.ClaimJob(ctx, j.ID, "w2", time.Minute)
+	if err != nil || c.Attempt != 2 {
+		t.Fatalf("reclaim: %+v %v", c, err)
+	}
+	if a := account(t, st, tn.ID); a.Balance != 4_700_000 || a.Held != 1_700_000 {
+		t.Fatalf("the orphaned call was not charged at its reservation: %+v", a)
+	}
+	// The dead attempt's late settle (a zombie) changes nothing.
+	if _, err := st.SettleCall(ctx, store.Usage{JobID: j.ID, Attempt: 1, Seq: 1, Model: "m", Credits: 100_000}); err != nil {
+		t.Fatal(err)
+	}
+	if a := account(t, st, tn.ID); a.Balance != 4_700_000 {
+		t.Fatalf("a zombie settle changed the balance: %+v", a)
+	}
+}
+
+func TestIdempotentSubmit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := storetest.New(t)
+	tn, _ := storetest.Tenant(t, st, "retrying", 5)
+	n := store.NewJob{TenantID: tn.ID, Kind: "scenario", Input: json.RawMessage(`{}`), Hold: 1_000_000, Subject: "s",
+		IdempotencyKey: "k-1", RequestHash: []byte("a")}
+	first, err := st.SubmitJob(ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reused *store.KeyReusedError
+	if _, err := st.SubmitJob(ctx, n); !errors.As(err, &reused) || reused.JobID != first.ID || !reused.SameRequest {
+		t.Fatalf("retry: %v", err)
+	}
+	n.RequestHash = []byte("b")
+	if _, err := st.SubmitJob(ctx, n); !errors.As(err, &reused) || reused.SameRequest {
+		t.Fatalf("reuse for another request: %v", err)
+	}
+	if a := account(t, st, tn.ID); a.Held != 1_000_000 {
+		t.Fatalf("retries placed more holds: %+v", a)
 	}
 }

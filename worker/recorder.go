@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/webpilot/webpilot/jobs"
@@ -14,16 +15,19 @@ import (
 // NewRecorder returns the Postgres recorder the worker gives the agent for
 // one attempt of a job.
 func NewRecorder(st *store.Store, jobID string, attempt int, prices llm.Prices, sealer *jobs.Sealer) orchestrator.Recorder {
-	return &recorder{store: st, jobID: jobID, attempt: attempt, prices: prices, sealer: sealer}
+	return &recorder{store: st, jobID: jobID, attempt: attempt, prices: prices, sealer: sealer, retry: newRetrier(0, nil)}
 }
 
 // recorder writes what the agent does to Postgres, fenced by the attempt.
+// Writes that fail because the database is briefly away are retried with
+// backoff (see retrier) rather than failing the job or being dropped.
 type recorder struct {
 	store   *store.Store
 	jobID   string
 	attempt int
 	prices  llm.Prices
 	sealer  *jobs.Sealer
+	retry   *retrier
 }
 
 func (r *recorder) History(ctx context.Context, events []orchestrator.Event) error {
@@ -37,21 +41,39 @@ func (r *recorder) History(ctx context.Context, events []orchestrator.Event) err
 			Kind: e.Kind, Action: e.Action, Target: e.Target, Result: result, Error: e.Error,
 			Observation: e.Observation, Duration: e.Duration}
 	}
-	return r.store.RecordHistory(ctx, entries)
+	return r.retry.do(ctx, "record history", func() error { return r.store.RecordHistory(ctx, entries) })
 }
 
-func (r *recorder) Usage(ctx context.Context, c orchestrator.Call) (int64, int64, error) {
-	ch, err := r.store.RecordUsage(ctx, store.Usage{JobID: r.jobID, Attempt: r.attempt, Seq: c.Seq, Model: c.Model,
-		PromptTokens: c.Usage.PromptTokens, CachedTokens: c.Usage.CachedTokens, CompletionTokens: c.Usage.CompletionTokens,
-		Credits: r.prices.MicroCredits(c.Model, c.Usage)})
+func (r *recorder) Reserve(ctx context.Context, c orchestrator.Call) error {
+	max := r.prices.MicroCredits(c.Model, c.Usage)
+	err := r.retry.do(ctx, "reserve model call", func() error {
+		return r.store.ReserveCall(ctx, store.Reservation{JobID: r.jobID, Attempt: r.attempt, Seq: c.Seq, Model: c.Model, Max: max})
+	})
+	if errors.Is(err, store.ErrHoldExceeded) {
+		return fmt.Errorf("%w: %v", orchestrator.ErrOverBudget, err)
+	}
+	return err
+}
+
+func (r *recorder) Settle(ctx context.Context, c orchestrator.Call) (int64, int64, error) {
+	var ch store.Charge
+	err := r.retry.do(ctx, "settle model call", func() error {
+		var err error
+		ch, err = r.store.SettleCall(ctx, store.Usage{JobID: r.jobID, Attempt: r.attempt, Seq: c.Seq, Model: c.Model,
+			PromptTokens: c.Usage.PromptTokens, CachedTokens: c.Usage.CachedTokens, CompletionTokens: c.Usage.CompletionTokens,
+			Credits: r.prices.MicroCredits(c.Model, c.Usage)})
+		return err
+	})
 	return ch.Consumed, ch.Hold, err
 }
 
 // storedCheckpoint is a checkpoint with its storage state (cookies, local
-// storage: session tokens) sealed.
+// storage: session tokens) and its document's URL (a GET form can put typed
+// values into it) sealed.
 type storedCheckpoint struct {
 	orchestrator.Checkpoint
-	SealedState string `json:"sealed_state,omitempty"`
+	SealedState  string `json:"sealed_state,omitempty"`
+	SealedDocURL string `json:"sealed_document_url,omitempty"`
 }
 
 func (r *recorder) Checkpoint(ctx context.Context, cp orchestrator.Checkpoint) error {
@@ -64,15 +86,23 @@ func (r *recorder) Checkpoint(ctx context.Context, cp orchestrator.Checkpoint) e
 		sc.SealedState = sealed
 		sc.StorageState = nil
 	}
+	if cp.Document.URL != "" {
+		sealed, err := r.sealer.Seal([]byte(cp.Document.URL), "docurl:"+r.jobID)
+		if err != nil {
+			return fmt.Errorf("seal document url: %w", err)
+		}
+		sc.SealedDocURL = sealed
+		sc.Document.URL = ""
+	}
 	b, err := json.Marshal(sc)
 	if err != nil {
 		return fmt.Errorf("encode checkpoint: %w", err)
 	}
-	return r.store.SaveCheckpoint(ctx, r.jobID, r.attempt, b)
+	return r.retry.do(ctx, "save checkpoint", func() error { return r.store.SaveCheckpoint(ctx, r.jobID, r.attempt, b) })
 }
 
 func (r *recorder) Extracted(ctx context.Context, key string, value json.RawMessage) error {
-	return r.store.SaveExtracted(ctx, r.jobID, r.attempt, key, value)
+	return r.retry.do(ctx, "save extracted data", func() error { return r.store.SaveExtracted(ctx, r.jobID, r.attempt, key, value) })
 }
 
 // loadCheckpoint decodes a stored checkpoint, opening its storage state.
@@ -90,6 +120,13 @@ func loadCheckpoint(raw json.RawMessage, jobID string, sealer *jobs.Sealer) (*or
 			return nil, fmt.Errorf("open storage state: %w", err)
 		}
 		sc.StorageState = st
+	}
+	if sc.SealedDocURL != "" {
+		u, err := sealer.Open(sc.SealedDocURL, "docurl:"+jobID)
+		if err != nil {
+			return nil, fmt.Errorf("open document url: %w", err)
+		}
+		sc.Document.URL = string(u)
 	}
 	return &sc.Checkpoint, nil
 }

@@ -31,9 +31,19 @@ type Config struct {
 	Concurrency int           // jobs run at once (one message pulled per free slot)
 	AckWait     time.Duration // must match the consumer's; heartbeats every AckWait/3
 	MaxAttempts int           // a job claimed more often than this fails
-	DrainGrace  time.Duration // how long running jobs may finish after SIGTERM
-	Prices      llm.Prices
-	Limits      orchestrator.Limits
+	// DrainGrace is how long running jobs may go on after SIGTERM; then each
+	// is handed back at its next step boundary. Zero means 20 s; negative
+	// means hand back at the next boundary at once.
+	DrainGrace time.Duration
+	// DrainHardStop is how long, after the grace, a job may take to reach
+	// its step boundary before it is cancelled mid-step (its last checkpoint
+	// stays). Zero means AckWait.
+	DrainHardStop time.Duration
+	// StoreRetry is how long a running job waits out a database outage
+	// (retrying its writes) before the attempt is handed back. Zero means 5 min.
+	StoreRetry time.Duration
+	Prices     llm.Prices
+	Limits     orchestrator.Limits
 }
 
 // Browser opens job sessions; *browser.Browser implements it.
@@ -41,21 +51,31 @@ type Browser interface {
 	NewSession(ctx context.Context, o browser.SessionOptions) (*browser.Session, error)
 }
 
+// Publisher publishes job messages (parked jobs a finished job woke);
+// *jobs.Publisher implements it.
+type Publisher interface {
+	Publish(ctx context.Context, subject, jobID string, seq int) error
+}
+
 // Worker runs jobs.
 type Worker struct {
-	cfg     Config
-	store   *store.Store
-	cons    jetstream.Consumer
-	browser Browser
-	model   orchestrator.Model // nil: deterministic tier only
-	policy  browser.URLPolicy
-	sealer  *jobs.Sealer
-	log     *slog.Logger
-	running sync.WaitGroup
+	cfg       Config
+	store     *store.Store
+	cons      jetstream.Consumer
+	pub       Publisher
+	browser   Browser
+	model     orchestrator.Model // nil: deterministic tier only
+	policy    browser.URLPolicy
+	sealer    *jobs.Sealer
+	log       *slog.Logger
+	running   sync.WaitGroup
+	yield     atomic.Bool // draining past the grace: hand jobs back at their next step boundary
+	storeDown atomic.Bool // the database failed: stop pulling until it answers
+	retry     *retrier
 }
 
 // New builds a worker.
-func New(cfg Config, st *store.Store, cons jetstream.Consumer, b Browser, model orchestrator.Model,
+func New(cfg Config, st *store.Store, cons jetstream.Consumer, pub Publisher, b Browser, model orchestrator.Model,
 	policy browser.URLPolicy, sealer *jobs.Sealer, log *slog.Logger) *Worker {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 2
@@ -69,6 +89,13 @@ func New(cfg Config, st *store.Store, cons jetstream.Consumer, b Browser, model 
 	if cfg.DrainGrace == 0 {
 		cfg.DrainGrace = 20 * time.Second
 	}
+	cfg.DrainGrace = max(cfg.DrainGrace, 0)
+	if cfg.DrainHardStop <= 0 {
+		cfg.DrainHardStop = cfg.AckWait
+	}
+	if cfg.StoreRetry <= 0 {
+		cfg.StoreRetry = defaultStoreRetry
+	}
 	if cfg.Prices == nil {
 		cfg.Prices = llm.DefaultPrices
 	}
@@ -78,19 +105,25 @@ func New(cfg Config, st *store.Store, cons jetstream.Consumer, b Browser, model 
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Worker{cfg: cfg, store: st, cons: cons, browser: b, model: model, policy: policy, sealer: sealer,
-		log: log.With("worker", cfg.ID)}
+	log = log.With("worker", cfg.ID)
+	return &Worker{cfg: cfg, store: st, cons: cons, pub: pub, browser: b, model: model, policy: policy, sealer: sealer,
+		log: log, retry: newRetrier(cfg.StoreRetry, log)}
 }
 
 // Run pulls and runs jobs until ctx is cancelled, then drains: it stops
-// pulling, lets running jobs finish for DrainGrace, and hands back the rest
-// (their last checkpoint stays, the message is redelivered).
+// pulling, lets running jobs go on for DrainGrace, then hands each back at
+// its next step boundary (its checkpoint stays, the message is redelivered
+// at once), cancelling any that has not reached one after DrainHardStop.
 func (w *Worker) Run(ctx context.Context) error {
 	hard, stopHard := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopHard()
 	slots := make(chan struct{}, w.cfg.Concurrency)
 	w.log.Info("worker started", "concurrency", w.cfg.Concurrency)
 	for ctx.Err() == nil {
+		if w.storeDown.Load() {
+			w.waitForStore(ctx)
+			continue
+		}
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
@@ -124,11 +157,54 @@ func (w *Worker) Run(ctx context.Context) error {
 	select {
 	case <-done:
 	case <-time.After(w.cfg.DrainGrace):
-		stopHard()
-		<-done
+		w.log.Info("drain grace reached; handing jobs back at their next step boundary")
+		w.yield.Store(true)
+		select {
+		case <-done:
+		case <-time.After(w.cfg.DrainHardStop):
+			stopHard()
+			<-done
+		}
 	}
 	w.log.Info("worker stopped")
 	return nil
+}
+
+// waitForStore pauses pulling while the database is unreachable, so that
+// an outage does not spend the deliveries of every waiting message, and
+// resumes within moments of its return.
+func (w *Worker) waitForStore(ctx context.Context) {
+	delay := 200 * time.Millisecond
+	w.log.Warn("database unavailable: pausing until it answers")
+	for ctx.Err() == nil {
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err := w.store.Ping(pctx)
+		cancel()
+		if err == nil {
+			w.storeDown.Store(false)
+			w.log.Info("database back: pulling jobs again")
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 2*time.Second)
+	}
+}
+
+// publishWoken publishes the parked jobs a freed slot woke. A failure is
+// left to the reconciler, which republishes unconfirmed outbox rows.
+func (w *Worker) publishWoken(ctx context.Context, items []store.OutboxItem) {
+	for _, it := range items {
+		if err := w.pub.Publish(ctx, it.Subject, it.JobID, it.Seq); err != nil {
+			w.log.Warn("could not publish a woken job; the reconciler will", "job", it.JobID, "err", err)
+			continue
+		}
+		if err := w.store.MarkPublished(ctx, it.JobID); err != nil {
+			w.log.Warn("could not mark a woken job published", "job", it.JobID, "err", err)
+		}
+	}
 }
 
 // handle runs one message's job to a terminal state, or hands it back.
@@ -153,6 +229,14 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		_ = msg.Ack()
 		return
 	case errors.Is(err, store.ErrTenantBusy):
+		// Parked: published again when one of the tenant's jobs ends, so
+		// waiting spends no delivery and no attempt.
+		log.Debug("tenant at its running cap; job parked")
+		_ = msg.Ack()
+		return
+	case store.Transient(err):
+		log.Warn("claim failed: database unavailable", "err", err)
+		w.storeDown.Store(true)
 		_ = msg.NakWithDelay(2 * time.Second)
 		return
 	case err != nil:
@@ -163,8 +247,8 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	log = log.With("attempt", claim.Attempt, "tenant", claim.TenantID)
 	if claim.Attempt > w.cfg.MaxAttempts {
 		reason := fmt.Sprintf("gave up after %d attempts: the job's workers stopped or timed out each time", w.cfg.MaxAttempts)
-		if err := w.store.FinishJob(ctx, store.Finish{JobID: claim.JobID, Attempt: claim.Attempt, State: store.StateFailed,
-			Result: json.RawMessage(`{}`), Error: reason}); err != nil {
+		f := store.Finish{JobID: claim.JobID, Attempt: claim.Attempt, State: store.StateFailed, Result: json.RawMessage(`{}`), Error: reason}
+		if err := w.finish(ctx, f); err != nil {
 			log.Error("could not fail undeliverable job", "err", err)
 			return
 		}
@@ -208,15 +292,15 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	if lost.Load() || errors.Is(fin.err, store.ErrFenced) {
 		return // a newer attempt owns the job; its worker acks
 	}
-	if ctx.Err() != nil && fin.handBack {
-		// Draining: keep the checkpoint, let another worker resume at once.
-		_ = w.store.ReleaseLease(context.Background(), claim.JobID, claim.Attempt)
+	if fin.handBack {
+		// Keep the checkpoint; let another worker (or this one) resume at once.
+		_ = w.store.ReleaseLease(context.WithoutCancel(ctx), claim.JobID, claim.Attempt)
 		_ = msg.NakWithDelay(time.Second)
-		log.Info("job handed back during drain")
+		log.Info("job handed back", "why", fin.err)
 		return
 	}
 	fin.Finish.JobID, fin.Finish.Attempt = claim.JobID, claim.Attempt
-	if err := w.store.FinishJob(context.WithoutCancel(ctx), fin.Finish); err != nil {
+	if err := w.finish(context.WithoutCancel(ctx), fin.Finish); err != nil {
 		if errors.Is(err, store.ErrFenced) {
 			return
 		}
@@ -229,9 +313,25 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	log.Info("job finished", "state", fin.Finish.State, "error", fin.Finish.Error)
 }
 
+// finish writes a job's terminal outcome (retrying through a database
+// outage) and publishes the parked jobs its freed slot woke.
+func (w *Worker) finish(ctx context.Context, f store.Finish) error {
+	var woken []store.OutboxItem
+	err := w.retry.do(ctx, "finish job", func() error {
+		var err error
+		woken, err = w.store.FinishJob(ctx, f)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	w.publishWoken(ctx, woken)
+	return nil
+}
+
 type finish struct {
 	store.Finish
-	handBack bool // stopped by a drain, not finished
+	handBack bool // not finished: hand the job back (drain, outage, no browser)
 	err      error
 }
 
@@ -264,12 +364,14 @@ func (w *Worker) run(ctx context.Context, claim store.Claim, cancelled func() bo
 	}
 	opts := browser.SessionOptions{Policy: w.policy, Logger: log}
 	if resume != nil {
-		opts.StorageState = resume.StorageState
+		if resume.RestoreStorage() {
+			opts.StorageState = resume.StorageState
+		}
 		log.Info("resuming", "next_step", resume.NextStep+1)
 	}
 	sess, err := w.browser.NewSession(ctx, opts)
 	if err != nil {
-		return finish{handBack: true, err: err, Finish: store.Finish{State: store.StateFailed, Error: "browser unavailable: " + err.Error()}}
+		return finish{handBack: true, err: fmt.Errorf("browser unavailable: %w", err)}
 	}
 	defer func() { _ = sess.Close() }()
 
@@ -279,16 +381,23 @@ func (w *Worker) run(ctx context.Context, claim store.Claim, cancelled func() bo
 		log.Warn("experiences unavailable", "err", err)
 	}
 	agent := &orchestrator.Agent{Page: sess, Recorder: &recorder{store: w.store, jobID: claim.JobID, attempt: claim.Attempt,
-		prices: w.cfg.Prices, sealer: w.sealer}, Limits: w.cfg.Limits, Log: log}
+		prices: w.cfg.Prices, sealer: w.sealer, retry: w.retry}, Limits: w.cfg.Limits, Log: log}
 	if w.model != nil {
 		agent.Model = w.model
 	}
-	res, runErr := agent.Run(ctx, orchestrator.Input{Scenario: sc, Secrets: secrets, Experiences: exps, Resume: resume, Cancelled: cancelled})
-	if errors.Is(runErr, store.ErrFenced) {
+	res, runErr := agent.Run(ctx, orchestrator.Input{Scenario: sc, Secrets: secrets, Experiences: exps, Resume: resume,
+		Cancelled: cancelled, Yield: w.yield.Load})
+	switch {
+	case errors.Is(runErr, store.ErrFenced):
 		return finish{err: runErr}
-	}
-	if ctx.Err() != nil {
+	case ctx.Err() != nil:
 		return finish{handBack: true, err: ctx.Err()}
+	case errors.Is(runErr, orchestrator.ErrYielded):
+		return finish{handBack: true, err: runErr}
+	case store.Transient(runErr):
+		// The database stayed away longer than the job waits: an outage is
+		// not the job's failure, so the attempt is handed back.
+		return finish{handBack: true, err: runErr}
 	}
 	if len(res.Experiences) > 0 {
 		if err := w.store.AddExperiences(ctx, claim.TenantID, origin, res.Experiences, w.cfg.Limits.ExperiencesCap); err != nil {

@@ -274,7 +274,7 @@ func (e *env) queueLatency(ctx context.Context, n int) ([]time.Duration, error) 
 						lat = append(lat, now.Sub(published[m.JobID]))
 						mu.Unlock()
 						claimed.Add(1)
-						_ = e.st.FinishJob(cctx, store.Finish{JobID: c.JobID, Attempt: c.Attempt, State: store.StateSucceeded, Result: json.RawMessage(`{}`)})
+						_, _ = e.st.FinishJob(cctx, store.Finish{JobID: c.JobID, Attempt: c.Attempt, State: store.StateSucceeded, Result: json.RawMessage(`{}`)})
 					}
 					_ = msg.Ack()
 				}
@@ -290,7 +290,7 @@ func (e *env) queueLatency(ctx context.Context, n int) ([]time.Duration, error) 
 		mu.Lock()
 		published[j.ID] = time.Now()
 		mu.Unlock()
-		if err := pub.Publish(ctx, jobs.Subject(jobs.KindScenario, e.tenant.ID), j.ID); err != nil {
+		if err := pub.Publish(ctx, jobs.Subject(jobs.KindScenario, e.tenant.ID), j.ID, 0); err != nil {
 			return nil, err
 		}
 		if i%10 == 9 {
@@ -318,7 +318,7 @@ type row struct {
 // worker with a real browser and reads where the time went.
 func (e *env) jobWallTime(ctx context.Context, n int) ([]row, error) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	w := worker.New(worker.Config{ID: "bench", Concurrency: 1, AckWait: 30 * time.Second}, e.st, e.cons, e.browser, nil,
+	w := worker.New(worker.Config{ID: "bench", Concurrency: 1, AckWait: 30 * time.Second}, e.st, e.cons, jobs.NewPublisher(e.js), e.browser, nil,
 		netguard.New([]string{"127.0.0.1"}), e.sealer, log)
 	wctx, stop := context.WithCancel(ctx)
 	wdone := make(chan struct{})

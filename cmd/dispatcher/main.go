@@ -47,7 +47,7 @@ func run(log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	dataDir := env("WEBPILOT_DATA_DIR", ".data")
-	st, err := store.OpenFromEnv(ctx)
+	st, err := store.OpenFromEnv(ctx, log)
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,8 @@ func run(log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	if _, err := jobs.EnsureQueue(ctx, js, qcfg); err != nil {
+	cons, err := jobs.EnsureQueue(ctx, js, qcfg)
+	if err != nil {
 		return err
 	}
 	sealer, err := jobs.LoadSealer(dataDir)
@@ -99,7 +100,8 @@ func run(log *slog.Logger) error {
 	}
 	srv := api.New(api.Config{AdminToken: adminToken, DefaultHold: int64(hold * store.MicroCredits)}, st, pub, policy, sealer, log)
 
-	go reconcile.New(reconcile.Config{}, st, pub, log).Run(ctx)
+	go reconcile.New(reconcile.Config{InStream: func(ctx context.Context) (int, error) { return jobs.InStream(ctx, cons) }},
+		st, pub, log).Run(ctx)
 	if err := reconcile.WatchMaxDeliveries(ctx, nc, js, st, log); err != nil {
 		return err
 	}

@@ -46,7 +46,7 @@ func run(id string, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	dataDir := env("WEBPILOT_DATA_DIR", ".data")
-	st, err := store.OpenFromEnv(ctx)
+	st, err := store.OpenFromEnv(ctx, log)
 	if err != nil {
 		return err
 	}
@@ -91,6 +91,16 @@ func run(id string, log *slog.Logger) error {
 	defer b.Close()
 
 	cfg := worker.Config{ID: id, AckWait: qcfg.AckWait, MaxAttempts: maxAttempts, Prices: prices}
+	if v := os.Getenv("WEBPILOT_DRAIN_GRACE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return fmt.Errorf("WEBPILOT_DRAIN_GRACE must be a duration of 0s or more, got %q", v)
+		}
+		cfg.DrainGrace = d
+		if d == 0 {
+			cfg.DrainGrace = -1 // hand back at the next step boundary at once
+		}
+	}
 	if cfg.Concurrency, err = strconv.Atoi(env("WEBPILOT_CONCURRENCY", "2")); err != nil || cfg.Concurrency < 1 || cfg.Concurrency > 64 {
 		return fmt.Errorf("WEBPILOT_CONCURRENCY must be a whole number from 1 to 64, got %q", os.Getenv("WEBPILOT_CONCURRENCY"))
 	}
@@ -102,5 +112,5 @@ func run(id string, log *slog.Logger) error {
 		log.Info("no OPENAI_API_KEY: deterministic tier only")
 	}
 	policy := netguard.New(strings.Split(os.Getenv("WEBPILOT_ALLOW_HOSTS"), ","))
-	return worker.New(cfg, st, cons, b, model, policy, sealer, log).Run(ctx)
+	return worker.New(cfg, st, cons, jobs.NewPublisher(js), b, model, policy, sealer, log).Run(ctx)
 }
