@@ -150,3 +150,112 @@ func TestWorkerKilledMidJobResumesAndChargesOnce(t *testing.T) {
 		}
 	}
 }
+
+// killWorker SIGKILLs a worker process (no drain, no ack) and checks that
+// the job was still running, so the test really interrupted it.
+func (s *stack) killWorker(t *testing.T, w *exec.Cmd, jobID string) {
+	t.Helper()
+	if err := w.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = w.Wait()
+	var state string
+	_ = s.store.Pool().QueryRow(context.Background(), `SELECT state FROM jobs WHERE id = $1`, jobID).Scan(&state)
+	if state != "running" {
+		t.Fatalf("the job was %s when its worker died; the test did not interrupt it", state)
+	}
+}
+
+func TestWorkerKilledBetweenFillAndClickResumesExactly(t *testing.T) {
+	t.Parallel()
+	bin := buildWorker(t)
+	s := newStack(t, 2*time.Second, 0)
+	model := llmtest.New(t)
+	_, key := s.tenant(t, "exact", 4)
+	sc := map[string]any{
+		"name": "add to the list after signing in", "base_url": s.demo + "/login",
+		"data":    map[string]string{"EMAIL": demoapp.Email},
+		"secrets": map[string]string{"PASSWORD": demoapp.Password},
+		"steps": []any{
+			`Fill "Email" with "{{EMAIL}}"`, `Fill "Password" with "{{PASSWORD}}"`, `Click "Sign in"`,
+			"Go to /list", `Fill "New item" with "Oat milk"`, `Click "Add"`, `Fill "New item" with "Rye"`,
+			"Wait 4000ms", `Click "Add"`, `Verify "Rye" is visible`, `Verify "3 items" is visible`,
+		},
+	}
+	first := s.workerProcess(t, bin, "worker-1", model)
+	// The spec of an uninterrupted run, to compare with.
+	whole := s.submit(t, key, sc)
+	if v := s.wait(t, key, whole.ID, 60*time.Second); v.State != "succeeded" {
+		t.Fatalf("uninterrupted job ended %s: %s", v.State, v.Error)
+	}
+	_, want := s.call(t, "GET", "/v1/jobs/"+whole.ID+"/script", key, nil)
+
+	job := s.submit(t, key, sc)
+	s.waitCheckpoint(t, job.ID, 7) // "Rye" is typed; the click that adds it has not run
+	s.killWorker(t, first, job.ID)
+	s.workerProcess(t, bin, "worker-2", model)
+	v := s.wait(t, key, job.ID, 90*time.Second)
+	if v.State != "succeeded" || v.Attempt != 2 {
+		t.Fatalf("job ended %s after %d attempts: %s", v.State, v.Attempt, v.Error)
+	}
+	_, got := s.call(t, "GET", "/v1/jobs/"+job.ID+"/script", key, nil)
+	if string(got) != string(want) {
+		t.Fatalf("the resumed job's spec differs:\n%s\n--- uninterrupted ---\n%s", got, want)
+	}
+	// Completed steps were not run again as steps: attempt 2 ran steps 8 to 11.
+	if n := s.count(t, `SELECT count(*) FROM history WHERE job_id = $1 AND attempt = 2 AND step <= 7`, job.ID); n != 0 {
+		t.Fatalf("attempt 2 re-ran %d commands of completed steps", n)
+	}
+}
+
+func TestWorkerKilledMidModelCallIsChargedItsReservation(t *testing.T) {
+	t.Parallel()
+	bin := buildWorker(t)
+	s := newStack(t, 2*time.Second, 0)
+	answer := llmtest.JSON(map[string]any{"status": "complete", "reasoning": "open the list",
+		"commands": []map[string]any{{"action": "click", "target": map[string]string{"role": "link", "name": "Shopping list"}}}})
+	usage := llm.Usage{PromptTokens: 2000, CompletionTokens: 50}
+	// The first answer comes too late for the first worker; the second is prompt.
+	model := llmtest.New(t,
+		llmtest.Reply{Content: answer, PromptTokens: usage.PromptTokens, CompletionTokens: usage.CompletionTokens, Delay: 20 * time.Second},
+		llmtest.Reply{Content: answer, PromptTokens: usage.PromptTokens, CompletionTokens: usage.CompletionTokens})
+	tenantID, key := s.tenant(t, "mid-call", 4)
+	first := s.workerProcess(t, bin, "worker-1", model)
+	job := s.submit(t, key, map[string]any{"name": "one agent step", "base_url": s.demo + "/",
+		"steps": []any{"Open the shopping list", `Verify "Shopping list" is visible`}})
+	for deadline := time.Now().Add(30 * time.Second); len(model.Requests()) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the model was never called")
+		}
+	}
+	s.killWorker(t, first, job.ID)
+	s.workerProcess(t, bin, "worker-2", model)
+	v := s.wait(t, key, job.ID, 60*time.Second)
+	if v.State != "succeeded" {
+		t.Fatalf("job ended %s: %s", v.State, v.Error)
+	}
+	// The call in flight when the worker died was charged at its reserved
+	// maximum (its reply may have been billed); the retried call at its usage.
+	var orphanCredits, orphanReserved, retried int64
+	if err := s.store.Pool().QueryRow(context.Background(),
+		`SELECT credits, reserved FROM token_usage WHERE job_id = $1 AND attempt = 1 AND state = 'settled'`, job.ID).
+		Scan(&orphanCredits, &orphanReserved); err != nil {
+		t.Fatalf("the first attempt's call has no settled charge: %v", err)
+	}
+	if orphanCredits != orphanReserved || orphanCredits == 0 {
+		t.Fatalf("orphaned call charged %d of its %d reservation", orphanCredits, orphanReserved)
+	}
+	if err := s.store.Pool().QueryRow(context.Background(),
+		`SELECT credits FROM token_usage WHERE job_id = $1 AND attempt = 2 AND state = 'settled'`, job.ID).Scan(&retried); err != nil {
+		t.Fatal(err)
+	}
+	if want := llm.DefaultPrices.MicroCredits("gpt-4o-mini", usage); retried != want {
+		t.Fatalf("retried call charged %d, want %d", retried, want)
+	}
+	if n := s.count(t, `SELECT count(*) FROM token_usage WHERE job_id = $1 AND state = 'reserved'`, job.ID); n != 0 {
+		t.Fatalf("%d reservations left open", n)
+	}
+	if a := s.account(t, tenantID); a.Balance != 4_000_000-orphanCredits-retried || a.Held != 0 {
+		t.Fatalf("account = %+v, want balance %d", a, 4_000_000-orphanCredits-retried)
+	}
+}

@@ -54,6 +54,12 @@ func quietLog() *slog.Logger {
 // newStack starts Postgres (a fresh database), NATS, the API and the demo app.
 func newStack(t *testing.T, ackWait time.Duration, demoDelay time.Duration) *stack {
 	t.Helper()
+	return newStackWith(t, ackWait, demoDelay, 100)
+}
+
+// newStackWith is newStack with the consumer's MaxDeliver.
+func newStackWith(t *testing.T, ackWait time.Duration, demoDelay time.Duration, maxDeliver int) *stack {
+	t.Helper()
 	s := &stack{ackWait: ackWait}
 	s.dbURL = storetest.URL(t)
 	st, err := store.Open(context.Background(), s.dbURL)
@@ -62,7 +68,7 @@ func newStack(t *testing.T, ackWait time.Duration, demoDelay time.Duration) *sta
 	}
 	t.Cleanup(st.Close)
 	s.store = st
-	s.queue = natstest.New(t, ackWait)
+	s.queue = natstest.NewWith(t, ackWait, maxDeliver)
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	s.sealKey = base64.StdEncoding.EncodeToString(key)
@@ -112,11 +118,17 @@ func (s *stack) startWorkerWith(t *testing.T, model orchestrator.Model, cfg work
 // tenant creates a tenant through the admin API and grants it credits.
 func (s *stack) tenant(t *testing.T, name string, credits float64) (id, key string) {
 	t.Helper()
+	return s.tenantCapped(t, name, credits, 0)
+}
+
+// tenantCapped creates a tenant that may run maxRunning jobs at once (0: the default).
+func (s *stack) tenantCapped(t *testing.T, name string, credits float64, maxRunning int) (id, key string) {
+	t.Helper()
 	var res struct {
 		Tenant struct{ ID string }
 		APIKey string `json:"api_key"`
 	}
-	s.mustJSON(t, "POST", "/v1/admin/tenants", adminToken, map[string]any{"name": name}, http.StatusCreated, &res)
+	s.mustJSON(t, "POST", "/v1/admin/tenants", adminToken, map[string]any{"name": name, "max_running": maxRunning}, http.StatusCreated, &res)
 	if credits > 0 {
 		s.mustJSON(t, "POST", "/v1/admin/tenants/"+res.Tenant.ID+"/credits", adminToken,
 			map[string]any{"credits": credits, "idempotency_key": "initial"}, http.StatusOK, nil)

@@ -52,7 +52,7 @@ func New(cfg Config) *Client {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 120 * time.Second
 	}
-	oc.HTTPClient = &http.Client{Timeout: cfg.Timeout}
+	oc.HTTPClient = &http.Client{Timeout: cfg.Timeout, Transport: headerTransport{base: http.DefaultTransport}}
 	if cfg.MaxRetries == 0 {
 		cfg.MaxRetries = 4
 	}
@@ -77,6 +77,25 @@ type Request struct {
 	Messages  []Message
 	JSON      bool // ask for a JSON object reply
 	MaxTokens int  // completion allowance; 0 means DefaultMaxTokens
+	// ClientRequestID, when set, is sent as X-Client-Request-Id so the call
+	// can be matched with its charge on both sides (endpoint logs, ledger).
+	ClientRequestID string
+}
+
+// ClientRequestHeader carries Request.ClientRequestID.
+const ClientRequestHeader = "X-Client-Request-Id"
+
+type clientRequestKey struct{}
+
+// headerTransport adds the request's client id from its context.
+type headerTransport struct{ base http.RoundTripper }
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if id, _ := r.Context().Value(clientRequestKey{}).(string); id != "" {
+		r = r.Clone(r.Context())
+		r.Header.Set(ClientRequestHeader, id)
+	}
+	return t.base.RoundTrip(r)
 }
 
 // DefaultMaxTokens is the completion allowance of a request that sets none.
@@ -118,6 +137,9 @@ func (c *Client) Chat(ctx context.Context, r Request) (Reply, error) {
 		req.MaxCompletionTokens = maxTokens
 	} else {
 		req.MaxTokens = maxTokens
+	}
+	if r.ClientRequestID != "" {
+		ctx = context.WithValue(ctx, clientRequestKey{}, r.ClientRequestID)
 	}
 	start := time.Now()
 	var lastErr error

@@ -155,8 +155,11 @@ func (r *run) decide(ctx context.Context, a *agentStep, msgs []llm.Message) (*de
 // is settled at its reported cost when the reply arrives, so a crash in
 // between leaves a reservation the next attempt charges, never a free call.
 func (r *run) ask(ctx context.Context, a *agentStep, msgs []llm.Message) (llm.Reply, error) {
-	req := llm.Request{Messages: msgs, JSON: true, MaxTokens: llm.DefaultMaxTokens}
 	seq := r.calls + 1
+	req := llm.Request{Messages: msgs, JSON: true, MaxTokens: llm.DefaultMaxTokens}
+	if r.in.CallIDPrefix != "" {
+		req.ClientRequestID = fmt.Sprintf("%s/%d", r.in.CallIDPrefix, seq)
+	}
 	if err := r.persist(func() error {
 		return r.Recorder.Reserve(ctx, Call{Seq: seq, Model: r.Model.Model(), Usage: llm.MaxUsage(req)})
 	}); err != nil {

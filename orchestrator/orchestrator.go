@@ -154,6 +154,9 @@ type Input struct {
 	// Yield is polled at every step boundary (after the checkpoint): when it
 	// says true the run stops with ErrYielded so the job can be handed back.
 	Yield func() bool
+	// CallIDPrefix, when set, names each model call "<prefix>/<seq>" to the
+	// endpoint (X-Client-Request-Id), matching the call's ledger entry.
+	CallIDPrefix string
 }
 
 // Outcome statuses of a run.

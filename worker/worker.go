@@ -386,7 +386,7 @@ func (w *Worker) run(ctx context.Context, claim store.Claim, cancelled func() bo
 		agent.Model = w.model
 	}
 	res, runErr := agent.Run(ctx, orchestrator.Input{Scenario: sc, Secrets: secrets, Experiences: exps, Resume: resume,
-		Cancelled: cancelled, Yield: w.yield.Load})
+		Cancelled: cancelled, Yield: w.yield.Load, CallIDPrefix: fmt.Sprintf("%s/%d", claim.JobID, claim.Attempt)})
 	switch {
 	case errors.Is(runErr, store.ErrFenced):
 		return finish{err: runErr}

@@ -23,8 +23,15 @@ type Queue struct {
 }
 
 // New starts a server with file storage in a temp dir and creates the queue
-// with the given ack wait; everything stops when the test ends.
+// with the given ack wait (and MaxDeliver 100); everything stops when the
+// test ends.
 func New(t testing.TB, ackWait time.Duration) *Queue {
+	t.Helper()
+	return NewWith(t, ackWait, 100)
+}
+
+// NewWith is New with the consumer's MaxDeliver.
+func NewWith(t testing.TB, ackWait time.Duration, maxDeliver int) *Queue {
 	t.Helper()
 	ns, err := jobs.StartEmbedded(t.TempDir(), 0)
 	if err != nil {
@@ -42,7 +49,7 @@ func New(t testing.TB, ackWait time.Duration) *Queue {
 	}
 	cfg := jobs.DefaultQueueConfig()
 	cfg.AckWait = ackWait
-	cfg.MaxDeliver = 100
+	cfg.MaxDeliver = maxDeliver
 	cons, err := jobs.EnsureQueue(context.Background(), js, cfg)
 	if err != nil {
 		t.Fatalf("natstest: %v", err)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Reply is one scripted answer.
@@ -25,6 +26,9 @@ type Reply struct {
 	// Respond, when set, computes the content from the request, the way a
 	// model reads the page it is shown (refs are only known at run time).
 	Respond func(Request) string
+	// Delay holds the answer back this long (a slow model); a client that
+	// goes away meanwhile gets nothing and the call is not counted answered.
+	Delay time.Duration
 }
 
 // JSON marshals v as a reply's content.
@@ -43,7 +47,11 @@ type Request struct {
 	ResponseFormat *struct {
 		Type string `json:"type"`
 	} `json:"response_format"`
-	Raw string `json:"-"`
+	MaxTokens           int    `json:"max_tokens"`
+	MaxCompletionTokens int    `json:"max_completion_tokens"`
+	Raw                 string `json:"-"`
+	// ClientRequestID is the X-Client-Request-Id header the client sent.
+	ClientRequestID string `json:"-"`
 }
 
 // Text is the text of every message of the request, in order.
@@ -84,6 +92,10 @@ type Server struct {
 	queue    []Reply
 	requests []Request
 	served   int
+	answered []string // client request ids of the calls answered in full
+	// Fallback, when set, answers once the queue is empty (a model that
+	// never runs out, for drills of many jobs).
+	Fallback *Reply
 }
 
 // New starts a server, closed when the test ends.
@@ -117,6 +129,14 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.requests...)
 }
 
+// Answered returns the client request ids of the calls whose answer was
+// written in full, in order.
+func (s *Server) Answered() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.answered...)
+}
+
 // Remaining is how many queued replies were not used.
 func (s *Server) Remaining() int {
 	s.mu.Lock()
@@ -140,8 +160,12 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Raw = string(body)
+	req.ClientRequestID = r.Header.Get("X-Client-Request-Id")
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
+	if len(s.queue) == 0 && s.Fallback != nil {
+		s.queue = append(s.queue, *s.Fallback)
+	}
 	if len(s.queue) == 0 {
 		s.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
@@ -154,6 +178,13 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	s.served++
 	n := s.served
 	s.mu.Unlock()
+	if rep.Delay > 0 {
+		select {
+		case <-time.After(rep.Delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
 	w.Header().Set("Content-Type", "application/json")
 	if rep.Respond != nil {
 		rep.Content = rep.Respond(req)
@@ -163,7 +194,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"error":{"message":"scripted status %d","type":"rate_limit"}}`, rep.Status)
 		return
 	}
-	_ = json.NewEncoder(w).Encode(map[string]any{
+	err := json.NewEncoder(w).Encode(map[string]any{
 		"id": fmt.Sprintf("chatcmpl-%d", n), "object": "chat.completion", "created": 1700000000, "model": req.Model,
 		"choices": []map[string]any{{"index": 0, "finish_reason": "stop",
 			"message": map[string]any{"role": "assistant", "content": rep.Content}}},
@@ -171,4 +202,12 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 			"total_tokens":          rep.PromptTokens + rep.CompletionTokens,
 			"prompt_tokens_details": map[string]any{"cached_tokens": rep.CachedTokens}},
 	})
+	if f, ok := w.(http.Flusher); ok && err == nil {
+		f.Flush()
+	}
+	if err == nil && r.Context().Err() == nil {
+		s.mu.Lock()
+		s.answered = append(s.answered, req.ClientRequestID)
+		s.mu.Unlock()
+	}
 }

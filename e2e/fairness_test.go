@@ -1,0 +1,56 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// TestCappedTenantsJobsWaitWithoutSpendingDeliveries submits 100 jobs for a
+// tenant that may run one at a time, on a queue that gives up a message
+// after 5 deliveries: waiting behind the cap must spend none of them, so
+// every job succeeds, each in one attempt, while another tenant's job
+// submitted in the middle starts within seconds.
+func TestCappedTenantsJobsWaitWithoutSpendingDeliveries(t *testing.T) {
+	t.Parallel()
+	s := newStackWith(t, 5*time.Second, 0, 5)
+	s.startWorker(t, nil)
+	_, bulkKey := s.tenantCapped(t, "bulk", 500, 1)
+	_, otherKey := s.tenant(t, "other", 5)
+	const n = 100
+	ids := make([]string, 0, n)
+	var other string
+	for i := range n {
+		j := s.submit(t, bulkKey, map[string]any{"name": fmt.Sprintf("bulk %d", i), "base_url": s.demo + "/",
+			"steps": []any{`Verify "Shopping list" is visible`}})
+		ids = append(ids, j.ID)
+		if i == n/2 {
+			other = s.submit(t, otherKey, map[string]any{"name": "meanwhile", "base_url": s.demo + "/",
+				"steps": []any{`Verify "Shopping list" is visible`}}).ID
+		}
+	}
+	v := s.wait(t, otherKey, other, 60*time.Second)
+	if v.State != "succeeded" {
+		t.Fatalf("the other tenant's job ended %s: %s", v.State, v.Error)
+	}
+	if wait := v.StartedAt.Sub(v.CreatedAt); wait > 5*time.Second {
+		t.Fatalf("the other tenant's job waited %s behind the capped tenant's backlog", wait)
+	}
+	for _, id := range ids {
+		v := s.wait(t, bulkKey, id, 3*time.Minute)
+		if v.State != "succeeded" || v.Attempt != 1 {
+			t.Fatalf("job %s ended %s after %d attempts: %s", id, v.State, v.Attempt, v.Error)
+		}
+	}
+	if p := s.queue.Pending(t); p != 0 {
+		t.Fatalf("%d messages left in the stream", p)
+	}
+	var overlap int
+	_ = s.store.Pool().QueryRow(context.Background(),
+		`SELECT count(*) FROM jobs a JOIN jobs b ON a.tenant_id = b.tenant_id AND a.id < b.id
+		 WHERE a.id = ANY($1) AND b.id = ANY($1) AND a.started_at < b.finished_at AND b.started_at < a.finished_at`, ids).Scan(&overlap)
+	if overlap != 0 {
+		t.Fatalf("%d pairs of the capped tenant's jobs ran at the same time", overlap)
+	}
+}
