@@ -60,8 +60,13 @@ func newStack(t *testing.T, ackWait time.Duration, demoDelay time.Duration) *sta
 // newStackWith is newStack with the consumer's MaxDeliver.
 func newStackWith(t *testing.T, ackWait time.Duration, demoDelay time.Duration, maxDeliver int) *stack {
 	t.Helper()
-	s := &stack{ackWait: ackWait}
-	s.dbURL = storetest.URL(t)
+	return newStackOn(t, storetest.URL(t), ackWait, demoDelay, maxDeliver)
+}
+
+// newStackOn builds the stack on the (migrated) database at dbURL.
+func newStackOn(t *testing.T, dbURL string, ackWait time.Duration, demoDelay time.Duration, maxDeliver int) *stack {
+	t.Helper()
+	s := &stack{ackWait: ackWait, dbURL: dbURL}
 	st, err := store.Open(context.Background(), s.dbURL)
 	if err != nil {
 		t.Fatal(err)
