@@ -146,24 +146,43 @@ func TestBudgetExhaustedKeepsPartialResultsAndNeverSpendsPastTheHold(t *testing.
 func TestDrainHandsARunningJobBackToAnotherWorker(t *testing.T) {
 	t.Parallel()
 	s := newStack(t, 3*time.Second, 0)
-	stop := s.startWorkerWith(t, nil, worker.Config{ID: "draining", DrainGrace: 200 * time.Millisecond})
-	_, key := s.tenant(t, "drained", 5)
-	job := s.submit(t, key, map[string]any{"name": "long", "base_url": s.demo + "/",
-		"steps": []any{"Wait 400ms", "Wait 400ms", "Wait 400ms", "Wait 400ms", "Wait 400ms", "Wait 400ms", "Wait 400ms", "Wait 400ms"}})
-	s.waitCheckpoint(t, job.ID, 1)
-	stop() // SIGTERM: grace runs out mid-job, the job is handed back
-	var state string
-	_ = s.store.Pool().QueryRow(context.Background(), `SELECT state FROM jobs WHERE id = $1`, job.ID).Scan(&state)
-	if state != "running" {
-		t.Fatalf("after the drain the job is %s, want it handed back (still running, lease released)", state)
-	}
-	s.startWorkerWith(t, nil, worker.Config{ID: "successor"})
-	v := s.wait(t, key, job.ID, 30*time.Second)
-	if v.State != "succeeded" || v.Attempt != 2 || v.Progress.Done != 8 {
-		t.Fatalf("job ended %s, attempt %d, %d steps: %s", v.State, v.Attempt, v.Progress.Done, v.Error)
-	}
-	if n := s.count(t, `SELECT count(*) FROM history WHERE job_id = $1 AND attempt = 2 AND step = 1`, job.ID); n != 0 {
-		t.Fatal("the successor re-ran a checkpointed step")
+	cases := []struct {
+		name  string
+		grace time.Duration // -1: hand back at the next step boundary at once
+	}{{"after a grace", 300 * time.Millisecond}, {"without grace", -1}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			stop := s.startWorkerWith(t, nil, worker.Config{ID: "draining " + c.name, DrainGrace: c.grace})
+			_, key := s.tenant(t, "drained "+c.name, 5)
+			var steps []any
+			for range 12 {
+				steps = append(steps, "Wait 400ms")
+			}
+			job := s.submit(t, key, map[string]any{"name": "long", "base_url": s.demo + "/", "steps": steps})
+			s.waitCheckpoint(t, job.ID, 1)
+			began := time.Now()
+			stop() // SIGTERM: the job is handed back at its next step boundary once the grace is over
+			took := time.Since(began)
+			if limit := max(c.grace, 0) + 400*time.Millisecond + time.Second; took > limit {
+				t.Fatalf("the drain kept the job %s, want it handed back at the next step boundary (within %s)", took, limit)
+			}
+			var state string
+			var next int
+			_ = s.store.Pool().QueryRow(context.Background(), `SELECT state, (checkpoint->>'next_step')::int FROM jobs WHERE id = $1`, job.ID).Scan(&state, &next)
+			if state != "running" || next >= 12 {
+				t.Fatalf("after the drain the job is %s at step %d, want it handed back (still running, lease released)", state, next)
+			}
+			s.startWorkerWith(t, nil, worker.Config{ID: "successor " + c.name})
+			v := s.wait(t, key, job.ID, 30*time.Second)
+			if v.State != "succeeded" || v.Attempt != 2 || v.Progress.Done != 12 {
+				t.Fatalf("job ended %s, attempt %d, %d steps: %s", v.State, v.Attempt, v.Progress.Done, v.Error)
+			}
+			// Attempt 1 stopped at a boundary: attempt 2 re-ran none of its steps.
+			if n := s.count(t, `SELECT count(*) FROM history h1 JOIN history h2 ON h1.job_id = h2.job_id AND h1.step = h2.step
+				WHERE h1.job_id = $1 AND h1.attempt = 1 AND h2.attempt = 2`, job.ID); n != 0 {
+				t.Fatal("the successor re-ran a step the drained worker had completed")
+			}
+		})
 	}
 }
 

@@ -144,12 +144,21 @@ func (s *stack) tenantCapped(t *testing.T, name string, credits float64, maxRunn
 // call sends a request with a raw body and returns the status and body.
 func (s *stack) call(t *testing.T, method, path, token string, body []byte) (int, []byte) {
 	t.Helper()
+	return s.callWith(t, method, path, token, body, nil)
+}
+
+// callWith is call with extra request headers.
+func (s *stack) callWith(t *testing.T, method, path, token string, body []byte, header map[string]string) (int, []byte) {
+	t.Helper()
 	req, err := http.NewRequest(method, s.api.URL+path, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -28,7 +28,8 @@ type Config struct {
 	Unsent time.Duration // an unconfirmed publish older than this is retried; default 5s
 	// Stale: a queued job published longer ago, or a running one whose
 	// lease lapsed longer ago, may have lost its message (a broker crash)
-	// and is republished, then again after 2×, 4×, … 32× Stale. Default 1m.
+	// and is republished. A republished job is not looked at again before
+	// Unsent, then 2×, 4×, … 32× Unsent. Default 1m.
 	Stale      time.Duration
 	SweepEvery time.Duration // orphan hold sweep; default 30s
 	// InStream, if set, counts the job messages the stream still holds
@@ -92,6 +93,9 @@ func (l *Loops) Run(ctx context.Context) {
 				l.log.Warn("hold sweep failed", "err", err)
 			} else if n > 0 {
 				l.log.Info("released orphan holds", "count", n)
+			}
+			if _, err := l.store.ForgetSubmitKeys(ctx, 48*time.Hour); err != nil {
+				l.log.Warn("idempotency key sweep failed", "err", err)
 			}
 		}
 	}

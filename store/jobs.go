@@ -188,8 +188,8 @@ func (s *Store) MarkPublished(ctx context.Context, jobID string) error {
 // confirmed longer than stale ago, and running jobs whose lease expired more
 // than stale ago (their message was lost with a crashed worker). Parked jobs
 // wait on purpose and are not listed. Each listed job is not listed again
-// before a backoff that doubles with every republish (stale, 2×stale, … at
-// most 32×stale), so a job that stays unclaimed is not republished every tick.
+// before a backoff that doubles with every republish (age, 2×age, … at most
+// 32×age), so a job that stays unclaimed is not republished every tick.
 // A stale of zero or less lists only unconfirmed publishes.
 func (s *Store) Unpublished(ctx context.Context, age, stale time.Duration, limit int) ([]OutboxItem, error) {
 	rows, err := s.pool.Query(ctx,
@@ -202,7 +202,7 @@ func (s *Store) Unpublished(ctx context.Context, age, stale time.Duration, limit
 		     OR ($2::interval > interval '0' AND j.state = 'running' AND j.lease_until < now() - $2::interval))
 		   ORDER BY o.created_at LIMIT $3 FOR UPDATE OF o SKIP LOCKED)
 		 UPDATE job_outbox o SET republished = o.republished + 1,
-		   next_check = now() + GREATEST($2::interval, $1::interval) * power(2, LEAST(o.republished, 5))
+		   next_check = now() + $1::interval * power(2, LEAST(o.republished, 5))
 		 FROM due WHERE o.job_id = due.job_id
 		 RETURNING o.job_id::text, o.subject, o.seq`, age, stale, limit)
 	if err != nil {
@@ -559,4 +559,14 @@ func (s *Store) WaitingForMessage(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("count waiting jobs: %w", err)
 	}
 	return n, nil
+}
+
+// ForgetSubmitKeys deletes idempotency keys older than age (they are kept
+// for at least a day; the sweeper passes two).
+func (s *Store) ForgetSubmitKeys(ctx context.Context, age time.Duration) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM submit_keys WHERE created_at < now() - $1::interval`, age)
+	if err != nil {
+		return 0, fmt.Errorf("forget idempotency keys: %w", err)
+	}
+	return tag.RowsAffected(), nil
 }
