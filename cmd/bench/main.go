@@ -42,8 +42,9 @@ func main() {
 	latencyN := flag.Int("latency-jobs", 300, "jobs for the queue-latency figure")
 	jobsN := flag.Int("jobs", 10, "5-step jobs run end to end")
 	pageN := flag.Int("page-runs", 15, "runs of each page-level measurement")
+	chaosN := flag.Int("chaos-jobs", 120, "jobs of the crash drill (0 skips it)")
 	flag.Parse()
-	if err := run(*submits, *clients, *latencyN, *jobsN, *pageN); err != nil {
+	if err := run(*submits, *clients, *latencyN, *jobsN, *pageN, *chaosN); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -129,7 +130,7 @@ func setup(ctx context.Context) (*env, func(), error) {
 	}, nil
 }
 
-func run(submits, clients, latencyN, jobsN, pageN int) error {
+func run(submits, clients, latencyN, jobsN, pageN, chaosN int) error {
 	ctx := context.Background()
 	e, done, err := setup(ctx)
 	if err != nil {
@@ -162,7 +163,13 @@ func run(submits, clients, latencyN, jobsN, pageN int) error {
 		fmt.Printf("  %-58s %9.1f ms\n", row.name, ms(row.d))
 	}
 	fmt.Println()
-	return e.pageBench(ctx, pageN)
+	if err := e.pageBench(ctx, pageN); err != nil {
+		return err
+	}
+	if chaosN > 0 {
+		return chaosBench(ctx, chaosN)
+	}
+	return nil
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

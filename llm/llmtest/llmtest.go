@@ -205,7 +205,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	if f, ok := w.(http.Flusher); ok && err == nil {
 		f.Flush()
 	}
-	if err == nil && r.Context().Err() == nil {
+	if err == nil { // written: if the client died before reading it, it must still be charged
 		s.mu.Lock()
 		s.answered = append(s.answered, req.ClientRequestID)
 		s.mu.Unlock()

@@ -1,0 +1,43 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/webpilot/webpilot/browser/browsertest"
+	"github.com/webpilot/webpilot/e2e/chaos"
+)
+
+// TestChaosDrill runs 54 jobs over three tenants (one capped at a single
+// running job) on worker processes SIGKILLed every 4 s, with NATS and
+// PostgreSQL each restarted once, and requires every job to succeed exactly
+// once with its whole spec, no hold left, every balance equal to its ledger
+// and not negative, and every model call the endpoint answered charged
+// exactly once.
+func TestChaosDrill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a few minutes of real processes")
+	}
+	t.Parallel()
+	logs := t.TempDir()
+	rep, err := chaos.Run(context.Background(), chaos.Config{WorkerBin: buildWorker(t), DriverDir: browsertest.DriverDir(),
+		Jobs: 54, Workers: 2, KillEvery: 4 * time.Second, Deadline: 5 * time.Minute, LogDir: logs})
+	t.Logf("%s (kills %d, resumed %d, answered calls %d, submit retries %d, %s)", rep.Line(), rep.Kills, rep.ResumedAttempts,
+		rep.AnsweredCalls, rep.SubmitRetries, rep.Duration.Round(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() {
+		if matches, _ := filepath.Glob(filepath.Join(logs, "*.log")); len(matches) > 0 {
+			b, _ := os.ReadFile(matches[len(matches)-1])
+			t.Logf("last worker log:\n%s", b)
+		}
+		t.Fatalf("drill found faults: %+v", rep)
+	}
+	if rep.Kills < 5 || rep.ResumedAttempts == 0 {
+		t.Fatalf("the drill did not interrupt enough: %d kills, %d resumed jobs", rep.Kills, rep.ResumedAttempts)
+	}
+}
