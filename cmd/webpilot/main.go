@@ -19,6 +19,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/webpilot/webpilot/api"
 	"github.com/webpilot/webpilot/jobs"
 	"github.com/webpilot/webpilot/scenario"
@@ -84,9 +86,22 @@ func adminToken() (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
+// apiError is an error answer of the API.
+type apiError struct {
+	status int
+	msg    string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
 // do sends a request and decodes a JSON answer into out; API errors are
 // returned with their field messages.
 func (c *client) do(method, path, token string, body any, out any) error {
+	return c.doWith(method, path, token, body, out, nil)
+}
+
+// doWith is do with extra request headers.
+func (c *client) doWith(method, path, token string, body any, out any, header map[string]string) error {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -101,6 +116,9 @@ func (c *client) do(method, path, token string, body any, out any) error {
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, path, err)
@@ -117,9 +135,9 @@ func (c *client) do(method, path, token string, body any, out any) error {
 			for _, f := range e.Fields {
 				msg += fmt.Sprintf("\n  %s: %s", f.Field, f.Message)
 			}
-			return errors.New(msg)
+			return &apiError{status: resp.StatusCode, msg: msg}
 		}
-		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(raw)))
+		return &apiError{status: resp.StatusCode, msg: fmt.Sprintf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(raw)))}
 	}
 	if out == nil {
 		return nil
@@ -313,8 +331,20 @@ func submitCmd(c *client, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// One Idempotency-Key for every try: a retry after a timeout or a 503
+	// returns the job the first try created instead of a second one.
+	idem := map[string]string{"Idempotency-Key": "cli-" + uuid.NewString()}
 	var v api.JobView
-	if err := c.do("POST", "/v1/jobs", key, jobs.Submission{Kind: jobs.KindScenario, Scenario: &sc}, &v); err != nil {
+	for try := 1; ; try++ {
+		err = c.doWith("POST", "/v1/jobs", key, jobs.Submission{Kind: jobs.KindScenario, Scenario: &sc}, &v, idem)
+		var ae *apiError
+		retry := err != nil && (!errors.As(err, &ae) || ae.status == http.StatusServiceUnavailable)
+		if !retry || try == 4 {
+			break
+		}
+		time.Sleep(time.Duration(try) * 500 * time.Millisecond)
+	}
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "submitted job %s (%d steps, %.2f credits held)\n", v.ID, v.Progress.Total, v.HoldCredits)
