@@ -53,18 +53,35 @@ func (p *Policy) AllowedHosts() []string {
 var blocked = func() []netip.Prefix {
 	var out []netip.Prefix
 	for _, s := range []string{
+		// IPv4: this network, private, CGNAT, loopback, link-local (cloud
+		// metadata), IETF protocol assignments, documentation, benchmarking,
+		// multicast, reserved and broadcast.
 		"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
-		"192.0.0.0/24", "192.168.0.0/16", "198.18.0.0/15", "224.0.0.0/4", "240.0.0.0/4",
-		"::/128", "::1/128", "fc00::/7", "fe80::/10", "ff00::/8", "64:ff9b::/96",
+		"192.0.0.0/24", "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24",
+		"203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4",
+		// IPv6: unspecified, loopback, unique-local, link-local, site-local
+		// (deprecated but routed by some stacks), multicast, discard, documentation.
+		"::/128", "::1/128", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8", "100::/64", "2001:db8::/32",
+		// IPv6 forms that embed an IPv4 address, whichever it is: mapped,
+		// translated, compatible, NAT64 (well-known and local-use), 6to4,
+		// Teredo and ORCHID.
+		"::ffff:0:0/96", "::ffff:0:0:0/96", "::/96", "64:ff9b::/96", "64:ff9b:1::/48", "2002::/16",
+		"2001::/32", "2001:10::/28", "2001:20::/28",
 	} {
 		out = append(out, netip.MustParsePrefix(s))
 	}
 	return out
 }()
 
-// BlockedAddr reports whether an address is in a refused range.
+// BlockedAddr reports whether an address is in a refused range. A zone
+// (fe80::1%eth0) does not change what the address is.
 func BlockedAddr(a netip.Addr) bool {
-	a = a.Unmap()
+	if !a.IsValid() {
+		return true
+	}
+	// A mapped address is the IPv4 address it carries (resolvers return
+	// IPv4 answers in this form too).
+	a = a.WithZone("").Unmap()
 	for _, p := range blocked {
 		if p.Contains(a) {
 			return true
@@ -93,7 +110,7 @@ func (p *Policy) CheckURL(raw string) error {
 }
 
 func (p *Policy) checkHost(host string) error {
-	if a, err := netip.ParseAddr(host); err == nil {
+	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		if BlockedAddr(a) {
 			return fmt.Errorf("host %s is a private, loopback or link-local address", host)
 		}

@@ -24,6 +24,19 @@ func TestCheckURL(t *testing.T) {
 		{"ftp://8.8.8.8/", false},
 		{"http://8.8.8.8/", true},
 		{"http:///nohost", false},
+		// Zoned and IPv4-embedding IPv6 forms of refused addresses.
+		{"http://[fe80::1%25eth0]/", false},
+		{"http://[::ffff:127.0.0.1]/", false},
+		{"http://[::ffff:0:7f00:1]/", false},     // IPv4-translated
+		{"http://[::127.0.0.1]/", false},         // IPv4-compatible
+		{"http://[64:ff9b::a9fe:a9fe]/", false},  // NAT64 of 169.254.169.254
+		{"http://[64:ff9b:1::a00:1]/", false},    // local-use NAT64
+		{"http://[2002:7f00:1::]/", false},       // 6to4 of 127.0.0.1
+		{"http://[2001:0:4136:e378::1]/", false}, // Teredo
+		{"http://[fec0::1]/", false},             // site-local
+		{"http://[2606:4700:4700::1111]/", true}, // a public IPv6 address
+		{"http://0.0.0.0:8080/", false},
+		{"http://192.0.2.1/", false},
 	}
 	for _, tc := range tests {
 		err := p.CheckURL(tc.url)

@@ -136,6 +136,7 @@ func (sc *Scenario) Validate(v *ValidationError, at string, urls URLPolicy) {
 	}
 	for i, st := range sc.Steps {
 		st.validate(v, fmt.Sprintf("%s.steps[%d]", at, i))
+		st.checkURLs(v, fmt.Sprintf("%s.steps[%d]", at, i), sc.BaseURL, urls)
 	}
 	for k := range sc.Data {
 		if !placeholderName.MatchString(k) {
@@ -225,6 +226,39 @@ func (s Step) validate(v *ValidationError, at string) {
 	}
 	if s.OnFailure != "" && s.OnFailure != "stop" && s.OnFailure != "continue" {
 		v.Add(at+".on_failure", "must be stop or continue")
+	}
+}
+
+// urlInText finds what a step's text could make the browser load: absolute
+// URLs of any scheme, and the schemes that run or reveal local content
+// (javascript:, data: documents, file:, the browser's own pages).
+var urlInText = regexp.MustCompile(`(?i)\b(?:[a-z][a-z0-9+.-]*://[^\s"'<>\x60]+|(?:javascript|file|chrome|chrome-extension|view-source|devtools|about):[^\s"'<>\x60]*|data:[a-z]+/[a-z0-9.+-]+[^\s"'<>\x60]*)`)
+
+// checkURLs refuses, at submit, every URL a step names that the job could
+// never be allowed to load: a navigate action's value (resolved against the
+// base URL) and any URL written in a step's text.
+func (s Step) checkURLs(v *ValidationError, at, base string, urls URLPolicy) {
+	if s.Type == StepAction && s.Action == "navigate" && s.Value != "" {
+		target := s.Value
+		if b, err := url.Parse(base); err == nil {
+			if u, err := b.Parse(s.Value); err == nil {
+				target = u.String()
+			}
+		}
+		if err := urls.CheckURL(target); err != nil {
+			v.Add(at+".value", "%v", err)
+		}
+	}
+	for _, field := range []struct{ name, text string }{{"text", s.Text}, {"value", s.Value}} {
+		if field.name == "value" && s.Action == "navigate" {
+			continue
+		}
+		for _, m := range urlInText.FindAllString(field.text, 4) {
+			m = strings.TrimRight(m, ".,;:!?)]}")
+			if err := urls.CheckURL(m); err != nil {
+				v.Add(at+"."+field.name, "names %q, which the job may not load: %v", m, err)
+			}
+		}
 	}
 }
 
