@@ -117,6 +117,7 @@ type SessionOptions struct {
 
 // Session is one job's browser context and page.
 type Session struct {
+	policy URLPolicy
 	bctx   playwright.BrowserContext
 	page   playwright.Page
 	log    *slog.Logger
@@ -162,7 +163,7 @@ func (b *Browser) NewSession(ctx context.Context, o SessionOptions) (*Session, e
 	if err != nil {
 		return nil, fmt.Errorf("new browser context: %w", err)
 	}
-	s := &Session{bctx: bctx, log: o.Logger, net: newNetTracker()}
+	s := &Session{policy: o.Policy, bctx: bctx, log: o.Logger, net: newNetTracker()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -173,9 +174,7 @@ func (b *Browser) NewSession(ctx context.Context, o SessionOptions) (*Session, e
 			return
 		}
 		if err := o.Policy.CheckURL(u); err != nil {
-			s.mu.Lock()
-			s.denied = append(s.denied, u)
-			s.mu.Unlock()
+			s.deny(u)
 			s.log.Warn("blocked request", "url", u, "reason", err)
 			_ = r.Abort("blockedbyclient")
 			return
@@ -220,6 +219,13 @@ func (s *Session) URL() string { return s.page.URL() }
 func (s *Session) Title() string {
 	t, _ := s.page.Title()
 	return t
+}
+
+// deny records a URL the policy refused.
+func (s *Session) deny(u string) {
+	s.mu.Lock()
+	s.denied = append(s.denied, u)
+	s.mu.Unlock()
 }
 
 // Denied returns the URLs the policy refused so far.

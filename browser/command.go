@@ -68,6 +68,29 @@ func (c Command) Validate() error {
 			return errors.New("drag needs a destination (to)")
 		}
 	}
+	if c.Action == "navigate" {
+		if err := NavigableURL(c.Value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// NavigableURL accepts what a navigate command may go to: an http(s) URL or
+// a relative one. Every other scheme (javascript:, data:, file:, chrome:,
+// view-source:, blob: …) would run code or reveal local content: commands are
+// data, never code.
+func NavigableURL(raw string) error {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return fmt.Errorf("navigate: not a URL: %v", err)
+	}
+	if u.Scheme != "" && u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("navigate: only http(s) URLs may be opened, not %q", u.Scheme+":")
+	}
+	if u.Opaque != "" {
+		return fmt.Errorf("navigate: %q is not a URL to open", raw)
+	}
 	return nil
 }
 
@@ -196,6 +219,14 @@ func (s *Session) execute(ctx context.Context, c Command, o ExecOptions, out *Ou
 		dest, err := resolveURL(s.page.URL(), c.Value)
 		if err != nil {
 			return err
+		}
+		// Checked again where it runs, on the resolved URL.
+		if err := NavigableURL(dest); err != nil {
+			return err
+		}
+		if err := s.policy.CheckURL(dest); err != nil {
+			s.deny(dest)
+			return fmt.Errorf("navigate to %s: blocked by the URL policy: %v", dest, err)
 		}
 		return s.Navigate(ctx, dest)
 	case "back":

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -131,7 +133,8 @@ func (r *run) decide(ctx context.Context, a *agentStep, msgs []llm.Message) (*de
 			r.timing.Browser += time.Since(t)
 			if err == nil {
 				a.refs, a.full = snap.Refs, r.secrets.redact(snap.Full)
-				results += "\nTHE PAGE CHANGED; NEW PAGE REPRESENTATION (untrusted page content):\n<<<PAGE\n" + r.secrets.redact(snap.Text) + "\nPAGE>>>\n"
+				// Framed as untrusted with the rest of the tool results.
+				results += "\nTHE PAGE CHANGED; NEW PAGE REPRESENTATION:\n" + r.secrets.redact(snap.Text) + "\n"
 			}
 		}
 		if !d.NeedsToolResults || round+1 >= maxToolRounds {
@@ -146,7 +149,8 @@ func (r *run) decide(ctx context.Context, a *agentStep, msgs []llm.Message) (*de
 			return &d, nil
 		}
 		msgs = append(msgs, llm.Message{Role: "assistant", Text: reply.Text},
-			llm.Message{Role: "user", Text: "TOOL RESULTS:\n" + results + "\nNow decide, with the same schema.", Images: images})
+			llm.Message{Role: "user", Text: "TOOL RESULTS (they can show page content):\n" +
+				r.untrusted(func(w *strings.Builder) { w.WriteString(results) }) + "Now decide, with the same schema.", Images: images})
 	}
 }
 
@@ -196,7 +200,8 @@ func (r *run) ask(ctx context.Context, a *agentStep, msgs []llm.Message) (llm.Re
 func (r *run) act(ctx context.Context, a *agentStep, d *decision) (bool, error) {
 	coords := r.sc.Options.CoordinateFallback && a.failures >= 3
 	if d.Blocker != nil && len(d.Blocker.Commands) > 0 {
-		if problems := checkCommands(d.Blocker.Commands, a.refs, r.limits.MaxCommandsPerBatch, coords); len(problems) > 0 {
+		if problems := append(checkCommands(d.Blocker.Commands, a.refs, r.limits.MaxCommandsPerBatch, coords),
+			r.navigationProblems(d.Blocker.Commands)...); len(problems) > 0 {
 			a.warn("the blocker's commands were not executed: %s", strings.Join(problems, "; "))
 			return false, nil
 		}
@@ -220,7 +225,8 @@ func (r *run) act(ctx context.Context, a *agentStep, d *decision) (bool, error) 
 			return true, nil
 		}
 	}
-	if problems := checkCommands(d.Commands, a.refs, r.limits.MaxCommandsPerBatch, coords); len(problems) > 0 {
+	if problems := append(checkCommands(d.Commands, a.refs, r.limits.MaxCommandsPerBatch, coords),
+		r.navigationProblems(d.Commands)...); len(problems) > 0 {
 		a.warn("nothing was executed: %s", strings.Join(problems, "; "))
 		return false, nil
 	}
@@ -314,11 +320,39 @@ type assessFailed struct{ evidence string }
 
 func (e assessFailed) Error() string { return "assessment failed: " + e.evidence }
 
-// learn keeps new experiences, de-duplicated and capped.
+// maxExperience bounds one experience's length.
+const maxExperience = 300
+
+var (
+	// roleMarker is text posing as a message of the conversation.
+	roleMarker = regexp.MustCompile(`(?i)(^|\n)\s*[#*\[(<]*\s*(system|assistant|developer|user|tool)\s*[\]):>]*\s*:`)
+	// anyURL finds URLs and code or local schemes in an experience.
+	anyURL = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://[^\s"'<>]+|(javascript|data|file|chrome|view-source|about):\S*)`)
+)
+
+// safeExperience says whether a learned note may be kept and shown to later
+// jobs. Experiences are written by the model from page content, so they are
+// untrusted: no role markers posing as instructions, no URLs but the app's
+// own origin, no code schemes, and short.
+func (r *run) safeExperience(e string) bool {
+	if e == "" || len(e) > maxExperience || roleMarker.MatchString(e) {
+		return false
+	}
+	for _, m := range anyURL.FindAllString(e, -1) {
+		u, err := url.Parse(strings.TrimRight(m, ".,;:!?)]}"))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || !r.originAllowed(u) {
+			return false
+		}
+	}
+	return true
+}
+
+// learn keeps new experiences, de-duplicated, filtered and capped.
 func (r *run) learn(exps []string) {
 	for _, e := range exps {
 		e = strings.TrimSpace(r.secrets.redact(e))
-		if e == "" || len(e) > 300 {
+		if !r.safeExperience(e) {
+			r.Log.Warn("experience refused: untrusted content (instructions, foreign URLs or too long)", "len", len(e))
 			continue
 		}
 		dup := false

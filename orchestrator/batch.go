@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/webpilot/webpilot/browser"
@@ -32,7 +34,7 @@ func (r *run) batch(ctx context.Context, rep *StepReport, iter int, cmds []brows
 	var events []Event
 	for i, shown := range cmds {
 		real := shown
-		real.Value = r.secrets.fill(r.expand(shown.Value))
+		real.Value = r.commandValue(shown)
 		td := time.Now()
 		doc, _ := r.Page.Document(ctx) // which document the command changes, for an exact resume
 		r.timing.Browser += time.Since(td)
@@ -113,4 +115,73 @@ func cleanError(err error) string {
 		s = s[:300] + "…"
 	}
 	return s
+}
+
+// commandValue is the value a command runs with: test data and extracted
+// values substituted, and secrets only where text is typed into a field,
+// never into a URL.
+func (r *run) commandValue(c browser.Command) string {
+	if c.Action == "navigate" {
+		return r.expand(c.Value)
+	}
+	return r.secrets.fill(r.expand(c.Value))
+}
+
+// navigationProblems says why model-issued navigations may not run: a
+// secret placeholder in the URL (secrets are only typed into fields), or a
+// destination outside the scenario's origin and the job's allowed origins.
+func (r *run) navigationProblems(cmds []browser.Command) []string {
+	var problems []string
+	for i, c := range cmds {
+		if c.Action != "navigate" {
+			continue
+		}
+		for _, name := range r.secrets.names {
+			if strings.Contains(c.Value, "{{"+name+"}}") {
+				problems = append(problems, fmt.Sprintf("command %d: secrets may only be typed into fields, never put into a URL", i+1))
+			}
+		}
+		dest, err := resolveAgainst(r.Page.URL(), r.expand(c.Value))
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("command %d: %v", i+1, err))
+			continue
+		}
+		if !r.originAllowed(dest) {
+			problems = append(problems, fmt.Sprintf("command %d: navigation is limited to %s; %s is another origin",
+				i+1, strings.Join(r.allowedOrigins(), ", "), originOf(dest)))
+		}
+	}
+	return problems
+}
+
+// allowedOrigins are the scenario's own origin and those its options allow.
+func (r *run) allowedOrigins() []string {
+	out := []string{strings.ToLower(r.sc.Origin())}
+	for _, o := range r.sc.Options.AllowedOrigins {
+		out = append(out, strings.ToLower(strings.TrimRight(o, "/")))
+	}
+	return out
+}
+
+func (r *run) originAllowed(u *url.URL) bool {
+	o := originOf(u)
+	for _, a := range r.allowedOrigins() {
+		if o == a {
+			return true
+		}
+	}
+	return false
+}
+
+func originOf(u *url.URL) string { return strings.ToLower(u.Scheme + "://" + u.Host) }
+
+func resolveAgainst(base, ref string) (*url.URL, error) {
+	r, err := url.Parse(strings.TrimSpace(ref))
+	if err != nil {
+		return nil, fmt.Errorf("not a URL: %v", err)
+	}
+	if b, err := url.Parse(base); err == nil && b.Scheme != "" && b.Scheme != "about" {
+		r = b.ResolveReference(r)
+	}
+	return r, nil
 }

@@ -2,6 +2,8 @@ package orchestrator
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,6 +48,15 @@ type run struct {
 	// storage, if the page is still on it (see Checkpoint.RestoreStorage).
 	freshDoc   string
 	budgetNote string // why the hold could not cover the next call
+	boundary   string // frames untrusted content in prompts; a page cannot guess it
+}
+
+// newBoundary returns a random marker that untrusted blocks of a prompt are
+// framed with: a page that prints a closing marker cannot forge this one.
+func newBoundary() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return "UNTRUSTED-" + hex.EncodeToString(b)
 }
 
 // Run executes the scenario and returns its result. Errors of the page or
@@ -66,6 +77,16 @@ func (a *Agent) Run(ctx context.Context, in Input) (Result, error) {
 	for k, v := range in.Scenario.Data {
 		r.vars[k] = v
 	}
+	// Experiences from earlier jobs were written by a model reading pages:
+	// only those that pass today's rules are shown.
+	var exps []string
+	for _, e := range in.Experiences {
+		if r.safeExperience(e) {
+			exps = append(exps, e)
+		}
+	}
+	r.in.Experiences = exps
+	r.boundary = newBoundary()
 	res, err := r.execute(ctx)
 	res.Timing = r.timing
 	res.Timing.Total = time.Since(start)

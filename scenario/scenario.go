@@ -37,6 +37,9 @@ type Options struct {
 	CoordinateFallback   bool    `json:"coordinate_fallback,omitempty"`      // allow x/y targets after 3 failures
 	FullPage             bool    `json:"full_page_representation,omitempty"` // show the model the whole page, not the viewport
 	StepTimeoutSeconds   int     `json:"step_timeout_seconds,omitempty"`
+	// AllowedOrigins are origins besides the base URL's that the agent may
+	// navigate to (scheme://host[:port]); by default it stays on the base URL's.
+	AllowedOrigins []string `json:"allowed_origins,omitempty"`
 }
 
 // Step types. A step with no type is auto: deterministic when the grammar
@@ -137,6 +140,11 @@ func (sc *Scenario) Validate(v *ValidationError, at string, urls URLPolicy) {
 	for i, st := range sc.Steps {
 		st.validate(v, fmt.Sprintf("%s.steps[%d]", at, i))
 		st.checkURLs(v, fmt.Sprintf("%s.steps[%d]", at, i), sc.BaseURL, urls)
+		for name := range sc.Secrets {
+			if st.navigates() && strings.Contains(st.Text+st.Value, "{{"+name+"}}") {
+				v.Add(fmt.Sprintf("%s.steps[%d]", at, i), "secret {{%s}} may only be typed into a field, never put into a URL", name)
+			}
+		}
 	}
 	for k := range sc.Data {
 		if !placeholderName.MatchString(k) {
@@ -158,6 +166,21 @@ func (sc *Scenario) Validate(v *ValidationError, at string, urls URLPolicy) {
 		v.Add(at+".sealed_secrets", "is set by the server; send secrets instead")
 	}
 	o := sc.Options
+	if len(o.AllowedOrigins) > 20 {
+		v.Add(at+".options.allowed_origins", "at most 20 origins")
+	}
+	for i, raw := range o.AllowedOrigins {
+		f := fmt.Sprintf("%s.options.allowed_origins[%d]", at, i)
+		u, err := url.Parse(raw)
+		switch {
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.User != nil:
+			v.Add(f, "must be an origin such as https://shop.example.com")
+		default:
+			if err := urls.CheckURL(raw); err != nil {
+				v.Add(f, "%v", err)
+			}
+		}
+	}
 	if o.MaxCredits < 0 {
 		v.Add(at+".options.max_credits", "must not be negative")
 	}
@@ -227,6 +250,21 @@ func (s Step) validate(v *ValidationError, at string) {
 	if s.OnFailure != "" && s.OnFailure != "stop" && s.OnFailure != "continue" {
 		v.Add(at+".on_failure", "must be stop or continue")
 	}
+}
+
+// navigates reports whether a step opens a URL: a navigate action, or a
+// sentence starting the way the grammar's navigation does.
+func (s Step) navigates() bool {
+	if s.Type == StepAction {
+		return s.Action == "navigate"
+	}
+	t := strings.ToLower(strings.TrimSpace(s.Text))
+	for _, p := range []string{"go to ", "open ", "navigate to ", "visit "} {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // urlInText finds what a step's text could make the browser load: absolute
