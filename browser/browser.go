@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -107,9 +108,21 @@ type URLPolicy interface {
 	CheckURL(raw string) error
 }
 
+// EgressProxy routes a context's connections through the worker's egress
+// proxy, which checks each one where it is made (netguard.Proxy). Blocked
+// reports what it refused this context.
+type EgressProxy struct {
+	Server, Username, Password string
+	Blocked                    func() []string
+}
+
 // SessionOptions configure a job's browser context.
 type SessionOptions struct {
-	Policy       URLPolicy
+	Policy URLPolicy
+	// Egress, when set, sends every connection of the context (redirect
+	// hops, WebSockets and workers included, which request routing does not
+	// see) through the egress proxy.
+	Egress       *EgressProxy
 	StorageState []byte // JSON from Session.StorageState, to resume a job
 	Viewport     *playwright.Size
 	Logger       *slog.Logger
@@ -118,6 +131,7 @@ type SessionOptions struct {
 // Session is one job's browser context and page.
 type Session struct {
 	policy URLPolicy
+	egress *EgressProxy
 	bctx   playwright.BrowserContext
 	page   playwright.Page
 	log    *slog.Logger
@@ -148,6 +162,11 @@ func (b *Browser) NewSession(ctx context.Context, o SessionOptions) (*Session, e
 	if opts.Viewport == nil {
 		opts.Viewport = &playwright.Size{Width: 1280, Height: 800}
 	}
+	if o.Egress != nil {
+		// Loopback is proxied too (Playwright adds <-loopback> to the bypass rules).
+		opts.Proxy = &playwright.Proxy{Server: o.Egress.Server, Username: playwright.String(o.Egress.Username),
+			Password: playwright.String(o.Egress.Password)}
+	}
 	if len(o.StorageState) > 0 {
 		var st playwright.StorageState
 		if err := json.Unmarshal(o.StorageState, &st); err != nil {
@@ -163,7 +182,7 @@ func (b *Browser) NewSession(ctx context.Context, o SessionOptions) (*Session, e
 	if err != nil {
 		return nil, fmt.Errorf("new browser context: %w", err)
 	}
-	s := &Session{policy: o.Policy, bctx: bctx, log: o.Logger, net: newNetTracker()}
+	s := &Session{policy: o.Policy, egress: o.Egress, bctx: bctx, log: o.Logger, net: newNetTracker()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -197,7 +216,42 @@ func (b *Browser) NewSession(ctx context.Context, o SessionOptions) (*Session, e
 	}
 	s.page = page
 	s.net.attach(page)
+	s.guardPages(bctx, page)
 	return s, nil
+}
+
+// localSchemes are documents a job must never show: the browser's own
+// pages (which reveal paths and resolve internal names, and some of which
+// crash the shared browser), local files and source views.
+var localSchemes = []string{"chrome:", "chrome-untrusted:", "chrome-extension:", "devtools:", "view-source:", "file:", "filesystem:"}
+
+func isLocalDocument(u string) bool {
+	u = strings.ToLower(u)
+	for _, p := range localSchemes {
+		if strings.HasPrefix(u, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// guardPages leaves any page of the context (popups included) that commits
+// a local document: request routing never sees those, and the URL a
+// navigation ends on is checked, not only the one it started from.
+func (s *Session) guardPages(bctx playwright.BrowserContext, first playwright.Page) {
+	watch := func(pg playwright.Page) {
+		pg.OnFrameNavigated(func(f playwright.Frame) {
+			if f.ParentFrame() != nil || !isLocalDocument(f.URL()) {
+				return
+			}
+			s.deny(f.URL())
+			s.log.Warn("blocked a local document", "url", f.URL())
+			// Not from the event goroutine: the call waits on events it dispatches.
+			go func() { _, _ = pg.Goto("about:blank") }()
+		})
+	}
+	watch(first)
+	bctx.OnPage(watch)
 }
 
 func isLocalScheme(u string) bool {
@@ -228,20 +282,38 @@ func (s *Session) deny(u string) {
 	s.mu.Unlock()
 }
 
-// Denied returns the URLs the policy refused so far.
+// Denied returns what was refused so far: requests the routing guard or the
+// egress proxy refused, and local documents left.
 func (s *Session) Denied() []string {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.denied...)
+	out := append([]string(nil), s.denied...)
+	s.mu.Unlock()
+	if s.egress != nil && s.egress.Blocked != nil {
+		out = append(out, s.egress.Blocked()...)
+	}
+	return out
 }
 
-// Navigate loads url and waits for the load event.
+// Navigate loads url and waits for the load event. Only http(s) documents
+// are opened (also when the caller is not the agent), and the URL the
+// navigation ends on is checked again.
 func (s *Session) Navigate(ctx context.Context, url string) error {
+	if err := NavigableURL(url); err != nil {
+		return err
+	}
+	before := len(s.Denied())
 	if _, err := s.page.Goto(url, playwright.PageGotoOptions{WaitUntil: playwright.WaitUntilStateLoad}); err != nil {
-		if blocked := s.Denied(); len(blocked) > 0 && blocked[len(blocked)-1] == url {
-			return fmt.Errorf("navigate to %s: blocked by the URL policy", url)
+		if blocked := s.Denied(); len(blocked) > before {
+			return fmt.Errorf("navigate to %s: blocked by the URL policy (%s)", url, blocked[len(blocked)-1])
 		}
 		return fmt.Errorf("navigate to %s: %w", url, err)
+	}
+	if final := s.page.URL(); final != url {
+		if err := s.policy.CheckURL(final); err != nil {
+			s.deny(final)
+			_, _ = s.page.Goto("about:blank")
+			return fmt.Errorf("navigate to %s: it ended on %s, which the URL policy refuses: %v", url, final, err)
+		}
 	}
 	return nil
 }

@@ -78,6 +78,7 @@ func (r *run) batch(ctx context.Context, rep *StepReport, iter int, cmds []brows
 		obs, _ := json.Marshal(map[string]any{"delta": res.delta, "settle": res.settle})
 		events[len(events)-1].Observation = obs
 	}
+	events = append(events, r.blockEvents(rep, iter)...)
 	r.remember(events)
 	if err := r.persist(func() error { return r.Recorder.History(ctx, events) }); err != nil {
 		r.Log.Warn("history not recorded", "err", err)
@@ -184,4 +185,25 @@ func resolveAgainst(base, ref string) (*url.URL, error) {
 		r = b.ResolveReference(r)
 	}
 	return r, nil
+}
+
+// blockEvents reports what the egress guard refused since it last looked:
+// in the step's report and as history events, so every block is visible in
+// the job, not only in the worker's log.
+func (r *run) blockEvents(rep *StepReport, iter int) []Event {
+	denied := r.Page.Denied()
+	if len(denied) <= r.blocksSeen {
+		return nil
+	}
+	var events []Event
+	for _, d := range denied[r.blocksSeen:] {
+		d = r.secrets.redact(d)
+		if len(rep.Blocked) < 50 {
+			rep.Blocked = append(rep.Blocked, d)
+		}
+		events = append(events, Event{Step: rep.Index, Iteration: iter, Kind: "blocked", Action: "egress refused",
+			Target: d, OK: false, Error: "refused by the egress policy"})
+	}
+	r.blocksSeen = len(denied)
+	return events
 }

@@ -34,6 +34,8 @@ type Page interface {
 	SetOfMarks(ctx context.Context, snap browser.Snapshot, limit int) ([]byte, []browser.Mark, error)
 	Read(ctx context.Context, t browser.Target, attr string) (string, *browser.Fingerprint, error)
 	Document(ctx context.Context) (browser.Document, error)
+	// Denied lists what the egress guard refused so far, oldest first.
+	Denied() []string
 }
 
 // Model is the LLM; *llm.Client implements it.
@@ -205,6 +207,7 @@ type StepReport struct {
 	Settle     []browser.SettleReport `json:"settle,omitempty"`
 	Delta      *browser.Delta         `json:"delta,omitempty"`
 	Notes      []string               `json:"notes,omitempty"`   // blockers cleared, step re-evaluations
+	Blocked    []string               `json:"blocked,omitempty"` // what the egress guard refused during the step
 	Result     json.RawMessage        `json:"result,omitempty"`  // an ai_query's answer
 	SaveAs     string                 `json:"save_as,omitempty"` // where an extract's result was saved
 	Lines      []string               `json:"lines,omitempty"`   // spec lines this step contributed

@@ -49,6 +49,7 @@ type run struct {
 	freshDoc   string
 	budgetNote string // why the hold could not cover the next call
 	boundary   string // frames untrusted content in prompts; a page cannot guess it
+	blocksSeen int    // egress refusals already reported
 }
 
 // newBoundary returns a random marker that untrusted blocks of a prompt are

@@ -20,6 +20,7 @@ import (
 	"github.com/webpilot/webpilot/browser"
 	"github.com/webpilot/webpilot/jobs"
 	"github.com/webpilot/webpilot/llm"
+	"github.com/webpilot/webpilot/netguard"
 	"github.com/webpilot/webpilot/orchestrator"
 	"github.com/webpilot/webpilot/scenario"
 	"github.com/webpilot/webpilot/store"
@@ -65,7 +66,8 @@ type Worker struct {
 	pub       Publisher
 	browser   Browser
 	model     orchestrator.Model // nil: deterministic tier only
-	policy    browser.URLPolicy
+	policy    *netguard.Policy
+	proxy     *netguard.Proxy // every job's browser traffic goes through it
 	sealer    *jobs.Sealer
 	log       *slog.Logger
 	running   sync.WaitGroup
@@ -76,7 +78,7 @@ type Worker struct {
 
 // New builds a worker.
 func New(cfg Config, st *store.Store, cons jetstream.Consumer, pub Publisher, b Browser, model orchestrator.Model,
-	policy browser.URLPolicy, sealer *jobs.Sealer, log *slog.Logger) *Worker {
+	policy *netguard.Policy, sealer *jobs.Sealer, log *slog.Logger) *Worker {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 2
 	}
@@ -115,6 +117,12 @@ func New(cfg Config, st *store.Store, cons jetstream.Consumer, pub Publisher, b 
 // its next step boundary (its checkpoint stays, the message is redelivered
 // at once), cancelling any that has not reached one after DrainHardStop.
 func (w *Worker) Run(ctx context.Context) error {
+	proxy, err := netguard.NewProxy(w.policy, w.log)
+	if err != nil {
+		return err
+	}
+	w.proxy = proxy
+	defer proxy.Close()
 	hard, stopHard := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopHard()
 	slots := make(chan struct{}, w.cfg.Concurrency)
@@ -362,7 +370,10 @@ func (w *Worker) run(ctx context.Context, claim store.Claim, cancelled func() bo
 		log.Warn("checkpoint unusable; starting over", "err", err)
 		resume = nil
 	}
-	opts := browser.SessionOptions{Policy: w.policy, Logger: log}
+	tun := w.proxy.Open()
+	defer tun.Close()
+	opts := browser.SessionOptions{Policy: w.policy, Logger: log,
+		Egress: &browser.EgressProxy{Server: w.proxy.Server(), Username: tun.User, Password: tun.Password, Blocked: tun.Blocked}}
 	if resume != nil {
 		if resume.RestoreStorage() {
 			opts.StorageState = resume.StorageState

@@ -1,0 +1,54 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestEgressBlockIsInTheJobsReport: a page whose image redirects to a host
+// the job may not reach; the canary is never hit and the job's step report
+// and history say what was blocked.
+func TestEgressBlockIsInTheJobsReport(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int32
+	canary := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	t.Cleanup(canary.Close)
+	forbidden := strings.Replace(canary.URL, "127.0.0.1", "localhost", 1) + "/pixel"
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/img" {
+			http.Redirect(w, r, forbidden, http.StatusFound)
+			return
+		}
+		fmt.Fprint(w, `<!doctype html><html><head><title>Hello</title></head><body><h1>Hello</h1><img src="/img" alt="tracker"></body></html>`)
+	}))
+	t.Cleanup(app.Close)
+	s := newStack(t, 5*time.Second, 0)
+	s.startWorker(t, nil)
+	_, key := s.tenant(t, "guarded", 5)
+	job := s.submit(t, key, map[string]any{"name": "guarded", "base_url": app.URL + "/", "steps": []any{"Wait 300ms", `Verify "Hello" is visible`}})
+	v := s.wait(t, key, job.ID, 30*time.Second)
+	if v.State != "succeeded" {
+		t.Fatalf("job ended %s: %s", v.State, v.Error)
+	}
+	if hits.Load() != 0 {
+		t.Fatal("the canary was reached")
+	}
+	var steps []struct{ Blocked []string }
+	_ = json.Unmarshal(v.Steps, &steps)
+	var all []string
+	for _, st := range steps {
+		all = append(all, st.Blocked...)
+	}
+	if !strings.Contains(strings.Join(all, " "), "localhost") {
+		t.Fatalf("the step report does not show the block: %+v", steps)
+	}
+	if n := s.count(t, `SELECT count(*) FROM history WHERE job_id = $1 AND kind = 'blocked' AND target LIKE '%localhost%'`, job.ID); n == 0 {
+		t.Fatal("the history does not show the block")
+	}
+}
