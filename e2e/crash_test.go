@@ -41,6 +41,7 @@ func (s *stack) workerProcess(t *testing.T, bin, id string, model *llmtest.Serve
 	cmd.Env = append(os.Environ(),
 		"DATABASE_URL="+s.dbURL,
 		"NATS_URL="+s.queue.Server.ClientURL(),
+		"WEBPILOT_NATS_TOKEN="+s.queue.Token,
 		"WEBPILOT_SECRET_KEY="+s.sealKey,
 		"WEBPILOT_ALLOW_HOSTS=127.0.0.1",
 		"WEBPILOT_ACK_WAIT="+s.ackWait.String(),

@@ -86,11 +86,12 @@ func setup(ctx context.Context) (*env, func(), error) {
 		return nil, nil, err
 	}
 	dir, _ := os.MkdirTemp("", "webpilot-bench-nats")
-	ns, err := jobs.StartEmbedded(dir, 0)
+	token := jobs.NewToken()
+	ns, err := jobs.StartEmbedded(dir, 0, token)
 	if err != nil {
 		return nil, nil, err
 	}
-	nc, err := nats.Connect(ns.ClientURL())
+	nc, err := nats.Connect(ns.ClientURL(), nats.Token(token))
 	if err != nil {
 		return nil, nil, err
 	}

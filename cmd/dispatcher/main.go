@@ -58,12 +58,18 @@ func run(log *slog.Logger) error {
 		return err
 	}
 	natsURL := os.Getenv("NATS_URL")
+	natsToken := os.Getenv("WEBPILOT_NATS_TOKEN")
 	if natsURL == "" {
+		if natsToken == "" {
+			if natsToken, err = jobs.EmbeddedToken(dataDir); err != nil {
+				return err
+			}
+		}
 		port, err := strconv.Atoi(env("WEBPILOT_NATS_PORT", "4222"))
 		if err != nil || port < 0 || port > 65535 {
 			return fmt.Errorf("WEBPILOT_NATS_PORT must be a port number, got %q", os.Getenv("WEBPILOT_NATS_PORT"))
 		}
-		ns, err := jobs.StartEmbedded(filepath.Join(dataDir, "nats"), port)
+		ns, err := jobs.StartEmbedded(filepath.Join(dataDir, "nats"), port, natsToken)
 		if err != nil {
 			return err
 		}
@@ -71,7 +77,8 @@ func run(log *slog.Logger) error {
 		natsURL = ns.ClientURL()
 		log.Info("embedded NATS JetStream started", "url", natsURL)
 	}
-	nc, err := nats.Connect(natsURL, nats.Name("webpilot-dispatcher"), nats.MaxReconnects(-1))
+	nc, err := nats.Connect(natsURL, append(jobs.ClientOptions(natsToken, os.Getenv("NATS_CREDS"), os.Getenv("NATS_CA")),
+		nats.Name("webpilot-dispatcher"), nats.MaxReconnects(-1))...)
 	if err != nil {
 		return fmt.Errorf("connect to NATS %s: %w", natsURL, err)
 	}

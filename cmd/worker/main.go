@@ -55,8 +55,19 @@ func run(id string, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	natsURL := env("NATS_URL", "nats://127.0.0.1:"+env("WEBPILOT_NATS_PORT", "4222"))
-	nc, err := nats.Connect(natsURL, nats.Name("webpilot-worker-"+id), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true))
+	natsURL := os.Getenv("NATS_URL")
+	natsToken := os.Getenv("WEBPILOT_NATS_TOKEN")
+	if natsURL == "" {
+		// The dispatcher's embedded server on this machine: its token is in the data dir.
+		natsURL = "nats://127.0.0.1:" + env("WEBPILOT_NATS_PORT", "4222")
+		if natsToken == "" {
+			if natsToken, err = jobs.EmbeddedToken(dataDir); err != nil {
+				return err
+			}
+		}
+	}
+	nc, err := nats.Connect(natsURL, append(jobs.ClientOptions(natsToken, os.Getenv("NATS_CREDS"), os.Getenv("NATS_CA")),
+		nats.Name("webpilot-worker-"+id), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true))...)
 	if err != nil {
 		return fmt.Errorf("connect to NATS %s: %w", natsURL, err)
 	}

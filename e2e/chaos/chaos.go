@@ -117,6 +117,7 @@ type drill struct {
 	ns      *server.Server
 	natsDir string
 	port    int
+	token   string
 	nc      *nats.Conn
 	api     *httptest.Server
 	demo    *httptest.Server
@@ -171,10 +172,11 @@ func (d *drill) setUp(ctx context.Context) error {
 	if d.port, err = freePort(); err != nil {
 		return err
 	}
-	if d.ns, err = jobs.StartEmbedded(d.natsDir, d.port); err != nil {
+	d.token = jobs.NewToken()
+	if d.ns, err = jobs.StartEmbedded(d.natsDir, d.port, d.token); err != nil {
 		return err
 	}
-	d.nc, err = nats.Connect(d.ns.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(200*time.Millisecond))
+	d.nc, err = nats.Connect(d.ns.ClientURL(), nats.Token(d.token), nats.MaxReconnects(-1), nats.ReconnectWait(200*time.Millisecond))
 	if err != nil {
 		return err
 	}
@@ -250,6 +252,7 @@ func (d *drill) startWorker() error {
 	cmd.Env = append(os.Environ(),
 		"DATABASE_URL="+d.cluster.URL,
 		fmt.Sprintf("NATS_URL=nats://127.0.0.1:%d", d.port),
+		"WEBPILOT_NATS_TOKEN="+d.token,
 		"WEBPILOT_SECRET_KEY="+d.sealKey,
 		"WEBPILOT_ALLOW_HOSTS=127.0.0.1",
 		"WEBPILOT_ACK_WAIT="+d.cfg.AckWait.String(),
@@ -385,7 +388,7 @@ func (d *drill) chaos(ctx context.Context) error {
 			d.log.Info("restarting NATS")
 			d.ns.Shutdown()
 			d.ns.WaitForShutdown()
-			ns, err := jobs.StartEmbedded(d.natsDir, d.port)
+			ns, err := jobs.StartEmbedded(d.natsDir, d.port, d.token)
 			if err != nil {
 				return fmt.Errorf("restart NATS: %w", err)
 			}

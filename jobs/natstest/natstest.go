@@ -20,6 +20,7 @@ type Queue struct {
 	JS       jetstream.JetStream
 	Consumer jetstream.Consumer
 	Config   jobs.QueueConfig
+	Token    string // clients must present it
 }
 
 // New starts a server with file storage in a temp dir and creates the queue
@@ -33,12 +34,13 @@ func New(t testing.TB, ackWait time.Duration) *Queue {
 // NewWith is New with the consumer's MaxDeliver.
 func NewWith(t testing.TB, ackWait time.Duration, maxDeliver int) *Queue {
 	t.Helper()
-	ns, err := jobs.StartEmbedded(t.TempDir(), 0)
+	token := jobs.NewToken()
+	ns, err := jobs.StartEmbedded(t.TempDir(), 0, token)
 	if err != nil {
 		t.Fatalf("natstest: %v", err)
 	}
 	t.Cleanup(ns.Shutdown)
-	nc, err := nats.Connect(ns.ClientURL())
+	nc, err := nats.Connect(ns.ClientURL(), nats.Token(token))
 	if err != nil {
 		t.Fatalf("natstest: connect: %v", err)
 	}
@@ -54,7 +56,7 @@ func NewWith(t testing.TB, ackWait time.Duration, maxDeliver int) *Queue {
 	if err != nil {
 		t.Fatalf("natstest: %v", err)
 	}
-	return &Queue{Server: ns, Conn: nc, JS: js, Consumer: cons, Config: cfg}
+	return &Queue{Server: ns, Conn: nc, JS: js, Consumer: cons, Config: cfg, Token: token}
 }
 
 // Pending is how many messages wait in the stream.
