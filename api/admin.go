@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"errors"
 	"math"
 	"net/http"
@@ -47,11 +48,13 @@ func (s *Server) grant(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var fe []scenario.FieldError
-	if req.Credits <= 0 || req.Credits > 1e9 || math.IsNaN(req.Credits) {
-		fe = append(fe, scenario.FieldError{Field: "credits", Message: "must be more than 0 and at most 1e9"})
+	if req.Credits <= 0 || req.Credits > 1e9 || math.IsNaN(req.Credits) || math.Round(req.Credits*store.MicroCredits) < 1 {
+		fe = append(fe, scenario.FieldError{Field: "credits", Message: "must be at least 0.000001 (one micro-credit) and at most 1e9"})
 	}
 	if strings.TrimSpace(req.IdempotencyKey) == "" {
 		fe = append(fe, scenario.FieldError{Field: "idempotency_key", Message: "is required so a retried grant is not applied twice"})
+	} else if len(req.IdempotencyKey) > maxIdempotencyKey {
+		fe = append(fe, scenario.FieldError{Field: "idempotency_key", Message: fmt.Sprintf("must be at most %d bytes", maxIdempotencyKey)})
 	}
 	if len(fe) > 0 {
 		writeError(w, http.StatusBadRequest, "invalid grant", fe)

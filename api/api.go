@@ -5,10 +5,13 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -169,22 +172,38 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // decode reads a JSON body strictly, answering 413 or a field-specific 400.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
-	dec := json.NewDecoder(r.Body)
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		writeError(w, http.StatusRequestEntityTooLarge, "request body is larger than the limit of "+itoa(s.cfg.MaxBody)+" bytes", nil)
+		return false
+	}
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "the request body could not be read", []scenario.FieldError{{Field: "body", Message: err.Error()}})
+		return false
+	}
+	// The database cannot store a NUL character, and no field needs one.
+	if path := nulPath(raw); path != "" {
+		writeError(w, http.StatusBadRequest, "invalid request", []scenario.FieldError{{Field: path, Message: "must not contain the NUL character (\\u0000)"}})
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
+	err = dec.Decode(v)
 	if err == nil && dec.More() {
 		err = errors.New("trailing data after the JSON object")
 	}
 	if err == nil {
 		return true
 	}
-	var tooBig *http.MaxBytesError
+	// A step is decoded by its own rules; find which one and say why.
+	if fe, ok := stepError(raw); ok {
+		writeError(w, http.StatusBadRequest, "invalid request", []scenario.FieldError{fe})
+		return false
+	}
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
 	switch {
-	case errors.As(err, &tooBig):
-		writeError(w, http.StatusRequestEntityTooLarge, "request body is larger than the limit of "+itoa(s.cfg.MaxBody)+" bytes", nil)
 	case errors.As(err, &typeErr):
 		field := typeErr.Field
 		if field == "" {
@@ -205,6 +224,71 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 }
 
 func itoa[T ~int | ~int64](n T) string { return strconv.FormatInt(int64(n), 10) }
+
+// nulPath returns the JSON path of the first string (value or key) holding
+// a NUL character, or "" if there is none or the body is not JSON.
+func nulPath(raw []byte) string {
+	if !bytes.Contains(raw, []byte(`\u0000`)) && bytes.IndexByte(raw, 0) < 0 {
+		return ""
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return "body"
+	}
+	var walk func(v any, path string) string
+	walk = func(v any, path string) string {
+		switch x := v.(type) {
+		case string:
+			if strings.ContainsRune(x, 0) {
+				return path
+			}
+		case []any:
+			for i, e := range x {
+				if p := walk(e, fmt.Sprintf("%s[%d]", path, i)); p != "" {
+					return p
+				}
+			}
+		case map[string]any:
+			for k, e := range x {
+				p := k
+				if path != "" {
+					p = path + "." + k
+				}
+				if strings.ContainsRune(k, 0) {
+					return p
+				}
+				if p := walk(e, p); p != "" {
+					return p
+				}
+			}
+		}
+		return ""
+	}
+	if p := walk(v, ""); p != "" {
+		return p
+	}
+	return "body"
+}
+
+// stepError finds the step of a job submission that cannot be decoded and
+// names it by its path, with a message that speaks of steps, not Go types.
+func stepError(raw []byte) (scenario.FieldError, bool) {
+	var body struct {
+		Scenario struct {
+			Steps []json.RawMessage `json:"steps"`
+		} `json:"scenario"`
+	}
+	if json.Unmarshal(raw, &body) != nil {
+		return scenario.FieldError{}, false
+	}
+	for i, st := range body.Scenario.Steps {
+		var step scenario.Step
+		if err := json.Unmarshal(st, &step); err != nil {
+			return scenario.FieldError{Field: fmt.Sprintf("scenario.steps[%d]", i), Message: scenario.StepDecodeMessage(err)}, true
+		}
+	}
+	return scenario.FieldError{}, false
+}
 
 // pollInterval is how often the progress stream reads the job.
 const pollInterval = 300 * time.Millisecond

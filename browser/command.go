@@ -59,7 +59,7 @@ func (c Command) Validate() error {
 		return fmt.Errorf("%s needs a target", c.Describe())
 	}
 	switch c.Action {
-	case "fill", "type", "select", "navigate", "press":
+	case "type", "select", "navigate", "press": // an empty fill clears the field
 		if c.Value == "" {
 			return fmt.Errorf("%s needs a value", c.Action)
 		}
@@ -243,8 +243,8 @@ func (s *Session) execute(ctx context.Context, c Command, o ExecOptions, out *Ou
 			return loc.WaitFor(playwright.LocatorWaitForOptions{Timeout: ms})
 		}
 		n, err := strconv.Atoi(strings.TrimSuffix(c.Value, "ms"))
-		if err != nil || n < 0 {
-			return fmt.Errorf("wait needs milliseconds, got %q", c.Value)
+		if err != nil || n < 0 || n > 600_000 {
+			return fmt.Errorf("wait needs 0 to 600000 milliseconds, got %q", c.Value)
 		}
 		select {
 		case <-time.After(time.Duration(min(n, 10_000)) * time.Millisecond):

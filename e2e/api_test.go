@@ -39,6 +39,24 @@ func TestBadInputAndIsolation(t *testing.T) {
 		{"metadata address", key, valid(func(sc map[string]any) { sc["base_url"] = "http://169.254.169.254/" }), 400, "scenario.base_url"},
 		{"bad step", key, valid(func(sc map[string]any) { sc["steps"] = []any{map[string]any{"type": "action", "action": "fly"}} }), 400, "scenario.steps[0].action"},
 		{"oversized body", key, valid(func(sc map[string]any) { sc["name"] = strings.Repeat("x", 70<<10) }), 413, ""},
+		{"NUL in a step", key, valid(func(sc map[string]any) { sc["steps"] = []any{"Go to /", "Click \"a\x00b\""} }), 400, "scenario.steps[1]"},
+		{"NUL in a data key", key, valid(func(sc map[string]any) { sc["data"] = map[string]any{"A\x00": "x"} }), 400, "scenario.data.A\x00"},
+		{"step of the wrong type", key, valid(func(sc map[string]any) { sc["steps"] = []any{"Go to /", 5} }), 400, "scenario.steps[1]"},
+		{"unknown field in a step", key, valid(func(sc map[string]any) {
+			sc["steps"] = []any{map[string]any{"type": "action", "action": "click", "target": map[string]any{"text": "x"}, "colour": "red"}}
+		}), 400, "scenario.steps[0]"},
+		{"press without a key", key, valid(func(sc map[string]any) { sc["steps"] = []any{map[string]any{"type": "action", "action": "press"}} }), 400, "scenario.steps[0].value"},
+		{"non-numeric wait", key, valid(func(sc map[string]any) { sc["steps"] = []any{map[string]any{"type": "action", "action": "wait", "value": "soon"}} }), 400, "scenario.steps[0].value"},
+		{"overflowing wait", key, valid(func(sc map[string]any) { sc["steps"] = []any{"Wait 99999999999999999999999 s"} }), 400, "scenario.steps[0].text"},
+		{"save_as that is code", key, valid(func(sc map[string]any) {
+			sc["steps"] = []any{map[string]any{"type": "ai_query", "method": "extract", "text": "x", "save_as": "x; require('child_process')"}}
+		}), 400, "scenario.steps[0].save_as"},
+		{"URL to metadata in a step", key, valid(func(sc map[string]any) { sc["steps"] = []any{"Go to http://169.254.169.254/latest"} }), 400, "scenario.steps[0].text"},
+		{"javascript in a step", key, valid(func(sc map[string]any) { sc["steps"] = []any{"Open javascript:alert(1)"} }), 400, "scenario.steps[0].text"},
+		{"secret in a URL", key, valid(func(sc map[string]any) {
+			sc["secrets"] = map[string]any{"PW": "x"}
+			sc["steps"] = []any{"Go to /login?pw={{PW}}"}
+		}), 400, "scenario.steps[0]"},
 		{"no key", "", valid(nil), 401, ""},
 		{"wrong key", key + "x", valid(nil), 401, ""},
 		{"not enough credits", poorKey, valid(nil), 402, ""},
@@ -136,5 +154,28 @@ func TestListPaginates(t *testing.T) {
 	}
 	if code, _ := s.call(t, "GET", "/v1/jobs?limit=0", key, nil); code != 400 {
 		t.Fatalf("limit=0 accepted")
+	}
+}
+
+func TestAdminGrantRefusesWhatItCannotRecord(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, 10*time.Second, 0)
+	id, _ := s.tenant(t, "granted", 0)
+	for _, c := range []struct {
+		name  string
+		body  string
+		field string
+	}{
+		{"rounds to zero", `{"credits": 0.0000001, "idempotency_key": "a"}`, "credits"},
+		{"unbounded key", `{"credits": 1, "idempotency_key": "` + strings.Repeat("k", 4096) + `"}`, "idempotency_key"},
+		{"NUL in the key", `{"credits": 1, "idempotency_key": "a\u0000b"}`, "idempotency_key"},
+	} {
+		code, body := s.call(t, "POST", "/v1/admin/tenants/"+id+"/credits", adminToken, []byte(c.body))
+		if code != http.StatusBadRequest || !strings.Contains(string(body), `"field": "`+c.field+`"`) {
+			t.Errorf("%s: %d %s", c.name, code, body)
+		}
+	}
+	if a := s.account(t, id); a.Balance != 0 {
+		t.Fatalf("refused grants changed the balance: %+v", a)
 	}
 }

@@ -81,11 +81,14 @@ var grammar = []struct {
 	}},
 	{rx(`^press\s+"?([A-Za-z0-9+]+)"?(?:\s+key)?$`), func(m []string) intent { return intent{action: "press", value: m[1]} }},
 	{rx(`^wait\s+(\d+)\s*(ms|milliseconds?|s|seconds?)?$`), func(m []string) intent {
-		n, _ := strconv.Atoi(m[1])
-		if strings.HasPrefix(strings.ToLower(m[2]), "s") {
+		n, err := strconv.ParseInt(m[1], 10, 64)
+		if strings.HasPrefix(strings.ToLower(m[2]), "s") && err == nil && n <= scenario.MaxWaitMS {
 			n *= 1000
 		}
-		return intent{action: "wait", value: strconv.Itoa(n)}
+		if err != nil || n > scenario.MaxWaitMS {
+			n = -1 // refused when run: a wait is bounded
+		}
+		return intent{action: "wait", value: strconv.FormatInt(n, 10)}
 	}},
 	{rx(`^wait for\s+"([^"]+)"(?:\s+to appear)?$`), func(m []string) intent {
 		return intent{action: "verify", assert: "isVisible", what: m[1], kind: visibleText}

@@ -5,10 +5,13 @@
 package scenario
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -83,20 +86,50 @@ func (t *Target) Empty() bool {
 	return t == nil || *t == Target{}
 }
 
-// UnmarshalJSON accepts a bare string as a step's text.
+// UnmarshalJSON accepts a bare string as a step's text, or an object whose
+// fields are all known.
 func (s *Step) UnmarshalJSON(b []byte) error {
 	var text string
 	if err := json.Unmarshal(b, &text); err == nil {
 		*s = Step{Text: text}
 		return nil
 	}
-	type plain Step
-	var p plain
-	if err := json.Unmarshal(b, &p); err != nil {
-		return fmt.Errorf("a step is a string or an object: %w", err)
+	type step Step
+	var p step
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return &StepDecodeError{err: err}
 	}
 	*s = Step(p)
 	return nil
+}
+
+// StepDecodeError is a step that is neither a string nor a valid step object.
+type StepDecodeError struct{ err error }
+
+// Error says what is wrong in terms of steps.
+func (e *StepDecodeError) Error() string { return StepDecodeMessage(e.err) }
+
+// Unwrap returns the decoding error.
+func (e *StepDecodeError) Unwrap() error { return e.err }
+
+// StepDecodeMessage explains a step's decoding error without Go type names.
+func StepDecodeMessage(err error) string {
+	var se *StepDecodeError
+	if errors.As(err, &se) {
+		err = se.err
+	}
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &typeErr) && typeErr.Field != "":
+		return fmt.Sprintf("field %q must not be a JSON %s", typeErr.Field, typeErr.Value)
+	case errors.As(err, &typeErr):
+		return fmt.Sprintf("a step is a string or an object, not a JSON %s", typeErr.Value)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return "unknown field " + strings.TrimPrefix(err.Error(), "json: unknown field ")
+	}
+	return "a step is a string or an object: " + err.Error()
 }
 
 // Describe is a short human description of the step.
@@ -221,8 +254,13 @@ func (s Step) validate(v *ValidationError, at string) {
 		if needsTarget && s.Target.Empty() {
 			v.Add(at+".target", "is required for action %q", s.Action)
 		}
-		if (s.Action == "fill" || s.Action == "type" || s.Action == "select" || s.Action == "navigate") && s.Value == "" {
+		if (s.Action == "type" || s.Action == "select" || s.Action == "navigate" || s.Action == "press") && s.Value == "" {
 			v.Add(at+".value", "is required for action %q", s.Action)
+		}
+		if s.Action == "wait" && s.Target.Empty() {
+			if n, err := strconv.Atoi(strings.TrimSuffix(s.Value, "ms")); err != nil || n < 0 || n > MaxWaitMS {
+				v.Add(at+".value", "a wait is a number of milliseconds from 0 to %d", MaxWaitMS)
+			}
 		}
 	case StepQuery:
 		if s.Rule != "element_exists" && s.Rule != "element_absent" {
@@ -250,7 +288,26 @@ func (s Step) validate(v *ValidationError, at string) {
 	if s.OnFailure != "" && s.OnFailure != "stop" && s.OnFailure != "continue" {
 		v.Add(at+".on_failure", "must be stop or continue")
 	}
+	if s.SaveAs != "" && !placeholderName.MatchString(s.SaveAs) {
+		// It becomes a variable name in the generated spec.
+		v.Add(at+".save_as", "must be an identifier: letters, digits and underscores, not starting with a digit")
+	}
+	if m := waitSentence.FindStringSubmatch(strings.TrimSpace(s.Text)); m != nil {
+		n, err := strconv.ParseInt(m[1], 10, 64)
+		if strings.HasPrefix(strings.ToLower(m[2]), "s") && err == nil && n <= MaxWaitMS {
+			n *= 1000
+		}
+		if err != nil || n > MaxWaitMS {
+			v.Add(at+".text", "a wait is at most %d seconds", MaxWaitMS/1000)
+		}
+	}
 }
+
+// MaxWaitMS bounds a fixed wait step.
+const MaxWaitMS = 600_000
+
+// waitSentence is the grammar's fixed wait ("Wait 500ms", "Wait 2 s").
+var waitSentence = regexp.MustCompile(`(?i)^wait\s+(\d+)\s*(ms|milliseconds?|s|seconds?)?$`)
 
 // navigates reports whether a step opens a URL: a navigate action, or a
 // sentence starting the way the grammar's navigation does.

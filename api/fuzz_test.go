@@ -1,0 +1,95 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/webpilot/webpilot/api"
+	"github.com/webpilot/webpilot/jobs"
+	"github.com/webpilot/webpilot/jobs/natstest"
+	"github.com/webpilot/webpilot/netguard"
+	"github.com/webpilot/webpilot/store/storetest"
+)
+
+// fuzzServer is the real API on a real database and queue.
+func fuzzServer(f *testing.F) (srv *httptest.Server, key, tenantID string) {
+	st := storetest.New(f)
+	q := natstest.New(f, 0)
+	k := make([]byte, 32)
+	_, _ = rand.Read(k)
+	sealer, err := jobs.NewSealer(k)
+	if err != nil {
+		f.Fatal(err)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv = httptest.NewServer(api.New(api.Config{AdminToken: "admin", MaxBody: 64 << 10}, st, jobs.NewPublisher(q.JS),
+		netguard.New([]string{"127.0.0.1"}), sealer, quiet).Handler())
+	f.Cleanup(srv.Close)
+	tn, key := storetest.Tenant(f, st, "fuzzed", 1e6)
+	return srv, key, tn.ID
+}
+
+func post(t *testing.T, url, token string, body []byte) int {
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, url, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
+}
+
+// FuzzSubmitJob: whatever the body, POST /v1/jobs answers 202 or a 4xx,
+// never a 5xx.
+func FuzzSubmitJob(f *testing.F) {
+	srv, key, _ := fuzzServer(f)
+	for _, seed := range []string{
+		`{"kind":"scenario","scenario":{"name":"x","base_url":"http://127.0.0.1:1/","steps":["Go to /"]}}`,
+		`{"kind":"scenario","scenario":{"name":"a\u0000","base_url":"http://127.0.0.1:1/","steps":["Go to /"]}}`,
+		`{"kind":"scenario","scenario":{"name":"x","base_url":"http://127.0.0.1:1/","steps":[5,{"colour":1}]}}`,
+		`{"kind":"scenario","scenario":{"name":"x","base_url":"http://127.0.0.1:1/","steps":["Wait 99999999999999999999999 s"]}}`,
+		`{"kind":"scenario","scenario":{"name":"x","base_url":"http://127.0.0.1:1/","steps":[{"type":"ai_query","method":"extract","text":"x","save_as":"x;y"}]}}`,
+		`{"kind":"scenario","scenario":{"name":"\u2028","base_url":"http://[fe80::1%25eth0]/","steps":["Go to javascript:x"]}}`,
+		`{"kind":"scenario","scenario":{"name":"x","base_url":"http://127.0.0.1:1/","steps":["Go to /"],"options":{"max_credits":1e300,"allowed_origins":["ftp://x"]}}}`,
+		`{"kind":"scenario","scenario":{"name":"x","base_url":"http://127.0.0.1:1/","steps":["x"],"secrets":{"":"","A":""},"data":{"A":"1"}}}`,
+		`[]`, `null`, `{"kind":"exploration"}`, `{"kind":"scenario","scenario":null}`, "\x00", `{"kind":"scenario","scenario":{"steps":[{"type":"action","action":"press"}]}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if code := post(t, srv.URL+"/v1/jobs", key, body); code >= 500 || (code != 202 && code < 400) {
+			t.Fatalf("POST /v1/jobs %q answered %d", body, code)
+		}
+	})
+}
+
+// FuzzAdminAPI: the admin endpoints answer 2xx or 4xx, never a 5xx.
+func FuzzAdminAPI(f *testing.F) {
+	srv, _, tenantID := fuzzServer(f)
+	for _, seed := range []string{
+		`{"credits": 1, "idempotency_key": "k"}`, `{"credits": 0.0000001, "idempotency_key": "k"}`,
+		`{"credits": 1e308, "idempotency_key": "k"}`, `{"credits": -1, "idempotency_key": ""}`,
+		`{"credits": 1, "idempotency_key": "a\u0000b"}`, `{"name": "acme", "max_running": 3}`, `{"name": "\u0000"}`,
+		`{"name": "x", "max_running": -5}`, `{"name": ""}`, `{}`, `[`,
+	} {
+		f.Add([]byte(seed), uint8(0))
+		f.Add([]byte(seed), uint8(1))
+	}
+	f.Fuzz(func(t *testing.T, body []byte, which uint8) {
+		url := srv.URL + "/v1/admin/tenants"
+		if which%2 == 1 {
+			url += "/" + tenantID + "/credits"
+		}
+		if code := post(t, url, "admin", body); code >= 500 {
+			t.Fatalf("POST %s %q answered %d", url, body, code)
+		}
+	})
+}
