@@ -1,8 +1,8 @@
 package api
 
 import (
-	"fmt"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"strings"

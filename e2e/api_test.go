@@ -46,7 +46,9 @@ func TestBadInputAndIsolation(t *testing.T) {
 			sc["steps"] = []any{map[string]any{"type": "action", "action": "click", "target": map[string]any{"text": "x"}, "colour": "red"}}
 		}), 400, "scenario.steps[0]"},
 		{"press without a key", key, valid(func(sc map[string]any) { sc["steps"] = []any{map[string]any{"type": "action", "action": "press"}} }), 400, "scenario.steps[0].value"},
-		{"non-numeric wait", key, valid(func(sc map[string]any) { sc["steps"] = []any{map[string]any{"type": "action", "action": "wait", "value": "soon"}} }), 400, "scenario.steps[0].value"},
+		{"non-numeric wait", key, valid(func(sc map[string]any) {
+			sc["steps"] = []any{map[string]any{"type": "action", "action": "wait", "value": "soon"}}
+		}), 400, "scenario.steps[0].value"},
 		{"overflowing wait", key, valid(func(sc map[string]any) { sc["steps"] = []any{"Wait 99999999999999999999999 s"} }), 400, "scenario.steps[0].text"},
 		{"save_as that is code", key, valid(func(sc map[string]any) {
 			sc["steps"] = []any{map[string]any{"type": "ai_query", "method": "extract", "text": "x", "save_as": "x; require('child_process')"}}
