@@ -9,6 +9,8 @@ import (
 // page, keyed by a DOM path, with their text, value, class and state.
 const stateScript = `(limit) => {
   const out = [];
+  // A cut text ends with a mark, so that a truncated copy of a secret is recognised and redacted.
+  const cut = (s, n) => s.length > n ? s.slice(0, n) + '…' : s;
   const sel = 'a,button,input,select,textarea,[role],h1,h2,h3,h4,h5,h6,label,li,p,td,th,[aria-live],dialog,summary,img[alt]';
   const visible = (e) => { const r = e.getBoundingClientRect(); if (r.width === 0 && r.height === 0) return false;
     const st = getComputedStyle(e); return st.visibility !== 'hidden' && st.display !== 'none'; };
@@ -23,9 +25,9 @@ const stateScript = `(limit) => {
     if (!visible(e)) continue;
     const tag = e.tagName.toLowerCase();
     let value = '';
-    if ('value' in e && (tag === 'input' || tag === 'select' || tag === 'textarea')) value = e.type === 'password' ? (e.value ? '••••' : '') : String(e.value).slice(0, 60);
-    out.push({ k: path(e), tag, role: e.getAttribute('role') || '', text: (e.innerText || e.alt || '').trim().replace(/\s+/g, ' ').slice(0, 80),
-      value, cls: (typeof e.className === 'string' ? e.className : '').slice(0, 80),
+    if ('value' in e && (tag === 'input' || tag === 'select' || tag === 'textarea')) value = e.type === 'password' ? (e.value ? '••••' : '') : cut(String(e.value), 60);
+    out.push({ k: path(e), tag, role: e.getAttribute('role') || '', text: cut((e.innerText || e.alt || '').trim().replace(/\s+/g, ' '), 80),
+      value, cls: cut(typeof e.className === 'string' ? e.className : '', 80),
       st: [e.disabled ? 'disabled' : '', e.checked ? 'checked' : '', e.getAttribute('aria-expanded') === 'true' ? 'expanded' : '',
            e.getAttribute('aria-selected') === 'true' ? 'selected' : ''].filter(Boolean).join(',') });
   }

@@ -101,6 +101,12 @@ func (s *stack) startWorker(t *testing.T, model orchestrator.Model) {
 // it drains) and waits.
 func (s *stack) startWorkerWith(t *testing.T, model orchestrator.Model, cfg worker.Config) (stop func()) {
 	t.Helper()
+	return s.startWorkerLogged(t, model, cfg, quietLog())
+}
+
+// startWorkerLogged is startWorkerWith logging to log.
+func (s *stack) startWorkerLogged(t *testing.T, model orchestrator.Model, cfg worker.Config, log *slog.Logger) (stop func()) {
+	t.Helper()
 	if cfg.ID == "" {
 		cfg.ID = "test-worker"
 	}
@@ -110,7 +116,7 @@ func (s *stack) startWorkerWith(t *testing.T, model orchestrator.Model, cfg work
 	if cfg.Concurrency == 0 {
 		cfg.Concurrency = 2
 	}
-	w := worker.New(cfg, s.store, s.queue.Consumer, jobs.NewPublisher(s.queue.JS), browsertest.Browser(t), model, netguard.New([]string{"127.0.0.1"}), s.sealer, quietLog())
+	w := worker.New(cfg, s.store, s.queue.Consumer, jobs.NewPublisher(s.queue.JS), browsertest.Browser(t), model, netguard.New([]string{"127.0.0.1"}), s.sealer, log)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = w.Run(ctx); close(done) }()

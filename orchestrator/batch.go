@@ -76,7 +76,7 @@ func (r *run) batch(ctx context.Context, rep *StepReport, iter int, cmds []brows
 	}
 	if len(events) > 0 {
 		obs, _ := json.Marshal(map[string]any{"delta": res.delta, "settle": res.settle})
-		events[len(events)-1].Observation = obs
+		events[len(events)-1].Observation = json.RawMessage(r.secrets.redact(string(obs)))
 	}
 	events = append(events, r.blockEvents(rep, iter)...)
 	r.remember(events)

@@ -176,6 +176,11 @@ func (r *run) execute(ctx context.Context) (Result, error) {
 func (r *run) checkpoint(ctx context.Context, next int) error {
 	cp := Checkpoint{NextStep: next, Steps: r.steps, URL: r.secrets.redact(r.Page.URL()), Extracted: r.extracted, Note: r.note,
 		Iterations: r.iters, Calls: r.calls}
+	// Everything in a checkpoint but the document and the storage state
+	// (which the recorder seals) is redacted.
+	if red, ok := redactJSON(r.secrets, cp); ok {
+		cp = red
+	}
 	t := time.Now()
 	if doc, err := r.Page.Document(ctx); err == nil {
 		cp.Document = doc
@@ -209,7 +214,12 @@ func (r *run) result(status, msg string) Result {
 			res.Manifest = append(res.Manifest, ManifestStep{Step: s.Index + 1, Goal: s.Goal, Entries: s.Manifest})
 		}
 	}
-	return res
+	red, ok := redactJSON(r.secrets, res)
+	if !ok {
+		// Never store what could not be redacted whole.
+		return Result{Status: StatusFailed, Error: "the result could not be redacted of the job's secrets", Script: res.Script, Usage: res.Usage}
+	}
+	return red
 }
 
 // runStep runs one step through the tier its type and text call for.

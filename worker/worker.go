@@ -365,6 +365,9 @@ func (w *Worker) run(ctx context.Context, claim store.Claim, cancelled func() bo
 			return failed("the job's secrets cannot be decoded: " + err.Error())
 		}
 	}
+	// Everything logged for this job, the browser's blocked URLs included,
+	// goes out with the secrets' every representation redacted.
+	log = orchestrator.RedactLogger(log, secrets)
 	resume, err := loadCheckpoint(claim.Checkpoint, claim.JobID, w.sealer)
 	if err != nil {
 		log.Warn("checkpoint unusable; starting over", "err", err)
