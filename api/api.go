@@ -33,11 +33,23 @@ type Config struct {
 	AdminToken  string
 	DefaultHold int64 // micro-credits held for a job that names no max_credits
 	MaxBody     int64 // bytes; larger bodies answer 413
+	// AuthFailures is how many failed authentications a client address may
+	// make per second (burst 20) before it is answered 429 without a
+	// database query. Zero means 2; negative means no limit.
+	AuthFailures float64
+	// Submissions is how many jobs a tenant may submit per second (burst
+	// ten times as many). Zero means 50; negative means no limit.
+	Submissions float64
+	// MaxStreams bounds a tenant's open progress streams. Zero means 20.
+	MaxStreams int
 }
 
 // Server holds the API's dependencies.
 type Server struct {
 	cfg    Config
+	hub    *hub
+	auth   *keyedLimiters // failed authentications per client address
+	submit *keyedLimiters // submissions per tenant
 	store  *store.Store
 	pub    Publisher
 	urls   scenario.URLPolicy
@@ -56,13 +68,29 @@ func New(cfg Config, st *store.Store, pub Publisher, urls scenario.URLPolicy, se
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Server{cfg: cfg, store: st, pub: pub, urls: urls, sealer: sealer, log: log}
+	if cfg.AuthFailures == 0 {
+		cfg.AuthFailures = 2
+	}
+	if cfg.Submissions == 0 {
+		cfg.Submissions = 50
+	}
+	if cfg.MaxStreams <= 0 {
+		cfg.MaxStreams = 20
+	}
+	srv := &Server{cfg: cfg, hub: newHub(), store: st, pub: pub, urls: urls, sealer: sealer, log: log}
+	if cfg.AuthFailures > 0 {
+		srv.auth = newKeyedLimiters(cfg.AuthFailures, 20)
+	}
+	if cfg.Submissions > 0 {
+		srv.submit = newKeyedLimiters(cfg.Submissions, int(cfg.Submissions*10))
+	}
+	return srv
 }
 
 // Handler routes the API.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/jobs", s.tenant(s.submit))
+	mux.HandleFunc("POST /v1/jobs", s.tenant(s.submitJob))
 	mux.HandleFunc("GET /v1/jobs", s.tenant(s.list))
 	mux.HandleFunc("GET /v1/jobs/{id}", s.tenant(s.get))
 	mux.HandleFunc("GET /v1/jobs/{id}/script", s.tenant(s.script))
@@ -97,13 +125,20 @@ func bearer(r *http.Request) string {
 // tenant authenticates the caller's API key.
 func (s *Server) tenant(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		addr := clientAddr(r)
+		if s.auth != nil && s.auth.exhausted(addr) {
+			tooMany(w, s.auth.retryAfter(addr), "too many failed authentications from this address; retry later")
+			return
+		}
 		key := bearer(r)
 		if key == "" {
+			s.authFailed(addr)
 			writeError(w, http.StatusUnauthorized, "missing API key: send Authorization: Bearer <key>", nil)
 			return
 		}
 		t, err := s.store.Authenticate(r.Context(), key)
 		if errors.Is(err, store.ErrNotFound) {
+			s.authFailed(addr)
 			writeError(w, http.StatusUnauthorized, "invalid API key", nil)
 			return
 		}
@@ -115,11 +150,23 @@ func (s *Server) tenant(next http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
+func (s *Server) authFailed(addr string) {
+	if s.auth != nil {
+		s.auth.take(addr)
+	}
+}
+
 // admin checks the operator token in constant time.
 func (s *Server) admin(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		addr := clientAddr(r)
+		if s.auth != nil && s.auth.exhausted(addr) {
+			tooMany(w, s.auth.retryAfter(addr), "too many failed authentications from this address; retry later")
+			return
+		}
 		tok := bearer(r)
 		if s.cfg.AdminToken == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.AdminToken)) != 1 {
+			s.authFailed(addr)
 			writeError(w, http.StatusUnauthorized, "invalid admin token", nil)
 			return
 		}
@@ -290,5 +337,12 @@ func stepError(raw []byte) (scenario.FieldError, bool) {
 	return scenario.FieldError{}, false
 }
 
-// pollInterval is how often the progress stream reads the job.
-const pollInterval = 300 * time.Millisecond
+// pollInterval is how often a progress stream reads the job while change
+// notifications are not flowing; with them, it reads only on a change (and
+// every streamCheck, in case one was missed).
+const (
+	pollInterval = 300 * time.Millisecond
+	streamCheck  = 15 * time.Second
+	// streamLife bounds one stream; the client reconnects for more.
+	streamLife = 30 * time.Minute
+)

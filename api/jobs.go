@@ -83,8 +83,12 @@ func view(j store.Job, detail bool) JobView {
 // maxHold bounds max_credits so the micro-credit amount cannot overflow.
 const maxHold = 1e9
 
-func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
+func (s *Server) submitJob(w http.ResponseWriter, r *http.Request) {
 	t := tenantFrom(r.Context())
+	if s.submit != nil && !s.submit.take(t.ID) {
+		tooMany(w, s.submit.retryAfter(t.ID), "too many submissions; slow down (the limit is per tenant)")
+		return
+	}
 	var sub jobs.Submission
 	if !s.decode(w, r, &sub) {
 		return
@@ -262,15 +266,25 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	flusher, ok := w.(http.Flusher)
-	if !ok {
-		writeError(w, http.StatusInternalServerError, "streaming unsupported", nil)
+	tenantID := tenantFrom(r.Context()).ID
+	if !s.hub.open(tenantID, s.cfg.MaxStreams) {
+		tooMany(w, "5", fmt.Sprintf("at most %d progress streams may be open at once", s.cfg.MaxStreams))
 		return
 	}
+	defer s.hub.close(tenantID)
+	changed, unsubscribe := s.hub.subscribe(j.ID)
+	defer unsubscribe()
+	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
-	tenantID := tenantFrom(r.Context()).ID
+	send := func(format string, args ...any) bool {
+		// The server's write timeout would cut a long stream: each event extends it.
+		_ = rc.SetWriteDeadline(time.Now().Add(time.Minute))
+		fmt.Fprintf(w, format, args...)
+		return rc.Flush() == nil
+	}
+	end := time.After(streamLife)
 	lastState, lastDone := "", -1
 	var stepsSent int
 	for {
@@ -287,19 +301,29 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 				Progress Progress `json:"progress"`
 				Error    string   `json:"error,omitempty"`
 			}{v.ID, v.State, v.Progress, v.Error})
-			fmt.Fprintf(w, "event: state\ndata: %s\n\n", b)
-			flusher.Flush()
+			if !send("event: state\ndata: %s\n\n", b) {
+				return
+			}
 			lastState, lastDone = v.State, v.Progress.Done
 		}
 		if store.Terminal(j.State) {
-			fmt.Fprint(w, "event: end\ndata: {}\n\n")
-			flusher.Flush()
+			send("event: end\ndata: {}\n\n")
 			return
+		}
+		wait := pollInterval
+		if s.hub.live.Load() {
+			wait = streamCheck
 		}
 		select {
 		case <-r.Context().Done():
 			return
-		case <-time.After(pollInterval):
+		case <-end:
+			return
+		case <-changed:
+		case <-time.After(wait):
+			if wait == streamCheck && !send(": keep-alive\n\n") {
+				return
+			}
 		}
 		var err error
 		if j, err = s.store.GetJob(r.Context(), tenantID, j.ID); err != nil {

@@ -84,6 +84,9 @@ func newStackOn(t *testing.T, dbURL string, ackWait time.Duration, demoDelay tim
 		netguard.New([]string{"127.0.0.1"}), s.sealer, quietLog())
 	s.api = httptest.NewServer(srv.Handler())
 	t.Cleanup(s.api.Close)
+	follow, stopFollow := context.WithCancel(context.Background())
+	go srv.FollowChanges(follow)
+	t.Cleanup(stopFollow)
 	d := httptest.NewServer(demoapp.Handler(demoapp.Options{Delay: demoDelay}))
 	t.Cleanup(d.Close)
 	s.demo = d.URL

@@ -105,7 +105,7 @@ func setup(ctx context.Context) (*env, func(), error) {
 	_, _ = rand.Read(key)
 	sealer, _ := jobs.NewSealer(key)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := api.New(api.Config{AdminToken: "bench"}, st, jobs.NewPublisher(js), netguard.New([]string{"127.0.0.1"}), sealer, log)
+	srv := api.New(api.Config{AdminToken: "bench", Submissions: -1, AuthFailures: -1}, st, jobs.NewPublisher(js), netguard.New([]string{"127.0.0.1"}), sealer, log)
 	apiSrv := httptest.NewServer(srv.Handler())
 	demo := httptest.NewServer(demoapp.Handler(demoapp.Options{Delay: 300 * time.Millisecond}))
 	t, apiKey, err := st.CreateTenant(ctx, "bench", 10_000)

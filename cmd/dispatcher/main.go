@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -114,7 +113,8 @@ func run(log *slog.Logger) error {
 	}
 
 	addr := env("WEBPILOT_ADDR", "127.0.0.1:8080")
-	hs := &http.Server{Addr: addr, Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go srv.FollowChanges(ctx)
+	hs := api.NewHTTPServer(addr, srv.Handler(), api.DefaultServerTimeouts())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.ListenAndServe() }()
 	log.Info("dispatcher listening", "addr", addr, "allow_hosts", policy.AllowedHosts())

@@ -199,7 +199,9 @@ func (d *drill) setUp(ctx context.Context) error {
 	}
 	pub := jobs.NewPublisher(js)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	d.api = httptest.NewServer(api.New(api.Config{AdminToken: "chaos"}, d.st, pub, netguard.New([]string{"127.0.0.1"}), sealer, quiet).Handler())
+	srv := api.New(api.Config{AdminToken: "chaos"}, d.st, pub, netguard.New([]string{"127.0.0.1"}), sealer, quiet)
+	go srv.FollowChanges(ctx)
+	d.api = httptest.NewServer(srv.Handler())
 	d.demo = httptest.NewServer(demoapp.Handler(demoapp.Options{}))
 	d.model = llmtest.Start()
 	d.model.Fallback = &agentReply

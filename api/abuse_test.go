@@ -1,0 +1,238 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/webpilot/webpilot/api"
+	"github.com/webpilot/webpilot/jobs"
+	"github.com/webpilot/webpilot/jobs/natstest"
+	"github.com/webpilot/webpilot/netguard"
+	"github.com/webpilot/webpilot/store"
+	"github.com/webpilot/webpilot/store/storetest"
+)
+
+// abuseServer runs the API behind the dispatcher's own HTTP server
+// (timeouts included) and follows job changes as the dispatcher does.
+func abuseServer(t *testing.T, cfg api.Config, timeouts api.ServerTimeouts) (base string, st *store.Store, key string) {
+	t.Helper()
+	st = storetest.New(t)
+	q := natstest.New(t, 30*time.Second)
+	sealer, _ := jobs.NewSealer(make([]byte, 32))
+	srv := api.New(cfg, st, jobs.NewPublisher(q.JS), netguard.New([]string{"127.0.0.1"}), sealer, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go srv.FollowChanges(ctx)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := api.NewHTTPServer("", srv.Handler(), timeouts)
+	go func() { _ = hs.Serve(ln) }()
+	t.Cleanup(func() { _ = hs.Close() })
+	_, key = storetest.Tenant(t, st, "t", 1000)
+	return "http://" + ln.Addr().String(), st, key
+}
+
+func TestFailedAuthenticationsAreRateLimitedPerAddress(t *testing.T) {
+	t.Parallel()
+	base, _, key := abuseServer(t, api.Config{}, api.DefaultServerTimeouts())
+	codes := map[int]int{}
+	for range 60 {
+		req, _ := http.NewRequest("GET", base+"/v1/jobs", nil)
+		req.Header.Set("Authorization", "Bearer wrong-key")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		codes[resp.StatusCode]++
+		if resp.StatusCode == http.StatusTooManyRequests && resp.Header.Get("Retry-After") == "" {
+			t.Fatal("429 without Retry-After")
+		}
+	}
+	if codes[401] > 25 || codes[429] < 30 {
+		t.Fatalf("60 bad keys at full speed: %v; want about 20 answered 401 and the rest 429", codes)
+	}
+	// The address is refused as a whole until it cools down, the right key included.
+	req, _ := http.NewRequest("GET", base+"/v1/jobs", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, _ := http.DefaultClient.Do(req)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("right key during the lock-out: %d", resp.StatusCode)
+	}
+}
+
+func TestSubmissionsAreRateLimitedPerTenant(t *testing.T) {
+	t.Parallel()
+	base, _, key := abuseServer(t, api.Config{Submissions: 2}, api.DefaultServerTimeouts()) // burst 20
+	body := `{"kind":"scenario","scenario":{"name":"x","base_url":"http://127.0.0.1:1/","steps":["Go to /"],"options":{"max_credits":0.01}}}`
+	codes := map[int]int{}
+	for range 30 {
+		req, _ := http.NewRequest("POST", base+"/v1/jobs", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		codes[resp.StatusCode]++
+	}
+	if codes[202] < 20 || codes[202] > 22 || codes[429] < 8 {
+		t.Fatalf("30 submissions at full speed with 2/s (burst 20): %v", codes)
+	}
+}
+
+func TestSlowBodyIsCutOff(t *testing.T) {
+	t.Parallel()
+	base, _, key := abuseServer(t, api.Config{}, api.ServerTimeouts{ReadHeader: time.Second, Read: 2 * time.Second, Write: 5 * time.Second, Idle: 5 * time.Second})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Length: 1000\r\n\r\n", key)
+	start := time.Now()
+	buf := make([]byte, 1)
+	for i := 0; ; i++ {
+		if _, err := conn.Write([]byte("{")); err != nil {
+			break
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(time.Second))
+		if _, err := conn.Read(buf); err != nil && !strings.Contains(err.Error(), "timeout") {
+			break // the server answered or closed
+		}
+		if time.Since(start) > 15*time.Second {
+			t.Fatal("a body sent a byte a second kept its connection for 15 s")
+		}
+	}
+	if d := time.Since(start); d > 6*time.Second {
+		t.Fatalf("the slow body was cut after %s, want about the 2 s read timeout", d)
+	}
+}
+
+// TestProgressStreamsShareOneNotificationSource opens 50 streams on a job
+// that does not change: they must cost (almost) no database work while
+// they wait, and each must see the change when it comes.
+func TestProgressStreamsShareOneNotificationSource(t *testing.T) {
+	t.Parallel()
+	base, st, key := abuseServer(t, api.Config{MaxStreams: 60}, api.DefaultServerTimeouts())
+	req, _ := http.NewRequest("POST", base+"/v1/jobs", strings.NewReader(
+		`{"kind":"scenario","scenario":{"name":"x","base_url":"http://127.0.0.1:1/","steps":["Go to /"],"options":{"max_credits":0.01}}}`))
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job struct{ ID string }
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	_ = json.Unmarshal(b, &job)
+	const watchers = 50
+	var wg sync.WaitGroup
+	ended := make(chan time.Duration, watchers)
+	ready := make(chan struct{}, watchers)
+	var cancelledAt time.Time
+	var mu sync.Mutex
+	for range watchers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest("GET", base+"/v1/jobs/"+job.ID+"/events", nil)
+			req.Header.Set("Authorization", "Bearer "+key)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return
+			}
+			defer resp.Body.Close()
+			ready <- struct{}{}
+			buf := make([]byte, 4096)
+			var got strings.Builder
+			for {
+				n, err := resp.Body.Read(buf)
+				got.Write(buf[:n])
+				if strings.Contains(got.String(), "event: end") {
+					mu.Lock()
+					ended <- time.Since(cancelledAt)
+					mu.Unlock()
+					return
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+	for range watchers {
+		<-ready
+	}
+	xacts := func() int64 {
+		var n int64
+		_ = st.Pool().QueryRow(context.Background(), `SELECT pg_stat_force_next_flush()`).Scan(new(any))
+		_ = st.Pool().QueryRow(context.Background(), `SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()`).Scan(&n)
+		return n
+	}
+	before := xacts()
+	time.Sleep(3 * time.Second)
+	if used := xacts() - before; used > 30 {
+		t.Fatalf("%d idle streams made %d transactions in 3 s; a poll each would make about 500", watchers, used)
+	}
+	mu.Lock()
+	cancelledAt = time.Now()
+	mu.Unlock()
+	req, _ = http.NewRequest("POST", base+"/v1/jobs/"+job.ID+"/cancel", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+	}
+	for range watchers {
+		select {
+		case d := <-ended:
+			if d > 2*time.Second {
+				t.Fatalf("a stream saw the change after %s", d)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("a stream never saw the job end")
+		}
+	}
+	wg.Wait()
+}
+
+func TestATenantsOpenStreamsAreBounded(t *testing.T) {
+	t.Parallel()
+	base, _, key := abuseServer(t, api.Config{MaxStreams: 2}, api.DefaultServerTimeouts())
+	req, _ := http.NewRequest("POST", base+"/v1/jobs", strings.NewReader(
+		`{"kind":"scenario","scenario":{"name":"x","base_url":"http://127.0.0.1:1/","steps":["Go to /"],"options":{"max_credits":0.01}}}`))
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job struct{ ID string }
+	_ = json.NewDecoder(resp.Body).Decode(&job)
+	resp.Body.Close()
+	var codes []int
+	for range 3 {
+		req, _ := http.NewRequest("GET", base+"/v1/jobs/"+job.ID+"/events", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		codes = append(codes, resp.StatusCode)
+	}
+	if fmt.Sprint(codes) != "[200 200 429]" {
+		t.Fatalf("three streams with a limit of two: %v", codes)
+	}
+}
