@@ -98,6 +98,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/jobs/{id}/events", s.tenant(s.events))
 	mux.HandleFunc("POST /v1/jobs/{id}/cancel", s.tenant(s.cancel))
 	mux.HandleFunc("GET /v1/credits", s.tenant(s.credits))
+	mux.HandleFunc("GET /v1/experiences", s.tenant(s.experiences))
+	mux.HandleFunc("DELETE /v1/experiences", s.tenant(s.forgetExperiences))
 	mux.HandleFunc("GET /v1/tests", s.tenant(s.tests))
 	mux.HandleFunc("GET /v1/tests/{id}", s.tenant(s.test))
 	mux.HandleFunc("POST /v1/admin/tenants", s.admin(s.createTenant))

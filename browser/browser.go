@@ -46,6 +46,8 @@ type Browser struct {
 var chromiumArgs = []string{
 	"--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
 	"--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+	// WebRTC may only use the (egress) proxy: no direct UDP to any address.
+	"--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
 }
 
 // Launch starts the Playwright driver (never downloading anything) and Chromium.

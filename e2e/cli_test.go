@@ -10,6 +10,9 @@ import (
 	"time"
 )
 
+// demoPassword is the demo app's password (demoapp.Password).
+const demoPassword = "s3cret-pass"
+
 func TestCLISubmitsATextScenarioAndFollowsItLive(t *testing.T) {
 	t.Parallel()
 	bin := buildCmd(t, "webpilot")
@@ -55,6 +58,26 @@ func TestCLISubmitsATextScenarioAndFollowsItLive(t *testing.T) {
 	spec, err := cli(tenant, "script", job)
 	if err != nil || !strings.Contains(spec, "test('list', async ({ page }) => {") || !strings.Contains(spec, ".fill('Oat milk');") {
 		t.Fatalf("script: %v\n%s", err, spec)
+	}
+
+	// A text scenario's secret comes from the environment, is typed into the
+	// field, and is stored only sealed: the spec reads process.env.
+	login := filepath.Join(t.TempDir(), "login.txt")
+	_ = os.WriteFile(login, []byte("base: "+s.demo+"/login\nFill \"Email\" with \"demo@webpilot.test\"\nFill \"Password\" with \"{{PASSWORD}}\"\nClick \"Sign in\"\nVerify \"Welcome back\" is visible\n"), 0o644)
+	out, err = cli(append(tenant, "DEMO_PW="+demoPassword), "submit", login, "--secret", "PASSWORD=env:DEMO_PW", "--watch")
+	if err != nil || !strings.Contains(out, "succeeded: 4/4 steps") {
+		t.Fatalf("submit with a secret: %v\n%s", err, out)
+	}
+	secretJob := regexp.MustCompile(`submitted job (\S+)`).FindStringSubmatch(out)[1]
+	spec, _ = cli(tenant, "script", secretJob)
+	if !strings.Contains(spec, "process.env.PASSWORD") || strings.Contains(spec, demoPassword) {
+		t.Fatalf("the spec does not read the secret from the environment:\n%s", spec)
+	}
+	if n := s.count(t, `SELECT count(*) FROM jobs WHERE id = $1 AND input::text LIKE '%' || $2 || '%'`, secretJob, demoPassword); n != 0 {
+		t.Fatal("the secret is stored in the clear")
+	}
+	if out, err := cli(tenant, "submit", login, "--secret", "PASSWORD=hunter2"); err == nil || !strings.Contains(out, "env:VAR or file:PATH") {
+		t.Fatalf("an inline secret was accepted: %v\n%s", err, out)
 	}
 
 	// Bad input is refused with the field named, and the CLI exits non-zero.

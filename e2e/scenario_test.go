@@ -200,4 +200,21 @@ func TestExperiencesCarryToLaterJobsOnTheSameOrigin(t *testing.T) {
 	if n := s.count(t, `SELECT count(*) FROM experiences WHERE text = $1 AND tenant_id = $2`, lesson, learnerID); n != 1 {
 		t.Fatalf("%d experience rows for the tenant, want one (de-duplicated)", n)
 	}
+	// The tenant can review what was learned, and clear it; another tenant cannot touch it.
+	var list struct {
+		Experiences []struct{ Text, Origin string }
+	}
+	s.mustJSON(t, "GET", "/v1/experiences?origin="+s.demo, key, nil, http.StatusOK, &list)
+	if len(list.Experiences) != 1 || list.Experiences[0].Text != lesson {
+		t.Fatalf("review: %+v", list)
+	}
+	var del struct{ Deleted int }
+	s.mustJSON(t, "DELETE", "/v1/experiences", otherKey, nil, http.StatusOK, &del)
+	if n := s.count(t, `SELECT count(*) FROM experiences WHERE tenant_id = $1`, learnerID); n != 1 {
+		t.Fatal("another tenant's delete removed the tenant's experiences")
+	}
+	s.mustJSON(t, "DELETE", "/v1/experiences?origin="+s.demo, key, nil, http.StatusOK, &del)
+	if del.Deleted != 1 || s.count(t, `SELECT count(*) FROM experiences WHERE tenant_id = $1`, learnerID) != 0 {
+		t.Fatalf("clear: deleted %d", del.Deleted)
+	}
 }

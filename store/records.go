@@ -139,3 +139,37 @@ func (s *Store) AddExperiences(ctx context.Context, tenantID, origin string, tex
 		return err
 	})
 }
+
+// Experience is one learned note as a tenant reviews it.
+type Experience struct {
+	ID        int64     `json:"id"`
+	Origin    string    `json:"origin"`
+	Text      string    `json:"text"`
+	Uses      int       `json:"uses"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// ListExperiences returns a tenant's learned notes, of one origin or all.
+func (s *Store) ListExperiences(ctx context.Context, tenantID, origin string) ([]Experience, error) {
+	rows, err := s.pool.Query(ctx,
+		`SELECT id, origin, text, uses, updated_at FROM experiences
+		 WHERE tenant_id = $1 AND ($2 = '' OR origin = $2) ORDER BY origin, uses DESC, id LIMIT 1000`, tenantID, origin)
+	if err != nil {
+		return nil, fmt.Errorf("list experiences: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Experience, error) {
+		var e Experience
+		return e, r.Scan(&e.ID, &e.Origin, &e.Text, &e.Uses, &e.UpdatedAt)
+	})
+}
+
+// DeleteExperiences removes a tenant's learned notes: one by id, those of
+// an origin, or all (id 0 and origin ""), and says how many went.
+func (s *Store) DeleteExperiences(ctx context.Context, tenantID, origin string, id int64) (int64, error) {
+	tag, err := s.pool.Exec(ctx,
+		`DELETE FROM experiences WHERE tenant_id = $1 AND ($2 = '' OR origin = $2) AND ($3 = 0 OR id = $3)`, tenantID, origin, id)
+	if err != nil {
+		return 0, fmt.Errorf("delete experiences: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}

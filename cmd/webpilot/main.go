@@ -310,6 +310,32 @@ func submitCmd(c *client, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("submit", flag.ContinueOnError)
 	base := fs.String("base", "", "base URL (overrides the file's)")
 	follow := fs.Bool("watch", false, "follow progress until the job ends, then print the spec")
+	secrets := map[string]string{}
+	fs.Func("secret", "NAME=env:VAR or NAME=file:PATH: a secret for {{NAME}}, typed into fields but never shown, stored or logged in the clear (repeatable)",
+		func(v string) error {
+			name, src, ok := strings.Cut(v, "=")
+			if !ok || name == "" {
+				return errors.New("want NAME=env:VAR or NAME=file:PATH")
+			}
+			switch {
+			case strings.HasPrefix(src, "env:"):
+				val, set := os.LookupEnv(strings.TrimPrefix(src, "env:"))
+				if !set || val == "" {
+					return fmt.Errorf("secret %s: environment variable %s is not set", name, strings.TrimPrefix(src, "env:"))
+				}
+				secrets[name] = val
+			case strings.HasPrefix(src, "file:"):
+				b, err := os.ReadFile(strings.TrimPrefix(src, "file:"))
+				if err != nil {
+					return fmt.Errorf("secret %s: %w", name, err)
+				}
+				secrets[name] = strings.TrimRight(string(b), "\r\n")
+			default:
+				// A value on the command line would land in shell history and process lists.
+				return fmt.Errorf("secret %s: give it as env:VAR or file:PATH, not inline", name)
+			}
+			return nil
+		})
 	var file string
 	rest := args
 	for len(rest) > 0 {
@@ -321,7 +347,7 @@ func submitCmd(c *client, args []string, out io.Writer) error {
 		}
 	}
 	if file == "" {
-		return errors.New("usage: webpilot submit FILE [--base URL] [--watch]")
+		return errors.New("usage: webpilot submit FILE [--base URL] [--secret NAME=env:VAR] [--watch]")
 	}
 	key, err := tenantKey()
 	if err != nil {
@@ -330,6 +356,12 @@ func submitCmd(c *client, args []string, out io.Writer) error {
 	sc, err := loadScenario(file, *base)
 	if err != nil {
 		return err
+	}
+	if len(secrets) > 0 && sc.Secrets == nil {
+		sc.Secrets = map[string]string{}
+	}
+	for k, v := range secrets {
+		sc.Secrets[k] = v
 	}
 	// One Idempotency-Key for every try: a retry after a timeout or a 503
 	// returns the job the first try created instead of a second one.
