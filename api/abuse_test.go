@@ -127,17 +127,7 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 func TestProgressStreamsShareOneNotificationSource(t *testing.T) {
 	t.Parallel()
 	base, st, key := abuseServer(t, api.Config{MaxStreams: 60}, api.DefaultServerTimeouts())
-	req, _ := http.NewRequest("POST", base+"/v1/jobs", strings.NewReader(
-		`{"kind":"scenario","scenario":{"name":"x","base_url":"http://127.0.0.1:1/","steps":["Go to /"],"options":{"max_credits":0.01}}}`))
-	req.Header.Set("Authorization", "Bearer "+key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var job struct{ ID string }
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	_ = json.Unmarshal(b, &job)
+	job := submitSmall(t, base, key)
 	const watchers = 50
 	var wg sync.WaitGroup
 	ended := make(chan time.Duration, watchers)
@@ -190,7 +180,7 @@ func TestProgressStreamsShareOneNotificationSource(t *testing.T) {
 	mu.Lock()
 	cancelledAt = time.Now()
 	mu.Unlock()
-	req, _ = http.NewRequest("POST", base+"/v1/jobs/"+job.ID+"/cancel", nil)
+	req, _ := http.NewRequest("POST", base+"/v1/jobs/"+job.ID+"/cancel", nil)
 	req.Header.Set("Authorization", "Bearer "+key)
 	if resp, err := http.DefaultClient.Do(req); err == nil {
 		resp.Body.Close()
@@ -211,16 +201,7 @@ func TestProgressStreamsShareOneNotificationSource(t *testing.T) {
 func TestATenantsOpenStreamsAreBounded(t *testing.T) {
 	t.Parallel()
 	base, _, key := abuseServer(t, api.Config{MaxStreams: 2}, api.DefaultServerTimeouts())
-	req, _ := http.NewRequest("POST", base+"/v1/jobs", strings.NewReader(
-		`{"kind":"scenario","scenario":{"name":"x","base_url":"http://127.0.0.1:1/","steps":["Go to /"],"options":{"max_credits":0.01}}}`))
-	req.Header.Set("Authorization", "Bearer "+key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var job struct{ ID string }
-	_ = json.NewDecoder(resp.Body).Decode(&job)
-	resp.Body.Close()
+	job := submitSmall(t, base, key)
 	var codes []int
 	for range 3 {
 		req, _ := http.NewRequest("GET", base+"/v1/jobs/"+job.ID+"/events", nil)
@@ -235,4 +216,21 @@ func TestATenantsOpenStreamsAreBounded(t *testing.T) {
 	if fmt.Sprint(codes) != "[200 200 429]" {
 		t.Fatalf("three streams with a limit of two: %v", codes)
 	}
+}
+
+// submitSmall submits a one-step job (which nothing runs) and returns it.
+func submitSmall(t *testing.T, base, key string) (job struct{ ID string }) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+"/v1/jobs", strings.NewReader(
+		`{"kind":"scenario","scenario":{"name":"x","base_url":"http://127.0.0.1:1/","steps":["Go to /"],"options":{"max_credits":0.01}}}`))
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&job); err != nil || job.ID == "" {
+		t.Fatalf("submit: %d %v", resp.StatusCode, err)
+	}
+	return job
 }

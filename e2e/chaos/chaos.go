@@ -19,7 +19,6 @@ import (
 	"io"
 	"log/slog"
 	mrand "math/rand/v2"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -169,7 +168,7 @@ func (d *drill) setUp(ctx context.Context) error {
 	if d.natsDir, err = os.MkdirTemp("", "webpilot-chaos-nats-"); err != nil {
 		return err
 	}
-	if d.port, err = freePort(); err != nil {
+	if d.port, err = storetest.FreePort(); err != nil {
 		return err
 	}
 	d.token = jobs.NewToken()
@@ -540,13 +539,4 @@ func (d *drill) post(ctx context.Context, path, token, idem string, body, out an
 		return json.Unmarshal(rb, out)
 	}
 	return nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -34,7 +34,7 @@ func StartCluster() (*Cluster, error) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,8 @@ func pgScript() (string, error) {
 	return "", fmt.Errorf("storetest: scripts/pg.sh not found above the working directory")
 }
 
-func freePort() (int, error) {
+// FreePort returns a local TCP port that was free a moment ago.
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
