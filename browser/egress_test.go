@@ -106,6 +106,8 @@ func TestEgressHasNoWayAround(t *testing.T) {
 		vector{"redirect to localhost", app.URL + "/r/301?to=http://localhost:" + cport + "/", true},
 		vector{"redirect to 0.0.0.0", app.URL + "/r/302?to=http://0.0.0.0:" + cport + "/", true},
 		vector{"redirect to a decimal IP", app.URL + "/r/302?to=http://2130706433:" + cport + "/", true},
+		vector{"redirect to an IPv4-mapped IPv6", app.URL + "/r/307?to=http://[::ffff:127.0.0.1]:" + cport + "/", true},
+		vector{"redirect to a NAT64 IPv6", app.URL + "/r/302?to=http://[64:ff9b::7f00:1]:" + cport + "/", true},
 	)
 	for name := range vectors {
 		cases = append(cases, vector{name, app.URL + "/v/" + name, name != "service-worker" && name != "location-chrome"})

@@ -52,3 +52,29 @@ func TestChatDoesNotRetryClientErrors(t *testing.T) {
 		t.Fatalf("client retried a 400")
 	}
 }
+
+// TestChatRetriesItsOwnTimeout: the HTTP client's per-request timeout is a
+// transport failure to retry, while the caller's expired context is final.
+func TestChatRetriesItsOwnTimeout(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.New(t,
+		llmtest.Reply{Content: `{"late":true}`, Delay: 2 * time.Second},
+		llmtest.Reply{Content: `{"status":"complete"}`, PromptTokens: 10},
+	)
+	c := llm.New(llm.Config{APIKey: "test", BaseURL: srv.BaseURL(), Model: "m", Backoff: time.Millisecond, Timeout: 300 * time.Millisecond})
+	req := llm.Request{Messages: []llm.Message{{Role: "user", Text: "x"}}, ClientRequestID: "job/1/7"}
+	rep, err := c.Chat(context.Background(), req)
+	if err != nil || rep.Attempts != 2 || rep.Text != `{"status":"complete"}` {
+		t.Fatalf("after a client timeout: %+v %v", rep, err)
+	}
+	reqs := srv.Requests()
+	if reqs[0].ClientRequestID != "job/1/7" || reqs[0].MaxTokens != llm.DefaultMaxTokens {
+		t.Fatalf("request id %q, max_tokens %d", reqs[0].ClientRequestID, reqs[0].MaxTokens)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	srv.Push(llmtest.Reply{Content: "{}", Delay: time.Second}, llmtest.Reply{Content: "{}"})
+	if _, err := c.Chat(ctx, req); err == nil {
+		t.Fatal("the caller's expired context was retried")
+	}
+}
