@@ -69,7 +69,8 @@ func (s *Session) SetOfMarks(ctx context.Context, snap Snapshot, limit int) ([]b
 		if err != nil {
 			continue
 		}
-		box, err := loc.BoundingBox(playwright.LocatorBoundingBoxOptions{Timeout: playwright.Float(300)})
+		// The element exists (its ref resolved): a generous timeout only matters on a loaded machine.
+		box, err := loc.BoundingBox(playwright.LocatorBoundingBoxOptions{Timeout: playwright.Float(2000)})
 		if err != nil || box == nil || box.Width == 0 || (vp != nil && (box.Y+box.Height < 0 || box.Y > float64(vp.Height))) {
 			continue
 		}
