@@ -47,6 +47,7 @@ func TestFailedAuthenticationsAreRateLimitedPerAddress(t *testing.T) {
 	t.Parallel()
 	base, _, key := abuseServer(t, api.Config{}, api.DefaultServerTimeouts())
 	codes := map[int]int{}
+	start := time.Now()
 	for range 60 {
 		req, _ := http.NewRequest("GET", base+"/v1/jobs", nil)
 		req.Header.Set("Authorization", "Bearer wrong-key")
@@ -60,8 +61,9 @@ func TestFailedAuthenticationsAreRateLimitedPerAddress(t *testing.T) {
 			t.Fatal("429 without Retry-After")
 		}
 	}
-	if codes[401] > 25 || codes[429] < 30 {
-		t.Fatalf("60 bad keys at full speed: %v; want about 20 answered 401 and the rest 429", codes)
+	// A burst of 20, then 2 a second: on a slow machine a few more get through.
+	if allowed := 20 + int(2*time.Since(start).Seconds()) + 1; codes[401] > allowed || codes[429] == 0 || codes[401]+codes[429] != 60 {
+		t.Fatalf("60 bad keys at full speed: %v; want at most %d answered 401 and the rest 429", codes, allowed)
 	}
 	// The address is refused as a whole until it cools down, the right key included.
 	req, _ := http.NewRequest("GET", base+"/v1/jobs", nil)
@@ -78,6 +80,7 @@ func TestSubmissionsAreRateLimitedPerTenant(t *testing.T) {
 	base, _, key := abuseServer(t, api.Config{Submissions: 2}, api.DefaultServerTimeouts()) // burst 20
 	body := `{"kind":"scenario","scenario":{"name":"x","base_url":"http://127.0.0.1:1/","steps":["Go to /"],"options":{"max_credits":0.01}}}`
 	codes := map[int]int{}
+	start := time.Now()
 	for range 30 {
 		req, _ := http.NewRequest("POST", base+"/v1/jobs", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+key)
@@ -88,8 +91,8 @@ func TestSubmissionsAreRateLimitedPerTenant(t *testing.T) {
 		resp.Body.Close()
 		codes[resp.StatusCode]++
 	}
-	if codes[202] < 20 || codes[202] > 22 || codes[429] < 8 {
-		t.Fatalf("30 submissions at full speed with 2/s (burst 20): %v", codes)
+	if allowed := 20 + int(2*time.Since(start).Seconds()) + 1; codes[202] < 20 || codes[202] > allowed || codes[429] == 0 || codes[202]+codes[429] != 30 {
+		t.Fatalf("30 submissions at full speed with 2/s (burst 20): %v, want 20 to %d accepted and the rest 429", codes, allowed)
 	}
 }
 
