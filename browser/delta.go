@@ -107,7 +107,7 @@ func (d Delta) Empty() bool {
 // String is a compact rendering for prompts.
 func (d Delta) String() string {
 	if d.Empty() {
-		return "no visible change"
+		return "no visible change\n"
 	}
 	var b strings.Builder
 	if d.URL != nil {

@@ -94,3 +94,36 @@ func TestModelAsAttacker(t *testing.T) {
 	}
 	noSecret(t, pw, res, rec, model)
 }
+
+// TestPromptSaysWhatTheSystemDoes: the prompt offers only actions that can
+// run, states the tool-call limit as it is enforced, and keeps "what
+// changed" and the warnings on lines of their own.
+func TestPromptSaysWhatTheSystemDoes(t *testing.T) {
+	t.Parallel()
+	sc := scenario.Scenario{Name: "prompt", BaseURL: pages(t) + "/inject.html", Steps: []scenario.Step{{Text: "Look at the heading"}}}
+	_, _, model := runAgent(t, sc,
+		decision(map[string]any{"status": "complete", "reasoning": "look",
+			"commands": []map[string]any{
+				cmd("hover", map[string]any{"role": "heading", "name": "Sign in"}, ""),
+				cmd("click", map[string]any{"role": "button", "name": "No such button"}, ""),
+			}}),
+		decision(map[string]any{"status": "complete", "reasoning": "seen"}),
+	)
+	reqs := model.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d calls", len(reqs))
+	}
+	first := reqs[0].Text()
+	actions := first[strings.Index(first, "Actions: "):]
+	actions = actions[:strings.Index(actions, "\n")]
+	if strings.Contains(actions, "upload") || !strings.Contains(actions, "fill") {
+		t.Errorf("actions offered: %s", actions)
+	}
+	if !strings.Contains(first, "tool calls per iteration of a step") {
+		t.Error("the tool-call limit is not stated as it is enforced")
+	}
+	second := reqs[1].Text()
+	if !strings.Contains(second, "no visible change\nWARNING: ") {
+		t.Errorf("what changed and the warnings run together:\n%s", second)
+	}
+}

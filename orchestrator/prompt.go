@@ -33,7 +33,8 @@ Rules:
 - If the step looks already done, out of order, or a previous step looks incomplete, say so in "step_evaluation".
 - For steps that check something, use verify commands so the check becomes an assertion in the test.
 - Tools give you more information before you act. Set "needs_tool_results": true to see their results before deciding
-  this turn; otherwise they are shown next turn. At most %d tool calls per turn.
+  this turn; otherwise they are shown next turn. At most %d tool calls per iteration of a step, re-asks included;
+  calls past the limit are refused and the refusal is reported with the results.
 - Leave yourself a short note for the next turn when it helps; record durable facts about this app in experiences.
 
 Schema:
@@ -59,7 +60,7 @@ Tools:
 // prompt builds the messages of one agent iteration.
 func (r *run) prompt(ctx context.Context, a *agentStep, snap browser.Snapshot) ([]llm.Message, error) {
 	sys := fmt.Sprintf(systemPrompt, r.limits.MaxCommandsPerBatch, r.limits.MaxToolCalls,
-		strings.Join(browser.Actions, ", "), strings.Join(browser.Assertions, ", "), toolDescriptions())
+		strings.Join(offeredActions(), ", "), strings.Join(browser.Assertions, ", "), toolDescriptions())
 	sys = strings.ReplaceAll(sys, "BOUNDARY", r.boundary)
 	step := a.rep.Index
 	var b strings.Builder
@@ -138,6 +139,18 @@ func (r *run) untrusted(write func(*strings.Builder)) string {
 	write(&in)
 	body := strings.ReplaceAll(in.String(), r.boundary, "")
 	return "<<<" + r.boundary + "\n" + strings.TrimRight(body, "\n") + "\n" + r.boundary + ">>>\n"
+}
+
+// offeredActions are the actions the prompt offers: every action the
+// browser can run (upload cannot yet: a job carries no files).
+func offeredActions() []string {
+	var out []string
+	for _, a := range browser.Actions {
+		if a != "upload" {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // stepInstructions explains what the step's type asks of the model.
