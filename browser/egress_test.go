@@ -7,13 +7,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/webpilot/webpilot/browser"
 	"github.com/webpilot/webpilot/browser/browsertest"
 	"github.com/webpilot/webpilot/netguard"
+	"github.com/webpilot/webpilot/netguard/netguardtest"
 )
 
 // TestEgressHasNoWayAround loads pages that try every known way to reach a
@@ -24,9 +24,7 @@ import (
 // and each attempt that reached the network must be reported as blocked.
 func TestEgressHasNoWayAround(t *testing.T) {
 	t.Parallel()
-	var hits atomic.Int32
-	canary := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
-	t.Cleanup(canary.Close)
+	canary := netguardtest.NewCanary(t)
 	_, cport, _ := net.SplitHostPort(strings.TrimPrefix(canary.URL, "http://"))
 	can := canary.URL
 	page := func(body string) string {
@@ -122,7 +120,7 @@ func TestEgressHasNoWayAround(t *testing.T) {
 				time.Sleep(50 * time.Millisecond)
 			}
 			time.Sleep(500 * time.Millisecond)
-			if n := hits.Load(); n != 0 {
+			if n := canary.Hits(); n != 0 {
 				t.Fatalf("the canary was reached (%d hits so far)", n)
 			}
 			if c.reported && len(s.Denied()) == 0 {

@@ -6,9 +6,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/webpilot/webpilot/netguard/netguardtest"
 )
 
 // TestEgressBlockIsInTheJobsReport: a page whose image redirects to a host
@@ -16,9 +17,7 @@ import (
 // and history say what was blocked.
 func TestEgressBlockIsInTheJobsReport(t *testing.T) {
 	t.Parallel()
-	var hits atomic.Int32
-	canary := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
-	t.Cleanup(canary.Close)
+	canary := netguardtest.NewCanary(t)
 	forbidden := strings.Replace(canary.URL, "127.0.0.1", "localhost", 1) + "/pixel"
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/img" {
@@ -36,7 +35,7 @@ func TestEgressBlockIsInTheJobsReport(t *testing.T) {
 	if v.State != "succeeded" {
 		t.Fatalf("job ended %s: %s", v.State, v.Error)
 	}
-	if hits.Load() != 0 {
+	if canary.Hits() != 0 {
 		t.Fatal("the canary was reached")
 	}
 	var steps []struct{ Blocked []string }

@@ -3,15 +3,13 @@ package orchestrator_test
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/webpilot/webpilot/browser/browsertest"
 	"github.com/webpilot/webpilot/llm"
 	"github.com/webpilot/webpilot/llm/llmtest"
+	"github.com/webpilot/webpilot/netguard/netguardtest"
 	"github.com/webpilot/webpilot/orchestrator"
 	"github.com/webpilot/webpilot/scenario"
 )
@@ -23,9 +21,7 @@ import (
 // into the field, and the planted instruction is neither kept nor shown.
 func TestModelAsAttacker(t *testing.T) {
 	t.Parallel()
-	var hits atomic.Int32
-	canary := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
-	t.Cleanup(canary.Close)
+	canary := netguardtest.NewCanary(t)
 	other := strings.Replace(canary.URL, "127.0.0.1", "localhost", 1) // allowed by the session's policy, not by the job
 	base := pages(t)
 	const pw = "hunter2-very-secret"
@@ -57,7 +53,7 @@ func TestModelAsAttacker(t *testing.T) {
 	if err != nil || res.Status != orchestrator.StatusSucceeded {
 		t.Fatalf("run: %v %s %s", err, res.Status, res.Error)
 	}
-	if n := hits.Load(); n != 0 {
+	if n := canary.Hits(); n != 0 {
 		t.Fatalf("the canary on another host was reached %d times", n)
 	}
 	reqs := model.Requests()
