@@ -140,9 +140,8 @@ type Session struct {
 	net    *netTracker
 	mu     sync.Mutex
 	denied []string // URLs the policy refused
-	// frameRefs maps the frame number of the latest snapshot's refs (f2s3e7)
-	// to the iframe selector chain that reaches that frame.
-	frameRefs map[string][]string
+	// refs resolves the latest snapshot's refs (see refMap).
+	refs *refMap
 	// refInfo is the role and name of each ref of the latest snapshot.
 	refInfo map[string]refEntry
 }

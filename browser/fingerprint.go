@@ -2,6 +2,10 @@ package browser
 
 import (
 	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/playwright-community/playwright-go"
 )
@@ -42,14 +46,21 @@ const fingerprintScript = `(e) => {
   const tag = e.tagName.toLowerCase();
   const [role, name] = wpRoleName(e);
   let label = '';
-  if (e.labels && e.labels.length) label = clean([...e.labels].map(l => l.innerText).join(' '));
+  if (e.labels && e.labels.length) label = clean([...e.labels].map(labelText).join(' '));
   else if (attr('aria-labelledby')) label = clean(attr('aria-labelledby').split(' ').map(id => ((e.getRootNode().getElementById ? e.getRootNode().getElementById(id) : document.getElementById(id)) || {}).innerText || '').join(' '));
-  const path = [];
-  for (let n = e; n && n.nodeType === 1 && n !== document.documentElement; n = n.parentElement) {
-    if (n.id && /^[A-Za-z][\w-]*$/.test(n.id)) { path.unshift('#' + n.id); break; }
-    let i = 1; for (let s = n.previousElementSibling; s; s = s.previousElementSibling) if (s.tagName === n.tagName) i++;
-    path.unshift(n.tagName.toLowerCase() + ':nth-of-type(' + i + ')');
-  }
+  // The structural path, one CSS path per shadow root (outermost first),
+  // chained with >> so it never matches inside another copy of a component.
+  const pathIn = (e) => {
+    const path = [];
+    for (let n = e; n && n.nodeType === 1 && n !== document.documentElement; n = n.parentElement) {
+      if (n.id && /^[A-Za-z][\w-]*$/.test(n.id) && n.getRootNode().querySelectorAll('#' + n.id).length === 1) { path.unshift('#' + n.id); break; }
+      let i = 1; for (let s = n.previousElementSibling; s; s = s.previousElementSibling) if (s.tagName === n.tagName) i++;
+      path.unshift(n.tagName.toLowerCase() + ':nth-of-type(' + i + ')');
+    }
+    return path.join(' > ');
+  };
+  const chain = [];
+  for (let n = e; n; ) { chain.unshift(pathIn(n)); const root = n.getRootNode(); n = root && root.host ? root.host : null; }
   const implicit = { li: 'listitem', tr: 'row', article: 'article', form: 'form', dialog: 'dialog', fieldset: 'group', section: 'region', nav: 'navigation', ul: 'list', ol: 'list', table: 'table' };
   const own = clean(e.innerText || e.textContent);
   const ancestors = [];
@@ -59,8 +70,9 @@ const fingerprintScript = `(e) => {
   }
   const keep = {};
   for (const n of ['id', 'name', 'type', 'href', 'class', 'aria-label', 'data-testid', 'role', 'for']) if (attr(n)) keep[n] = attr(n).slice(0, 120);
+  for (const n of e.getAttributeNames()) if (n.startsWith('data-test') && n !== 'data-testid') keep[n] = attr(n).slice(0, 120);
   return { role, name: name.slice(0, 200), tag, testid: attr('data-testid'), placeholder: attr('placeholder'), label,
-    alt: attr('alt'), title: attr('title'), text: own.slice(0, 100), attrs: keep, path: path.join(' > '), ancestors };
+    alt: attr('alt'), title: attr('title'), text: own.slice(0, 100), attrs: keep, path: chain.join(' >> '), ancestors };
 }`
 
 // fingerprint describes the element loc resolves to. For a ref, the role
@@ -125,11 +137,28 @@ func (s *Session) robust(fp *Fingerprint) Target {
 	if fp.Alt != "" {
 		add(Target{Alt: fp.Alt})
 	}
-	if fp.Text != "" && len(fp.Text) <= 60 && fp.Tag != "input" && fp.Tag != "select" && fp.Tag != "textarea" {
+	// A bare number is a counter's value, not the element's identity.
+	if fp.Text != "" && len(fp.Text) <= 60 && !counterText.MatchString(fp.Text) && fp.Tag != "input" && fp.Tag != "select" && fp.Tag != "textarea" {
 		add(Target{Text: fp.Text})
 	}
 	if fp.Title != "" {
 		add(Target{Title: fp.Title})
+	}
+	for _, k := range sortedKeys(fp.Attributes) {
+		if strings.HasPrefix(k, "data-test") && k != "data-testid" {
+			add(Target{CSS: fmt.Sprintf("[%s=%s]", k, strconv.Quote(fp.Attributes[k]))})
+		}
+	}
+	if id := fp.Attributes["id"]; stableID.MatchString(id) {
+		add(Target{CSS: "#" + id})
+	}
+	for _, c := range strings.Fields(fp.Attributes["class"]) {
+		if stableID.MatchString(c) {
+			add(Target{CSS: fp.Tag + "." + c})
+		}
+	}
+	if fp.Role != "" && fp.Role != "generic" && fp.Role != "text" {
+		add(Target{Role: fp.Role}) // unique on its own, or scoped to a named ancestor below
 	}
 	if t, ok := s.firstUnique(candidates); ok {
 		return t
@@ -158,7 +187,29 @@ func (s *Session) robust(fp *Fingerprint) Target {
 			return t
 		}
 	}
-	return Target{CSS: fp.Path, Frames: fp.Frames}
+	// The structural path last, and only if the runner would find exactly
+	// this element with it: Playwright's CSS pierces shadow roots, so a path
+	// that was unique in one shadow tree can match in every copy of it.
+	if path := (Target{CSS: fp.Path, Frames: fp.Frames}); fp.Path != "" && s.total(path) == 1 {
+		return path
+	}
+	return Target{}
+}
+
+// counterText is text that is only a number (a badge, a count, a price).
+var counterText = regexp.MustCompile(`^\W*\d+([.,]\d+)*\W*$`)
+
+// stableID accepts ids and classes that look written by a person, not
+// generated (no long digit runs, no hashes).
+var stableID = regexp.MustCompile(`^[A-Za-z][A-Za-z-_]*[A-Za-z0-9]?$`)
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // firstUnique returns the first candidate matching exactly one element,

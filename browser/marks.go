@@ -24,6 +24,7 @@ var interactiveRoles = map[string]bool{
 	"button": true, "link": true, "textbox": true, "searchbox": true, "checkbox": true, "radio": true,
 	"combobox": true, "listbox": true, "option": true, "menuitem": true, "menuitemcheckbox": true,
 	"menuitemradio": true, "tab": true, "switch": true, "slider": true, "spinbutton": true, "treeitem": true,
+	"clickable": true, // a role-less element that responds to clicks (see clickableScript)
 }
 
 // snapshotLine matches `- role "name" ... [ref=x]` lines.

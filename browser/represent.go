@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // SnapshotOptions shape the page representation.
@@ -15,20 +16,23 @@ type SnapshotOptions struct {
 
 // roleNameScript approximates an element's role and accessible name, the
 // way fingerprints and the viewport filter see elements.
-const roleNameScript = `const wpRoleName = (e) => {
+const roleNameScript = `// A label's own text, without the text of the controls inside it (a select's options).
+const labelText = (l) => { const c = l.cloneNode(true); c.querySelectorAll('select,input,textarea,button').forEach(x => x.remove()); return c.textContent; };
+const wpRoleName = (e) => {
   const attr = (n) => e.getAttribute(n) || '';
   const clean = (s) => (s || '').trim().replace(/\s+/g, ' ');
   const tag = e.tagName.toLowerCase();
   const type = attr('type').toLowerCase();
   const implicit = { button: 'button', textarea: 'textbox', h1: 'heading', h2: 'heading', h3: 'heading', h4: 'heading', h5: 'heading', h6: 'heading',
-    img: 'img', li: 'listitem', option: 'option', summary: 'button' };
+    img: 'img', li: 'listitem', option: 'option', summary: 'button', p: 'paragraph', ul: 'list', ol: 'list', table: 'table',
+    tr: 'row', td: 'cell', nav: 'navigation', main: 'main', dialog: 'dialog', blockquote: 'blockquote', code: 'code' };
   let role = attr('role') || implicit[tag] || '';
   if (tag === 'a' && e.hasAttribute('href')) role = role || 'link';
   if (tag === 'select') role = role || (e.multiple || e.size > 1 ? 'listbox' : 'combobox');
   if (tag === 'input') role = role || ({ checkbox: 'checkbox', radio: 'radio', button: 'button', submit: 'button', reset: 'button', image: 'button',
     range: 'slider', number: 'spinbutton', search: 'searchbox', email: 'textbox', tel: 'textbox', text: 'textbox', url: 'textbox', password: 'textbox', '': 'textbox' })[type] || '';
   let label = '';
-  if (e.labels && e.labels.length) label = clean([...e.labels].map(l => l.innerText).join(' '));
+  if (e.labels && e.labels.length) label = clean([...e.labels].map(labelText).join(' '));
   const fromContent = ['button', 'link', 'heading', 'option', 'tab', 'menuitem', 'checkbox', 'radio', 'treeitem', 'switch'].includes(role);
   let labelledBy = '';
   if (attr('aria-labelledby')) labelledBy = clean(attr('aria-labelledby').split(' ').map(id => ((e.getRootNode().getElementById ? e.getRootNode().getElementById(id) : document.getElementById(id)) || {}).innerText || '').join(' '));
@@ -44,7 +48,7 @@ const viewportScript = `() => {
   ` + roleNameScript + `
   const vh = innerHeight, vw = innerWidth;
   const els = [];
-  const sel = 'a[href],button,input,select,textarea,summary,[role],h1,h2,h3,h4,h5,h6,img[alt],li,option';
+  const sel = 'a[href],button,input,select,textarea,summary,[role],h1,h2,h3,h4,h5,h6,img[alt],li,option,p,ul,ol,table,tr,td,nav,main,dialog,blockquote,code';
   const walk = (root) => {
     for (const e of root.querySelectorAll(sel)) {
       const [role, name] = wpRoleName(e);
@@ -52,7 +56,8 @@ const viewportScript = `() => {
       const r = e.getBoundingClientRect();
       const shown = r.width > 0 || r.height > 0;
       const pos = !shown ? 'hidden' : r.bottom < 0 ? 'above' : r.top > vh ? 'below' : (r.right < 0 || r.left > vw) ? 'aside' : 'in';
-      els.push([role, name, pos, e.getAttribute('data-testid') || '', e === document.activeElement || (root !== document && e === root.activeElement)]);
+      const sel = e.tagName === 'SELECT' ? [...e.selectedOptions].map(o => o.label).join(', ') : '';
+      els.push([role, name, pos, e.getAttribute('data-testid') || '', e === document.activeElement || (root !== document && e === root.activeElement), sel]);
     }
     for (const h of root.querySelectorAll('*')) if (h.shadowRoot) walk(h.shadowRoot);
   };
@@ -63,8 +68,8 @@ const viewportScript = `() => {
 // viewport is where elements sit relative to the viewport.
 type viewport struct {
 	scrollY, height, pageHeight float64
-	// pos counts, per role and name, the elements in each position.
-	pos map[[2]string]map[string]int
+	// pos lists, per role and name, each element's position in page order.
+	pos map[[2]string][]string
 	// notes are what the aria snapshot does not say (test id, focus) of
 	// elements whose role and name are unique on the page.
 	notes map[[2]string]string
@@ -76,22 +81,19 @@ func parseViewport(v any) (viewport, bool) {
 		return viewport{}, false
 	}
 	vp := viewport{scrollY: toFloat(m["y"]), height: toFloat(m["vh"]), pageHeight: toFloat(m["ph"]),
-		pos: map[[2]string]map[string]int{}, notes: map[[2]string]string{}}
+		pos: map[[2]string][]string{}, notes: map[[2]string]string{}}
 	seen := map[[2]string]int{}
 	els, _ := m["els"].([]any)
 	for _, x := range els {
 		e, ok := x.([]any)
-		if !ok || len(e) != 5 {
+		if !ok || len(e) != 6 {
 			continue
 		}
 		role, _ := e[0].(string)
 		name, _ := e[1].(string)
 		pos, _ := e[2].(string)
 		k := [2]string{role, name}
-		if vp.pos[k] == nil {
-			vp.pos[k] = map[string]int{}
-		}
-		vp.pos[k][pos]++
+		vp.pos[k] = append(vp.pos[k], pos)
 		seen[k]++
 		var note string
 		if id, _ := e[3].(string); id != "" {
@@ -99,6 +101,9 @@ func parseViewport(v any) (viewport, bool) {
 		}
 		if f, _ := e[4].(bool); f {
 			note += " [focused]"
+		}
+		if sel, _ := e[5].(string); sel != "" {
+			note += fmt.Sprintf(" [selected=%s]", strconv.Quote(sel))
 		}
 		if note != "" {
 			vp.notes[k] = note
@@ -112,20 +117,25 @@ func parseViewport(v any) (viewport, bool) {
 	return vp, true
 }
 
-// outside reports where an element lies when every element of its role and
-// name is outside the viewport ("" when any is in view or it is unknown).
-func (vp viewport) outside(role, name string) string {
-	c := vp.pos[[2]string{role, name}]
-	if c == nil || c["in"] > 0 || c["hidden"] > 0 {
+// where says where the idx-th element (in page order) of a role and name
+// lies: in, hidden, above, below or aside. When the page and the snapshot
+// disagree on how many such elements there are, an element counts as
+// outside only if all of them are on the same side.
+func (vp viewport) where(role, name string, idx, total int) string {
+	list := vp.pos[[2]string{role, name}]
+	if len(list) == 0 {
 		return ""
 	}
-	switch {
-	case c["above"] > 0 && c["below"] == 0 && c["aside"] == 0:
-		return "above"
-	case c["below"] > 0 && c["above"] == 0 && c["aside"] == 0:
-		return "below"
+	if len(list) == total && idx < len(list) {
+		return list[idx]
 	}
-	return "aside"
+	side := list[0]
+	for _, p := range list[1:] {
+		if p != side {
+			return ""
+		}
+	}
+	return side
 }
 
 type node struct {
@@ -134,6 +144,7 @@ type node struct {
 	role     string
 	name     string
 	ref      string
+	occ      int // among the elements of its role and name, in page order
 	children []*node
 }
 
@@ -213,25 +224,103 @@ func annotate(nodes []*node, vp viewport) {
 	}
 }
 
-// dropOutside removes elements wholly outside the viewport and containers
-// left empty by it, counting what was removed.
-func dropOutside(nodes []*node, vp viewport, counts map[string]int) []*node {
+// dropOutside removes the content wholly outside the viewport, counting
+// exactly what it removes. Controls are kept wherever they are, marked with
+// their side, so the model can always reach an input, button or select.
+func dropOutside(nodes []*node, vp viewport, counts map[string]int, total map[[2]string]int) []*node {
 	var out []*node
 	for _, n := range nodes {
+		where := ""
 		if n.role != "" && n.ref != "" {
-			if where := vp.outside(n.role, n.name); where != "" && (n.name != "" || len(n.children) == 0) {
-				counts[where] += 1 + countRefs(n.children)
-				continue
+			where = vp.where(n.role, n.name, n.occ, total[[2]string{n.role, n.name}])
+			switch where {
+			case "above", "below", "aside":
+				if interactiveRoles[n.role] {
+					n.line = strings.Replace(n.line, "[ref="+n.ref+"]", "[ref="+n.ref+"] ["+sideWord(where)+"]", 1)
+				} else if n.name != "" || len(n.children) == 0 {
+					counts[where] += 1 + countRefs(n.children)
+					continue
+				}
 			}
 		}
 		had := len(n.children)
-		n.children = dropOutside(n.children, vp, counts)
+		n.children = dropOutside(n.children, vp, counts, total)
 		if had > 0 && len(n.children) == 0 && n.name == "" && !strings.Contains(n.line, "]: ") {
-			continue // a container whose content is all off screen
+			// A container whose content is all off screen goes too, counted
+			// when it has a ref (on the side of its content when its own is unknown).
+			if n.ref == "" {
+				continue
+			}
+			switch where {
+			case "above", "below", "aside":
+				counts[where]++
+				continue
+			}
 		}
 		out = append(out, n)
 	}
 	return out
+}
+
+func sideWord(where string) string {
+	if where == "aside" {
+		return "beside"
+	}
+	return where
+}
+
+// tally counts the role-and-name occurrences of a subtree, numbering each
+// node among those of its role and name in page order.
+func tally(nodes []*node, seen map[[2]string]int) {
+	for _, n := range nodes {
+		if n.role != "" && n.ref != "" {
+			k := [2]string{n.role, n.name}
+			n.occ = seen[k]
+			seen[k]++
+		}
+		tally(n.children, seen)
+	}
+}
+
+// collapseLong shortens the text of lines carrying long text (code, long
+// paragraphs), saying how much was left out: the budget is for controls.
+func collapseLong(text string) string {
+	if !strings.Contains(text, "\n") && len(text) <= maxLineText {
+		return text
+	}
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		lines[i] = collapseLine(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
+const maxLineText = 240
+
+func collapseLine(l string) string {
+	if len(l) <= maxLineText {
+		return l
+	}
+	at := strings.Index(l, "]: ")
+	if at < 0 {
+		if at = strings.Index(l, "- text: "); at >= 0 {
+			at += len("- text")
+		} else if at = strings.Index(l, "- /url: "); at >= 0 {
+			at += len("- /url")
+		}
+	} else {
+		at++
+	}
+	if at < 0 || len(l)-at < maxLineText/2 {
+		return l
+	}
+	head := l[:at+2]
+	value := l[at+2:]
+	cut := 160
+	for cut > 0 && !utf8.RuneStart(value[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s%s… (+%d chars; inspect_page with search shows them)", head, value[:cut], len(value)-cut)
 }
 
 func countRefs(nodes []*node) int {
@@ -253,22 +342,25 @@ func represent(text string, vp *viewport, o SnapshotOptions) (string, string) {
 	if keep <= 0 {
 		keep = 6
 	}
-	nodes := elideLists(parseTree(text), keep)
+	tree := parseTree(text)
+	total := map[[2]string]int{}
+	tally(tree, total) // numbers each element among those of its role and name
+	nodes := elideLists(tree, keep)
 	header := ""
 	if vp != nil {
 		counts := map[string]int{}
 		annotate(nodes, *vp)
 		if !o.FullPage {
-			nodes = dropOutside(nodes, *vp, counts)
+			nodes = dropOutside(nodes, *vp, counts, total)
 		}
-		header = fmt.Sprintf("# viewport: y %.0f-%.0f of %.0f px", vp.scrollY, vp.scrollY+vp.height, vp.pageHeight)
+		header = fmt.Sprintf("# viewport: y %.0f-%.0f of %.0f px; controls outside it are kept, marked [above], [below] or [beside]", vp.scrollY, vp.scrollY+vp.height, vp.pageHeight)
 		if n := counts["above"] + counts["below"] + counts["aside"]; n > 0 {
-			header += fmt.Sprintf("; left out as outside the viewport: %d elements above, %d below, %d beside (scroll, or inspect_page with search)",
+			header += fmt.Sprintf("; other content left out as outside the viewport: %d elements above, %d below, %d beside (scroll, or inspect_page with search)",
 				counts["above"], counts["below"], counts["aside"])
 		}
 		header += "\n"
 	}
 	var b strings.Builder
 	render(&b, nodes)
-	return header, b.String()
+	return header, collapseLong(b.String())
 }

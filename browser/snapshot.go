@@ -38,10 +38,18 @@ const Redacted = "«redacted»"
 func (s *Session) Snapshot(ctx context.Context, o SnapshotOptions) (Snapshot, error) {
 	snap := Snapshot{URL: s.page.URL(), Title: s.Title()}
 	opts := playwright.LocatorAriaSnapshotOptions{Ref: playwright.Bool(true), Timeout: playwright.Float(5000)}
-	text, err := s.page.Locator("body").AriaSnapshot(opts)
+	text, err := ariaSnapshot(s.page.MainFrame(), opts)
 	if err != nil {
 		return snap, fmt.Errorf("aria snapshot: %w", err)
 	}
+	s.mu.Lock()
+	seq := 1
+	if s.refs != nil {
+		seq = s.refs.seq + 1
+	}
+	s.mu.Unlock()
+	m := &refMap{seq: seq, actual: map[string]string{}, frames: map[string][]string{}, handles: map[string][]string{}}
+	text = m.renumber(text, "")
 	var vp *viewport
 	if v, err := s.page.Evaluate(viewportScript); err == nil {
 		if p, ok := parseViewport(v); ok {
@@ -51,9 +59,9 @@ func (s *Session) Snapshot(ctx context.Context, o SnapshotOptions) (Snapshot, er
 	full := text
 	header, shown := represent(text, vp, o)
 	passwords := passwordValues(s.page.MainFrame())
-	frameRefs := map[string][]string{}
 	var b, fb strings.Builder
 	b.WriteString(shown)
+	b.WriteString(s.clickables(m, o.FullPage))
 	frameOpts := playwright.LocatorAriaSnapshotOptions{Ref: playwright.Bool(true), Timeout: playwright.Float(3000)}
 	for i, f := range s.page.Frames()[1:] {
 		if f.IsDetached() {
@@ -63,14 +71,14 @@ func (s *Session) Snapshot(ctx context.Context, o SnapshotOptions) (Snapshot, er
 		if err != nil {
 			continue
 		}
-		sub, err := f.Locator("body").AriaSnapshot(frameOpts)
+		sub, err := ariaSnapshot(f, frameOpts)
 		if err != nil {
 			continue
 		}
 		n := strconv.Itoa(i + 1)
-		frameRefs[n] = chain
+		m.frames[n] = chain
 		passwords = append(passwords, passwordValues(f)...)
-		sub = refPattern.ReplaceAllString(sub, "[ref=f"+n+"$1]")
+		sub = collapseLong(m.renumber(sub, n))
 		fmt.Fprintf(&fb, "- frame %q [frame=f%s] (%s):\n", strings.Join(chain, " > "), n, f.URL())
 		for _, line := range strings.Split(strings.TrimRight(sub, "\n"), "\n") {
 			fb.WriteString("  " + line + "\n")
@@ -98,12 +106,28 @@ func (s *Session) Snapshot(ctx context.Context, o SnapshotOptions) (Snapshot, er
 	for _, m := range refPattern.FindAllStringSubmatch(full, -1) {
 		snap.Refs[m[1]] = true
 	}
+	for ref := range m.handles {
+		snap.Refs[ref] = true
+	}
 	s.mu.Lock()
-	s.frameRefs, s.refInfo = frameRefs, info
+	s.refs, s.refInfo = m, info
 	s.mu.Unlock()
-	snap.Full = full
+	snap.Full = full + b.String()[len(shown):]
 	snap.Text, snap.Truncated = trim(text, o.Budget)
 	return snap, nil
+}
+
+// ariaSnapshot snapshots a frame's body, or its frameset, so reading a
+// page made of frames never waits for a body that will not come; a
+// document with neither (an SVG or XML document) is snapshot whole.
+func ariaSnapshot(f playwright.Frame, o playwright.LocatorAriaSnapshotOptions) (string, error) {
+	text, err := f.Locator(":root > body, :root > frameset").First().AriaSnapshot(o)
+	if err != nil {
+		if n, cerr := f.Locator(":root > body, :root > frameset").Count(); cerr == nil && n == 0 {
+			return f.Locator(":root").AriaSnapshot(o)
+		}
+	}
+	return text, err
 }
 
 func passwordValues(f playwright.Frame) []string {

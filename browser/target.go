@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/playwright-community/playwright-go"
@@ -95,23 +94,10 @@ func (s *Session) root(frames []string) playwright.Locator {
 	return fl.Locator(":root")
 }
 
-// framedRef splits a frame-qualified ref (f2s3e7) into its frame and the
-// ref Playwright knows in that frame.
-var framedRef = regexp.MustCompile(`^f(\d+)(s\d+e\d+)$`)
-
 // locator turns a target into a Playwright locator.
 func (s *Session) locator(t Target) (playwright.Locator, error) {
 	if t.Ref != "" {
-		if m := framedRef.FindStringSubmatch(t.Ref); m != nil {
-			s.mu.Lock()
-			chain, ok := s.frameRefs[m[1]]
-			s.mu.Unlock()
-			if !ok {
-				return nil, fmt.Errorf("ref %s belongs to a frame that is no longer on the page", t.Ref)
-			}
-			return s.root(chain).Locator("aria-ref=" + m[2]), nil
-		}
-		return s.page.Locator("aria-ref=" + t.Ref), nil
+		return s.resolveRef(t.Ref)
 	}
 	root := s.root(t.Frames)
 	if t.Within != nil {
@@ -160,10 +146,8 @@ func byTarget(root playwright.Locator, t Target) (playwright.Locator, error) {
 
 // framesOf is the iframe chain a target lives in.
 func (s *Session) framesOf(t Target) []string {
-	if m := framedRef.FindStringSubmatch(t.Ref); m != nil {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.frameRefs[m[1]]
+	if t.Ref != "" {
+		return s.frameOfRef(t.Ref)
 	}
 	return t.Frames
 }

@@ -1,0 +1,223 @@
+package browser
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/playwright-community/playwright-go"
+)
+
+// Refs the model sees are unique within a session: Playwright numbers its
+// snapshots per document (a new page starts again at s1), so the snapshot
+// number shown is the session's own sequence, and the latest snapshot's
+// numbers are mapped back when a ref is used. A ref of any earlier
+// representation is refused rather than resolved to whatever now has the
+// same number.
+
+// shownRef matches a ref as shown: optional frame, the session's snapshot
+// sequence, then the element (e, from Playwright) or a clickable handle (c).
+var shownRef = regexp.MustCompile(`^(?:f(\d+))?s(\d+)([ec])(\d+)$`)
+
+// playwrightRef matches the refs in Playwright's snapshot text.
+var playwrightRef = regexp.MustCompile(`\[ref=s(\d+)e(\d+)\]`)
+
+// refMap is how the latest snapshot's shown refs resolve.
+type refMap struct {
+	seq    int
+	actual map[string]string // frame number ("" for the main frame) -> Playwright's snapshot number
+	frames map[string][]string
+	// handles are clickable elements without a role: their selector chain.
+	handles map[string][]string
+}
+
+// renumber rewrites Playwright's refs in text (of frame n, "" for the main
+// frame) to the session's sequence and remembers Playwright's number.
+func (m *refMap) renumber(text, frame string) string {
+	prefix := ""
+	if frame != "" {
+		prefix = "f" + frame
+	}
+	return playwrightRef.ReplaceAllStringFunc(text, func(s string) string {
+		sub := playwrightRef.FindStringSubmatch(s)
+		m.actual[frame] = sub[1]
+		return fmt.Sprintf("[ref=%ss%de%s]", prefix, m.seq, sub[2])
+	})
+}
+
+// resolveRef turns a shown ref into a locator, refusing refs of earlier
+// representations.
+func (s *Session) resolveRef(ref string) (playwright.Locator, error) {
+	p := shownRef.FindStringSubmatch(ref)
+	if p == nil {
+		return nil, fmt.Errorf("%q is not a ref of the page representation", ref)
+	}
+	s.mu.Lock()
+	m := s.refs
+	s.mu.Unlock()
+	if seq, _ := strconv.Atoi(p[2]); m == nil || seq != m.seq {
+		return nil, fmt.Errorf("ref %s is from an earlier page representation; refs are only valid in the latest one", ref)
+	}
+	frame, kind, num := p[1], p[3], p[4]
+	if kind == "c" {
+		chain, ok := m.handles[ref]
+		if !ok {
+			return nil, fmt.Errorf("ref %s is not on the page", ref)
+		}
+		loc := s.page.Locator(":root")
+		for _, css := range chain {
+			loc = loc.Locator(css)
+		}
+		return loc, nil
+	}
+	actual, ok := m.actual[frame]
+	if !ok {
+		return nil, fmt.Errorf("ref %s belongs to a frame that is no longer on the page", ref)
+	}
+	pw := "aria-ref=s" + actual + "e" + num
+	if frame == "" {
+		return s.page.Locator(pw), nil
+	}
+	chain, ok := m.frames[frame]
+	if !ok {
+		return nil, fmt.Errorf("ref %s belongs to a frame that is no longer on the page", ref)
+	}
+	return s.root(chain).Locator(pw), nil
+}
+
+// frameOfRef is the iframe chain a shown ref lives in.
+func (s *Session) frameOfRef(ref string) []string {
+	p := shownRef.FindStringSubmatch(ref)
+	if p == nil || p[1] == "" {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.refs == nil {
+		return nil
+	}
+	return s.refs.frames[p[1]]
+}
+
+// clickableScript finds visible elements that respond to clicks but have no
+// interactive role, so the accessibility tree gives them no handle: icons,
+// badges, divs with click handlers. Each comes with a selector chain (one
+// CSS path per shadow root, outermost first) and what identifies it.
+const clickableScript = `([limit, fullPage]) => {
+  const interactive = 'a[href],button,input,select,textarea,summary,option,label,[role=button],[role=link],[role=checkbox],[role=radio],[role=tab],[role=menuitem],[role=option],[role=switch],[role=slider],[role=textbox],[role=combobox],[contenteditable=""],[contenteditable=true]';
+  const clean = (s) => (s || '').trim().replace(/\s+/g, ' ');
+  const out = [];
+  const vh = innerHeight, vw = innerWidth;
+  const pathIn = (e) => {
+    const parts = [];
+    for (let n = e; n && n.nodeType === 1; n = n.parentElement) {
+      if (n.id && /^[A-Za-z][\w-]*$/.test(n.id) && (n.getRootNode().querySelectorAll('#' + n.id).length === 1)) { parts.unshift('#' + n.id); break; }
+      if (n.tagName === 'BODY' || n.tagName === 'HTML') { parts.unshift(n.tagName.toLowerCase()); break; }
+      let i = 1; for (let s = n.previousElementSibling; s; s = s.previousElementSibling) if (s.tagName === n.tagName) i++;
+      parts.unshift(n.tagName.toLowerCase() + ':nth-of-type(' + i + ')');
+    }
+    return parts.join(' > ');
+  };
+  const chain = (e) => {
+    const c = [];
+    for (let n = e; n; ) { c.unshift(pathIn(n)); const root = n.getRootNode(); n = root && root.host ? root.host : null; }
+    return c;
+  };
+  const clickable = (e) => {
+    if (e.hasAttribute('onclick') || typeof e.onclick === 'function') return true;
+    const ti = e.getAttribute('tabindex');
+    if (ti !== null && +ti >= 0 && !e.hasAttribute('role')) return true;
+    const cur = getComputedStyle(e).cursor;
+    if (cur !== 'pointer') return false;
+    const p = e.parentElement || (e.getRootNode() && e.getRootNode().host);
+    return !p || getComputedStyle(p).cursor !== 'pointer';
+  };
+  const walk = (root) => {
+    for (const e of root.querySelectorAll('*')) {
+      if (out.length >= limit) return;
+      if (e.shadowRoot) walk(e.shadowRoot);
+      if (e.matches(interactive) || (e.closest && e.closest(interactive))) continue;
+      const role = e.getAttribute('role');
+      if (role && role !== 'presentation' && role !== 'none' && role !== 'generic' && role !== 'img') continue;
+      if (['HTML', 'BODY'].includes(e.tagName) || !clickable(e)) continue;
+      const r = e.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0) continue;
+      const st = getComputedStyle(e);
+      if (st.visibility === 'hidden' || st.display === 'none') continue;
+      const inView = !(r.bottom < 0 || r.top > vh || r.right < 0 || r.left > vw);
+      if (!fullPage && !inView) continue;
+      const attrs = {};
+      for (const n of e.getAttributeNames()) if (n === 'id' || n === 'class' || n === 'title' || n === 'aria-label' || n.startsWith('data-test')) attrs[n] = e.getAttribute(n).slice(0, 60);
+      out.push({ chain: chain(e), tag: e.tagName.toLowerCase(), text: clean(e.innerText || e.textContent).slice(0, 60), attrs });
+    }
+  };
+  walk(document);
+  return out;
+}`
+
+// clickables lists the page's role-less clickable elements as lines of the
+// representation, giving each a handle ref.
+func (s *Session) clickables(m *refMap, fullPage bool) string {
+	v, err := s.page.Evaluate(clickableScript, []any{40, fullPage})
+	if err != nil {
+		return ""
+	}
+	list, _ := v.([]any)
+	var b strings.Builder
+	for i, x := range list {
+		e, _ := x.(map[string]any)
+		var chain []string
+		if c, ok := e["chain"].([]any); ok {
+			for _, p := range c {
+				if ps, ok := p.(string); ok {
+					chain = append(chain, ps)
+				}
+			}
+		}
+		if len(chain) == 0 {
+			continue
+		}
+		ref := fmt.Sprintf("s%dc%d", m.seq, i+1)
+		m.handles[ref] = chain
+		tag, _ := e["tag"].(string)
+		text, _ := e["text"].(string)
+		desc := tag
+		if attrs, ok := e["attrs"].(map[string]any); ok {
+			desc += describeAttrs(attrs)
+		}
+		if i == 0 {
+			b.WriteString("# clickable elements without a role (target them by ref):\n")
+		}
+		fmt.Fprintf(&b, "- clickable %s [ref=%s] (%s)\n", strconv.Quote(text), ref, desc)
+	}
+	return b.String()
+}
+
+// describeAttrs renders the identifying attributes of an element compactly:
+// #id.class1.class2 [data-test="x"] [title="y"].
+func describeAttrs(attrs map[string]any) string {
+	str := func(k string) string { v, _ := attrs[k].(string); return v }
+	out := ""
+	if id := str("id"); id != "" {
+		out += "#" + id
+	}
+	for i, c := range strings.Fields(str("class")) {
+		if i == 3 {
+			break
+		}
+		out += "." + c
+	}
+	keys := make([]string, 0, len(attrs))
+	for k := range attrs {
+		if k != "id" && k != "class" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out += fmt.Sprintf(" [%s=%s]", k, strconv.Quote(str(k)))
+	}
+	return out
+}
