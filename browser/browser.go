@@ -142,6 +142,12 @@ type Session struct {
 	denied []string // URLs the policy refused
 	// refs resolves the latest snapshot's refs (see refMap).
 	refs *refMap
+	// pages are every page of the context in the order they opened; page
+	// is the one commands act on.
+	pages      []playwright.Page
+	opening    time.Time // a document request of a page not yet known (a popup opening)
+	dialogs    []Dialog
+	nextDialog *DialogAnswer
 	// refInfo is the role and name of each ref of the latest snapshot.
 	refInfo map[string]refEntry
 }
@@ -193,6 +199,7 @@ func (b *Browser) NewSession(ctx context.Context, o SessionOptions) (*Session, e
 			_ = r.Continue()
 			return
 		}
+		s.noteOpening(r.Request())
 		if err := o.Policy.CheckURL(u); err != nil {
 			s.deny(u)
 			s.log.Warn("blocked request", "url", u, "reason", err)
@@ -218,6 +225,7 @@ func (b *Browser) NewSession(ctx context.Context, o SessionOptions) (*Session, e
 	s.page = page
 	s.net.attach(page)
 	s.guardPages(bctx, page)
+	s.trackPages(bctx, page)
 	return s, nil
 }
 

@@ -15,12 +15,18 @@ import (
 
 // Actions a command may perform.
 var Actions = []string{"click", "dblclick", "rightclick", "hover", "drag", "fill", "type", "press", "select",
-	"check", "uncheck", "focus", "blur", "scroll", "upload", "navigate", "back", "forward", "reload", "wait"}
+	"check", "uncheck", "focus", "blur", "scroll", "upload", "navigate", "back", "forward", "reload", "wait",
+	"dialog", "switch_page", "close_page"}
 
 // Assertions a verify command may check.
 var Assertions = []string{"textContains", "textEquals", "valueEquals", "valueEmpty", "isVisible", "isHidden",
 	"isEnabled", "isDisabled", "isChecked", "isUnchecked", "countEquals", "countGreaterThan", "countLessThan",
-	"hasClass", "hasAttribute", "urlContains", "titleContains"}
+	"hasClass", "hasAttribute", "urlContains", "titleContains", "dialogContains", "selectedLabel",
+	"sortedAscending", "sortedDescending"}
+
+// SortKinds are how a sorted check compares its items; the value of a
+// sortedAscending/sortedDescending check, or empty to infer it.
+var SortKinds = []string{"number", "date", "text"}
 
 // Command is one structured browser operation. It is data: nothing in it is
 // ever evaluated as code.
@@ -38,10 +44,10 @@ func (c Command) IsVerify() bool { return c.Action == "verify" }
 // NeedsTarget reports whether the command must name an element.
 func (c Command) NeedsTarget() bool {
 	switch c.Action {
-	case "navigate", "back", "forward", "reload", "wait", "press", "scroll":
+	case "navigate", "back", "forward", "reload", "wait", "press", "scroll", "dialog", "switch_page", "close_page":
 		return false
 	case "verify":
-		return c.Assert != "urlContains" && c.Assert != "titleContains"
+		return c.Assert != "urlContains" && c.Assert != "titleContains" && c.Assert != "dialogContains"
 	}
 	return true
 }
@@ -59,9 +65,13 @@ func (c Command) Validate() error {
 		return fmt.Errorf("%s needs a target", c.Describe())
 	}
 	switch c.Action {
-	case "type", "select", "navigate", "press": // an empty fill clears the field
+	case "type", "select", "navigate", "press", "upload", "switch_page": // an empty fill clears the field
 		if c.Value == "" {
 			return fmt.Errorf("%s needs a value", c.Action)
+		}
+	case "dialog":
+		if _, err := ParseDialogAnswer(c.Value); err != nil {
+			return err
 		}
 	case "drag":
 		if c.To.IsZero() {
@@ -72,6 +82,9 @@ func (c Command) Validate() error {
 		if err := NavigableURL(c.Value); err != nil {
 			return err
 		}
+	}
+	if (c.Assert == "sortedAscending" || c.Assert == "sortedDescending") && c.Value != "" && !contains(SortKinds, c.Value) {
+		return fmt.Errorf("%s compares as %s (or, left empty, as the items suggest), not %q", c.Assert, strings.Join(SortKinds, ", "), c.Value)
 	}
 	return nil
 }
@@ -116,12 +129,29 @@ type Outcome struct {
 	Err      error
 	Duration time.Duration
 	Element  *Fingerprint // the target as it was just before the action, when asked for
+	// Via says how the command was carried out where a spec must do the
+	// same: a value set on a range input ("range"), files set on a file
+	// input ("file-input") or through the file chooser a click opened
+	// ("file-chooser"); for a sorted check, how items were compared.
+	Via string
+}
+
+// File is a file a job carries for uploads: its content travels with the
+// job, never read from the worker's disk.
+type File struct {
+	Name     string
+	MimeType string
+	Content  []byte
 }
 
 // ExecOptions tune Execute.
 type ExecOptions struct {
 	Fingerprint bool          // capture the target's fingerprint before acting
-	Timeout     time.Duration // per action; default 5s
+	Timeout     time.Duration // per action; default 5s, 10s for verifications
+	Files       []File        // what upload may set, by name
+	// RequireLocator refuses to act on an element no stable locator can be
+	// written for: the spec could not do what the job did.
+	RequireLocator bool
 }
 
 // Execute runs one command against the page.
@@ -143,10 +173,13 @@ func (s *Session) execute(ctx context.Context, c Command, o ExecOptions, out *Ou
 	timeout := o.Timeout
 	if timeout == 0 {
 		timeout = 5 * time.Second
+		if c.IsVerify() {
+			timeout = 10 * time.Second
+		}
 	}
 	ms := playwright.Float(float64(timeout.Milliseconds()))
 	if c.IsVerify() {
-		return s.verify(c, ms, out, o.Fingerprint)
+		return s.verify(c, ms, out, o)
 	}
 	if c.Target.IsCoordinate() {
 		return s.coordinate(c)
@@ -157,9 +190,13 @@ func (s *Session) execute(ctx context.Context, c Command, o ExecOptions, out *Ou
 		if loc, err = s.unique(c.Target); err != nil {
 			return err
 		}
+		if c.Action == "fill" || c.Action == "type" {
+			// Text goes into the editor, not a paragraph inside it.
+			loc = editingHost(loc)
+		}
 		if o.Fingerprint {
-			if fp, err := s.fingerprint(loc, s.framesOf(c.Target), c.Target.Ref); err == nil {
-				out.Element = fp
+			if err := s.takeFingerprint(loc, c.Target, o, out); err != nil {
+				return err
 			}
 		}
 	}
@@ -179,9 +216,13 @@ func (s *Session) execute(ctx context.Context, c Command, o ExecOptions, out *Ou
 		}
 		return loc.DragTo(to, playwright.LocatorDragToOptions{Timeout: ms})
 	case "fill":
-		return loc.Fill(c.Value, playwright.LocatorFillOptions{Timeout: ms})
+		return s.fill(loc, c.Value, ms, out)
 	case "type":
-		return loc.PressSequentially(c.Value, playwright.LocatorPressSequentiallyOptions{Timeout: ms})
+		before, _ := fieldText(loc)
+		if err := loc.PressSequentially(c.Value, playwright.LocatorPressSequentiallyOptions{Timeout: ms}); err != nil {
+			return err
+		}
+		return checkTyped(loc, before, c.Value)
 	case "press":
 		if loc != nil {
 			return loc.Press(c.Value, playwright.LocatorPressOptions{Timeout: ms})
@@ -195,7 +236,10 @@ func (s *Session) execute(ctx context.Context, c Command, o ExecOptions, out *Ou
 				return nil
 			}
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return checkSelected(loc, c.Value)
 	case "check":
 		return loc.Check(playwright.LocatorCheckOptions{Timeout: ms})
 	case "uncheck":
@@ -214,7 +258,13 @@ func (s *Session) execute(ctx context.Context, c Command, o ExecOptions, out *Ou
 		}
 		return s.page.Mouse().Wheel(0, dy)
 	case "upload":
-		return errors.New("upload is not available: jobs cannot read files from the worker")
+		return s.upload(loc, c.Value, o.Files, ms, out)
+	case "dialog":
+		return s.setDialogAnswer(c.Value)
+	case "switch_page":
+		return s.switchPage(c.Value)
+	case "close_page":
+		return s.closePage(c.Value)
 	case "navigate":
 		dest, err := resolveURL(s.page.URL(), c.Value)
 		if err != nil {
@@ -286,17 +336,22 @@ func resolveURL(base, ref string) (string, error) {
 	return b.ResolveReference(r).String(), nil
 }
 
-func (s *Session) verify(c Command, ms *float64, out *Outcome, wantFP bool) error {
+func (s *Session) verify(c Command, ms *float64, out *Outcome, o ExecOptions) error {
 	a := playwright.NewPlaywrightAssertions(*ms)
 	switch c.Assert {
 	case "urlContains":
 		return a.Page(s.page).ToHaveURL(regexp.MustCompile(regexp.QuoteMeta(c.Value)))
 	case "titleContains":
 		return a.Page(s.page).ToHaveTitle(regexp.MustCompile(regexp.QuoteMeta(c.Value)))
+	case "dialogContains":
+		return s.waitDialog(c.Value, *ms)
 	}
 	loc, err := s.locator(c.Target)
 	if err != nil {
 		return err
+	}
+	if c.Assert == "sortedAscending" || c.Assert == "sortedDescending" {
+		return s.verifySorted(c, loc, *ms, out, o)
 	}
 	if strings.HasPrefix(c.Assert, "count") {
 		n, err := strconv.Atoi(c.Value)
@@ -312,16 +367,16 @@ func (s *Session) verify(c Command, ms *float64, out *Outcome, wantFP bool) erro
 			return pollCount(loc, *ms, func(got int) bool { return got < n }, "fewer than "+c.Value)
 		}
 	}
-	if c.Assert != "isHidden" {
+	if c.Assert != "isHidden" || c.Target.Ref != "" {
 		// Assertions about one element need it to be unique.
 		if u, err := s.waitUnique(c.Target, *ms); err != nil {
 			return err
 		} else {
 			loc = u
 		}
-		if wantFP {
-			if fp, err := s.fingerprint(loc, s.framesOf(c.Target), c.Target.Ref); err == nil {
-				out.Element = fp
+		if o.Fingerprint {
+			if err := s.takeFingerprint(loc, c.Target, o, out); err != nil {
+				return err
 			}
 		}
 	}
@@ -335,6 +390,8 @@ func (s *Session) verify(c Command, ms *float64, out *Outcome, wantFP bool) erro
 		return la.ToHaveValue(c.Value)
 	case "valueEmpty":
 		return la.ToHaveValue("")
+	case "selectedLabel":
+		return a.Locator(loc.Locator("option:checked")).ToHaveText(c.Value)
 	case "isVisible":
 		return la.ToBeVisible()
 	case "isHidden":

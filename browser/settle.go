@@ -141,6 +141,8 @@ func (s *Session) Settle(ctx context.Context, o SettleOptions) SettleReport {
 			signal, blocking = "load", []string{"document is navigating"}
 		case probe.Ready == "loading":
 			signal, blocking = "load", []string{"document still loading"}
+		case s.pageOpening():
+			signal, blocking = "load", []string{"a new page is opening"}
 		case len(pending) > 0:
 			signal, blocking = "network", []string{fmt.Sprintf("%d request(s) in flight: %s", len(pending), strings.Join(first(pending, 3), ", "))}
 		case len(probe.Busy) > 0:

@@ -84,7 +84,7 @@ func (s *Session) Snapshot(ctx context.Context, o SnapshotOptions) (Snapshot, er
 			fb.WriteString("  " + line + "\n")
 		}
 	}
-	text = header + b.String() + fb.String()
+	text = header + s.pagesHeader() + b.String() + fb.String()
 	full = full + "\n" + fb.String()
 	for _, pw := range passwords {
 		text = strings.ReplaceAll(text, pw, Redacted)
@@ -115,6 +115,26 @@ func (s *Session) Snapshot(ctx context.Context, o SnapshotOptions) (Snapshot, er
 	snap.Full = full + b.String()[len(shown):]
 	snap.Text, snap.Truncated = trim(text, o.Budget)
 	return snap, nil
+}
+
+// pagesHeader lists the open pages when there is more than one.
+func (s *Session) pagesHeader() string {
+	pages := s.Pages()
+	if len(pages) < 2 {
+		return ""
+	}
+	var parts []string
+	for _, p := range pages {
+		if p.Closed {
+			continue
+		}
+		cur := ""
+		if p.Current {
+			cur = " (this one)"
+		}
+		parts = append(parts, fmt.Sprintf("%d%s %s", p.Number, cur, p.URL))
+	}
+	return "# pages: " + strings.Join(parts, ", ") + " (switch_page acts in another)\n"
 }
 
 // ariaSnapshot snapshots a frame's body, or its frameset, so reading a

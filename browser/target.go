@@ -175,6 +175,9 @@ func (s *Session) Count(ctx context.Context, t Target) (int, error) {
 	if visible == 0 {
 		return n, nil
 	}
+	if _, ok := innermost(loc); ok && visible > 1 {
+		return 1, nil // nested matches name their innermost element
+	}
 	return visible, nil
 }
 
@@ -203,6 +206,9 @@ func (s *Session) unique(t Target) (playwright.Locator, error) {
 		}
 		if len(visible) == 1 {
 			return loc.Nth(visible[0]), nil
+		}
+		if i, ok := innermost(loc); ok {
+			return loc.Nth(i), nil
 		}
 	}
 	return nil, fmt.Errorf("%d elements match %s; the target must be unique", n, t)

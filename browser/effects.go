@@ -1,0 +1,388 @@
+package browser
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/playwright-community/playwright-go"
+)
+
+// A command that reports ok must have had its effect: a fill leaves the
+// text it set, a select the option it chose, an upload its files. The
+// checks here run right after the action and fail it otherwise.
+
+// editingHostScript says where text typed at an element goes: into the
+// element itself, or into the rich-text editor (contenteditable host, or a
+// body in design mode) it is part of.
+const editingHostScript = `(e) => {
+  if (['INPUT', 'TEXTAREA', 'SELECT'].includes(e.tagName) || !e.isContentEditable || e.hasAttribute('contenteditable')) return 'self';
+  return e.parentElement && e.parentElement.closest('[contenteditable]') ? 'ancestor' : 'body';
+}`
+
+// editingHost returns the editor an element inside a rich-text editor
+// belongs to, so fill and type change the editor's text; any other
+// element is returned as it is.
+func editingHost(loc playwright.Locator) playwright.Locator {
+	v, err := loc.Evaluate(editingHostScript, nil, playwright.LocatorEvaluateOptions{Timeout: playwright.Float(2000)})
+	if err != nil {
+		return loc
+	}
+	switch v {
+	case "ancestor":
+		return loc.Locator("xpath=ancestor::*[@contenteditable][1]")
+	case "body":
+		return loc.Locator("xpath=ancestor::body")
+	}
+	return loc
+}
+
+// fieldScript reads what a field holds: [value or text, kind].
+const fieldScript = `(e) => ['INPUT', 'TEXTAREA', 'SELECT'].includes(e.tagName) ? [String(e.value), (e.type || e.tagName).toLowerCase()] : [e.innerText, 'editable']`
+
+func fieldText(loc playwright.Locator) (string, string) {
+	v, err := loc.Evaluate(fieldScript, nil, playwright.LocatorEvaluateOptions{Timeout: playwright.Float(2000)})
+	if err != nil {
+		return "", ""
+	}
+	arr, _ := v.([]any)
+	if len(arr) != 2 {
+		return "", ""
+	}
+	text, _ := arr[0].(string)
+	kind, _ := arr[1].(string)
+	return text, kind
+}
+
+// rangeScript sets a range input's value as a person dragging it would,
+// with the events a page listens for. Its only input is the value.
+const rangeScript = `(e, v) => { e.value = v; e.dispatchEvent(new Event('input', { bubbles: true })); e.dispatchEvent(new Event('change', { bubbles: true })); return e.value; }`
+
+// RangeSetter is rangeScript for a spec: generated tests set a slider the
+// way the job did.
+const RangeSetter = rangeScript
+
+func (s *Session) fill(loc playwright.Locator, value string, ms *float64, out *Outcome) error {
+	if _, kind := fieldText(loc); kind == "range" {
+		if _, err := loc.Evaluate(rangeScript, value, playwright.LocatorEvaluateOptions{Timeout: ms}); err != nil {
+			return fmt.Errorf("set slider: %w", err)
+		}
+		out.Via = "range"
+		return checkFilled(loc, value)
+	}
+	if err := loc.Fill(value, playwright.LocatorFillOptions{Timeout: ms}); err != nil {
+		return err
+	}
+	return checkFilled(loc, value)
+}
+
+// checkFilled fails a fill whose field does not hold the text it set. A
+// field that formats what is typed (a phone mask, a number) still counts
+// as set when the letters and digits agree.
+func checkFilled(loc playwright.Locator, want string) error {
+	got, kind := fieldText(loc)
+	if kind == "" || kind == "file" {
+		return nil
+	}
+	if kind == "editable" {
+		got = strings.TrimSpace(got)
+		want = strings.TrimSpace(want)
+	}
+	if got == want || alnum(got) == alnum(want) || sameNumber(got, want) {
+		return nil
+	}
+	return noEffect("fill", kind, got)
+}
+
+// checkTyped fails a type command whose text did not arrive in the field.
+func checkTyped(loc playwright.Locator, before, typed string) error {
+	got, kind := fieldText(loc)
+	if kind == "" || kind == "file" {
+		return nil
+	}
+	if strings.Contains(got, typed) || strings.Contains(alnum(got), alnum(typed)) || (got != before && alnum(typed) == "") {
+		return nil
+	}
+	return noEffect("type", kind, got)
+}
+
+func noEffect(action, kind, got string) error {
+	if kind == "password" {
+		return fmt.Errorf("%s had no effect: the field does not hold the text that was entered", action)
+	}
+	return fmt.Errorf("%s had no effect: the field holds %q afterwards", action, truncate(got, 80))
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8Start(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+func alnum(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func sameNumber(a, b string) bool {
+	x, err1 := strconv.ParseFloat(strings.TrimSpace(a), 64)
+	y, err2 := strconv.ParseFloat(strings.TrimSpace(b), 64)
+	return err1 == nil && err2 == nil && x == y
+}
+
+const selectedScript = `(e) => e.tagName === 'SELECT' ? [...e.selectedOptions].flatMap(o => [o.label, o.value]) : null`
+
+// checkSelected fails a select that did not leave the option chosen.
+func checkSelected(loc playwright.Locator, want string) error {
+	v, err := loc.Evaluate(selectedScript, nil, playwright.LocatorEvaluateOptions{Timeout: playwright.Float(2000)})
+	if err != nil || v == nil {
+		return nil
+	}
+	list, _ := v.([]any)
+	for _, x := range list {
+		if s, _ := x.(string); s == want {
+			return nil
+		}
+	}
+	return fmt.Errorf("select had no effect: %q is not the selected option", want)
+}
+
+// takeFingerprint describes the element a command acts on; with
+// RequireLocator it refuses an element no spec locator could find again.
+func (s *Session) takeFingerprint(loc playwright.Locator, t Target, o ExecOptions, out *Outcome) error {
+	fp, err := s.fingerprint(loc, s.framesOf(t), t.Ref)
+	if err != nil {
+		return nil
+	}
+	out.Element = fp
+	if o.RequireLocator && fp.Locator.IsZero() {
+		return fmt.Errorf("no locator the test runner would resolve to exactly this element could be written (%s); target it another way, or a parent that names it", fp.Path)
+	}
+	return nil
+}
+
+const fileNamesScript = `(e) => e.tagName === 'INPUT' && e.type === 'file' ? [...e.files].map(f => f.name) : null`
+
+// upload sets the job's files named in value (comma-separated) on a file
+// input, or, for a button or label that opens a file chooser, on the
+// chooser its click opens.
+func (s *Session) upload(loc playwright.Locator, value string, files []File, ms *float64, out *Outcome) error {
+	var set []playwright.InputFile
+	var names []string
+	for _, n := range strings.Split(value, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		f, ok := findFile(files, n)
+		if !ok {
+			return fmt.Errorf("upload: the job carries no file named %q (it carries: %s)", n, fileNames(files))
+		}
+		set = append(set, playwright.InputFile{Name: f.Name, MimeType: f.MimeType, Buffer: f.Content})
+		names = append(names, f.Name)
+	}
+	if len(set) == 0 {
+		return fmt.Errorf("upload needs the names of the files to set (the job carries: %s)", fileNames(files))
+	}
+	input := loc
+	if v, err := loc.Evaluate(fileNamesScript, nil, playwright.LocatorEvaluateOptions{Timeout: ms}); err == nil && v != nil {
+		out.Via = "file-input"
+		if err := loc.SetInputFiles(set, playwright.LocatorSetInputFilesOptions{Timeout: ms}); err != nil {
+			return err
+		}
+	} else {
+		out.Via = "file-chooser"
+		fc, err := s.page.ExpectFileChooser(func() error {
+			return loc.Click(playwright.LocatorClickOptions{Timeout: ms})
+		}, playwright.PageExpectFileChooserOptions{Timeout: ms})
+		if err != nil {
+			return fmt.Errorf("upload: clicking the target opened no file chooser (target the file input, or the button that opens it): %w", err)
+		}
+		if err := fc.SetFiles(set); err != nil {
+			return err
+		}
+		el := fc.Element()
+		got, err := el.Evaluate(fileNamesScript, nil)
+		if err != nil {
+			return nil
+		}
+		return sameFiles(got, names)
+	}
+	got, err := input.Evaluate(fileNamesScript, nil, playwright.LocatorEvaluateOptions{Timeout: ms})
+	if err != nil {
+		return nil
+	}
+	return sameFiles(got, names)
+}
+
+func sameFiles(got any, want []string) error {
+	list, _ := got.([]any)
+	var have []string
+	for _, x := range list {
+		if s, ok := x.(string); ok {
+			have = append(have, s)
+		}
+	}
+	if strings.Join(have, ",") != strings.Join(want, ",") {
+		return fmt.Errorf("upload had no effect: the input holds [%s], not [%s]", strings.Join(have, ", "), strings.Join(want, ", "))
+	}
+	return nil
+}
+
+func findFile(files []File, name string) (File, bool) {
+	for _, f := range files {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return File{}, false
+}
+
+func fileNames(files []File) string {
+	if len(files) == 0 {
+		return "no files"
+	}
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = f.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// waitDialog waits for the latest dialog's message to contain want.
+func (s *Session) waitDialog(want string, ms float64) error {
+	deadline := time.Now().Add(time.Duration(ms) * time.Millisecond)
+	for {
+		msg, ok := s.lastDialog()
+		if ok && strings.Contains(msg, want) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			if !ok {
+				return fmt.Errorf("no dialog has opened")
+			}
+			return fmt.Errorf("the last dialog said %q", truncate(msg, 200))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// SortComparators are the comparisons of a sorted check, as TypeScript:
+// the job evaluates the same functions its spec contains.
+var SortComparators = map[string]string{
+	"number": `(a, b) => parseFloat(a.replace(/[^0-9.-]/g, '')) - parseFloat(b.replace(/[^0-9.-]/g, ''))`,
+	"date":   `(a, b) => Date.parse(a) - Date.parse(b)`,
+	"text":   `(a, b) => a.localeCompare(b)`,
+}
+
+// sortKindScript infers how items compare: numbers, dates, else text.
+const sortKindScript = `(els) => {
+  const v = els.map(e => (e.textContent || '').trim());
+  if (v.length && v.every(s => /\d/.test(s) && !isNaN(parseFloat(s.replace(/[^0-9.-]/g, ''))) && /^[^A-Za-z]*$/.test(s))) return 'number';
+  if (v.length && v.every(s => !isNaN(Date.parse(s)))) return 'date';
+  return 'text';
+}`
+
+// sortedScript builds the page check of a sorted assertion from the fixed
+// comparators only (kind is one of SortKinds, checked before).
+func sortedScript(kind string, desc bool) string {
+	cmp := SortComparators[kind]
+	if desc {
+		cmp = "((c) => (a, b) => c(b, a))(" + cmp + ")"
+	}
+	return `(els) => { const v = els.map(e => (e.textContent || '').trim()); const s = [...v].sort(` + cmp + `); return [JSON.stringify(s) === JSON.stringify(v), v.length, v.slice(0, 8)]; }`
+}
+
+// sortItemRoles are the items of a container a sorted check may target.
+var sortItemRoles = map[string]string{"list": "listitem", "listbox": "option", "table": "row", "grid": "row", "rowgroup": "row", "menu": "menuitem", "tablist": "tab"}
+
+// verifySorted checks that the target's items read in order. The target
+// names the items (a column's cells, a list's items), or is the ref of a
+// list, listbox, table or menu whose items are meant.
+func (s *Session) verifySorted(c Command, loc playwright.Locator, ms float64, out *Outcome, o ExecOptions) error {
+	itemRole := ""
+	if c.Target.Ref != "" {
+		s.mu.Lock()
+		role := s.refInfo[c.Target.Ref].role
+		s.mu.Unlock()
+		if itemRole = sortItemRoles[role]; itemRole == "" {
+			return fmt.Errorf("%s checks a list's items: target the items (e.g. {\"css\": \"td:nth-child(2)\"}) or a list, listbox, table or menu, not a %s", c.Assert, role)
+		}
+		// Refs resolve in another world than page scripts run in: the
+		// container is found again by its robust locator.
+		fp, err := s.fingerprint(loc, s.framesOf(c.Target), c.Target.Ref)
+		if err != nil || fp.Locator.IsZero() {
+			return fmt.Errorf("%s: no locator could be written for the %s", c.Assert, role)
+		}
+		out.Element = fp
+		if loc, err = s.locator(fp.Locator); err != nil {
+			return err
+		}
+		loc = loc.GetByRole(playwright.AriaRole(itemRole))
+	}
+	kind := c.Value
+	deadline := time.Now().Add(time.Duration(ms) * time.Millisecond)
+	for {
+		if kind == "" || c.Value == "" {
+			if v, err := loc.EvaluateAll(sortKindScript); err == nil {
+				kind, _ = v.(string)
+			}
+		}
+		res := fmt.Errorf("no items to compare")
+		if kind != "" {
+			v, err := loc.EvaluateAll(sortedScript(kind, c.Assert == "sortedDescending"))
+			arr, _ := v.([]any)
+			switch {
+			case err != nil:
+				res = err
+			case len(arr) == 3 && toFloat(arr[1]) < 2:
+				res = fmt.Errorf("%s needs at least 2 items, found %.0f", c.Assert, toFloat(arr[1]))
+			case len(arr) == 3 && arr[0] == true:
+				out.Via = strings.TrimSpace(kind + " " + itemRole)
+				return nil
+			case len(arr) == 3:
+				res = fmt.Errorf("the items are not in %s %s order: %v…", map[bool]string{true: "descending", false: "ascending"}[c.Assert == "sortedDescending"], kind, arr[2])
+			}
+		}
+		if time.Now().After(deadline) {
+			return res
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// innermostScript finds, among elements that all lie on one branch of the
+// composed tree (each contains the next, through slots and shadow roots),
+// the innermost one: a text matched by a shadow host and the element
+// slotted into it means the element. -1 when they are not nested.
+const innermostScript = `(els) => {
+  const up = (n) => n.assignedSlot || n.parentNode || n.host || null;
+  const contains = (a, b) => { for (let n = b; n; n = up(n)) if (n === a) return true; return false; };
+  for (let i = 0; i < els.length; i++) {
+    if (els.every((o, j) => j === i || contains(o, els[i]))) return i;
+  }
+  return -1;
+}`
+
+// innermost returns the index of the innermost of nested matches.
+func innermost(loc playwright.Locator) (int, bool) {
+	v, err := loc.EvaluateAll(innermostScript)
+	if err != nil {
+		return 0, false
+	}
+	i := int(toFloat(v))
+	return i, i >= 0
+}
