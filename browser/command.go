@@ -354,6 +354,14 @@ func (s *Session) verify(c Command, ms *float64, out *Outcome, o ExecOptions) er
 		return s.verifySorted(c, loc, *ms, out, o)
 	}
 	if strings.HasPrefix(c.Assert, "count") {
+		if c.Target.Ref != "" && o.Fingerprint {
+			// A ref names one element: the spec counts what its locator finds.
+			if u, err := s.unique(c.Target); err == nil {
+				if err := s.takeFingerprint(u, c.Target, o, out); err != nil {
+					return err
+				}
+			}
+		}
 		n, err := strconv.Atoi(c.Value)
 		if err != nil {
 			return fmt.Errorf("%s needs a whole number, got %q", c.Assert, c.Value)

@@ -2,6 +2,7 @@ package browser
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -84,24 +85,30 @@ func (s *Session) CaptureState(limit int) (PageState, error) {
 // Change is one field of an element that changed.
 type Change struct {
 	Element string `json:"element"`
-	Field   string `json:"field"` // text, value, class, state
+	Field   string `json:"field,omitempty"` // text, value, class, state; empty when From/To are whole representation lines
 	From    string `json:"from"`
 	To      string `json:"to"`
 }
 
 // Delta is what a batch changed on the page.
 type Delta struct {
-	URL         *[2]string `json:"url,omitempty"`
-	Title       *[2]string `json:"title,omitempty"`
+	URL   *[2]string `json:"url,omitempty"`
+	Title *[2]string `json:"title,omitempty"`
+	// NewPage means another document was loaded: its representation is
+	// all new, so no element differences are listed.
+	NewPage     bool       `json:"new_page,omitempty"`
 	Appeared    []string   `json:"appeared,omitempty"`
 	Disappeared []string   `json:"disappeared,omitempty"`
 	Changed     []Change   `json:"changed,omitempty"`
-	More        int        `json:"more,omitempty"` // entries left out past the top N
+	Dialogs     []Dialog   `json:"dialogs,omitempty"`      // native dialogs the batch opened
+	Opened      []PageInfo `json:"opened_pages,omitempty"` // tabs and popups the batch opened
+	More        int        `json:"more,omitempty"`         // entries left out past the top N
 }
 
 // Empty reports whether nothing changed.
 func (d Delta) Empty() bool {
-	return d.URL == nil && d.Title == nil && len(d.Appeared) == 0 && len(d.Disappeared) == 0 && len(d.Changed) == 0
+	return d.URL == nil && d.Title == nil && !d.NewPage && len(d.Appeared) == 0 && len(d.Disappeared) == 0 &&
+		len(d.Changed) == 0 && len(d.Dialogs) == 0 && len(d.Opened) == 0
 }
 
 // String is a compact rendering for prompts.
@@ -110,11 +117,27 @@ func (d Delta) String() string {
 		return "no visible change\n"
 	}
 	var b strings.Builder
+	if d.NewPage {
+		b.WriteString("new page: another document was loaded (its representation below is all new)\n")
+	}
 	if d.URL != nil {
 		fmt.Fprintf(&b, "url: %s -> %s\n", d.URL[0], d.URL[1])
 	}
 	if d.Title != nil {
 		fmt.Fprintf(&b, "title: %q -> %q\n", d.Title[0], d.Title[1])
+	}
+	for _, dl := range d.Dialogs {
+		answer := dl.Answer + "ed"
+		if dl.Answer == "dismiss" {
+			answer = "dismissed"
+		}
+		if dl.PromptText != "" {
+			answer += fmt.Sprintf(" with %q", dl.PromptText)
+		}
+		fmt.Fprintf(&b, "dialog on page %d: %s %q (%s)\n", dl.Page, dl.Type, dl.Message, answer)
+	}
+	for _, p := range d.Opened {
+		fmt.Fprintf(&b, "page %d opened: %s (switch_page %d acts in it)\n", p.Number, p.URL, p.Number)
 	}
 	for _, a := range d.Appeared {
 		fmt.Fprintf(&b, "+ %s\n", a)
@@ -123,6 +146,10 @@ func (d Delta) String() string {
 		fmt.Fprintf(&b, "- %s\n", a)
 	}
 	for _, c := range d.Changed {
+		if c.Field == "" {
+			fmt.Fprintf(&b, "~ %s (was: %s)\n", c.Element, c.From)
+			continue
+		}
 		fmt.Fprintf(&b, "~ %s %s: %q -> %q\n", c.Element, c.Field, c.From, c.To)
 	}
 	if d.More > 0 {
@@ -173,3 +200,104 @@ func Diff(before, after PageState, n int) Delta {
 	}
 	return d
 }
+
+// snapLine is one element of a snapshot for diffing: its line without the
+// ref, plus the text lines under it that belong to no other element.
+type snapLine struct {
+	ref, shown, content string
+}
+
+// elementKey identifies an element across two snapshots of one document:
+// Playwright keeps an element's number while the document lives; the
+// snapshot number in the ref changes every time.
+var elementKey = regexp.MustCompile(`^(f\d+)?s\d+(e\d+)$`)
+
+func snapLines(full string) (map[string]snapLine, []string) {
+	out := map[string]snapLine{}
+	var order []string
+	var cur *snapLine
+	var curKey string
+	var curIndent int
+	flush := func() {
+		if cur != nil {
+			out[curKey] = *cur
+			order = append(order, curKey)
+			cur = nil
+		}
+	}
+	for _, l := range strings.Split(full, "\n") {
+		trimmed := strings.TrimSpace(l)
+		indent := len(l) - len(strings.TrimLeft(l, " "))
+		m := refPattern.FindStringSubmatch(l)
+		if m != nil {
+			flush()
+			km := elementKey.FindStringSubmatch(m[1])
+			if km == nil {
+				continue // clickable handles are numbered per snapshot
+			}
+			content := strings.TrimSpace(strings.TrimPrefix(strings.Replace(trimmed, " [ref="+m[1]+"]", "", 1), "- "))
+			cur, curKey, curIndent = &snapLine{ref: m[1], shown: strings.TrimPrefix(trimmed, "- "), content: content}, km[1]+km[2], indent
+			continue
+		}
+		if cur != nil && indent > curIndent && strings.HasPrefix(trimmed, "- text: ") {
+			cur.content += " " + strings.TrimPrefix(trimmed, "- text: ")
+			cur.shown += " " + strings.TrimPrefix(trimmed, "- text: ")
+		} else if cur != nil && indent <= curIndent {
+			flush()
+		}
+	}
+	flush()
+	return out, order
+}
+
+// DiffSnapshots says what a batch changed, in the page representation's
+// own terms (role, name, ref of the new representation): elements that
+// appeared, disappeared or changed (text, value, state), keeping the top n
+// of each kind. A different document is reported as a new page, not as a
+// list of differences.
+func DiffSnapshots(before, after Snapshot, n int) Delta {
+	var d Delta
+	if before.URL != after.URL {
+		d.URL = &[2]string{before.URL, after.URL}
+	}
+	if before.Title != after.Title {
+		d.Title = &[2]string{before.Title, after.Title}
+	}
+	if before.Document != "" && after.Document != "" && before.Document != after.Document {
+		d.NewPage = true
+		return d
+	}
+	b, _ := snapLines(before.Full)
+	a, order := snapLines(after.Full)
+	for _, k := range order {
+		al := a[k]
+		bl, ok := b[k]
+		switch {
+		case !ok:
+			if len(d.Appeared) < n {
+				d.Appeared = append(d.Appeared, clip(al.shown))
+			} else {
+				d.More++
+			}
+		case bl.content != al.content:
+			if len(d.Changed) < n {
+				d.Changed = append(d.Changed, Change{Element: clip(al.shown), From: clip(bl.content), To: clip(al.content)})
+			} else {
+				d.More++
+			}
+		}
+	}
+	_, border := snapLines(before.Full)
+	for _, k := range border {
+		if _, ok := a[k]; !ok {
+			if len(d.Disappeared) < n {
+				d.Disappeared = append(d.Disappeared, clip(b[k].content))
+			} else {
+				d.More++
+			}
+		}
+	}
+	return d
+}
+
+func clip(s string) string { return truncate(s, 160) }

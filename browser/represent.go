@@ -62,11 +62,12 @@ const viewportScript = `() => {
     for (const h of root.querySelectorAll('*')) if (h.shadowRoot) walk(h.shadowRoot);
   };
   walk(document);
-  return { y: scrollY, vh, ph: document.documentElement.scrollHeight, els };
+  return { y: scrollY, vh, ph: document.documentElement.scrollHeight, els, doc: String(performance.timeOrigin) };
 }`
 
 // viewport is where elements sit relative to the viewport.
 type viewport struct {
+	doc                         string // the document's identity (see Document)
 	scrollY, height, pageHeight float64
 	// pos lists, per role and name, each element's position in page order.
 	pos map[[2]string][]string
@@ -80,7 +81,8 @@ func parseViewport(v any) (viewport, bool) {
 	if !ok {
 		return viewport{}, false
 	}
-	vp := viewport{scrollY: toFloat(m["y"]), height: toFloat(m["vh"]), pageHeight: toFloat(m["ph"]),
+	doc, _ := m["doc"].(string)
+	vp := viewport{doc: doc, scrollY: toFloat(m["y"]), height: toFloat(m["vh"]), pageHeight: toFloat(m["ph"]),
 		pos: map[[2]string][]string{}, notes: map[[2]string]string{}}
 	seen := map[[2]string]int{}
 	els, _ := m["els"].([]any)

@@ -20,6 +20,9 @@ type Snapshot struct {
 	Refs      map[string]bool `json:"-"`
 	RawChars  int             `json:"raw_chars"` // size before trimming
 	Truncated bool            `json:"truncated"`
+	// Document is the identity of the page's document (Document.ID): a
+	// different one after a batch means a new page was loaded.
+	Document string `json:"document,omitempty"`
 }
 
 var refPattern = regexp.MustCompile(`\[ref=([a-z0-9]+)\]`)
@@ -54,6 +57,7 @@ func (s *Session) Snapshot(ctx context.Context, o SnapshotOptions) (Snapshot, er
 	if v, err := s.page.Evaluate(viewportScript); err == nil {
 		if p, ok := parseViewport(v); ok {
 			vp = &p
+			snap.Document = p.doc
 		}
 	}
 	full := text

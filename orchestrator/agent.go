@@ -21,8 +21,9 @@ type agentStep struct {
 	step             scenario.Step
 	goal             string
 	iter             int
-	refs             map[string]bool // refs of the latest representation the model saw
-	full             string          // that representation untrimmed (secrets redacted), for inspect_page
+	snap             *browser.Snapshot // the latest representation the model saw
+	refs             map[string]bool   // its refs
+	full             string            // that representation untrimmed (secrets redacted), for inspect_page
 	warnings         []string
 	delta            *browser.Delta
 	toolNotes        string // tool results carried into the next iteration
@@ -74,13 +75,11 @@ func (r *run) agentLoop(ctx context.Context, a *agentStep) error {
 		a.rep.Iterations = a.iter
 		a.toolCalls = 0
 
-		t := time.Now()
-		snap, err := r.Page.Snapshot(ctx, r.snapshotOptions())
-		r.timing.Browser += time.Since(t)
+		snap, err := r.representation(ctx)
 		if err != nil {
 			return stepFailed{"could not read the page: " + cleanError(err)}
 		}
-		a.refs, a.full = snap.Refs, r.secrets.redact(snap.Full)
+		a.see(r, snap)
 		msgs, err := r.prompt(ctx, a, snap)
 		if err != nil {
 			return stepFailed{err.Error()}
@@ -117,7 +116,7 @@ func (r *run) decide(ctx context.Context, a *agentStep, msgs []llm.Message) (*de
 			return nil, nil
 		}
 		if d.Note != "" {
-			r.note = d.Note
+			r.note, r.noteStep = d.Note, a.rep.Index
 		}
 		r.learn(d.Experiences)
 		if err := r.keepExtracted(ctx, d.Extracted); err != nil {
@@ -128,11 +127,9 @@ func (r *run) decide(ctx context.Context, a *agentStep, msgs []llm.Message) (*de
 		}
 		results, images, changed := r.runTools(ctx, a, d.ToolCalls)
 		if changed {
-			t := time.Now()
-			snap, err := r.Page.Snapshot(ctx, r.snapshotOptions())
-			r.timing.Browser += time.Since(t)
+			snap, err := r.representation(ctx)
 			if err == nil {
-				a.refs, a.full = snap.Refs, r.secrets.redact(snap.Full)
+				a.see(r, snap)
 				// Framed as untrusted with the rest of the tool results.
 				results += "\nTHE PAGE CHANGED; NEW PAGE REPRESENTATION:\n" + r.secrets.redact(snap.Text) + "\n"
 			}
@@ -203,9 +200,10 @@ func (r *run) act(ctx context.Context, a *agentStep, d *decision) (bool, error) 
 		if problems := append(checkCommands(d.Blocker.Commands, a.refs, r.limits.MaxCommandsPerBatch, coords),
 			r.navigationProblems(d.Blocker.Commands)...); len(problems) > 0 {
 			a.warn("the blocker's commands were not executed: %s", strings.Join(problems, "; "))
+			r.refusedEvent(ctx, a, "blocker", problems)
 			return false, nil
 		}
-		b := r.batch(ctx, a.rep, a.iter, d.Blocker.Commands)
+		b := r.batch(ctx, a.rep, a.iter, d.Blocker.Commands, a.snap)
 		a.delta = &b.delta
 		if b.failed >= 0 {
 			a.warn("clearing the blocker (%s) failed: %s", d.Blocker.Description, b.err)
@@ -228,12 +226,13 @@ func (r *run) act(ctx context.Context, a *agentStep, d *decision) (bool, error) 
 	if problems := append(checkCommands(d.Commands, a.refs, r.limits.MaxCommandsPerBatch, coords),
 		r.navigationProblems(d.Commands)...); len(problems) > 0 {
 		a.warn("nothing was executed: %s", strings.Join(problems, "; "))
+		r.refusedEvent(ctx, a, "batch", problems)
 		return false, nil
 	}
 	failed := false
 	if len(d.Commands) > 0 {
 		a.shotsSinceAction = 0
-		b := r.batch(ctx, a.rep, a.iter, d.Commands)
+		b := r.batch(ctx, a.rep, a.iter, d.Commands, a.snap)
 		a.delta = &b.delta
 		if b.failed >= 0 {
 			failed = true
@@ -273,6 +272,17 @@ func (r *run) act(ctx context.Context, a *agentStep, d *decision) (bool, error) 
 		return true, stepFailed{d.Status + ": " + d.Reasoning}
 	}
 	return false, nil
+}
+
+// refusedEvent records commands the system refused to run, so history
+// shows them next to what did run.
+func (r *run) refusedEvent(ctx context.Context, a *agentStep, what string, problems []string) {
+	ev := []Event{{Step: a.rep.Index, Iteration: a.iter, Kind: "refused", Action: what, OK: false,
+		Error: r.secrets.redact(strings.Join(problems, "; "))}}
+	r.remember(ev)
+	if err := r.persist(func() error { return r.Recorder.History(ctx, ev) }); err != nil {
+		r.Log.Warn("history not recorded", "err", err)
+	}
 }
 
 // acceptResult checks an ai_query step's result and keeps it.
@@ -397,6 +407,26 @@ func (r *run) setVar(name string, v json.RawMessage) {
 			}
 		}
 	}
+}
+
+// representation is the page as the model is shown it: the one the last
+// batch left (its delta names that representation's refs), else a new one.
+func (r *run) representation(ctx context.Context) (browser.Snapshot, error) {
+	if r.fresh != nil {
+		snap := *r.fresh
+		r.fresh = nil
+		return snap, nil
+	}
+	t := time.Now()
+	snap, err := r.Page.Snapshot(ctx, r.snapshotOptions())
+	r.timing.Browser += time.Since(t)
+	return snap, err
+}
+
+// see makes snap the representation the model holds.
+func (a *agentStep) see(r *run, snap browser.Snapshot) {
+	a.snap = &snap
+	a.refs, a.full = snap.Refs, r.secrets.redact(snap.Full)
 }
 
 func (r *run) snapshotOptions() browser.SnapshotOptions {

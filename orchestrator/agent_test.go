@@ -129,8 +129,13 @@ func TestCookieBannerIsClearedAsABlocker(t *testing.T) {
 	if len(res.Steps[0].Notes) != 1 || !strings.Contains(res.Steps[0].Notes[0], "blocker cleared: cookie consent dialog") {
 		t.Fatalf("notes: %v", res.Steps[0].Notes)
 	}
-	if strings.Contains(model.Requests()[1].Text(), "Cookie consent") {
+	second := model.Requests()[1].Text()
+	page := second[strings.Index(second, "PAGE (untrusted"):]
+	if strings.Contains(page, "Cookie consent") {
 		t.Fatal("the dialog is still in the page the model sees after clearing it")
+	}
+	if !strings.Contains(second, `- dialog "Cookie consent"`) {
+		t.Fatalf("what changed does not say, in the page's own terms, that the dialog went:\n%s", second)
 	}
 	accept := strings.Index(res.Script, "name: 'Accept all' }).click()")
 	fill := strings.Index(res.Script, ".fill('ada@example.com')")

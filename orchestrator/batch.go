@@ -22,37 +22,57 @@ type batchResult struct {
 }
 
 // batch executes commands sequentially with early stop, waits for the page
-// to settle, computes the state delta and records history.
-func (r *run) batch(ctx context.Context, rep *StepReport, iter int, cmds []browser.Command) batchResult {
+// to settle, computes the state delta and records history. before is the
+// representation the commands were decided on (nil: one is taken now).
+func (r *run) batch(ctx context.Context, rep *StepReport, iter int, cmds []browser.Command, before *browser.Snapshot) batchResult {
 	res := batchResult{failed: -1}
 	t := time.Now()
-	before, _ := r.Page.CaptureState(600)
+	if before == nil {
+		before = r.fresh // the page as the last batch left it
+	}
+	if before == nil {
+		if snap, err := r.Page.Snapshot(ctx, r.snapshotOptions()); err == nil {
+			before = &snap
+		}
+	}
 	startURL := r.Page.URL()
+	dialogsSeen, pagesSeen := len(r.Page.Dialogs()), len(r.Page.Pages())
 	r.timing.Browser += time.Since(t)
 
 	batchStart := time.Now()
 	var events []Event
+	last := -1 // the report index of the batch's last successful command
 	for i, shown := range cmds {
 		real := shown
 		real.Value = r.commandValue(shown)
 		td := time.Now()
 		doc, _ := r.Page.Document(ctx) // which document the command changes, for an exact resume
+		page := r.Page.CurrentPage()
 		r.timing.Browser += time.Since(td)
-		out := r.Page.Execute(ctx, real, browser.ExecOptions{Fingerprint: true})
+		out := r.Page.Execute(ctx, real, browser.ExecOptions{Fingerprint: true, RequireLocator: true, Files: r.files})
 		r.timing.Browser += out.Duration
-		cr := CommandReport{Command: shown, OK: out.Err == nil, Duration: out.Duration, Document: doc.ID}
+		cr := CommandReport{Command: shown, OK: out.Err == nil, Duration: out.Duration, Document: doc.ID, Page: page, Via: out.Via}
 		ev := Event{Step: rep.Index, Iteration: iter, Kind: "command", Action: shown.Describe(), Target: shown.Target.String(),
 			OK: out.Err == nil, Duration: out.Duration}
 		if shown.IsVerify() {
 			ev.Kind = "verification"
 		}
+		if out.Err == nil {
+			cr.Locator = locatorCode(shown, out.Element)
+			if cr.Locator == "" && needsLocator(shown) {
+				// The job must never check or do what its spec cannot.
+				out.Err = fmt.Errorf("no stable locator could be written for %s, so the test could not do the same; target it another way", shown.Target)
+				cr.OK, ev.OK = false, false
+			}
+		}
 		if out.Err != nil {
 			cr.Error = r.secrets.redact(cleanError(out.Err))
 			ev.Error = cr.Error
 		} else {
-			cr.Locator = locatorCode(shown, out.Element)
 			rep.Manifest = append(rep.Manifest, ManifestEntry{Command: shown, Element: out.Element})
 		}
+		cr.Dialogs, dialogsSeen = r.newDialogs(dialogsSeen)
+		cr.Opened, pagesSeen = r.newPages(pagesSeen)
 		rep.Commands = append(rep.Commands, cr)
 		events = append(events, ev)
 		if out.Err != nil {
@@ -60,18 +80,40 @@ func (r *run) batch(ctx context.Context, rep *StepReport, iter int, cmds []brows
 			res.err = fmt.Sprintf("command %d (%s %s) failed: %s", i+1, shown.Describe(), shown.Target, cr.Error)
 			break
 		}
+		last = len(rep.Commands) - 1
 		res.completed++
 	}
 
 	res.settle = r.Page.Settle(ctx, browser.SettleOptions{Since: batchStart, StartURL: startURL})
 	r.timing.Settle += res.settle.Duration
 	rep.Settle = append(rep.Settle, res.settle)
+	// What appeared while the page settled belongs to the last command that ran.
+	if last >= 0 {
+		var dl []browser.Dialog
+		var op []int
+		dl, dialogsSeen = r.newDialogs(dialogsSeen)
+		op, pagesSeen = r.newPages(pagesSeen)
+		rep.Commands[last].Dialogs = append(rep.Commands[last].Dialogs, dl...)
+		rep.Commands[last].Opened = append(rep.Commands[last].Opened, op...)
+	}
 
 	t = time.Now()
-	after, err := r.Page.CaptureState(600)
+	after, err := r.Page.Snapshot(ctx, r.snapshotOptions())
 	r.timing.Browser += time.Since(t)
-	if err == nil {
-		res.delta = r.redactDelta(browser.Diff(before, after, 10))
+	if err == nil && before != nil {
+		r.fresh = &after // the next iteration shows this representation: the delta's refs are its refs
+		d := browser.DiffSnapshots(*before, after, 10)
+		start := len(rep.Commands) - len(events)
+		pages := r.Page.Pages()
+		for _, c := range rep.Commands[max(0, start):] {
+			d.Dialogs = append(d.Dialogs, c.Dialogs...)
+			for _, n := range c.Opened {
+				if n-1 < len(pages) {
+					d.Opened = append(d.Opened, pages[n-1])
+				}
+			}
+		}
+		res.delta = r.redactDelta(d)
 		rep.Delta = &res.delta
 	}
 	if len(events) > 0 {
@@ -84,6 +126,37 @@ func (r *run) batch(ctx context.Context, rep *StepReport, iter int, cmds []brows
 		r.Log.Warn("history not recorded", "err", err)
 	}
 	return res
+}
+
+// newDialogs returns the dialogs opened since the first seen ones.
+func (r *run) newDialogs(seen int) ([]browser.Dialog, int) {
+	all := r.Page.Dialogs()
+	if len(all) <= seen {
+		return nil, seen
+	}
+	out := append([]browser.Dialog(nil), all[seen:]...)
+	for i := range out {
+		out[i].Message = r.secrets.redact(out[i].Message)
+	}
+	return out, len(all)
+}
+
+// newPages returns the numbers of pages opened since the first seen ones.
+func (r *run) newPages(seen int) ([]int, int) {
+	all := r.Page.Pages()
+	var out []int
+	for _, p := range all[min(seen, len(all)):] {
+		out = append(out, p.Number)
+	}
+	return out, max(seen, len(all))
+}
+
+// needsLocator says whether a successful command must have a spec locator.
+func needsLocator(c browser.Command) bool {
+	if c.Target.IsCoordinate() {
+		return false
+	}
+	return c.NeedsTarget() || (!c.Target.IsZero() && (c.Action == "press" || c.Action == "scroll" || c.Action == "wait"))
 }
 
 // remember keeps this attempt's events for the prompt's history window and recall_history.

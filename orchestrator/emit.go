@@ -1,10 +1,13 @@
 package orchestrator
 
 import (
+	"encoding/base64"
 	"fmt"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/webpilot/webpilot/browser"
 	"github.com/webpilot/webpilot/scenario"
@@ -25,6 +28,9 @@ func emitSpec(sc scenario.Scenario, steps []StepReport) string {
 		name = "scenario"
 	}
 	fmt.Fprintf(&b, "test(%s, async ({ page }) => {\n", jsString(name))
+	if usesDialogs(steps) {
+		b.WriteString("  let lastDialog = ''; // the message of the latest dialog, answered where it opens\n")
+	}
 	fmt.Fprintf(&b, "  await page.goto(%s);\n", jsString(start))
 	for _, s := range steps {
 		fmt.Fprintf(&b, "  // step %d: %s\n", s.Index+1, oneLine(s.Goal))
@@ -39,6 +45,17 @@ func emitSpec(sc scenario.Scenario, steps []StepReport) string {
 	return b.String()
 }
 
+func usesDialogs(steps []StepReport) bool {
+	for _, s := range steps {
+		for _, c := range s.Commands {
+			if c.OK && (len(c.Dialogs) > 0 || c.Command.Assert == "dialogContains") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // stepLines writes a spec line for each successful command of a step, and
 // declares the variables the step extracted.
 func (r *run) stepLines(rep StepReport) []string {
@@ -47,8 +64,16 @@ func (r *run) stepLines(rep StepReport) []string {
 		if !c.OK {
 			continue
 		}
+		lines = append(lines, dialogLines(c)...)
+		for _, n := range c.Opened {
+			lines = append(lines, fmt.Sprintf("const %sPromise = %s.waitForEvent('popup');", pageVar(n), pageVar(c.Page)))
+		}
 		if l := r.commandLine(c); l != "" {
 			lines = append(lines, l)
+		}
+		for _, n := range c.Opened {
+			lines = append(lines, fmt.Sprintf("const %s = await %sPromise;", pageVar(n), pageVar(n)),
+				fmt.Sprintf("await %s.waitForLoadState();", pageVar(n)))
 		}
 	}
 	if rep.SaveAs != "" && len(rep.Result) > 0 && rep.Status != StepFailed {
@@ -105,8 +130,10 @@ func (r *run) rebuildSpecVars() {
 
 func (r *run) commandLine(cr CommandReport) string {
 	c := cr.Command
-	loc := cr.Locator
+	pv := pageVar(cr.Page)
+	loc := onPage(cr.Locator, pv)
 	v := r.valueCode(c.Value)
+	to := timeoutOption(cr)
 	switch c.Action {
 	case "read":
 		if loc == "" {
@@ -121,23 +148,33 @@ func (r *run) commandLine(cr CommandReport) string {
 		}
 		return fmt.Sprintf("%s = (await %s.innerText()).trim();", left, loc)
 	case "navigate":
-		return fmt.Sprintf("await page.goto(%s);", jsString(specPath(r.sc.BaseURL, r.expand(c.Value))))
+		return fmt.Sprintf("await %s.goto(%s);", pv, jsString(specPath(r.sc.BaseURL, r.expand(c.Value))))
 	case "back":
-		return "await page.goBack();"
+		return fmt.Sprintf("await %s.goBack();", pv)
 	case "forward":
-		return "await page.goForward();"
+		return fmt.Sprintf("await %s.goForward();", pv)
 	case "reload":
-		return "await page.reload();"
+		return fmt.Sprintf("await %s.reload();", pv)
+	case "dialog":
+		return "" // the spec answers each dialog where it opens (see dialogLines)
+	case "switch_page":
+		return fmt.Sprintf("await %s.bringToFront();", pageVar(atoi(c.Value)))
+	case "close_page":
+		n := cr.Page
+		if c.Value != "" {
+			n = atoi(c.Value)
+		}
+		return fmt.Sprintf("await %s.close();", pageVar(n))
 	case "press":
 		if loc == "" {
-			return fmt.Sprintf("await page.keyboard.press(%s);", v)
+			return fmt.Sprintf("await %s.keyboard.press(%s);", pv, v)
 		}
-		return fmt.Sprintf("await %s.press(%s);", loc, v)
+		return fmt.Sprintf("await %s.press(%s);", loc, args(v, to))
 	case "wait":
 		if loc != "" {
-			return fmt.Sprintf("await %s.waitFor();", loc)
+			return fmt.Sprintf("await %s.waitFor(%s);", loc, to)
 		}
-		return fmt.Sprintf("await page.waitForTimeout(%s);", strings.TrimSuffix(c.Value, "ms"))
+		return fmt.Sprintf("await %s.waitForTimeout(%s);", pv, strings.TrimSuffix(c.Value, "ms"))
 	case "scroll":
 		if loc != "" {
 			return fmt.Sprintf("await %s.scrollIntoViewIfNeeded();", loc)
@@ -146,81 +183,224 @@ func (r *run) commandLine(cr CommandReport) string {
 		if strings.EqualFold(c.Value, "up") {
 			dy = -600
 		}
-		return fmt.Sprintf("await page.mouse.wheel(0, %d);", dy)
+		return fmt.Sprintf("await %s.mouse.wheel(0, %d);", pv, dy)
 	}
 	if c.Target.IsCoordinate() {
 		// Coordinates are relative to the 1280x800 viewport the job ran in.
 		x, y := *c.Target.X/100*1280, *c.Target.Y/100*800
 		switch c.Action {
 		case "dblclick":
-			return fmt.Sprintf("await page.mouse.dblclick(%.0f, %.0f);", x, y)
+			return fmt.Sprintf("await %s.mouse.dblclick(%.0f, %.0f);", pv, x, y)
 		case "hover":
-			return fmt.Sprintf("await page.mouse.move(%.0f, %.0f);", x, y)
+			return fmt.Sprintf("await %s.mouse.move(%.0f, %.0f);", pv, x, y)
 		}
-		return fmt.Sprintf("await page.mouse.click(%.0f, %.0f);", x, y)
+		return fmt.Sprintf("await %s.mouse.click(%.0f, %.0f);", pv, x, y)
 	}
 	if loc == "" {
+		// The batch fails such a command; this only marks what a resumed report holds.
 		return fmt.Sprintf("// %s %s: no stable locator could be written", c.Describe(), c.Target)
 	}
 	switch c.Action {
 	case "click", "dblclick", "hover", "check", "uncheck", "focus", "blur":
-		return fmt.Sprintf("await %s.%s();", loc, c.Action)
+		return fmt.Sprintf("await %s.%s(%s);", loc, c.Action, to)
 	case "rightclick":
-		return fmt.Sprintf("await %s.click({ button: 'right' });", loc)
+		return fmt.Sprintf("await %s.click(%s);", loc, options("button: 'right'", to))
 	case "fill":
-		return fmt.Sprintf("await %s.fill(%s);", loc, v)
+		if cr.Via == "range" {
+			return fmt.Sprintf("await %s.evaluate(%s, %s);", loc, browser.RangeSetter, v)
+		}
+		return fmt.Sprintf("await %s.fill(%s);", loc, args(v, to))
 	case "type":
-		return fmt.Sprintf("await %s.pressSequentially(%s);", loc, v)
+		return fmt.Sprintf("await %s.pressSequentially(%s);", loc, args(v, to))
 	case "select":
-		return fmt.Sprintf("await %s.selectOption(%s);", loc, v)
+		return fmt.Sprintf("await %s.selectOption(%s);", loc, args(v, to))
+	case "upload":
+		files := r.filesCode(c.Value)
+		if cr.Via == "file-chooser" {
+			return fmt.Sprintf("{ const chooser = %s.waitForEvent('filechooser'); await %s.click(); await (await chooser).setFiles(%s); }", pv, loc, files)
+		}
+		return fmt.Sprintf("await %s.setInputFiles(%s);", loc, files)
 	case "verify":
-		return assertionLine(c, loc, v)
+		return assertionLine(c, loc, v, cr.Via, to)
 	}
 	return fmt.Sprintf("// %s is not expressible in the spec", c.Describe())
 }
 
-func assertionLine(c browser.Command, loc, v string) string {
+// pageVar is the spec variable of page n: page for the first, page2 for
+// the first popup, and so on.
+func pageVar(n int) string {
+	if n <= 1 {
+		return "page"
+	}
+	return fmt.Sprintf("page%d", n)
+}
+
+// onPage moves a locator written for the first page onto page variable pv.
+func onPage(loc, pv string) string {
+	if pv == "page" || (loc != "page" && !strings.HasPrefix(loc, "page.")) {
+		return loc
+	}
+	return pv + strings.TrimPrefix(loc, "page")
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(strings.TrimSpace(s))
+	return n
+}
+
+// timeoutOption gives a spec line the time its command needed when the
+// job was generated, with margin, when that is more than the runner's 5 s
+// default could safely cover ("" otherwise).
+func timeoutOption(cr CommandReport) string {
+	if cr.Duration <= 2*time.Second {
+		return ""
+	}
+	ms := (2*cr.Duration + 5*time.Second).Milliseconds()
+	ms = (ms + 999) / 1000 * 1000
+	return fmt.Sprintf("{ timeout: %d }", ms)
+}
+
+// args joins call arguments, leaving out empty ones.
+func args(list ...string) string {
+	var out []string
+	for _, a := range list {
+		if a != "" {
+			out = append(out, a)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// options merges option objects: "button: 'right'" and "{ timeout: 9000 }".
+func options(field, opt string) string {
+	if opt == "" {
+		return "{ " + field + " }"
+	}
+	return "{ " + field + ", " + strings.TrimPrefix(opt, "{ ")
+}
+
+// filesCode writes the job's named files as setFiles payloads, with their
+// content, so the spec needs nothing from disk.
+func (r *run) filesCode(names string) string {
+	var parts []string
+	for _, n := range strings.Split(names, ",") {
+		n = strings.TrimSpace(n)
+		for _, f := range r.files {
+			if f.Name == n {
+				mime := f.MimeType
+				if mime == "" {
+					mime = "application/octet-stream"
+				}
+				parts = append(parts, fmt.Sprintf("{ name: %s, mimeType: %s, buffer: Buffer.from(%s, 'base64') }",
+					jsString(f.Name), jsString(mime), jsString(base64.StdEncoding.EncodeToString(f.Content))))
+			}
+		}
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// dialogLines answers, before a command, the dialogs it opened the way the
+// job answered them, recording each message for dialog checks. Dialogs are
+// answered one at a time, each handler installing the next.
+func dialogLines(cr CommandReport) []string {
+	if len(cr.Dialogs) == 0 {
+		return nil
+	}
+	var handler func(i int) string
+	handler = func(i int) string {
+		d := cr.Dialogs[i]
+		answer := "dialog.dismiss()"
+		if d.Answer == "accept" {
+			answer = "dialog.accept()"
+			if d.Type == "prompt" {
+				answer = fmt.Sprintf("dialog.accept(%s)", jsString(d.PromptText))
+			}
+		}
+		target := pageVar(d.Page)
+		if d.Page == 0 {
+			target = pageVar(cr.Page) + ".context()"
+		}
+		next := ""
+		if i+1 < len(cr.Dialogs) {
+			next = " " + handler(i+1)
+		}
+		return fmt.Sprintf("%s.once('dialog', dialog => { lastDialog = dialog.message();%s return %s; });", target, next, answer)
+	}
+	return []string{handler(0)}
+}
+
+func assertionLine(c browser.Command, loc, v, via, to string) string {
 	switch c.Assert {
 	case "urlContains":
-		return fmt.Sprintf("await expect(page).toHaveURL(/%s/);", jsRegex(c.Value))
+		return fmt.Sprintf("await expect(%s).toHaveURL(%s);", loc, args(fmt.Sprintf("/%s/", jsRegex(c.Value)), to))
 	case "titleContains":
-		return fmt.Sprintf("await expect(page).toHaveTitle(/%s/);", jsRegex(c.Value))
+		return fmt.Sprintf("await expect(%s).toHaveTitle(%s);", loc, args(fmt.Sprintf("/%s/", jsRegex(c.Value)), to))
+	case "dialogContains":
+		return fmt.Sprintf("await expect.poll(() => lastDialog%s).toContain(%s);", prefixComma(to), v)
 	case "textContains":
-		return fmt.Sprintf("await expect(%s).toContainText(%s);", loc, v)
+		return fmt.Sprintf("await expect(%s).toContainText(%s);", loc, args(v, to))
 	case "textEquals":
-		return fmt.Sprintf("await expect(%s).toHaveText(%s);", loc, v)
+		return fmt.Sprintf("await expect(%s).toHaveText(%s);", loc, args(v, to))
 	case "valueEquals":
-		return fmt.Sprintf("await expect(%s).toHaveValue(%s);", loc, v)
+		return fmt.Sprintf("await expect(%s).toHaveValue(%s);", loc, args(v, to))
 	case "valueEmpty":
-		return fmt.Sprintf("await expect(%s).toHaveValue('');", loc)
+		return fmt.Sprintf("await expect(%s).toHaveValue(%s);", loc, args("''", to))
+	case "selectedLabel":
+		return fmt.Sprintf("await expect(%s.locator('option:checked')).toHaveText(%s);", loc, args(v, to))
 	case "isVisible":
-		return fmt.Sprintf("await expect(%s).toBeVisible();", loc)
+		return fmt.Sprintf("await expect(%s).toBeVisible(%s);", loc, to)
 	case "isHidden":
-		return fmt.Sprintf("await expect(%s).toBeHidden();", loc)
+		return fmt.Sprintf("await expect(%s).toBeHidden(%s);", loc, to)
 	case "isEnabled":
-		return fmt.Sprintf("await expect(%s).toBeEnabled();", loc)
+		return fmt.Sprintf("await expect(%s).toBeEnabled(%s);", loc, to)
 	case "isDisabled":
-		return fmt.Sprintf("await expect(%s).toBeDisabled();", loc)
+		return fmt.Sprintf("await expect(%s).toBeDisabled(%s);", loc, to)
 	case "isChecked":
-		return fmt.Sprintf("await expect(%s).toBeChecked();", loc)
+		return fmt.Sprintf("await expect(%s).toBeChecked(%s);", loc, to)
 	case "isUnchecked":
-		return fmt.Sprintf("await expect(%s).not.toBeChecked();", loc)
+		return fmt.Sprintf("await expect(%s).not.toBeChecked(%s);", loc, to)
 	case "countEquals":
-		return fmt.Sprintf("await expect(%s).toHaveCount(%s);", loc, c.Value)
+		return fmt.Sprintf("await expect(%s).toHaveCount(%s);", loc, args(c.Value, to))
 	case "countGreaterThan":
-		return fmt.Sprintf("await expect.poll(() => %s.count()).toBeGreaterThan(%s);", loc, c.Value)
+		return fmt.Sprintf("await expect.poll(() => %s.count()%s).toBeGreaterThan(%s);", loc, prefixComma(to), c.Value)
 	case "countLessThan":
-		return fmt.Sprintf("await expect.poll(() => %s.count()).toBeLessThan(%s);", loc, c.Value)
+		return fmt.Sprintf("await expect.poll(() => %s.count()%s).toBeLessThan(%s);", loc, prefixComma(to), c.Value)
 	case "hasClass":
-		return fmt.Sprintf("await expect(%s).toHaveClass(/(^|\\s)%s(\\s|$)/);", loc, jsRegex(c.Value))
+		return fmt.Sprintf("await expect(%s).toHaveClass(%s);", loc, args(fmt.Sprintf("/(^|\\s)%s(\\s|$)/", jsRegex(c.Value)), to))
 	case "hasAttribute":
 		name, val, ok := strings.Cut(c.Value, "=")
 		if !ok {
-			return fmt.Sprintf("await expect(%s).toHaveAttribute(%s);", loc, jsString(name))
+			return fmt.Sprintf("await expect(%s).toHaveAttribute(%s);", loc, args(jsString(name), to))
 		}
-		return fmt.Sprintf("await expect(%s).toHaveAttribute(%s, %s);", loc, jsString(name), jsString(val))
+		return fmt.Sprintf("await expect(%s).toHaveAttribute(%s);", loc, args(jsString(name), jsString(val), to))
+	case "sortedAscending", "sortedDescending":
+		kind, itemRole, _ := strings.Cut(via, " ")
+		cmp, ok := browser.SortComparators[kind]
+		if !ok {
+			return ""
+		}
+		items := loc
+		if itemRole != "" {
+			items += fmt.Sprintf(".getByRole(%s)", jsString(itemRole))
+		}
+		sorted := "[...values].sort(cmp)"
+		if c.Assert == "sortedDescending" {
+			sorted = "[...values].sort((a, b) => cmp(b, a))"
+		}
+		if to == "" {
+			to = "{ timeout: 5000 }"
+		}
+		return fmt.Sprintf("await expect(async () => { const cmp = %s; const values = (await %s.allTextContents()).map(s => s.trim()); expect(values.length).toBeGreaterThan(1); expect(values).toEqual(%s); }).toPass(%s);",
+			cmp, items, sorted, to)
 	}
 	return ""
+}
+
+func prefixComma(opt string) string {
+	if opt == "" {
+		return ""
+	}
+	return ", " + opt
 }
 
 // locatorCode is the spec's locator for a command's target: the robust one
@@ -230,8 +410,9 @@ func locatorCode(c browser.Command, fp *browser.Fingerprint) string {
 	if c.Action == "verify" && (c.Assert == "urlContains" || c.Assert == "titleContains") {
 		return "page"
 	}
-	// Counts and absence are about the target as named, not one element.
-	if fp != nil && !strings.HasPrefix(c.Assert, "count") && c.Assert != "isHidden" {
+	// Counts and absence are about the target as named, not one element
+	// (a ref names one element, found again by its fingerprint).
+	if fp != nil && (c.Target.Ref != "" || (!strings.HasPrefix(c.Assert, "count") && c.Assert != "isHidden")) {
 		return targetCode(fp.Locator)
 	}
 	if c.Target.IsZero() || c.Target.Ref != "" || c.Target.IsCoordinate() {

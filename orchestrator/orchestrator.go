@@ -28,7 +28,11 @@ type Page interface {
 	Execute(ctx context.Context, c browser.Command, o browser.ExecOptions) browser.Outcome
 	Count(ctx context.Context, t browser.Target) (int, error)
 	Settle(ctx context.Context, o browser.SettleOptions) browser.SettleReport
-	CaptureState(limit int) (browser.PageState, error)
+	// Dialogs lists the native dialogs so far, oldest first; Pages the
+	// open pages (tabs, popups); CurrentPage the one commands act on.
+	Dialogs() []browser.Dialog
+	Pages() []browser.PageInfo
+	CurrentPage() int
 	StorageState() ([]byte, error)
 	Screenshot(fullPage bool) ([]byte, error)
 	SetOfMarks(ctx context.Context, snap browser.Snapshot, limit int) ([]byte, []browser.Mark, error)
@@ -231,6 +235,14 @@ type CommandReport struct {
 	// Document is the id of the document the command ran on (see
 	// browser.Document); resume replays the commands of the last one.
 	Document string `json:"document,omitempty"`
+	// Page is the page (1 is the first; popups count on) it ran on.
+	Page int `json:"page,omitempty"`
+	// Via is how it was carried out where the spec must do the same (see browser.Outcome).
+	Via string `json:"via,omitempty"`
+	// Dialogs and Opened are what the command caused: the spec answers
+	// the same dialogs and waits for the same popups around it.
+	Dialogs []browser.Dialog `json:"dialogs,omitempty"`
+	Opened  []int            `json:"opened,omitempty"`
 }
 
 // ManifestEntry pairs a spec line's command with its target's fingerprint.

@@ -38,6 +38,7 @@ type run struct {
 	extracted map[string]json.RawMessage
 	learned   []string
 	note      string
+	noteStep  int // the step the note was written in
 	iters     int
 	calls     int
 	all       []Event // this attempt's history, newest last: the prompt's window and recall_history
@@ -50,6 +51,10 @@ type run struct {
 	budgetNote string // why the hold could not cover the next call
 	boundary   string // frames untrusted content in prompts; a page cannot guess it
 	blocksSeen int    // egress refusals already reported
+	files      []browser.File
+	// fresh is the representation the last batch took after settling: the
+	// next one the model sees, and the "before" of the next delta.
+	fresh *browser.Snapshot
 }
 
 // newBoundary returns a random marker that untrusted blocks of a prompt are
@@ -78,6 +83,9 @@ func (a *Agent) Run(ctx context.Context, in Input) (Result, error) {
 	for k, v := range in.Scenario.Data {
 		r.vars[k] = v
 	}
+	for _, f := range in.Scenario.Files {
+		r.files = append(r.files, browser.File{Name: f.Name, MimeType: f.MimeType, Content: f.Content})
+	}
 	// Experiences from earlier jobs were written by a model reading pages:
 	// only those that pass today's rules are shown.
 	var exps []string
@@ -98,6 +106,7 @@ func (r *run) execute(ctx context.Context) (Result, error) {
 	first := 0
 	if cp := r.in.Resume; cp != nil {
 		first, r.steps, r.note, r.iters, r.calls = cp.NextStep, cp.Steps, cp.Note, cp.Iterations, cp.Calls
+		r.noteStep = cp.NextStep - 1
 		for k, v := range cp.Extracted {
 			r.extracted[k] = v
 			r.setVar(k, v)
@@ -260,6 +269,8 @@ func (r *run) runStep(ctx context.Context, i int) (StepReport, error) {
 			break
 		}
 		r.Log.Debug("step escalates to the agent", "step", i+1, "why", why)
+		// The model sees why the deterministic tier gave the step up.
+		r.remember([]Event{{Step: i, Kind: "deterministic", Action: "resolve", Target: r.secrets.redact(r.expand(st.Text)), OK: false, Error: r.secrets.redact(why)}})
 		rep.Tier = "agent"
 		err = r.agent(ctx, &rep, st)
 	default:
@@ -284,7 +295,7 @@ func (r *run) runStep(ctx context.Context, i int) (StepReport, error) {
 
 // deterministic runs resolved commands as one batch.
 func (r *run) deterministic(ctx context.Context, rep *StepReport, cmds []browser.Command) {
-	b := r.batch(ctx, rep, 0, cmds)
+	b := r.batch(ctx, rep, 0, cmds, nil)
 	if b.failed >= 0 {
 		rep.Status, rep.Error = StepFailed, b.err
 	}

@@ -201,7 +201,7 @@ var tools = []tool{
 			if err != nil {
 				return toolResult{}, err
 			}
-			a.refs, a.full = snap.Refs, r.secrets.redact(snap.Full)
+			a.see(r, snap)
 			img, marks, err := r.Page.SetOfMarks(ctx, snap, 80)
 			if err != nil {
 				return toolResult{}, err
@@ -236,7 +236,7 @@ func toolDescriptions() string {
 // toolCommand runs a navigation tool as a one-command batch, so it is
 // recorded, settled and written into the spec like any command.
 func (r *run) toolCommand(ctx context.Context, a *agentStep, c browser.Command) (toolResult, error) {
-	b := r.batch(ctx, a.rep, a.iter, []browser.Command{c})
+	b := r.batch(ctx, a.rep, a.iter, []browser.Command{c}, a.snap)
 	if b.failed >= 0 {
 		return toolResult{}, fmt.Errorf("%s", b.err)
 	}
@@ -253,7 +253,10 @@ func (r *run) runTools(ctx context.Context, a *agentStep, calls []toolCall) (str
 	var events []Event
 	for i, c := range calls {
 		if a.toolCalls >= r.limits.MaxToolCalls {
-			fmt.Fprintf(&b, "[%s] refused: at most %d tool calls per iteration\n", c.Name, r.limits.MaxToolCalls)
+			msg := fmt.Sprintf("refused: at most %d tool calls per iteration", r.limits.MaxToolCalls)
+			fmt.Fprintf(&b, "[%d %s] %s\n", i+1, c.Name, msg)
+			events = append(events, Event{Step: a.rep.Index, Iteration: a.iter, Kind: "tool", Action: c.Name,
+				Target: r.secrets.redact(string(c.Args)), OK: false, Error: msg})
 			continue
 		}
 		a.toolCalls++

@@ -23,8 +23,59 @@ type Scenario struct {
 	Data    map[string]string `json:"data,omitempty"`    // test data, substituted for {{NAME}}
 	Secrets map[string]string `json:"secrets,omitempty"` // typed from {{NAME}}, never shown or stored in the clear
 	// SealedSecrets replaces Secrets once the dispatcher has sealed them.
-	SealedSecrets string  `json:"sealed_secrets,omitempty"`
-	Options       Options `json:"options"`
+	SealedSecrets string `json:"sealed_secrets,omitempty"`
+	// Files are small files upload steps may set on file inputs. They are
+	// stored with the job and written into the generated spec, so the test
+	// is self-contained; nothing is ever read from a worker's disk.
+	Files   []File  `json:"files,omitempty"`
+	Options Options `json:"options"`
+}
+
+// File is a file a scenario carries for uploads.
+type File struct {
+	Name     string `json:"name"`
+	MimeType string `json:"mime_type,omitempty"`
+	Content  []byte `json:"content"` // base64 in JSON
+}
+
+// Limits on the files a scenario carries.
+const (
+	MaxFiles         = 10
+	MaxFileBytes     = 256 << 10
+	MaxAllFilesBytes = 512 << 10
+)
+
+var (
+	fileName = regexp.MustCompile(`^[^/\\\x00-\x1f]{1,100}$`)
+	mimeType = regexp.MustCompile(`^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$`)
+)
+
+func (sc *Scenario) validateFiles(v *ValidationError, at string) {
+	if len(sc.Files) > MaxFiles {
+		v.Add(at+".files", "at most %d files, got %d", MaxFiles, len(sc.Files))
+	}
+	total := 0
+	seen := map[string]bool{}
+	for i, f := range sc.Files {
+		p := fmt.Sprintf("%s.files[%d]", at, i)
+		switch {
+		case !fileName.MatchString(f.Name) || f.Name == "." || f.Name == "..":
+			v.Add(p+".name", "must be a file name of 1 to 100 characters without slashes or control characters")
+		case seen[f.Name]:
+			v.Add(p+".name", "%q is already the name of another file", f.Name)
+		}
+		seen[f.Name] = true
+		if f.MimeType != "" && !mimeType.MatchString(f.MimeType) {
+			v.Add(p+".mime_type", "must be a MIME type such as text/plain")
+		}
+		if len(f.Content) > MaxFileBytes {
+			v.Add(p+".content", "at most %d KiB, got %d bytes", MaxFileBytes>>10, len(f.Content))
+		}
+		total += len(f.Content)
+	}
+	if total > MaxAllFilesBytes {
+		v.Add(at+".files", "at most %d KiB in all, got %d bytes", MaxAllFilesBytes>>10, total)
+	}
 }
 
 // Options tune how a scenario job runs; zero values mean the defaults.
@@ -198,6 +249,7 @@ func (sc *Scenario) Validate(v *ValidationError, at string, urls URLPolicy) {
 	if sc.SealedSecrets != "" {
 		v.Add(at+".sealed_secrets", "is set by the server; send secrets instead")
 	}
+	sc.validateFiles(v, at)
 	o := sc.Options
 	if len(o.AllowedOrigins) > 20 {
 		v.Add(at+".options.allowed_origins", "at most 20 origins")
