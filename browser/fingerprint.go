@@ -50,17 +50,7 @@ const fingerprintScript = `(e) => {
   else if (attr('aria-labelledby')) label = clean(attr('aria-labelledby').split(' ').map(id => ((e.getRootNode().getElementById ? e.getRootNode().getElementById(id) : document.getElementById(id)) || {}).innerText || '').join(' '));
   // The structural path, one CSS path per shadow root (outermost first),
   // chained with >> so it never matches inside another copy of a component.
-  const pathIn = (e) => {
-    const path = [];
-    for (let n = e; n && n.nodeType === 1 && n !== document.documentElement; n = n.parentElement) {
-      if (n.id && /^[A-Za-z][\w-]*$/.test(n.id) && n.getRootNode().querySelectorAll('#' + n.id).length === 1) { path.unshift('#' + n.id); break; }
-      let i = 1; for (let s = n.previousElementSibling; s; s = s.previousElementSibling) if (s.tagName === n.tagName) i++;
-      path.unshift(n.tagName.toLowerCase() + ':nth-of-type(' + i + ')');
-    }
-    return path.join(' > ');
-  };
-  const chain = [];
-  for (let n = e; n; ) { chain.unshift(pathIn(n)); const root = n.getRootNode(); n = root && root.host ? root.host : null; }
+  const wpPath = ` + pathScript + `;
   const implicit = { li: 'listitem', tr: 'row', article: 'article', form: 'form', dialog: 'dialog', fieldset: 'group', section: 'region', nav: 'navigation', ul: 'list', ol: 'list', table: 'table' };
   const own = clean(e.innerText || e.textContent);
   const ancestors = [];
@@ -72,7 +62,7 @@ const fingerprintScript = `(e) => {
   for (const n of ['id', 'name', 'type', 'href', 'class', 'aria-label', 'data-testid', 'role', 'for']) if (attr(n)) keep[n] = attr(n).slice(0, 120);
   for (const n of e.getAttributeNames()) if (n.startsWith('data-test') && n !== 'data-testid') keep[n] = attr(n).slice(0, 120);
   return { role, name: name.slice(0, 200), tag, testid: attr('data-testid'), placeholder: attr('placeholder'), label,
-    alt: attr('alt'), title: attr('title'), text: own.slice(0, 100), attrs: keep, path: chain.join(' >> '), ancestors };
+    alt: attr('alt'), title: attr('title'), text: own.slice(0, 100), attrs: keep, path: wpPath(e), ancestors };
 }`
 
 // fingerprint describes the element loc resolves to. For a ref, the role
@@ -110,6 +100,34 @@ func (s *Session) fingerprint(loc playwright.Locator, frames []string, ref strin
 	}
 	fp.Locator = s.robust(fp)
 	return fp, nil
+}
+
+// pathScript computes an element's structural path (see Fingerprint.Path).
+const pathScript = `(e) => {
+  const pathIn = (e) => {
+    const path = [];
+    for (let n = e; n && n.nodeType === 1 && n !== document.documentElement; n = n.parentElement) {
+      if (n.id && /^[A-Za-z][\w-]*$/.test(n.id) && n.getRootNode().querySelectorAll('#' + n.id).length === 1) { path.unshift('#' + n.id); break; }
+      let i = 1; for (let s = n.previousElementSibling; s; s = s.previousElementSibling) if (s.tagName === n.tagName) i++;
+      path.unshift(n.tagName.toLowerCase() + ':nth-of-type(' + i + ')');
+    }
+    return path.join(' > ');
+  };
+  const chain = [];
+  for (let n = e; n; ) { chain.unshift(pathIn(n)); const root = n.getRootNode(); n = root && root.host ? root.host : null; }
+  return chain.join(' >> ');
+}`
+
+// names reports whether t finds the fingerprinted element itself: a text
+// locator finds the innermost element holding the text, which can be a
+// child of the element meant (a paragraph of an editor).
+func (s *Session) names(t Target, fp *Fingerprint) bool {
+	loc, err := s.locator(t)
+	if err != nil {
+		return false
+	}
+	v, err := loc.Evaluate(pathScript, nil, playwright.LocatorEvaluateOptions{Timeout: playwright.Float(2000)})
+	return err == nil && v == fp.Path
 }
 
 // robust picks the most robust target for a fingerprinted element that is
@@ -160,7 +178,7 @@ func (s *Session) robust(fp *Fingerprint) Target {
 	if fp.Role != "" && fp.Role != "generic" && fp.Role != "text" {
 		add(Target{Role: fp.Role}) // unique on its own, or scoped to a named ancestor below
 	}
-	if t, ok := s.firstUnique(candidates); ok {
+	if t, ok := s.firstUnique(candidates, fp); ok {
 		return t
 	}
 	for _, a := range fp.ancestors {
@@ -183,7 +201,7 @@ func (s *Session) robust(fp *Fingerprint) Target {
 			c.Within = &p
 			scoped[i] = c
 		}
-		if t, ok := s.firstUnique(scoped); ok {
+		if t, ok := s.firstUnique(scoped, fp); ok {
 			return t
 		}
 	}
@@ -214,14 +232,14 @@ func sortedKeys(m map[string]string) []string {
 
 // firstUnique returns the first candidate matching exactly one element,
 // trying each loosely first and then exactly.
-func (s *Session) firstUnique(candidates []Target) (Target, bool) {
+func (s *Session) firstUnique(candidates []Target, fp *Fingerprint) (Target, bool) {
 	for _, c := range candidates {
-		if s.total(c) == 1 {
+		if s.total(c) == 1 && s.names(c, fp) {
 			return c, true
 		}
 		if c.TestID == "" {
 			c.Exact = true
-			if s.total(c) == 1 {
+			if s.total(c) == 1 && s.names(c, fp) {
 				return c, true
 			}
 		}

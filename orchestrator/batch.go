@@ -116,6 +116,16 @@ func (r *run) batch(ctx context.Context, rep *StepReport, iter int, cmds []brows
 		res.delta = r.redactDelta(d)
 		rep.Delta = &res.delta
 	}
+	// Dialogs and opened pages are history too: a later turn must know of them.
+	for _, c := range rep.Commands[max(0, len(rep.Commands)-len(events)):] {
+		for _, d := range c.Dialogs {
+			events = append(events, Event{Step: rep.Index, Iteration: iter, Kind: "dialog", Action: d.Type,
+				Target: fmt.Sprintf("%q answered: %s", d.Message, d.Answer), OK: true})
+		}
+		for _, n := range c.Opened {
+			events = append(events, Event{Step: rep.Index, Iteration: iter, Kind: "page opened", Action: fmt.Sprintf("page %d", n), OK: true})
+		}
+	}
 	if len(events) > 0 {
 		obs, _ := json.Marshal(map[string]any{"delta": res.delta, "settle": res.settle})
 		events[len(events)-1].Observation = json.RawMessage(r.secrets.redact(string(obs)))

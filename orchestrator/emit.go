@@ -196,6 +196,9 @@ func (r *run) commandLine(cr CommandReport) string {
 		}
 		return fmt.Sprintf("await %s.mouse.click(%.0f, %.0f);", pv, x, y)
 	}
+	if c.Action == "verify" && c.Assert == "dialogContains" {
+		return assertionLine(c, loc, v, cr.Via, to)
+	}
 	if loc == "" {
 		// The batch fails such a command; this only marks what a resumed report holds.
 		return fmt.Sprintf("// %s %s: no stable locator could be written", c.Describe(), c.Target)

@@ -97,16 +97,17 @@ func runAgent(t *testing.T, sc scenario.Scenario, replies ...llmtest.Reply) (orc
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The invariant: a succeeded job's spec passes where the job passed.
+	if res.Status == orchestrator.StatusSucceeded {
+		mustPassSpec(t, res, sc.Secrets)
+	}
 	return res, rec, model
 }
 
-// mustPassSpec runs the generated spec under @playwright/test.
+// mustPassSpec runs the generated spec under @playwright/test (once per script).
 func mustPassSpec(t *testing.T, res orchestrator.Result, env map[string]string) {
 	t.Helper()
-	out, err := browsertest.RunSpec(context.Background(), res.Script, env)
-	if err != nil {
-		t.Fatalf("generated spec fails under @playwright/test: %v\n%s\n%s", err, out, res.Script)
-	}
+	browsertest.MustPassSpec(t, res.Script, env)
 }
 
 // noSecret fails if secret appears in any prompt, history event or the spec.

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
+	"testing"
 	"time"
 )
 
@@ -64,4 +66,22 @@ func RunSpec(ctx context.Context, spec string, env map[string]string) (string, e
 	}
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+var passed sync.Map // scripts that already passed in this test binary
+
+// MustPassSpec fails the test unless spec passes under @playwright/test.
+// Every test that gets a succeeded job's spec calls it: a succeeded job's
+// spec must pass where the job passed. A script that passed once is not
+// run again.
+func MustPassSpec(t testing.TB, spec string, env map[string]string) {
+	t.Helper()
+	if _, ok := passed.Load(spec); ok {
+		return
+	}
+	out, err := RunSpec(context.Background(), spec, env)
+	if err != nil {
+		t.Fatalf("generated spec fails under @playwright/test: %v\n%s\n%s", err, out, spec)
+	}
+	passed.Store(spec, true)
 }
