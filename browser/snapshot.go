@@ -121,6 +121,41 @@ func (s *Session) Snapshot(ctx context.Context, o SnapshotOptions) (Snapshot, er
 	return snap, nil
 }
 
+// InteractiveRefs counts the controls of the page that carry a ref: lines
+// of the full representation whose role is interactive, role-less
+// clickables included.
+func (s Snapshot) InteractiveRefs() int {
+	n := 0
+	for _, line := range strings.Split(s.Full, "\n") {
+		if m := snapshotLine.FindStringSubmatch(line); m != nil && interactiveRoles[m[1]] {
+			n++
+		}
+	}
+	return n
+}
+
+// InteractiveCensusScript counts a document's visible elements a person
+// could operate (native controls, ARIA widgets, editors, elements with
+// click handlers or a pointer cursor), shadow roots included: what the
+// share of interactive elements carrying a ref is measured against.
+const InteractiveCensusScript = `() => {
+  const sel = 'a[href],button,input:not([type=hidden]),select,textarea,summary,[role=button],[role=link],[role=checkbox],[role=radio],[role=tab],[role=menuitem],[role=option],[role=switch],[role=slider],[role=textbox],[role=combobox],[contenteditable=""],[contenteditable=true],[onclick],[tabindex]:not([tabindex="-1"])';
+  let n = 0;
+  const walk = (root) => {
+    for (const e of root.querySelectorAll('*')) {
+      if (e.shadowRoot) walk(e.shadowRoot);
+      const r = e.getBoundingClientRect();
+      if (!r.width && !r.height) continue;
+      if (e.matches(sel)) { n++; continue; }
+      if (e.closest('a,button,label,select,summary')) continue;
+      const p = e.parentElement;
+      if (getComputedStyle(e).cursor === 'pointer' && !(p && getComputedStyle(p).cursor === 'pointer')) n++;
+    }
+  };
+  walk(document);
+  return n;
+}`
+
 // pagesHeader lists the open pages when there is more than one.
 func (s *Session) pagesHeader() string {
 	pages := s.Pages()

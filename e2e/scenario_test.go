@@ -108,10 +108,7 @@ func TestScenarioThroughAPIQueueWorkerAndBrowser(t *testing.T) {
 	if code, _ := s.call(t, "GET", "/v1/tests/"+suite.Tests[0].ID, s.otherKey(t), nil); code != http.StatusNotFound {
 		t.Fatalf("another tenant reads the test: %d", code)
 	}
-	out, err := browsertest.RunSpec(context.Background(), string(script), map[string]string{"PASSWORD": demoapp.Password})
-	if err != nil {
-		t.Fatalf("generated spec fails under @playwright/test: %v\n%s", err, out)
-	}
+	browsertest.MustPassSpec(t, string(script), map[string]string{"PASSWORD": demoapp.Password})
 }
 
 func TestAgentStepIsChargedWhatTheModelReported(t *testing.T) {
@@ -167,10 +164,7 @@ func TestAgentStepIsChargedWhatTheModelReported(t *testing.T) {
 	if !strings.Contains(string(script), "await page.getByRole('textbox', { name: 'New item' }).fill('Coffee beans');") {
 		t.Fatalf("agent commands missing from the spec:\n%s", script)
 	}
-	out, err := browsertest.RunSpec(context.Background(), string(script), nil)
-	if err != nil {
-		t.Fatalf("generated spec fails: %v\n%s\n%s", err, out, script)
-	}
+	browsertest.MustPassSpec(t, string(script), nil)
 }
 
 func TestExperiencesCarryToLaterJobsOnTheSameOrigin(t *testing.T) {

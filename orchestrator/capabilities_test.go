@@ -31,7 +31,9 @@ func check(assert string, target map[string]any, value string) map[string]any {
 }
 
 func complete(cmds ...any) func(req llmtest.Request) map[string]any {
-	return func(req llmtest.Request) map[string]any { return map[string]any{"status": "complete", "commands": cmds} }
+	return func(req llmtest.Request) map[string]any {
+		return map[string]any{"status": "complete", "commands": cmds}
+	}
 }
 
 func role(r, name string) map[string]any { return map[string]any{"role": r, "name": name} }

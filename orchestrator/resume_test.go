@@ -87,6 +87,7 @@ func TestResumeRebuildsInPageState(t *testing.T) {
 			if !strings.Contains(got.Script, "Rye") {
 				t.Fatalf("spec lacks the resumed steps:\n%s", got.Script)
 			}
+			mustPassSpec(t, got, c.sc.Secrets)
 		})
 	}
 }

@@ -135,15 +135,24 @@ func largePage() http.Handler {
 func representationTable(ctx context.Context, s *browser.Session, demo string, runs int) error {
 	large := httptest.NewServer(largePage())
 	defer large.Close()
-	testdata := httptest.NewServer(http.FileServer(http.Dir(testdataDir())))
+	testdata := httptest.NewServer(http.FileServer(http.Dir(testdataDir("orchestrator"))))
 	defer testdata.Close()
+	widgets := httptest.NewServer(http.FileServer(http.Dir(testdataDir("browser"))))
+	defer widgets.Close()
 	pagesList := []struct{ name, url string }{
 		{"demo /login", demo + "/login"}, {"demo /form", demo + "/form"}, {"demo /list", demo + "/list"},
 		{"testdata shop.html", testdata.URL + "/shop.html"}, {"testdata cookie.html", testdata.URL + "/cookie.html"},
-		{"testdata frames.html", testdata.URL + "/frames.html"}, {"generated large page (2,000 elements)", large.URL + "/"},
+		{"testdata frames.html", testdata.URL + "/frames.html"}, {"testdata widgets.html", widgets.URL + "/widgets.html"},
+		{"testdata frameset.html", widgets.URL + "/frameset.html"}, {"testdata editor.html", widgets.URL + "/editor.html"},
+		{"testdata sort.html", widgets.URL + "/sort.html"}, {"testdata shadow-slot.html", widgets.URL + "/shadow-slot.html"},
+		{"testdata tall.html", widgets.URL + "/tall.html"},
+		{"generated large page (2,000 elements)", large.URL + "/"},
 	}
-	fmt.Printf("Page representation (tokens = characters / 4; build time median of %d)\n", runs)
-	fmt.Printf("  %-40s %8s %8s %8s %10s\n", "page", "repr", "aria", "html", "build")
+	fmt.Printf("Page representation (tokens = characters / 4; build time median of %d; refs = interactive elements with a ref)\n", runs)
+	fmt.Printf("  %-40s %8s %8s %8s %10s %12s\n", "page", "repr", "aria", "html", "build", "refs")
+	var tokens, builds []float64
+	var largeTokens, largeBuild float64
+	withRef, interactive := 0, 0
 	for _, p := range pagesList {
 		if err := s.Navigate(ctx, p.url); err != nil {
 			return err
@@ -159,13 +168,47 @@ func representationTable(ctx context.Context, s *browser.Session, demo string, r
 			}
 			times = append(times, time.Since(t))
 		}
+		full, err := s.Snapshot(ctx, browser.SnapshotOptions{FullPage: true})
+		if err != nil {
+			return err
+		}
+		census := 0
+		for _, f := range s.Page().Frames() {
+			v, err := f.Evaluate(browser.InteractiveCensusScript)
+			if err != nil {
+				return fmt.Errorf("count the controls of %s: %w", p.name, err)
+			}
+			census += int(toNum(v))
+		}
+		refs := min(full.InteractiveRefs(), census)
+		withRef, interactive = withRef+refs, interactive+census
 		html, _ := s.Page().Content()
 		v, _ := s.Page().Evaluate(`() => document.querySelectorAll('*').length`)
 		n := int(toNum(v))
-		fmt.Printf("  %-40s %8d %8d %8d %7.1f ms   (%d DOM elements)\n", p.name, len(snap.Text)/4, snap.RawChars/4, len(html)/4, ms(percentile(times, 50)), n)
+		build := ms(percentile(times, 50))
+		fmt.Printf("  %-40s %8d %8d %8d %7.1f ms %5d of %-5d  (%d DOM elements)\n", p.name, len(snap.Text)/4, snap.RawChars/4, len(html)/4, build, refs, census, n)
+		if strings.HasPrefix(p.name, "generated large") {
+			largeTokens, largeBuild = float64(len(snap.Text)/4), build
+		} else {
+			tokens, builds = append(tokens, float64(len(snap.Text)/4)), append(builds, build)
+		}
 	}
-	fmt.Println()
+	share := 1.0
+	if interactive > 0 {
+		share = float64(withRef) / float64(interactive)
+	}
+	fmt.Printf("\nbench representation: pages=%d tokens_median=%.0f build_ms_median=%.1f tokens_large=%.0f build_ms_large=%.1f ref_share=%.2f\n\n",
+		len(pagesList), median(tokens), median(builds), largeTokens, largeBuild, share)
 	return nil
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s[len(s)/2]
 }
 
 func toNum(v any) float64 {
@@ -178,14 +221,15 @@ func toNum(v any) float64 {
 	return 0
 }
 
-func testdataDir() string {
+// testdataDir finds pkg's testdata directory from the module root.
+func testdataDir(pkg string) string {
 	wd, _ := os.Getwd()
 	for d := wd; d != "/"; d = filepath.Dir(d) {
 		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return filepath.Join(d, "orchestrator", "testdata")
+			return filepath.Join(d, pkg, "testdata")
 		}
 	}
-	return "orchestrator/testdata"
+	return filepath.Join(pkg, "testdata")
 }
 
 // timedModel measures every model call so the overhead around it can be
