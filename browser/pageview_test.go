@@ -187,3 +187,27 @@ func TestClickablesWithoutARoleGetRefsAndControlsOutrankLongText(t *testing.T) {
 		}
 	}
 }
+
+func TestFramesAreFoundAfterLeavingAPageOfFrames(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := browsertest.Session(t)
+	base := testdata(t)
+	if err := s.Navigate(ctx, base+"/frameset.html"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Snapshot(ctx, browser.SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Leaving detaches the frameset's frames; the next page's iframe must still be read.
+	if err := s.Navigate(ctx, base+"/editor.html"); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := s.Snapshot(ctx, browser.SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(snap.Text, "Draft text") || strings.Contains(snap.Text, "frame-nav.html") {
+		t.Fatalf("the representation does not show the current page's frames only:\n%s", snap.Text)
+	}
+}

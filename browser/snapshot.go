@@ -67,7 +67,7 @@ func (s *Session) Snapshot(ctx context.Context, o SnapshotOptions) (Snapshot, er
 	b.WriteString(shown)
 	b.WriteString(s.clickables(m, o.FullPage))
 	frameOpts := playwright.LocatorAriaSnapshotOptions{Ref: playwright.Bool(true), Timeout: playwright.Float(3000)}
-	for i, f := range s.page.Frames()[1:] {
+	for i, f := range liveFrames(s.page)[1:] {
 		if f.IsDetached() {
 			continue
 		}
@@ -155,6 +155,24 @@ const InteractiveCensusScript = `() => {
   walk(document);
   return n;
 }`
+
+// liveFrames lists a page's attached frames, the main frame first, by
+// walking the frame tree: playwright-go's Page.Frames list is left holding
+// detached frames (and loses the main frame) once any frame detaches.
+func liveFrames(p playwright.Page) []playwright.Frame {
+	out := []playwright.Frame{p.MainFrame()}
+	for i := 0; i < len(out) && len(out) < 200; i++ {
+		for _, c := range out[i].ChildFrames() {
+			if !c.IsDetached() {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// LiveFrames lists the current page's attached frames, the main frame first.
+func (s *Session) LiveFrames() []playwright.Frame { return liveFrames(s.page) }
 
 // pagesHeader lists the open pages when there is more than one.
 func (s *Session) pagesHeader() string {

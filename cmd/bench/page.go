@@ -173,7 +173,7 @@ func representationTable(ctx context.Context, s *browser.Session, demo string, r
 			return err
 		}
 		census := 0
-		for _, f := range s.Page().Frames() {
+		for _, f := range s.LiveFrames() {
 			v, err := f.Evaluate(browser.InteractiveCensusScript)
 			if err != nil {
 				return fmt.Errorf("count the controls of %s: %w", p.name, err)
