@@ -2,8 +2,6 @@ package browser_test
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -13,12 +11,7 @@ import (
 )
 
 // testdata serves browser/testdata on 127.0.0.1.
-func testdata(t *testing.T) string {
-	t.Helper()
-	srv := httptest.NewServer(http.FileServer(http.Dir("testdata")))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
+func testdata(t *testing.T) string { return browsertest.Serve(t, "testdata") }
 
 var lineRef = regexp.MustCompile(`\[ref=([a-z0-9]+)\]`)
 

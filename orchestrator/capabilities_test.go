@@ -1,23 +1,17 @@
 package orchestrator_test
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/webpilot/webpilot/browser/browsertest"
 	"github.com/webpilot/webpilot/llm/llmtest"
 	"github.com/webpilot/webpilot/orchestrator"
 	"github.com/webpilot/webpilot/scenario"
 )
 
 // browserPages serves the browser package's testdata pages.
-func browserPages(t *testing.T) string {
-	t.Helper()
-	srv := httptest.NewServer(http.FileServer(http.Dir("../browser/testdata")))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
+func browserPages(t *testing.T) string { return browsertest.Serve(t, "../browser/testdata") }
 
 func check(assert string, target map[string]any, value string) map[string]any {
 	c := map[string]any{"action": "verify", "assert": assert}

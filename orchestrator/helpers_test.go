@@ -18,12 +18,7 @@ import (
 )
 
 // pages serves testdata/ on 127.0.0.1.
-func pages(t *testing.T) string {
-	t.Helper()
-	srv := httptest.NewServer(http.FileServer(http.Dir("testdata")))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
+func pages(t *testing.T) string { return browsertest.Serve(t, "testdata") }
 
 // paymentOrigin serves a payment form on localhost: another origin than the
 // 127.0.0.1 pages that frame it.

@@ -4,6 +4,8 @@ package browsertest
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sync"
@@ -60,4 +62,13 @@ func Session(t testing.TB) *browser.Session {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s
+}
+
+// Serve serves the files of dir (a testdata directory) on 127.0.0.1 until
+// the test ends, and returns the server's URL.
+func Serve(t testing.TB, dir string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
