@@ -134,6 +134,10 @@ type Outcome struct {
 	// input ("file-input") or through the file chooser a click opened
 	// ("file-chooser"); for a sorted check, how items were compared.
 	Via string
+	// Waited is Duration less the time spent describing the target: how
+	// long the page took to let the command succeed.
+	Waited time.Duration
+	fpTime time.Duration
 }
 
 // File is a file a job carries for uploads: its content travels with the
@@ -160,6 +164,7 @@ func (s *Session) Execute(ctx context.Context, c Command, o ExecOptions) Outcome
 	out := Outcome{}
 	out.Err = s.execute(ctx, c, o, &out)
 	out.Duration = time.Since(start)
+	out.Waited = out.Duration - out.fpTime
 	return out
 }
 

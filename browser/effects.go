@@ -163,7 +163,9 @@ func checkSelected(loc playwright.Locator, want string) error {
 // takeFingerprint describes the element a command acts on; with
 // RequireLocator it refuses an element no spec locator could find again.
 func (s *Session) takeFingerprint(loc playwright.Locator, t Target, o ExecOptions, out *Outcome) error {
+	start := time.Now()
 	fp, err := s.fingerprint(loc, s.framesOf(t), t.Ref)
+	out.fpTime += time.Since(start)
 	if err != nil {
 		return nil
 	}
@@ -323,7 +325,9 @@ func (s *Session) verifySorted(c Command, loc playwright.Locator, ms float64, ou
 		}
 		// Refs resolve in another world than page scripts run in: the
 		// container is found again by its robust locator.
+		start := time.Now()
 		fp, err := s.fingerprint(loc, s.framesOf(c.Target), c.Target.Ref)
+		out.fpTime += time.Since(start)
 		if err != nil || fp.Locator.IsZero() {
 			return fmt.Errorf("%s: no locator could be written for the %s", c.Assert, role)
 		}

@@ -23,18 +23,12 @@ type batchResult struct {
 
 // batch executes commands sequentially with early stop, waits for the page
 // to settle, computes the state delta and records history. before is the
-// representation the commands were decided on (nil: one is taken now).
+// representation the commands were decided on; nil (a deterministic step,
+// which no model watches) skips the representations and the delta.
 func (r *run) batch(ctx context.Context, rep *StepReport, iter int, cmds []browser.Command, before *browser.Snapshot) batchResult {
 	res := batchResult{failed: -1}
 	t := time.Now()
-	if before == nil {
-		before = r.fresh // the page as the last batch left it
-	}
-	if before == nil {
-		if snap, err := r.Page.Snapshot(ctx, r.snapshotOptions()); err == nil {
-			before = &snap
-		}
-	}
+	r.fresh = nil // the page is about to change
 	startURL := r.Page.URL()
 	dialogsSeen, pagesSeen := len(r.Page.Dialogs()), len(r.Page.Pages())
 	r.timing.Browser += time.Since(t)
@@ -51,7 +45,7 @@ func (r *run) batch(ctx context.Context, rep *StepReport, iter int, cmds []brows
 		r.timing.Browser += time.Since(td)
 		out := r.Page.Execute(ctx, real, browser.ExecOptions{Fingerprint: true, RequireLocator: true, Files: r.files})
 		r.timing.Browser += out.Duration
-		cr := CommandReport{Command: shown, OK: out.Err == nil, Duration: out.Duration, Document: doc.ID, Page: page, Via: out.Via}
+		cr := CommandReport{Command: shown, OK: out.Err == nil, Duration: out.Duration, Waited: out.Waited, Document: doc.ID, Page: page, Via: out.Via}
 		ev := Event{Step: rep.Index, Iteration: iter, Kind: "command", Action: shown.Describe(), Target: shown.Target.String(),
 			OK: out.Err == nil, Duration: out.Duration}
 		if shown.IsVerify() {
@@ -97,10 +91,14 @@ func (r *run) batch(ctx context.Context, rep *StepReport, iter int, cmds []brows
 		rep.Commands[last].Opened = append(rep.Commands[last].Opened, op...)
 	}
 
-	t = time.Now()
-	after, err := r.Page.Snapshot(ctx, r.snapshotOptions())
-	r.timing.Browser += time.Since(t)
-	if err == nil && before != nil {
+	var after browser.Snapshot
+	var err error = errNoDelta
+	if before != nil {
+		t = time.Now()
+		after, err = r.Page.Snapshot(ctx, r.snapshotOptions())
+		r.timing.Browser += time.Since(t)
+	}
+	if err == nil {
 		r.fresh = &after // the next iteration shows this representation: the delta's refs are its refs
 		d := browser.DiffSnapshots(*before, after, 10)
 		start := len(rep.Commands) - len(events)
@@ -137,6 +135,9 @@ func (r *run) batch(ctx context.Context, rep *StepReport, iter int, cmds []brows
 	}
 	return res
 }
+
+// errNoDelta marks a batch that computes no delta.
+var errNoDelta = fmt.Errorf("no delta wanted")
 
 // newDialogs returns the dialogs opened since the first seen ones.
 func (r *run) newDialogs(seen int) ([]browser.Dialog, int) {

@@ -255,10 +255,10 @@ func atoi(s string) int {
 // job was generated, with margin, when that is more than the runner's 5 s
 // default could safely cover ("" otherwise).
 func timeoutOption(cr CommandReport) string {
-	if cr.Duration <= 2*time.Second {
+	if cr.Waited <= 3*time.Second {
 		return ""
 	}
-	ms := (2*cr.Duration + 5*time.Second).Milliseconds()
+	ms := (2*cr.Waited + 5*time.Second).Milliseconds()
 	ms = (ms + 999) / 1000 * 1000
 	return fmt.Sprintf("{ timeout: %d }", ms)
 }

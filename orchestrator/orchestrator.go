@@ -231,7 +231,10 @@ type CommandReport struct {
 	OK       bool            `json:"ok"`
 	Error    string          `json:"error,omitempty"`
 	Duration time.Duration   `json:"duration_ns"`
-	Locator  string          `json:"locator,omitempty"` // as written in the spec
+	// Waited is the part of Duration spent waiting for the page (the
+	// target to appear, the condition to hold); the spec's timeout covers it.
+	Waited  time.Duration `json:"waited_ns,omitempty"`
+	Locator string        `json:"locator,omitempty"` // as written in the spec
 	// Document is the id of the document the command ran on (see
 	// browser.Document); resume replays the commands of the last one.
 	Document string `json:"document,omitempty"`
