@@ -72,6 +72,14 @@ func (s *Session) fill(loc playwright.Locator, value string, ms *float64, out *O
 		out.Via = "range"
 		return checkFilled(loc, value)
 	}
+	if v, err := loc.Evaluate(`(e) => e.tagName === 'BODY'`, nil, playwright.LocatorEvaluateOptions{Timeout: ms}); err == nil && v == true {
+		// A document that is an editor (an iframe's body): focused first,
+		// as a person clicking into it does.
+		out.Via = "editor-document"
+		if err := loc.Click(playwright.LocatorClickOptions{Timeout: ms}); err != nil {
+			return err
+		}
+	}
 	if err := loc.Fill(value, playwright.LocatorFillOptions{Timeout: ms}); err != nil {
 		return err
 	}

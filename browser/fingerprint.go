@@ -233,13 +233,16 @@ func sortedKeys(m map[string]string) []string {
 // firstUnique returns the first candidate matching exactly one element,
 // trying each loosely first and then exactly.
 func (s *Session) firstUnique(candidates []Target, fp *Fingerprint) (Target, bool) {
+	// Only a text locator can find another element than the one described
+	// (the innermost holding the text); the others name its own attributes.
+	same := func(c Target) bool { return c.Text == "" || s.names(c, fp) }
 	for _, c := range candidates {
-		if s.total(c) == 1 && s.names(c, fp) {
+		if s.total(c) == 1 && same(c) {
 			return c, true
 		}
 		if c.TestID == "" {
 			c.Exact = true
-			if s.total(c) == 1 && s.names(c, fp) {
+			if s.total(c) == 1 && same(c) {
 				return c, true
 			}
 		}

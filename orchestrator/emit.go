@@ -212,6 +212,9 @@ func (r *run) commandLine(cr CommandReport) string {
 		if cr.Via == "range" {
 			return fmt.Sprintf("await %s.evaluate(%s, %s);", loc, browser.RangeSetter, v)
 		}
+		if cr.Via == "editor-document" {
+			return fmt.Sprintf("await %s.click(); await %s.fill(%s);", loc, loc, args(v, to))
+		}
 		return fmt.Sprintf("await %s.fill(%s);", loc, args(v, to))
 	case "type":
 		return fmt.Sprintf("await %s.pressSequentially(%s);", loc, args(v, to))
