@@ -68,7 +68,9 @@ const fingerprintScript = `(e) => {
 // fingerprint describes the element loc resolves to. For a ref, the role
 // and name come from the snapshot the ref belongs to.
 func (s *Session) fingerprint(loc playwright.Locator, frames []string, ref string) (*Fingerprint, error) {
-	v, err := loc.Evaluate(fingerprintScript, nil)
+	// Bounded: describing a target must not eat the time the page is given
+	// (resolving some role locators for evaluation can stall to the default timeout).
+	v, err := loc.Evaluate(fingerprintScript, nil, playwright.LocatorEvaluateOptions{Timeout: playwright.Float(2000)})
 	if err != nil {
 		return nil, fmt.Errorf("fingerprint element: %w", err)
 	}

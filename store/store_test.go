@@ -124,7 +124,7 @@ func TestClaimFencingAndFairness(t *testing.T) {
 		t.Fatalf("a wrong key authenticated: %v", err)
 	}
 	a, b := submit(t, st, tn.ID, 1), submit(t, st, tn.ID, 1)
-	if _, err := st.ClaimJob(ctx, a.ID, "w1", 50*time.Millisecond); err != nil {
+	if _, err := st.ClaimJob(ctx, a.ID, "w1", time.Second); err != nil {
 		t.Fatal(err)
 	}
 	// The tenant may run one job at a time: the second is parked, not claimed.
@@ -133,10 +133,11 @@ func TestClaimFencingAndFairness(t *testing.T) {
 	}
 	// A running job with a live lease is not claimable; once it lapses it is, under a new attempt.
 	var leased *store.LeasedError
-	if _, err := st.ClaimJob(ctx, a.ID, "w2", time.Minute); !errors.As(err, &leased) || leased.Remaining > 50*time.Millisecond {
+	// (A second-long lease: a loaded machine must not let it lapse before the check.)
+	if _, err := st.ClaimJob(ctx, a.ID, "w2", time.Minute); !errors.As(err, &leased) || leased.Remaining > time.Second {
 		t.Fatalf("leased job re-claimed, or lease not reported: %v", err)
 	}
-	time.Sleep(80 * time.Millisecond)
+	time.Sleep(1100 * time.Millisecond)
 	c, err := st.ClaimJob(ctx, a.ID, "w2", time.Minute)
 	if err != nil || c.Attempt != 2 {
 		t.Fatalf("reclaim after lease: %+v %v", c, err)
