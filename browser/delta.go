@@ -267,7 +267,7 @@ func DiffSnapshots(before, after Snapshot, n int) Delta {
 		d.NewPage = true
 		return d
 	}
-	b, _ := snapLines(before.Full)
+	b, border := snapLines(before.Full)
 	a, order := snapLines(after.Full)
 	for _, k := range order {
 		al := a[k]
@@ -287,7 +287,6 @@ func DiffSnapshots(before, after Snapshot, n int) Delta {
 			}
 		}
 	}
-	_, border := snapLines(before.Full)
 	for _, k := range border {
 		if _, ok := a[k]; !ok {
 			if len(d.Disappeared) < n {

@@ -40,7 +40,9 @@ func editingHost(loc playwright.Locator) playwright.Locator {
 }
 
 // fieldScript reads what a field holds: [value or text, kind].
-const fieldScript = `(e) => ['INPUT', 'TEXTAREA', 'SELECT'].includes(e.tagName) ? [String(e.value), (e.type || e.tagName).toLowerCase()] : [e.innerText, 'editable']`
+// A whole document that is an editor (an iframe's body) is
+// "editable-document": it is clicked into before text is entered.
+const fieldScript = `(e) => ['INPUT', 'TEXTAREA', 'SELECT'].includes(e.tagName) ? [String(e.value), (e.type || e.tagName).toLowerCase()] : [e.innerText, e.tagName === 'BODY' ? 'editable-document' : 'editable']`
 
 func fieldText(loc playwright.Locator) (string, string) {
 	v, err := loc.Evaluate(fieldScript, nil, playwright.LocatorEvaluateOptions{Timeout: playwright.Float(2000)})
@@ -65,16 +67,16 @@ const rangeScript = `(e, v) => { e.value = v; e.dispatchEvent(new Event('input',
 const RangeSetter = rangeScript
 
 func (s *Session) fill(loc playwright.Locator, value string, ms *float64, out *Outcome) error {
-	if _, kind := fieldText(loc); kind == "range" {
+	_, kind := fieldText(loc)
+	if kind == "range" {
 		if _, err := loc.Evaluate(rangeScript, value, playwright.LocatorEvaluateOptions{Timeout: ms}); err != nil {
 			return fmt.Errorf("set slider: %w", err)
 		}
 		out.Via = "range"
 		return checkFilled(loc, value)
 	}
-	if v, err := loc.Evaluate(`(e) => e.tagName === 'BODY'`, nil, playwright.LocatorEvaluateOptions{Timeout: ms}); err == nil && v == true {
-		// A document that is an editor (an iframe's body): focused first,
-		// as a person clicking into it does.
+	if kind == "editable-document" {
+		// Focused first, as a person clicking into it does.
 		out.Via = "editor-document"
 		if err := loc.Click(playwright.LocatorClickOptions{Timeout: ms}); err != nil {
 			return err
@@ -94,7 +96,7 @@ func checkFilled(loc playwright.Locator, want string) error {
 	if kind == "" || kind == "file" {
 		return nil
 	}
-	if kind == "editable" {
+	if strings.HasPrefix(kind, "editable") {
 		got = strings.TrimSpace(got)
 		want = strings.TrimSpace(want)
 	}
@@ -348,7 +350,7 @@ func (s *Session) verifySorted(c Command, loc playwright.Locator, ms float64, ou
 	kind := c.Value
 	deadline := time.Now().Add(time.Duration(ms) * time.Millisecond)
 	for {
-		if kind == "" || c.Value == "" {
+		if c.Value == "" { // inferred again on each poll: the items may still be loading
 			if v, err := loc.EvaluateAll(sortKindScript); err == nil {
 				kind, _ = v.(string)
 			}

@@ -29,8 +29,8 @@ type refMap struct {
 	seq    int
 	actual map[string]string // frame number ("" for the main frame) -> Playwright's snapshot number
 	frames map[string][]string
-	// handles are clickable elements without a role: their selector chain.
-	handles map[string][]string
+	// handles are clickable elements without a role: their structural path.
+	handles map[string]string
 }
 
 // renumber rewrites Playwright's refs in text (of frame n, "" for the main
@@ -62,15 +62,11 @@ func (s *Session) resolveRef(ref string) (playwright.Locator, error) {
 	}
 	frame, kind, num := p[1], p[3], p[4]
 	if kind == "c" {
-		chain, ok := m.handles[ref]
+		path, ok := m.handles[ref]
 		if !ok {
 			return nil, fmt.Errorf("ref %s is not on the page", ref)
 		}
-		loc := s.page.Locator(":root")
-		for _, css := range chain {
-			loc = loc.Locator(css)
-		}
-		return loc, nil
+		return s.page.Locator(":root").Locator(path), nil
 	}
 	actual, ok := m.actual[frame]
 	if !ok {
@@ -103,28 +99,14 @@ func (s *Session) frameOfRef(ref string) []string {
 
 // clickableScript finds visible elements that respond to clicks but have no
 // interactive role, so the accessibility tree gives them no handle: icons,
-// badges, divs with click handlers. Each comes with a selector chain (one
-// CSS path per shadow root, outermost first) and what identifies it.
+// badges, divs with click handlers. Each comes with its structural path
+// (see Fingerprint.Path) and what identifies it.
 const clickableScript = `([limit, fullPage]) => {
   const interactive = 'a[href],button,input,select,textarea,summary,option,label,[role=button],[role=link],[role=checkbox],[role=radio],[role=tab],[role=menuitem],[role=option],[role=switch],[role=slider],[role=textbox],[role=combobox],[contenteditable=""],[contenteditable=true]';
   const clean = (s) => (s || '').trim().replace(/\s+/g, ' ');
   const out = [];
   const vh = innerHeight, vw = innerWidth;
-  const pathIn = (e) => {
-    const parts = [];
-    for (let n = e; n && n.nodeType === 1; n = n.parentElement) {
-      if (n.id && /^[A-Za-z][\w-]*$/.test(n.id) && (n.getRootNode().querySelectorAll('#' + n.id).length === 1)) { parts.unshift('#' + n.id); break; }
-      if (n.tagName === 'BODY' || n.tagName === 'HTML') { parts.unshift(n.tagName.toLowerCase()); break; }
-      let i = 1; for (let s = n.previousElementSibling; s; s = s.previousElementSibling) if (s.tagName === n.tagName) i++;
-      parts.unshift(n.tagName.toLowerCase() + ':nth-of-type(' + i + ')');
-    }
-    return parts.join(' > ');
-  };
-  const chain = (e) => {
-    const c = [];
-    for (let n = e; n; ) { c.unshift(pathIn(n)); const root = n.getRootNode(); n = root && root.host ? root.host : null; }
-    return c;
-  };
+  const wpPath = ` + pathScript + `;
   const clickable = (e) => {
     if (e.hasAttribute('onclick') || typeof e.onclick === 'function') return true;
     const ti = e.getAttribute('tabindex');
@@ -150,7 +132,7 @@ const clickableScript = `([limit, fullPage]) => {
       if (!fullPage && !inView) continue;
       const attrs = {};
       for (const n of e.getAttributeNames()) if (n === 'id' || n === 'class' || n === 'title' || n === 'aria-label' || n.startsWith('data-test')) attrs[n] = e.getAttribute(n).slice(0, 60);
-      out.push({ chain: chain(e), tag: e.tagName.toLowerCase(), text: clean(e.innerText || e.textContent).slice(0, 60), attrs });
+      out.push({ path: wpPath(e), tag: e.tagName.toLowerCase(), text: clean(e.innerText || e.textContent).slice(0, 60), attrs });
     }
   };
   walk(document);
@@ -168,26 +150,19 @@ func (s *Session) clickables(m *refMap, fullPage bool) string {
 	var b strings.Builder
 	for i, x := range list {
 		e, _ := x.(map[string]any)
-		var chain []string
-		if c, ok := e["chain"].([]any); ok {
-			for _, p := range c {
-				if ps, ok := p.(string); ok {
-					chain = append(chain, ps)
-				}
-			}
-		}
-		if len(chain) == 0 {
+		path, _ := e["path"].(string)
+		if path == "" {
 			continue
 		}
 		ref := fmt.Sprintf("s%dc%d", m.seq, i+1)
-		m.handles[ref] = chain
+		m.handles[ref] = path
 		tag, _ := e["tag"].(string)
 		text, _ := e["text"].(string)
 		desc := tag
 		if attrs, ok := e["attrs"].(map[string]any); ok {
 			desc += describeAttrs(attrs)
 		}
-		if i == 0 {
+		if b.Len() == 0 {
 			b.WriteString("# clickable elements without a role (target them by ref):\n")
 		}
 		fmt.Fprintf(&b, "- clickable %s [ref=%s] (%s)\n", strconv.Quote(text), ref, desc)

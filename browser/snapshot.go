@@ -51,7 +51,7 @@ func (s *Session) Snapshot(ctx context.Context, o SnapshotOptions) (Snapshot, er
 		seq = s.refs.seq + 1
 	}
 	s.mu.Unlock()
-	m := &refMap{seq: seq, actual: map[string]string{}, frames: map[string][]string{}, handles: map[string][]string{}}
+	m := &refMap{seq: seq, actual: map[string]string{}, frames: map[string][]string{}, handles: map[string]string{}}
 	text = m.renumber(text, "")
 	var vp *viewport
 	if v, err := s.page.Evaluate(viewportScript); err == nil {
