@@ -35,7 +35,7 @@ func (r *run) batch(ctx context.Context, rep *StepReport, iter int, cmds []brows
 
 	batchStart := time.Now()
 	var events []Event
-	last := -1            // the report index of the batch's last successful command
+	actor := -1           // the report index of the batch's last successful command that acts on the page
 	prevEnd := batchStart // when the previous command finished
 
 	for i, shown := range cmds {
@@ -74,30 +74,33 @@ func (r *run) batch(ctx context.Context, rep *StepReport, iter int, cmds []brows
 		} else {
 			rep.Manifest = append(rep.Manifest, ManifestEntry{Command: shown, Element: out.Element})
 		}
-		cr.Dialogs, dialogsSeen = r.newDialogs(dialogsSeen)
-		cr.Opened, pagesSeen = r.newPages(pagesSeen)
 		rep.Commands = append(rep.Commands, cr)
 		events = append(events, ev)
+		here := len(rep.Commands) - 1
+		if out.Err == nil && !shown.IsVerify() && shown.Action != "dialog" {
+			actor = here
+		}
+		// A dialog or popup can be reported after its command returned: one
+		// seen during a check or a dialog answer belongs to the action before.
+		to := actor
+		if to < 0 {
+			to = here
+		}
+		dialogsSeen, pagesSeen = r.attribute(rep, to, dialogsSeen, pagesSeen)
 		if out.Err != nil {
 			res.failed = i
 			res.err = fmt.Sprintf("command %d (%s %s) failed: %s", i+1, shown.Describe(), shown.Target, cr.Error)
 			break
 		}
-		last = len(rep.Commands) - 1
 		res.completed++
 	}
 
 	res.settle = r.Page.Settle(ctx, browser.SettleOptions{Since: batchStart, StartURL: startURL})
 	r.timing.Settle += res.settle.Duration
 	rep.Settle = append(rep.Settle, res.settle)
-	// What appeared while the page settled belongs to the last command that ran.
-	if last >= 0 {
-		var dl []browser.Dialog
-		var op []int
-		dl, dialogsSeen = r.newDialogs(dialogsSeen)
-		op, pagesSeen = r.newPages(pagesSeen)
-		rep.Commands[last].Dialogs = append(rep.Commands[last].Dialogs, dl...)
-		rep.Commands[last].Opened = append(rep.Commands[last].Opened, op...)
+	// What appeared while the page settled belongs to the last action.
+	if actor >= 0 {
+		r.attribute(rep, actor, dialogsSeen, pagesSeen)
 	}
 
 	var after browser.Snapshot
@@ -147,6 +150,16 @@ func (r *run) batch(ctx context.Context, rep *StepReport, iter int, cmds []brows
 
 // errNoDelta marks a batch that computes no delta.
 var errNoDelta = fmt.Errorf("no delta wanted")
+
+// attribute gives the dialogs and pages opened since those seen to the
+// command at index idx of the report, and returns the new counts seen.
+func (r *run) attribute(rep *StepReport, idx, dialogsSeen, pagesSeen int) (int, int) {
+	dl, d := r.newDialogs(dialogsSeen)
+	op, p := r.newPages(pagesSeen)
+	rep.Commands[idx].Dialogs = append(rep.Commands[idx].Dialogs, dl...)
+	rep.Commands[idx].Opened = append(rep.Commands[idx].Opened, op...)
+	return d, p
+}
 
 // newDialogs returns the dialogs opened since the first seen ones.
 func (r *run) newDialogs(seen int) ([]browser.Dialog, int) {

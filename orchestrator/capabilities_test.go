@@ -140,3 +140,21 @@ func TestAgentCapabilitiesOnTestdataPages(t *testing.T) {
 		})
 	}
 }
+
+// A dialog that opens after its click returned is still the click's: the
+// spec must answer it there, not at the check that happened to see it.
+func TestLateDialogBelongsToTheActionThatOpenedIt(t *testing.T) {
+	t.Parallel()
+	sc := scenario.Scenario{Name: "late dialog", BaseURL: browserPages(t) + "/dialogs.html",
+		Steps: []scenario.Step{{Type: scenario.StepAIAction, Text: "archive the item"}}}
+	res, _, _ := runAgent(t, sc, respond(complete(cmd("dialog", nil, "accept"), cmd("click", role("button", "Archive"), ""),
+		check("dialogContains", nil, "Archive the item?"), check("textEquals", map[string]any{"role": "status"}, "archived"))))
+	if res.Status != orchestrator.StatusSucceeded {
+		t.Fatalf("%s: %s", res.Status, res.Error)
+	}
+	for _, c := range res.Steps[0].Commands {
+		if got := len(c.Dialogs); (c.Command.Action == "click") != (got == 1) {
+			t.Errorf("%s %s carries %d dialogs", c.Command.Action, c.Command.Assert, got)
+		}
+	}
+}
