@@ -158,3 +158,33 @@ func TestLateDialogBelongsToTheActionThatOpenedIt(t *testing.T) {
 		}
 	}
 }
+
+// inspect_page on a ref shows what tells elements apart (id, class,
+// data-test*, value), also for a role-less clickable only a handle names.
+func TestInspectPageShowsAnElementsAttributes(t *testing.T) {
+	t.Parallel()
+	sc := scenario.Scenario{Name: "inspect", BaseURL: browserPages(t) + "/widgets.html",
+		Steps: []scenario.Step{{Type: scenario.StepAIAction, Text: "open the cart"}}}
+	inspect := func(req llmtest.Request, r string) map[string]any {
+		return map[string]any{"name": "inspect_page", "args": map[string]any{"ref": r}}
+	}
+	res, _, model := runAgent(t, sc,
+		respond(func(req llmtest.Request) map[string]any {
+			return map[string]any{"status": "continue", "needs_tool_results": true, "tool_calls": []any{
+				inspect(req, refNear(req, "cart-count")), inspect(req, ref(req, "slider", "Volume"))}}
+		}),
+		respond(func(req llmtest.Request) map[string]any {
+			return map[string]any{"status": "complete", "commands": []any{cmd("click", refTarget(refNear(req, "cart-count")), ""),
+				check("textEquals", map[string]any{"role": "status"}, "cart opened")}}
+		}),
+	)
+	if res.Status != orchestrator.StatusSucceeded {
+		t.Fatalf("%s: %s", res.Status, res.Error)
+	}
+	results := model.Requests()[1].Text()
+	for _, want := range []string{`attributes: tag="div" class="badge cart-badge" data-test="cart-count" id="cart"`, `attributes: tag="input" type="range" id="vol" value="30"`} {
+		if !strings.Contains(results, want) {
+			t.Errorf("inspect_page results lack %s:\n%s", want, results)
+		}
+	}
+}

@@ -37,6 +37,8 @@ type Page interface {
 	Screenshot(fullPage bool) ([]byte, error)
 	SetOfMarks(ctx context.Context, snap browser.Snapshot, limit int) ([]byte, []browser.Mark, error)
 	Read(ctx context.Context, t browser.Target, attr string) (string, *browser.Fingerprint, error)
+	// Attributes lists an element's identifying attributes, for inspect_page.
+	Attributes(ctx context.Context, t browser.Target) ([][2]string, error)
 	Document(ctx context.Context) (browser.Document, error)
 	// Denied lists what the egress guard refused so far, oldest first.
 	Denied() []string

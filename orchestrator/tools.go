@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -82,7 +83,7 @@ var tools = []tool{
 			return toolResult{text: strings.Join(lines, "\n")}, nil
 		}},
 	{name: "inspect_page", params: `{"ref": "s3e12"} or {"search": "text"}`,
-		desc: "the full subtree under a ref, or the page lines mentioning some text (with their refs)",
+		desc: "the full subtree under a ref with the element's attributes (id, class, data-test*, value, href), or the page lines mentioning some text (with their refs)",
 		run: func(ctx context.Context, r *run, a *agentStep, args json.RawMessage) (toolResult, error) {
 			var p struct {
 				Ref    string `json:"ref"`
@@ -104,7 +105,10 @@ var tools = []tool{
 						}
 						out = append(out, m)
 					}
-					return toolResult{text: strings.Join(out, "\n")}, nil
+					return toolResult{text: strings.Join(out, "\n") + attributeLine(ctx, r, p.Ref)}, nil
+				}
+				if attrs := attributeLine(ctx, r, p.Ref); attrs != "" {
+					return toolResult{text: strings.TrimPrefix(attrs, "\n")}, nil
 				}
 				return toolResult{}, fmt.Errorf("ref %q is not in the latest page representation", p.Ref)
 			}
@@ -323,4 +327,18 @@ func placeholderName(s string) bool {
 		}
 	}
 	return true
+}
+
+// attributeLine is the "attributes:" line inspect_page adds for a ref, empty
+// when the element cannot be read (the subtree is still worth showing).
+func attributeLine(ctx context.Context, r *run, ref string) string {
+	attrs, err := r.Page.Attributes(ctx, browser.Target{Ref: ref})
+	if err != nil || len(attrs) == 0 {
+		return ""
+	}
+	parts := make([]string, len(attrs))
+	for i, kv := range attrs {
+		parts[i] = kv[0] + "=" + strconv.Quote(kv[1])
+	}
+	return "\nattributes: " + strings.Join(parts, " ")
 }
