@@ -150,6 +150,23 @@ type Session struct {
 	nextDialog *DialogAnswer
 	// refInfo is the role and name of each ref of the latest snapshot.
 	refInfo map[string]refEntry
+	// unspeakable are values no locator written for the spec may contain.
+	unspeakable []string
+}
+
+// AvoidInLocators keeps values (a job's secrets) out of every locator the
+// session writes for the spec: a spec holds secrets only as environment
+// reads, so a locator naming an element by a secret shown on the page
+// could not find it at run time.
+func (s *Session) AvoidInLocators(values []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.unspeakable = nil
+	for _, v := range values {
+		if v != "" {
+			s.unspeakable = append(s.unspeakable, v)
+		}
+	}
 }
 
 type refEntry struct{ role, name string }

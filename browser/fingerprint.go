@@ -137,10 +137,15 @@ func (s *Session) names(t Target, fp *Fingerprint) bool {
 // text, title; when the element's own names repeat, the same scoped to a
 // uniquely named ancestor (a row, a card); the CSS path last.
 func (s *Session) robust(fp *Fingerprint) Target {
+	s.mu.Lock()
+	avoid := s.unspeakable
+	s.mu.Unlock()
 	var candidates []Target
 	add := func(t Target) {
 		t.Frames = fp.Frames
-		candidates = append(candidates, t)
+		if !t.mentions(avoid) {
+			candidates = append(candidates, t)
+		}
 	}
 	if fp.TestID != "" {
 		add(Target{TestID: fp.TestID})
@@ -194,7 +199,7 @@ func (s *Session) robust(fp *Fingerprint) Target {
 			continue
 		}
 		parent.Frames = fp.Frames
-		if s.total(parent) != 1 {
+		if parent.mentions(avoid) || s.total(parent) != 1 {
 			continue
 		}
 		scoped := make([]Target, len(candidates))
@@ -210,7 +215,7 @@ func (s *Session) robust(fp *Fingerprint) Target {
 	// The structural path last, and only if the runner would find exactly
 	// this element with it: Playwright's CSS pierces shadow roots, so a path
 	// that was unique in one shadow tree can match in every copy of it.
-	if path := (Target{CSS: fp.Path, Frames: fp.Frames}); fp.Path != "" && s.total(path) == 1 {
+	if path := (Target{CSS: fp.Path, Frames: fp.Frames}); fp.Path != "" && !path.mentions(avoid) && s.total(path) == 1 {
 		return path
 	}
 	return Target{}

@@ -35,6 +35,19 @@ type Target struct {
 	Within *Target `json:"within,omitempty"`
 }
 
+// mentions reports whether any of the target's texts (its own or its
+// scope's) contains one of values.
+func (t Target) mentions(values []string) bool {
+	for _, v := range values {
+		for _, f := range []string{t.TestID, t.Name, t.Label, t.Placeholder, t.Text, t.Alt, t.Title, t.CSS, t.HasText} {
+			if f != "" && strings.Contains(f, v) {
+				return true
+			}
+		}
+	}
+	return t.Within != nil && t.Within.mentions(values)
+}
+
 // IsZero reports whether the target names nothing.
 func (t Target) IsZero() bool {
 	return t.Ref == "" && t.TestID == "" && t.Role == "" && t.Name == "" && t.Label == "" && t.Placeholder == "" &&

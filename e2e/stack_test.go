@@ -41,6 +41,9 @@ type stack struct {
 	sealKey string
 	demo    string
 	ackWait time.Duration
+
+	mu      sync.Mutex
+	secrets map[string]map[string]string // job id → the secrets its spec reads from the environment
 }
 
 func quietLog() *slog.Logger {
@@ -200,7 +203,39 @@ func (s *stack) submit(t *testing.T, key string, sc map[string]any) api.JobView 
 	t.Helper()
 	var v api.JobView
 	s.mustJSON(t, "POST", "/v1/jobs", key, map[string]any{"kind": "scenario", "scenario": sc}, http.StatusAccepted, &v)
+	env := map[string]string{}
+	switch secrets := sc["secrets"].(type) {
+	case map[string]string:
+		for k, val := range secrets {
+			env[k] = val
+		}
+	case map[string]any:
+		for k, val := range secrets {
+			env[k], _ = val.(string)
+		}
+	}
+	s.mu.Lock()
+	if s.secrets == nil {
+		s.secrets = map[string]map[string]string{}
+	}
+	s.secrets[v.ID] = env
+	s.mu.Unlock()
 	return v
+}
+
+// passSpec runs a succeeded job's spec under @playwright/test (with the
+// secrets the job was submitted with): every job an e2e test sees succeed
+// must have a spec that passes where the job passed.
+func (s *stack) passSpec(t *testing.T, key, id string) {
+	t.Helper()
+	code, script := s.call(t, "GET", "/v1/jobs/"+id+"/script", key, nil)
+	if code != http.StatusOK {
+		t.Fatalf("script of succeeded job %s: %d %s", id, code, script)
+	}
+	s.mu.Lock()
+	env := s.secrets[id]
+	s.mu.Unlock()
+	browsertest.MustPassSpec(t, string(script), env)
 }
 
 // wait polls the job until it ends.
@@ -211,6 +246,9 @@ func (s *stack) wait(t *testing.T, key, id string, timeout time.Duration) api.Jo
 		var v api.JobView
 		s.mustJSON(t, "GET", "/v1/jobs/"+id, key, nil, http.StatusOK, &v)
 		if store.Terminal(v.State) {
+			if v.State == "succeeded" {
+				s.passSpec(t, key, id)
+			}
 			return v
 		}
 		if time.Now().After(deadline) {

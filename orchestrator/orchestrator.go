@@ -40,6 +40,8 @@ type Page interface {
 	// Attributes lists an element's identifying attributes, for inspect_page.
 	Attributes(ctx context.Context, t browser.Target) ([][2]string, error)
 	Document(ctx context.Context) (browser.Document, error)
+	// AvoidInLocators keeps the job's secret values out of spec locators.
+	AvoidInLocators(values []string)
 	// Denied lists what the egress guard refused so far, oldest first.
 	Denied() []string
 }

@@ -83,6 +83,11 @@ func (a *Agent) Run(ctx context.Context, in Input) (Result, error) {
 	for k, v := range in.Scenario.Data {
 		r.vars[k] = v
 	}
+	var secretValues []string
+	for _, v := range in.Secrets {
+		secretValues = append(secretValues, v)
+	}
+	a.Page.AvoidInLocators(secretValues)
 	for _, f := range in.Scenario.Files {
 		r.files = append(r.files, browser.File{Name: f.Name, MimeType: f.MimeType, Content: f.Content})
 	}
