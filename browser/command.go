@@ -190,6 +190,7 @@ func (s *Session) execute(ctx context.Context, c Command, o ExecOptions, out *Ou
 		return s.coordinate(c)
 	}
 	var loc playwright.Locator
+	var text, kind string // a text field's content and kind before fill or type
 	if c.NeedsTarget() || (!c.Target.IsZero() && (c.Action == "press" || c.Action == "scroll" || c.Action == "wait")) {
 		var err error
 		if loc, err = s.unique(c.Target); err != nil {
@@ -197,7 +198,7 @@ func (s *Session) execute(ctx context.Context, c Command, o ExecOptions, out *Ou
 		}
 		if c.Action == "fill" || c.Action == "type" {
 			// Text goes into the editor, not a paragraph inside it.
-			loc = editingHost(loc)
+			loc, text, kind = editingHost(loc)
 		}
 		if o.Fingerprint {
 			if err := s.takeFingerprint(loc, c.Target, o, out); err != nil {
@@ -221,9 +222,9 @@ func (s *Session) execute(ctx context.Context, c Command, o ExecOptions, out *Ou
 		}
 		return loc.DragTo(to, playwright.LocatorDragToOptions{Timeout: ms})
 	case "fill":
-		return s.fill(loc, c.Value, ms, out)
+		return s.fill(loc, kind, c.Value, ms, out)
 	case "type":
-		before, _ := fieldText(loc)
+		before := text
 		if err := loc.PressSequentially(c.Value, playwright.LocatorPressSequentiallyOptions{Timeout: ms}); err != nil {
 			return err
 		}

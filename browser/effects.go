@@ -14,35 +14,41 @@ import (
 // text it set, a select the option it chose, an upload its files. The
 // checks here run right after the action and fail it otherwise.
 
-// editingHostScript says where text typed at an element goes: into the
-// element itself, or into the rich-text editor (contenteditable host, or a
-// body in design mode) it is part of.
-const editingHostScript = `(e) => {
-  if (['INPUT', 'TEXTAREA', 'SELECT'].includes(e.tagName) || !e.isContentEditable || e.hasAttribute('contenteditable')) return 'self';
-  return e.parentElement && e.parentElement.closest('[contenteditable]') ? 'ancestor' : 'body';
-}`
-
-// editingHost returns the editor an element inside a rich-text editor
-// belongs to, so fill and type change the editor's text; any other
-// element is returned as it is.
-func editingHost(loc playwright.Locator) playwright.Locator {
-	v, err := loc.Evaluate(editingHostScript, nil, playwright.LocatorEvaluateOptions{Timeout: playwright.Float(2000)})
-	if err != nil {
-		return loc
-	}
-	switch v {
-	case "ancestor":
-		return loc.Locator("xpath=ancestor::*[@contenteditable][1]")
-	case "body":
-		return loc.Locator("xpath=ancestor::body")
-	}
-	return loc
-}
-
 // fieldScript reads what a field holds: [value or text, kind].
 // A whole document that is an editor (an iframe's body) is
 // "editable-document": it is clicked into before text is entered.
 const fieldScript = `(e) => ['INPUT', 'TEXTAREA', 'SELECT'].includes(e.tagName) ? [String(e.value), (e.type || e.tagName).toLowerCase()] : [e.innerText, e.tagName === 'BODY' ? 'editable-document' : 'editable']`
+
+// editingHostScript says where text typed at an element goes — into the
+// element itself, or into the rich-text editor (contenteditable host, or a
+// body in design mode) it is part of — and what that field holds now, in
+// one round trip: [where, text, kind].
+const editingHostScript = `(e) => {
+  const read = ` + fieldScript + `;
+  if (['INPUT', 'TEXTAREA', 'SELECT'].includes(e.tagName) || !e.isContentEditable || e.hasAttribute('contenteditable')) return ['self', ...read(e)];
+  const host = e.parentElement && e.parentElement.closest('[contenteditable]');
+  return host ? ['ancestor', ...read(host)] : ['body', ...read(e.ownerDocument.body)];
+}`
+
+// editingHost returns the editor an element inside a rich-text editor
+// belongs to, so fill and type change the editor's text (any other element
+// is returned as it is), with the text and kind that field holds now.
+func editingHost(loc playwright.Locator) (playwright.Locator, string, string) {
+	v, err := loc.Evaluate(editingHostScript, nil, playwright.LocatorEvaluateOptions{Timeout: playwright.Float(2000)})
+	arr, _ := v.([]any)
+	if err != nil || len(arr) != 3 {
+		return loc, "", ""
+	}
+	text, _ := arr[1].(string)
+	kind, _ := arr[2].(string)
+	switch arr[0] {
+	case "ancestor":
+		return loc.Locator("xpath=ancestor::*[@contenteditable][1]"), text, kind
+	case "body":
+		return loc.Locator("xpath=ancestor::body"), text, kind
+	}
+	return loc, text, kind
+}
 
 func fieldText(loc playwright.Locator) (string, string) {
 	v, err := loc.Evaluate(fieldScript, nil, playwright.LocatorEvaluateOptions{Timeout: playwright.Float(2000)})
@@ -66,8 +72,8 @@ const rangeScript = `(e, v) => { e.value = v; e.dispatchEvent(new Event('input',
 // way the job did.
 const RangeSetter = rangeScript
 
-func (s *Session) fill(loc playwright.Locator, value string, ms *float64, out *Outcome) error {
-	_, kind := fieldText(loc)
+// fill sets a field's text; kind is what editingHost found the field to be.
+func (s *Session) fill(loc playwright.Locator, kind, value string, ms *float64, out *Outcome) error {
 	if kind == "range" {
 		if _, err := loc.Evaluate(rangeScript, value, playwright.LocatorEvaluateOptions{Timeout: ms}); err != nil {
 			return fmt.Errorf("set slider: %w", err)

@@ -238,17 +238,24 @@ func (s *stack) passSpec(t *testing.T, key, id string) {
 	browsertest.MustPassSpec(t, string(script), env)
 }
 
-// wait polls the job until it ends.
+// wait polls the job until it ends; a succeeded job's spec must pass.
 func (s *stack) wait(t *testing.T, key, id string, timeout time.Duration) api.JobView {
+	t.Helper()
+	v := s.waitEnd(t, key, id, timeout)
+	if v.State == "succeeded" {
+		s.passSpec(t, key, id)
+	}
+	return v
+}
+
+// waitEnd polls the job until it ends, leaving its spec to the caller.
+func (s *stack) waitEnd(t *testing.T, key, id string, timeout time.Duration) api.JobView {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		var v api.JobView
 		s.mustJSON(t, "GET", "/v1/jobs/"+id, key, nil, http.StatusOK, &v)
 		if store.Terminal(v.State) {
-			if v.State == "succeeded" {
-				s.passSpec(t, key, id)
-			}
 			return v
 		}
 		if time.Now().After(deadline) {
