@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -28,7 +29,13 @@ func TestChaosDrill(t *testing.T) {
 	// jobs still resuming (none lost for good); 7 minutes leaves room, and a
 	// stranded job still fails the drill.
 	rep, err := chaos.Run(context.Background(), chaos.Config{WorkerBin: buildWorker(t), DriverDir: browsertest.DriverDir(),
-		Jobs: 54, Workers: 2, KillEvery: 4 * time.Second, Deadline: 7 * time.Minute, LogDir: logs})
+		Jobs: 54, Workers: 2, KillEvery: 4 * time.Second, Deadline: 7 * time.Minute, LogDir: logs,
+		CheckSpec: func(ctx context.Context, script string) error {
+			if out, err := browsertest.RunSpec(ctx, script, nil); err != nil {
+				return fmt.Errorf("%w\n%s", err, out)
+			}
+			return nil
+		}})
 	t.Logf("%s (kills %d, resumed %d, answered calls %d, submit retries %d, %s)", rep.Line(), rep.Kills, rep.ResumedAttempts,
 		rep.AnsweredCalls, rep.SubmitRetries, rep.Duration.Round(time.Second))
 	if err != nil {

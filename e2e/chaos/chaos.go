@@ -55,6 +55,9 @@ type Config struct {
 	Log         *slog.Logger
 	AckWait     time.Duration // default 2s
 	MaxAttempts int           // default 30: kills are many and frequent
+	// CheckSpec, when set, runs each distinct succeeded spec (while the
+	// drill's app is still up) and returns its failure.
+	CheckSpec func(ctx context.Context, script string) error
 }
 
 // Report is what the drill found.
@@ -65,6 +68,7 @@ type Report struct {
 	Lost             int // never reached a final state
 	Duplicated       int // jobs created beyond those submitted
 	IncompleteSpecs  int // succeeded, but the spec lacks a step
+	FailingSpecs     int // distinct succeeded specs that fail under the runner (Config.CheckSpec)
 	NegativeBalances int
 	LedgerMismatches int // tenants whose balance is not the sum of their ledger
 	HeldLeft         int64
@@ -86,7 +90,7 @@ func (r Report) Line() string {
 
 // OK says whether the drill found nothing wrong.
 func (r Report) OK() bool {
-	return r.Succeeded == r.Jobs && r.Failed == 0 && r.Lost == 0 && r.Duplicated == 0 && r.IncompleteSpecs == 0 &&
+	return r.Succeeded == r.Jobs && r.Failed == 0 && r.Lost == 0 && r.Duplicated == 0 && r.IncompleteSpecs == 0 && r.FailingSpecs == 0 &&
 		r.NegativeBalances == 0 && r.LedgerMismatches == 0 && r.HeldLeft == 0 && r.UnchargedCalls == 0 && r.DoubleCharged == 0
 }
 
@@ -423,6 +427,7 @@ func (d *drill) verify(ctx context.Context, rep *Report, submitted []struct{ id,
 		return err
 	}
 	defer rows.Close()
+	scripts := map[string]bool{}
 	for rows.Next() {
 		var id, state, script, msg string
 		var attempt int
@@ -435,6 +440,7 @@ func (d *drill) verify(ctx context.Context, rep *Report, submitted []struct{ id,
 		switch state {
 		case store.StateSucceeded:
 			rep.Succeeded++
+			scripts[script] = true
 			for i := range steps {
 				if !strings.Contains(script, fmt.Sprintf("// step %d:", i+1)) {
 					rep.IncompleteSpecs++
@@ -455,6 +461,16 @@ func (d *drill) verify(ctx context.Context, rep *Report, submitted []struct{ id,
 	}
 	if err := rows.Err(); err != nil {
 		return err
+	}
+	if d.cfg.CheckSpec != nil {
+		for script := range scripts {
+			if err := d.cfg.CheckSpec(ctx, script); err != nil {
+				rep.FailingSpecs++
+				if len(rep.Errors) < 5 {
+					rep.Errors = append(rep.Errors, "spec fails under @playwright/test: "+err.Error())
+				}
+			}
+		}
 	}
 	var held int64
 	if err := pool.QueryRow(ctx, `SELECT COALESCE(sum(held), 0)::bigint FROM credit_accounts`).Scan(&held); err != nil {
