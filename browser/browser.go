@@ -152,6 +152,7 @@ type Session struct {
 	refInfo map[string]refEntry
 	// unspeakable are values no locator written for the spec may contain.
 	unspeakable []string
+	problems    []Problem // see watchProblems
 }
 
 // AvoidInLocators keeps values (a job's secrets) out of every locator the
@@ -243,6 +244,7 @@ func (b *Browser) NewSession(ctx context.Context, o SessionOptions) (*Session, e
 	s.net.attach(page)
 	s.guardPages(bctx, page)
 	s.trackPages(bctx, page)
+	s.watchProblems(bctx)
 	return s, nil
 }
 

@@ -24,6 +24,9 @@ type Fingerprint struct {
 	Tag         string            `json:"tag"`
 	Attributes  map[string]string `json:"attributes,omitempty"`
 	Path        string            `json:"path"`
+	// Tags is the tag names from the document root to the element (through
+	// shadow hosts), the structural signal re-location compares.
+	Tags string `json:"tags,omitempty"`
 	// Frames is the iframe chain the element lives in.
 	Frames []string `json:"frames,omitempty"`
 	// Locator is the most robust target that was unique on the page when
@@ -58,11 +61,13 @@ const fingerprintScript = `(e) => {
     let text = clean((n.innerText || '').replace(own, ' ')).slice(0, 60);
     ancestors.push({ role: n.getAttribute('role') || implicit[n.tagName.toLowerCase()] || '', testid: n.getAttribute('data-testid') || '', text });
   }
+  const tags = [];
+  for (let n = e; n; n = n.parentElement || (n.getRootNode && n.getRootNode().host) || null) tags.unshift(n.tagName.toLowerCase());
   const keep = {};
   for (const n of ['id', 'name', 'type', 'href', 'class', 'aria-label', 'data-testid', 'role', 'for']) if (attr(n)) keep[n] = attr(n).slice(0, 120);
   for (const n of e.getAttributeNames()) if (n.startsWith('data-test') && n !== 'data-testid') keep[n] = attr(n).slice(0, 120);
   return { role, name: name.slice(0, 200), tag, testid: attr('data-testid'), placeholder: attr('placeholder'), label,
-    alt: attr('alt'), title: attr('title'), text: own.slice(0, 100), attrs: keep, path: wpPath(e), ancestors };
+    alt: attr('alt'), title: attr('title'), text: own.slice(0, 100), attrs: keep, path: wpPath(e), tags: tags.join(' '), ancestors };
 }`
 
 // fingerprint describes the element loc resolves to. For a ref, the role
@@ -75,9 +80,23 @@ func (s *Session) fingerprint(loc playwright.Locator, frames []string, ref strin
 		return nil, fmt.Errorf("fingerprint element: %w", err)
 	}
 	m, _ := v.(map[string]any)
+	fp := parseFingerprint(m)
+	fp.Frames = frames
+	s.mu.Lock()
+	info, ok := s.refInfo[ref]
+	s.mu.Unlock()
+	if ok {
+		fp.Role, fp.Name = info.role, info.name
+	}
+	fp.Locator = s.robust(fp)
+	return fp, nil
+}
+
+// parseFingerprint reads what fingerprintScript returned.
+func parseFingerprint(m map[string]any) *Fingerprint {
 	str := func(k string) string { s, _ := m[k].(string); return s }
 	fp := &Fingerprint{Role: str("role"), Name: str("name"), Tag: str("tag"), TestID: str("testid"), Placeholder: str("placeholder"), Label: str("label"),
-		Alt: str("alt"), Title: str("title"), Text: str("text"), Path: str("path"), Attributes: map[string]string{}}
+		Alt: str("alt"), Title: str("title"), Text: str("text"), Path: str("path"), Tags: str("tags"), Attributes: map[string]string{}}
 	if a, ok := m["attrs"].(map[string]any); ok {
 		for k, v := range a {
 			fp.Attributes[k], _ = v.(string)
@@ -93,15 +112,7 @@ func (s *Session) fingerprint(loc playwright.Locator, frames []string, ref strin
 			}
 		}
 	}
-	fp.Frames = frames
-	s.mu.Lock()
-	info, ok := s.refInfo[ref]
-	s.mu.Unlock()
-	if ok {
-		fp.Role, fp.Name = info.role, info.name
-	}
-	fp.Locator = s.robust(fp)
-	return fp, nil
+	return fp
 }
 
 // pathScript computes an element's structural path (see Fingerprint.Path).

@@ -1,13 +1,19 @@
 // Package demoapp is a small web app bundled with webpilot for the demo and
 // the tests: a login, a form with validation, a list with add and delete,
-// and a page whose content arrives after a delay.
+// and a page whose content arrives after a delay. A variant switch changes
+// the app the way real apps change under their tests — drift a repair must
+// heal, and regressions it must report — without edited copies.
 package demoapp
 
 import (
+	"bytes"
 	"embed"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
+	"text/template"
 	"time"
 )
 
@@ -25,23 +31,115 @@ type Options struct {
 	Delay time.Duration // how long /api/report takes; default 800ms
 }
 
-// Handler serves the demo app.
-func Handler(o Options) http.Handler {
+// Change is one way the app differs from its baseline.
+type Change string
+
+// Changes. Drift keeps every feature working under new names, markup or
+// flow; a regression breaks one.
+const (
+	RenamedIDs   Change = "renamed_ids"  // ids, classes and test ids renamed
+	Reworded     Change = "reworded"     // buttons and labels reworded
+	Rewrapped    Change = "rewrapped"    // the list's form re-wrapped in new containers
+	Interstitial Change = "interstitial" // a cookie wall covers the list until accepted
+	TipsGone     Change = "tips_gone"    // the list's tips banner (and its Dismiss step) is gone
+	SlowAdd      Change = "slow_add"     // adding an item takes 7 s (timing)
+	DeadAdd      Change = "dead_add"     // regression: Add does nothing
+	WrongCount   Change = "wrong_count"  // regression: the item count is one too many
+	ErrorBanner  Change = "error_banner" // regression: adding fails with a server error and a banner
+	MissingAdd   Change = "missing_add"  // regression: the Add button is gone and adding is impossible
+)
+
+// Changes lists every change, drift first.
+var Changes = []Change{RenamedIDs, Reworded, Rewrapped, Interstitial, TipsGone, SlowAdd, DeadAdd, WrongCount, ErrorBanner, MissingAdd}
+
+// Regression reports whether a change breaks the app rather than moving it.
+func (c Change) Regression() bool {
+	return c == DeadAdd || c == WrongCount || c == ErrorBanner || c == MissingAdd
+}
+
+// App is the demo app with a variant switch.
+type App struct {
+	mux     *http.ServeMux
+	mu      sync.Mutex
+	changes map[Change]bool
+}
+
+// Handler serves the demo app in its baseline form.
+func Handler(o Options) http.Handler { return New(o) }
+
+// SetVariant makes the app differ from its baseline by changes (none: the
+// baseline). It applies to pages served from then on.
+func (a *App) SetVariant(changes ...Change) error {
+	m := map[Change]bool{}
+	for _, c := range changes {
+		known := false
+		for _, k := range Changes {
+			known = known || k == c
+		}
+		if !known {
+			return fmt.Errorf("demoapp: unknown change %q", c)
+		}
+		m[c] = true
+	}
+	a.mu.Lock()
+	a.changes = m
+	a.mu.Unlock()
+	return nil
+}
+
+func (a *App) has(c Change) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.changes[c]
+}
+
+// ServeHTTP serves the app.
+func (a *App) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTTP(w, r) }
+
+// templates are the pages a variant changes.
+var templates = template.Must(template.ParseFS(pages, "pages/list.html", "pages/login.html"))
+
+// New returns the demo app.
+func New(o Options) *App {
 	if o.Delay == 0 {
 		o.Delay = 800 * time.Millisecond
 	}
-	mux := http.NewServeMux()
+	a := &App{mux: http.NewServeMux(), changes: map[Change]bool{}}
+	mux := a.mux
 	page := func(name string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
-			b, err := pages.ReadFile("pages/" + name + ".html")
-			if err != nil {
-				http.NotFound(w, r)
-				return
+			var b []byte
+			if t := templates.Lookup(name + ".html"); t != nil {
+				a.mu.Lock()
+				data := map[string]bool{}
+				for c := range a.changes {
+					data[string(c)] = true
+				}
+				a.mu.Unlock()
+				var buf bytes.Buffer
+				if err := t.Execute(&buf, variantData(data)); err != nil {
+					http.Error(w, err.Error(), http.StatusInternalServerError)
+					return
+				}
+				b = buf.Bytes()
+			} else {
+				var err error
+				if b, err = pages.ReadFile("pages/" + name + ".html"); err != nil {
+					http.NotFound(w, r)
+					return
+				}
 			}
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			_, _ = w.Write(b)
 		}
 	}
+	mux.HandleFunc("POST /api/items", func(w http.ResponseWriter, r *http.Request) {
+		if a.has(ErrorBanner) {
+			http.Error(w, "storage unavailable", http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
 	mux.HandleFunc("GET /{$}", page("index"))
 	mux.HandleFunc("GET /login", page("login"))
 	mux.HandleFunc("GET /form", page("form"))
@@ -73,5 +171,20 @@ func Handler(o Options) http.Handler {
 			{"region": "North", "revenue": 1200}, {"region": "South", "revenue": 950}, {"region": "West", "revenue": 1430},
 		}})
 	})
-	return mux
+	return a
+}
+
+// variantData gives the templates one field per change.
+func variantData(on map[string]bool) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range Changes {
+		out[templateName(c)] = on[string(c)]
+	}
+	return out
+}
+
+// templateName is a change's name in the templates: renamed_ids → RenamedIDs.
+func templateName(c Change) string {
+	return map[Change]string{RenamedIDs: "RenamedIDs", Reworded: "Reworded", Rewrapped: "Rewrapped", Interstitial: "Interstitial",
+		TipsGone: "TipsGone", SlowAdd: "SlowAdd", DeadAdd: "DeadAdd", WrongCount: "WrongCount", ErrorBanner: "ErrorBanner", MissingAdd: "MissingAdd"}[c]
 }
