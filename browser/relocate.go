@@ -20,10 +20,10 @@ import (
 // Relocation thresholds.
 const (
 	// RelocateMinScore is the least similarity an accepted element has.
-	RelocateMinScore = 0.6
+	RelocateMinScore = 0.5
 	// RelocateMinMargin is how much better than the runner-up it must be:
 	// two look-alikes (rows of a list) are a guess, not a re-location.
-	RelocateMinMargin = 0.12
+	RelocateMinMargin = 0.15
 	maxCandidates     = 1500
 )
 
