@@ -106,16 +106,16 @@ func (s *Session) Relocate(ctx context.Context, old Fingerprint, o RelocateOptio
 	}
 	switch {
 	case rel.Score < RelocateMinScore:
-		rel.Reason = fmt.Sprintf("the most similar element (%s) scores %.2f, below %.2f", best.fp.describe(), rel.Score, RelocateMinScore)
+		rel.Reason = fmt.Sprintf("the most similar element (%s) scores %.2f, below %.2f", best.fp.Describe(), rel.Score, RelocateMinScore)
 		return rel, nil
 	case rel.Score-rel.RunnerUp < RelocateMinMargin:
 		rel.Reason = fmt.Sprintf("two elements are about as similar (%.2f and %.2f): %s and %s", rel.Score, rel.RunnerUp,
-			best.fp.describe(), all[1].fp.describe())
+			best.fp.Describe(), all[1].fp.Describe())
 		return rel, nil
 	}
 	loc := s.root(old.Frames).Locator(best.fp.Path)
 	if n, err := loc.Count(); err != nil || n != 1 {
-		rel.Reason = fmt.Sprintf("the most similar element (%s) cannot be found again by its path", best.fp.describe())
+		rel.Reason = fmt.Sprintf("the most similar element (%s) cannot be found again by its path", best.fp.Describe())
 		return rel, nil
 	}
 	fp, err := s.fingerprint(loc, old.Frames, "")
@@ -123,15 +123,15 @@ func (s *Session) Relocate(ctx context.Context, old Fingerprint, o RelocateOptio
 		return rel, err
 	}
 	if fp.Locator.IsZero() {
-		rel.Reason = fmt.Sprintf("no locator unique on the page can be written for the most similar element (%s)", best.fp.describe())
+		rel.Reason = fmt.Sprintf("no locator unique on the page can be written for the most similar element (%s)", best.fp.Describe())
 		return rel, nil
 	}
 	rel.Element = fp
 	return rel, nil
 }
 
-// describe names an element for a person reading why re-location chose it.
-func (f *Fingerprint) describe() string {
+// Describe names an element for a person (a role or tag and its name).
+func (f *Fingerprint) Describe() string {
 	name := f.Name
 	if name == "" {
 		name = f.Text

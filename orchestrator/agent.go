@@ -32,6 +32,7 @@ type agentStep struct {
 	toolCalls        int // this iteration
 	shotsSinceAction int
 	lastShot         []byte
+	repair           *repairContext // set in repair mode
 }
 
 func (a *agentStep) warn(format string, args ...any) {
@@ -223,8 +224,17 @@ func (r *run) act(ctx context.Context, a *agentStep, d *decision) (bool, error) 
 			return true, nil
 		}
 	}
-	if problems := append(checkCommands(d.Commands, a.refs, r.limits.MaxCommandsPerBatch, coords),
-		r.navigationProblems(d.Commands)...); len(problems) > 0 {
+	problems := append(checkCommands(d.Commands, a.refs, r.limits.MaxCommandsPerBatch, coords), r.navigationProblems(d.Commands)...)
+	if a.repair != nil {
+		for _, c := range d.Commands {
+			if c.IsVerify() {
+				// A repair never writes checks: the recorded ones run as recorded.
+				problems = append(problems, "verifications are not allowed in repair mode (the step's recorded checks run after you)")
+				break
+			}
+		}
+	}
+	if len(problems) > 0 {
 		a.warn("nothing was executed: %s", strings.Join(problems, "; "))
 		r.refusedEvent(ctx, a, "batch", problems)
 		return false, nil

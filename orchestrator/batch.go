@@ -26,6 +26,11 @@ type batchResult struct {
 // representation the commands were decided on; nil (a deterministic step,
 // which no model watches) skips the representations and the delta.
 func (r *run) batch(ctx context.Context, rep *StepReport, iter int, cmds []browser.Command, before *browser.Snapshot) batchResult {
+	return r.batchWith(ctx, rep, iter, cmds, before, 0)
+}
+
+// batchWith is batch with each command given timeout (0: the default).
+func (r *run) batchWith(ctx context.Context, rep *StepReport, iter int, cmds []browser.Command, before *browser.Snapshot, timeout time.Duration) batchResult {
 	res := batchResult{failed: -1}
 	t := time.Now()
 	r.fresh = nil // the page is about to change
@@ -45,7 +50,7 @@ func (r *run) batch(ctx context.Context, rep *StepReport, iter int, cmds []brows
 		doc, _ := r.Page.Document(ctx) // which document the command changes, for an exact resume
 		page := r.Page.CurrentPage()
 		r.timing.Browser += time.Since(td)
-		out := r.Page.Execute(ctx, real, browser.ExecOptions{Fingerprint: true, RequireLocator: true, Files: r.files})
+		out := r.Page.Execute(ctx, real, browser.ExecOptions{Fingerprint: true, RequireLocator: true, Files: r.files, Timeout: timeout})
 		r.timing.Browser += out.Duration
 		end := time.Now()
 		if out.Waited > time.Second {
@@ -72,7 +77,7 @@ func (r *run) batch(ctx context.Context, rep *StepReport, iter int, cmds []brows
 			cr.Error = r.secrets.redact(cleanError(out.Err))
 			ev.Error = cr.Error
 		} else {
-			rep.Manifest = append(rep.Manifest, ManifestEntry{Command: shown, Element: out.Element})
+			rep.Manifest = append(rep.Manifest, ManifestEntry{Command: shown, Element: out.Element, Timeout: specTimeout(cr)})
 		}
 		rep.Commands = append(rep.Commands, cr)
 		events = append(events, ev)

@@ -258,12 +258,23 @@ func atoi(s string) int {
 // job was generated, with margin, when that is more than the runner's 5 s
 // default could safely cover ("" otherwise).
 func timeoutOption(cr CommandReport) string {
-	if cr.Waited <= 3*time.Second {
+	t := specTimeout(cr)
+	if t == 0 {
 		return ""
 	}
+	return fmt.Sprintf("{ timeout: %d }", t.Milliseconds())
+}
+
+// specTimeout is the timeout a spec line gets for its command: twice what
+// it needed at generation plus 5 s, whole seconds, when it needed more
+// than 3 s; 0 (the runner's default) otherwise. Replay gives the command
+// the same time.
+func specTimeout(cr CommandReport) time.Duration {
+	if cr.Waited <= 3*time.Second {
+		return 0
+	}
 	ms := (2*cr.Waited + 5*time.Second).Milliseconds()
-	ms = (ms + 999) / 1000 * 1000
-	return fmt.Sprintf("{ timeout: %d }", ms)
+	return time.Duration((ms+999)/1000*1000) * time.Millisecond
 }
 
 // args joins call arguments, leaving out empty ones.

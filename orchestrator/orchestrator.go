@@ -42,6 +42,10 @@ type Page interface {
 	Document(ctx context.Context) (browser.Document, error)
 	// AvoidInLocators keeps the job's secret values out of spec locators.
 	AvoidInLocators(values []string)
+	// Relocate finds where a recorded element went after the app changed.
+	Relocate(ctx context.Context, old browser.Fingerprint, o browser.RelocateOptions) (browser.Relocation, error)
+	// Problems lists the app's errors (exceptions, console errors, 5xx) since t.
+	Problems(since time.Time) []browser.Problem
 	// Denied lists what the egress guard refused so far, oldest first.
 	Denied() []string
 }
@@ -167,6 +171,9 @@ type Input struct {
 	// CallIDPrefix, when set, names each model call "<prefix>/<seq>" to the
 	// endpoint (X-Client-Request-Id), matching the call's ledger entry.
 	CallIDPrefix string
+	// Replay runs a stored test from its manifest (and repairs it when
+	// Replay.Repair is set) instead of generating its steps.
+	Replay *Replay
 }
 
 // Outcome statuses of a run.
@@ -188,6 +195,13 @@ type Result struct {
 	Experiences []string                   `json:"experiences,omitempty"`
 	Usage       llm.Usage                  `json:"usage"`
 	Timing      Timing                     `json:"timing"`
+	// Verdict is a replay's finding (replays only).
+	Verdict Verdict `json:"verdict,omitempty"`
+	// Scenario is the test's scenario as the replay left it (steps a
+	// repair found obsolete removed); Script and Manifest follow it.
+	Scenario *scenario.Scenario `json:"scenario,omitempty"`
+	// Artifacts are files for the job (failing states' screenshots).
+	Artifacts []Artifact `json:"-"`
 }
 
 // Timing splits a run's wall time.
@@ -220,6 +234,8 @@ type StepReport struct {
 	SaveAs     string                 `json:"save_as,omitempty"` // where an extract's result was saved
 	Lines      []string               `json:"lines,omitempty"`   // spec lines this step contributed
 	Manifest   []ManifestEntry        `json:"manifest,omitempty"`
+	// Repair is how a replayed step went (replays only).
+	Repair *StepRepair `json:"repair,omitempty"`
 }
 
 // Step statuses.
@@ -256,6 +272,8 @@ type CommandReport struct {
 type ManifestEntry struct {
 	Command browser.Command      `json:"command"`
 	Element *browser.Fingerprint `json:"element,omitempty"`
+	// Timeout is what the spec line allows the command (0: the runner's default).
+	Timeout time.Duration `json:"timeout_ns,omitempty"`
 }
 
 // ManifestStep is one step's entries.

@@ -88,6 +88,9 @@ func (r *run) prompt(ctx context.Context, a *agentStep, snap browser.Snapshot) (
 			fmt.Fprintf(&b, "  %d. %s\n", i+1, r.sc.Steps[i].Describe())
 		}
 	}
+	if a.repair != nil {
+		a.repair.write(&b, r)
+	}
 	if names := r.placeholders(); len(names) > 0 {
 		fmt.Fprintf(&b, "AVAILABLE PLACEHOLDERS: %s\n", strings.Join(names, ", "))
 	}

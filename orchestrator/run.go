@@ -29,6 +29,7 @@ type Agent struct {
 // run is the state of one scenario run.
 type run struct {
 	*Agent
+	artifacts []Artifact
 	in        Input
 	sc        scenario.Scenario
 	limits    Limits
@@ -221,9 +222,16 @@ func (r *run) cancelled() bool {
 }
 
 func (r *run) result(status, msg string) Result {
-	res := Result{Status: status, Error: r.secrets.redact(msg), Steps: r.steps, Extracted: r.extracted, Usage: r.usage, Experiences: r.learned}
-	res.Script = emitSpec(r.sc, r.steps)
-	for _, s := range r.steps {
+	res := Result{Status: status, Error: r.secrets.redact(msg), Steps: r.steps, Extracted: r.extracted, Usage: r.usage, Experiences: r.learned,
+		Artifacts: r.artifacts}
+	sc, kept := r.sc, r.steps
+	if r.in.Replay != nil {
+		res.Verdict = verdict(status, r.steps)
+		sc, kept = repairedScenario(r.sc, r.steps)
+		res.Scenario = &sc
+	}
+	res.Script = emitSpec(sc, kept)
+	for _, s := range kept {
 		if len(s.Manifest) > 0 {
 			res.Manifest = append(res.Manifest, ManifestStep{Step: s.Index + 1, Goal: s.Goal, Entries: s.Manifest})
 		}
@@ -249,6 +257,27 @@ func (r *run) runStep(ctx context.Context, i int) (StepReport, error) {
 	defer cancel()
 
 	var err error
+	entries, replayed := r.manifestFor(i)
+	switch {
+	case replayed:
+		err = r.replayStep(ctx, &rep, i, entries)
+	default:
+		err = r.generateStep(ctx, &rep, i, st, typ)
+	}
+	if rep.Status == "" {
+		rep.Status = StepPassed
+	}
+	if rep.Status == StepFailed && ctx.Err() != nil && rep.Error == "" {
+		rep.Error = "step timed out"
+	}
+	rep.Lines = r.stepLines(rep)
+	rep.Duration = time.Since(start)
+	return rep, err
+}
+
+// generateStep runs a step through the tier its type and text call for.
+func (r *run) generateStep(ctx context.Context, rep *StepReport, i int, st scenario.Step, typ string) error {
+	var err error
 	switch typ {
 	case scenario.StepAction:
 		rep.Tier = "deterministic"
@@ -257,15 +286,15 @@ func (r *run) runStep(ctx context.Context, i int) (StepReport, error) {
 			rep.Status, rep.Error = StepFailed, cerr.Error()
 			break
 		}
-		r.deterministic(ctx, &rep, []browser.Command{cmd})
+		r.deterministic(ctx, rep, []browser.Command{cmd})
 	case scenario.StepQuery:
 		rep.Tier = "deterministic"
-		r.query(ctx, &rep, st)
+		r.query(ctx, rep, st)
 	case scenario.StepAuto:
 		cmds, why := r.resolveSentence(ctx, st.Text)
 		if why == "" {
 			rep.Tier = "deterministic"
-			r.deterministic(ctx, &rep, cmds)
+			r.deterministic(ctx, rep, cmds)
 			break
 		}
 		if r.Model == nil {
@@ -277,7 +306,7 @@ func (r *run) runStep(ctx context.Context, i int) (StepReport, error) {
 		// The model sees why the deterministic tier gave the step up.
 		r.remember([]Event{{Step: i, Kind: "deterministic", Action: "resolve", Target: r.secrets.redact(r.expand(st.Text)), OK: false, Error: r.secrets.redact(why)}})
 		rep.Tier = "agent"
-		err = r.agent(ctx, &rep, st)
+		err = r.agent(ctx, rep, st)
 	default:
 		if r.Model == nil {
 			rep.Tier = "agent"
@@ -285,17 +314,9 @@ func (r *run) runStep(ctx context.Context, i int) (StepReport, error) {
 			break
 		}
 		rep.Tier = "agent"
-		err = r.agent(ctx, &rep, st)
+		err = r.agent(ctx, rep, st)
 	}
-	if rep.Status == "" {
-		rep.Status = StepPassed
-	}
-	if rep.Status == StepFailed && ctx.Err() != nil && rep.Error == "" {
-		rep.Error = "step timed out"
-	}
-	rep.Lines = r.stepLines(rep)
-	rep.Duration = time.Since(start)
-	return rep, err
+	return err
 }
 
 // deterministic runs resolved commands as one batch.
