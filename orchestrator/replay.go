@@ -109,7 +109,7 @@ type Artifact struct {
 // and retryFactor how much more time the retried command gets.
 const (
 	replaySettleTimeout = 5 * time.Second
-	retryFactor         = 3
+	retryFactor         = 2
 	defaultSpecTimeout  = 5 * time.Second // what @playwright/test waits by default
 )
 
@@ -147,7 +147,13 @@ func (r *run) replayStep(ctx context.Context, rep *StepReport, i int, entries []
 	rep.Tier = TierReplay
 	fix := &StepRepair{Change: ChangeUnchanged, Tier: TierReplay}
 	rep.Repair = fix
-	stepStart := time.Now()
+	// The app's errors are looked for since the previous step began: the
+	// action that broke something usually ran there.
+	since := r.replayMark
+	r.replayMark = time.Now()
+	if since.IsZero() {
+		since = r.replayMark
+	}
 	for k := 0; k < len(entries); k++ {
 		e := entries[k]
 		cmd, err := replayTarget(e)
@@ -160,13 +166,14 @@ func (r *run) replayStep(ctx context.Context, rep *StepReport, i int, entries []
 		if timeout == 0 {
 			timeout = defaultSpecTimeout
 		}
+		attempt := time.Now()
 		if r.replayOne(ctx, rep, cmd, timeout) {
 			continue
 		}
 		failed := rep.Commands[len(rep.Commands)-1]
 		rep.Commands = rep.Commands[:len(rep.Commands)-1] // kept as evidence, not as a spec line
 		start := time.Now()
-		ev := r.evidence(ctx, cmd, failed, stepStart)
+		ev := r.evidence(ctx, cmd, failed, since)
 		fix.Evidence = ev
 		if !r.in.Replay.Repair {
 			fix.Class, fix.Reason = r.classifyOnly(ctx, cmd, e, ev)
@@ -174,7 +181,7 @@ func (r *run) replayStep(ctx context.Context, rep *StepReport, i int, entries []
 			fix.Duration += time.Since(start)
 			return nil
 		}
-		outcome, err := r.heal(ctx, rep, i, entries, k, cmd, e, ev, timeout)
+		outcome, err := r.heal(ctx, rep, i, entries, k, cmd, e, ev, timeout, attempt)
 		fix.Duration += time.Since(start)
 		if err != nil {
 			return err
@@ -280,7 +287,7 @@ func (r *run) classifyOnly(ctx context.Context, cmd browser.Command, e ManifestE
 
 // heal classifies the failure of entries[k] and repairs it if it is drift.
 func (r *run) heal(ctx context.Context, rep *StepReport, i int, entries []ManifestEntry, k int, cmd browser.Command,
-	e ManifestEntry, ev *Evidence, timeout time.Duration) (healOutcome, error) {
+	e ManifestEntry, ev *Evidence, timeout time.Duration, attempt time.Time) (healOutcome, error) {
 	fix := rep.Repair
 	regression := func(reason string) (healOutcome, error) {
 		fix.Class, fix.Reason = ClassRegression, reason
@@ -295,7 +302,12 @@ func (r *run) heal(ctx context.Context, rep *StepReport, i int, entries []Manife
 	// Tier 1, timing: the same command once the page settled, with more time.
 	r.Page.Settle(ctx, browser.SettleOptions{Since: time.Now().Add(-time.Minute), Timeout: replaySettleTimeout})
 	if r.replayOne(ctx, rep, cmd, retryFactor*max(timeout, defaultSpecTimeout)) {
-		fix.Class, fix.Tier, fix.Reason = ClassTiming, TierSettle, "passed when given more time to settle"
+		// The spec must allow what it took from the first try on.
+		last := &rep.Commands[len(rep.Commands)-1]
+		last.Waited = time.Since(attempt)
+		rep.Manifest[len(rep.Manifest)-1].Timeout = specTimeout(*last)
+		fix.Class, fix.Tier = ClassTiming, TierSettle
+		fix.Reason = fmt.Sprintf("passed when given more time (%s from the first try)", last.Waited.Round(100*time.Millisecond))
 		return healDone, nil
 	}
 	rep.Commands = rep.Commands[:len(rep.Commands)-1]
@@ -312,6 +324,18 @@ func (r *run) heal(ctx context.Context, rep *StepReport, i int, entries []Manife
 			// test asserts is never changed to match.
 			ev.Observed = r.observe(ctx, cmd)
 			return regression(fmt.Sprintf("the element is there but %s does not hold", cmd.Describe()))
+		}
+	}
+
+	// A presence check whose element is found elsewhere saying something
+	// else: the app shows a different value than the test asserts.
+	if cmd.IsVerify() && presence(cmd) && e.Element != nil && e.Element.Text != "" {
+		if rel, err := r.Page.Relocate(ctx, *e.Element, browser.RelocateOptions{}); err == nil && rel.Element != nil &&
+			normText(rel.Element.Text) != normText(e.Element.Text) {
+			fix.Relocation = &rel
+			ev.Expected = r.secrets.redact(e.Element.Text)
+			ev.Observed = r.secrets.redact(clip(rel.Element.Text, 200))
+			return regression(fmt.Sprintf("the checked element now says %q instead of %q", ev.Observed, ev.Expected))
 		}
 	}
 
@@ -419,7 +443,10 @@ func (r *run) repairWithAgent(ctx context.Context, rep *StepReport, i int, entri
 				return healFailed, nil
 			}
 		}
-		fix.Change, fix.Class, fix.Reason = ChangeRemoved, ClassFlowDrift, "the step is no longer needed: "+strings.Join(rep.Notes, "; ")
+		fix.Change, fix.Class, fix.Reason = ChangeRemoved, ClassFlowDrift, "the step is no longer needed: the agent found nothing left to do for it"
+		if len(rep.Notes) > 0 {
+			fix.Reason += " (" + strings.Join(rep.Notes, "; ") + ")"
+		}
 		rep.Status = StepSkipped
 		return healRemoved, nil
 	}
@@ -550,3 +577,5 @@ func repairedScenario(sc scenario.Scenario, steps []StepReport) (scenario.Scenar
 	}
 	return out, kept
 }
+
+func normText(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
