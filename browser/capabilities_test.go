@@ -135,8 +135,19 @@ func TestTextEntryWorksInRichTextEditorsAndFailsWithoutEffect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The editor itself has a handle too (the aria snapshot gives a
+	// role-less contenteditable no line of its own).
+	if !strings.Contains(snap.Text, `- editable "Initial comment" [ref=`) {
+		t.Fatalf("the editor has no handle:\n%s", snap.Text)
+	}
+	exec(t, s, browser.Command{Action: "fill", Target: browser.Target{Ref: refOn(t, snap.Text, `editable "Initial comment"`)}, Value: "First"}, browser.ExecOptions{})
+	exec(t, s, browser.Command{Action: "verify", Assert: "textEquals", Value: "First", Target: browser.Target{CSS: ".editor"}}, browser.ExecOptions{})
 	// The model sees paragraphs inside the editors; text goes into the editor they belong to.
-	exec(t, s, browser.Command{Action: "fill", Target: browser.Target{Ref: refOn(t, snap.Text, "Initial comment")}, Value: "Looks good to me"}, browser.ExecOptions{})
+	snap, err = s.Snapshot(ctx, browser.SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec(t, s, browser.Command{Action: "fill", Target: browser.Target{Ref: refOn(t, snap.Text, "paragraph")}, Value: "Looks good to me"}, browser.ExecOptions{})
 	out := exec(t, s, browser.Command{Action: "fill", Target: browser.Target{Ref: refOn(t, snap.Text, "Draft text")}, Value: "Final text"}, browser.ExecOptions{Fingerprint: true})
 	if out.Element == nil || out.Element.Tag != "body" || len(out.Element.Frames) != 1 {
 		t.Errorf("the editor in the frame is not what was filled: %+v", out.Element)

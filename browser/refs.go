@@ -120,10 +120,13 @@ const clickableScript = `([limit, fullPage]) => {
     for (const e of root.querySelectorAll('*')) {
       if (out.length >= limit) return;
       if (e.shadowRoot) walk(e.shadowRoot);
-      if (e.matches(interactive) || (e.closest && e.closest(interactive))) continue;
+      // A rich-text editor without a role: the aria snapshot shows only its paragraphs.
+      const editor = e.isContentEditable && e.hasAttribute('contenteditable') && !e.hasAttribute('role') &&
+        !(e.parentElement && e.parentElement.isContentEditable);
+      if (!editor && (e.matches(interactive) || (e.closest && e.closest(interactive)))) continue;
       const role = e.getAttribute('role');
       if (role && role !== 'presentation' && role !== 'none' && role !== 'generic' && role !== 'img') continue;
-      if (['HTML', 'BODY'].includes(e.tagName) || !clickable(e)) continue;
+      if (['HTML', 'BODY'].includes(e.tagName) || !(editor || clickable(e))) continue;
       const r = e.getBoundingClientRect();
       if (r.width === 0 || r.height === 0) continue;
       const st = getComputedStyle(e);
@@ -132,7 +135,7 @@ const clickableScript = `([limit, fullPage]) => {
       if (!fullPage && !inView) continue;
       const attrs = {};
       for (const n of e.getAttributeNames()) if (n === 'id' || n === 'class' || n === 'title' || n === 'aria-label' || n.startsWith('data-test')) attrs[n] = e.getAttribute(n).slice(0, 60);
-      out.push({ path: wpPath(e), tag: e.tagName.toLowerCase(), text: clean(e.innerText || e.textContent).slice(0, 60), attrs });
+      out.push({ path: wpPath(e), tag: e.tagName.toLowerCase(), text: clean(e.innerText || e.textContent).slice(0, 60), attrs, kind: editor ? 'editable' : 'clickable' });
     }
   };
   walk(document);
@@ -163,9 +166,10 @@ func (s *Session) clickables(m *refMap, fullPage bool) string {
 			desc += describeAttrs(attrs)
 		}
 		if b.Len() == 0 {
-			b.WriteString("# clickable elements without a role (target them by ref):\n")
+			b.WriteString("# clickable and editable elements without a role (target them by ref):\n")
 		}
-		fmt.Fprintf(&b, "- clickable %s [ref=%s] (%s)\n", strconv.Quote(text), ref, desc)
+		kind, _ := e["kind"].(string)
+		fmt.Fprintf(&b, "- %s %s [ref=%s] (%s)\n", kind, strconv.Quote(text), ref, desc)
 	}
 	return b.String()
 }

@@ -197,7 +197,7 @@ func representationTable(ctx context.Context, s *browser.Session, demo string, r
 	if interactive > 0 {
 		share = float64(withRef) / float64(interactive)
 	}
-	fmt.Printf("\nbench representation: pages=%d tokens_median=%.0f build_ms_median=%.1f tokens_large=%.0f build_ms_large=%.1f ref_share=%.2f\n\n",
+	fmt.Printf("\nbench representation: pages=%d tokens_median=%.0f build_ms_median=%.1f tokens_large=%.0f build_ms_large=%.1f ref_share=%.3f\n\n",
 		len(pagesList), median(tokens), median(builds), largeTokens, largeBuild, share)
 	return nil
 }
