@@ -166,7 +166,7 @@ func (s *Session) clickables(m *refMap, fullPage bool) string {
 			desc += describeAttrs(attrs)
 		}
 		if b.Len() == 0 {
-			b.WriteString("# clickable and editable elements without a role (target them by ref):\n")
+			b.WriteString("# elements without a role, clickable or editable (by ref):\n")
 		}
 		kind, _ := e["kind"].(string)
 		fmt.Fprintf(&b, "- %s %s [ref=%s] (%s)\n", kind, strconv.Quote(text), ref, desc)

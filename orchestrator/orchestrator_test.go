@@ -116,6 +116,7 @@ func TestDeterministicScenarioProducesPassingSpec(t *testing.T) {
 	if res.Status != orchestrator.StatusSucceeded {
 		t.Fatalf("status %s: %s\n%s", res.Status, res.Error, res.Script)
 	}
+	mustPassSpec(t, res, nil)
 	for _, s := range res.Steps {
 		if s.Tier != "deterministic" || s.Usage.PromptTokens != 0 {
 			t.Errorf("step %d ran in tier %s with %d tokens", s.Index+1, s.Tier, s.Usage.PromptTokens)
@@ -185,6 +186,7 @@ func TestAgentStepWithScriptedModel(t *testing.T) {
 	if res.Status != orchestrator.StatusSucceeded {
 		t.Fatalf("status %s: %s", res.Status, res.Error)
 	}
+	mustPassSpec(t, res, sc.Secrets)
 	if res.Steps[0].Tier != "agent" || res.Steps[0].Iterations != 2 || res.Steps[1].Tier != "deterministic" {
 		t.Fatalf("tiers/iterations: %+v", res.Steps)
 	}

@@ -86,6 +86,7 @@ func TestRepairHealsDriftAndNeverRegressions(t *testing.T) {
 			if err != nil || gen.Status != orchestrator.StatusSucceeded {
 				t.Fatalf("generation: %v %s %s", err, gen.Status, gen.Error)
 			}
+			browsertest.MustPassSpec(t, gen.Script, nil)
 			if c.change != "" {
 				if err := app.SetVariant(c.change); err != nil {
 					t.Fatal(err)
