@@ -106,28 +106,31 @@ func (s *Server) submitJob(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	sc := *sub.Scenario
+	in, ok := s.jobInput(w, r, sub)
+	if !ok {
+		return
+	}
 	hold := s.cfg.DefaultHold
-	if sc.Options.MaxCredits > 0 {
-		if sc.Options.MaxCredits > maxHold {
-			writeError(w, http.StatusBadRequest, "invalid job", []scenario.FieldError{{Field: "scenario.options.max_credits", Message: fmt.Sprintf("must be at most %g", float64(maxHold))}})
+	if in.options.MaxCredits > 0 {
+		if in.options.MaxCredits > maxHold {
+			writeError(w, http.StatusBadRequest, "invalid job", []scenario.FieldError{{Field: in.at + ".options.max_credits", Message: fmt.Sprintf("must be at most %g", float64(maxHold))}})
 			return
 		}
-		hold = int64(math.Ceil(sc.Options.MaxCredits * store.MicroCredits))
+		hold = int64(math.Ceil(in.options.MaxCredits * store.MicroCredits))
 	}
 	// Secrets are sealed to the job's id, so a sealed value cannot be replayed into another job.
 	job, err := s.store.SubmitJob(r.Context(), store.NewJob{TenantID: t.ID, Kind: string(sub.Kind), Hold: hold,
-		IdempotencyKey: idemKey, RequestHash: requestHash(sub),
+		IdempotencyKey: idemKey, RequestHash: requestHash(sub), TestID: in.testID,
 		Subject: jobs.Subject(sub.Kind, t.ID), Prepare: func(jobID string) (json.RawMessage, error) {
-			if len(sc.Secrets) > 0 {
-				plain, _ := json.Marshal(sc.Secrets)
-				sealed, err := s.sealer.Seal(plain, "secrets:"+jobID)
-				if err != nil {
+			sealed := ""
+			if len(in.secrets) > 0 {
+				plain, _ := json.Marshal(in.secrets)
+				var err error
+				if sealed, err = s.sealer.Seal(plain, "secrets:"+jobID); err != nil {
 					return nil, err
 				}
-				sc.SealedSecrets, sc.Secrets = sealed, nil
 			}
-			return json.Marshal(sc)
+			return in.encode(sealed)
 		}})
 	var reused *store.KeyReusedError
 	if errors.As(err, &reused) {
@@ -383,4 +386,41 @@ func requestHash(sub jobs.Submission) []byte {
 	b, _ := json.Marshal(c)
 	h := sha256.Sum256(b)
 	return h[:]
+}
+
+// jobInput is what a submission stores, by kind.
+type jobInput struct {
+	at      string // the JSON path of the kind's input, for errors
+	options scenario.Options
+	secrets map[string]string
+	testID  string
+	encode  func(sealedSecrets string) (json.RawMessage, error) // the stored input, secrets sealed
+}
+
+// jobInput prepares a validated submission for storing; a repair's test
+// must be the tenant's (a 400 naming repair.test_id otherwise).
+func (s *Server) jobInput(w http.ResponseWriter, r *http.Request, sub jobs.Submission) (jobInput, bool) {
+	switch sub.Kind {
+	case jobs.KindRepair:
+		req := *sub.Repair
+		if _, err := s.store.GetTest(r.Context(), tenantFrom(r.Context()).ID, req.TestID); errors.Is(err, store.ErrNotFound) {
+			writeError(w, http.StatusBadRequest, "invalid job", []scenario.FieldError{{Field: "repair.test_id", Message: "no such test in your suite"}})
+			return jobInput{}, false
+		} else if err != nil {
+			s.internal(w, r, err)
+			return jobInput{}, false
+		}
+		return jobInput{at: "repair", options: req.Options, secrets: req.Secrets, testID: req.TestID,
+			encode: func(sealed string) (json.RawMessage, error) {
+				req.SealedSecrets, req.Secrets = sealed, nil
+				return json.Marshal(req)
+			}}, true
+	}
+	sc := *sub.Scenario
+	return jobInput{at: "scenario", options: sc.Options, secrets: sc.Secrets, encode: func(sealed string) (json.RawMessage, error) {
+		if sealed != "" {
+			sc.SealedSecrets, sc.Secrets = sealed, nil
+		}
+		return json.Marshal(sc)
+	}}, true
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/webpilot/webpilot/jobs/natstest"
 	"github.com/webpilot/webpilot/netguard"
 	"github.com/webpilot/webpilot/orchestrator"
+	"github.com/webpilot/webpilot/specrun"
 	"github.com/webpilot/webpilot/store"
 	"github.com/webpilot/webpilot/store/storetest"
 	"github.com/webpilot/webpilot/worker"
@@ -121,6 +122,9 @@ func (s *stack) startWorkerLogged(t *testing.T, model orchestrator.Model, cfg wo
 	}
 	if cfg.Concurrency == 0 {
 		cfg.Concurrency = 2
+	}
+	if cfg.SpecRunner == nil {
+		cfg.SpecRunner = specrun.Runner{Dir: browsertest.RunnerDir(), Chromium: os.Getenv("WEBPILOT_CHROMIUM")}
 	}
 	w := worker.New(cfg, s.store, s.queue.Consumer, jobs.NewPublisher(s.queue.JS), browsertest.Browser(t), model, netguard.New([]string{"127.0.0.1"}), s.sealer, log)
 	ctx, cancel := context.WithCancel(context.Background())

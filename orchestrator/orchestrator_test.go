@@ -116,7 +116,7 @@ func TestDeterministicScenarioProducesPassingSpec(t *testing.T) {
 	if res.Status != orchestrator.StatusSucceeded {
 		t.Fatalf("status %s: %s\n%s", res.Status, res.Error, res.Script)
 	}
-	mustPassSpec(t, res, nil)
+	mustPassSpec(t, res, sc.Secrets)
 	for _, s := range res.Steps {
 		if s.Tier != "deterministic" || s.Usage.PromptTokens != 0 {
 			t.Errorf("step %d ran in tier %s with %d tokens", s.Index+1, s.Tier, s.Usage.PromptTokens)

@@ -29,6 +29,8 @@ type Scenario struct {
 	// is self-contained; nothing is ever read from a worker's disk.
 	Files   []File  `json:"files,omitempty"`
 	Options Options `json:"options"`
+	// Tags group stored tests for suite runs and repairs ("checkout", "smoke").
+	Tags []string `json:"tags,omitempty"`
 }
 
 // File is a file a scenario carries for uploads.
@@ -235,13 +237,8 @@ func (sc *Scenario) Validate(v *ValidationError, at string, urls URLPolicy) {
 			v.Add(at+".data", "name %q must be letters, digits and underscores", k)
 		}
 	}
-	for k, val := range sc.Secrets {
-		if !placeholderName.MatchString(k) {
-			v.Add(at+".secrets", "name %q must be letters, digits and underscores", k)
-		}
-		if val == "" {
-			v.Add(at+".secrets."+k, "must not be empty")
-		}
+	ValidateSecrets(v, at, sc.Secrets)
+	for k := range sc.Secrets {
 		if _, dup := sc.Data[k]; dup {
 			v.Add(at+".secrets."+k, "is also defined in data")
 		}
@@ -250,12 +247,41 @@ func (sc *Scenario) Validate(v *ValidationError, at string, urls URLPolicy) {
 		v.Add(at+".sealed_secrets", "is set by the server; send secrets instead")
 	}
 	sc.validateFiles(v, at)
-	o := sc.Options
+	if len(sc.Tags) > MaxTags {
+		v.Add(at+".tags", "at most %d tags", MaxTags)
+	}
+	for i, tag := range sc.Tags {
+		if !tagName.MatchString(tag) {
+			v.Add(fmt.Sprintf("%s.tags[%d]", at, i), "must be 1 to 40 letters, digits, '-', '_', ':' or '.'")
+		}
+	}
+	sc.Options.Validate(v, at+".options", urls)
+}
+
+// MaxTags is how many tags a test may carry.
+const MaxTags = 20
+
+var tagName = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,40}$`)
+
+// ValidateSecrets checks secret names and values at JSON path at.
+func ValidateSecrets(v *ValidationError, at string, secrets map[string]string) {
+	for k, val := range secrets {
+		if !placeholderName.MatchString(k) {
+			v.Add(at+".secrets", "name %q must be letters, digits and underscores", k)
+		}
+		if val == "" {
+			v.Add(at+".secrets."+k, "must not be empty")
+		}
+	}
+}
+
+// Validate checks options at JSON path at (for example "scenario.options").
+func (o Options) Validate(v *ValidationError, at string, urls URLPolicy) {
 	if len(o.AllowedOrigins) > 20 {
-		v.Add(at+".options.allowed_origins", "at most 20 origins")
+		v.Add(at+".allowed_origins", "at most 20 origins")
 	}
 	for i, raw := range o.AllowedOrigins {
-		f := fmt.Sprintf("%s.options.allowed_origins[%d]", at, i)
+		f := fmt.Sprintf("%s.allowed_origins[%d]", at, i)
 		u, err := url.Parse(raw)
 		switch {
 		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.User != nil:
@@ -267,7 +293,7 @@ func (sc *Scenario) Validate(v *ValidationError, at string, urls URLPolicy) {
 		}
 	}
 	if o.MaxCredits < 0 {
-		v.Add(at+".options.max_credits", "must not be negative")
+		v.Add(at+".max_credits", "must not be negative")
 	}
 	for name, n := range map[string]int{
 		"max_iterations_per_step": o.MaxIterationsPerStep, "max_total_iterations": o.MaxTotalIterations,
@@ -276,7 +302,7 @@ func (sc *Scenario) Validate(v *ValidationError, at string, urls URLPolicy) {
 		"max_tool_calls_per_iteration": o.MaxToolCalls,
 	} {
 		if n < 0 || n > 1000 {
-			v.Add(at+".options."+name, "must be between 0 and 1000")
+			v.Add(at+"."+name, "must be between 0 and 1000")
 		}
 	}
 }

@@ -73,6 +73,10 @@ type NewJob struct {
 	// the first one created (KeyReusedError) instead of creating another.
 	IdempotencyKey string
 	RequestHash    []byte // what the key was first used for
+	// TestID is the stored test the job replays or repairs, if any.
+	TestID string
+	// ParentID is the bulk job this one is a child of, if any.
+	ParentID string
 }
 
 // KeyReusedError answers a submission whose idempotency key was used before:
@@ -134,8 +138,8 @@ func (s *Store) SubmitJob(ctx context.Context, n NewJob) (Job, error) {
 		if tag.RowsAffected() == 0 {
 			return ErrInsufficientCredits
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO jobs (id, tenant_id, kind, input) VALUES ($1, $2, $3, $4)`,
-			id, n.TenantID, n.Kind, n.Input); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO jobs (id, tenant_id, kind, input, test_id, parent_id) VALUES ($1, $2, $3, $4, $5, $6)`,
+			id, n.TenantID, n.Kind, n.Input, nullable(n.TestID), nullable(n.ParentID)); err != nil {
 			return fmt.Errorf("insert job: %w", err)
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO credit_holds (job_id, tenant_id, amount) VALUES ($1, $2, $3)`,
@@ -477,6 +481,11 @@ type Finish struct {
 	Script  string
 	Error   string
 	Test    *TestRecord // stored in the tenant's suite with the result, when set
+	// A replay or repair of a stored test: the test, what the replay found
+	// (its verdict) and the version a repair proposes (nil: none).
+	TestID     string
+	TestStatus string
+	Proposal   *Proposal
 }
 
 // FinishJob writes the result, charges any reservation left open, releases
@@ -492,6 +501,16 @@ func (s *Store) FinishJob(ctx context.Context, f Finish) ([]OutboxItem, error) {
 		tenantID, err := lockRunningAttempt(ctx, tx, f.JobID, f.Attempt)
 		if err != nil {
 			return err
+		}
+		if f.TestID != "" && f.TestStatus != "" {
+			if err := setTestStatus(ctx, tx, tenantID, f.TestID, f.TestStatus); err != nil {
+				return err
+			}
+		}
+		if f.Proposal != nil {
+			if err := propose(ctx, tx, tenantID, f.JobID, *f.Proposal); err != nil {
+				return err
+			}
 		}
 		if f.Test != nil && f.State != StateCancelled {
 			if err := saveTest(ctx, tx, tenantID, f); err != nil {
@@ -569,4 +588,12 @@ func (s *Store) ForgetSubmitKeys(ctx context.Context, age time.Duration) (int64,
 		return 0, fmt.Errorf("forget idempotency keys: %w", err)
 	}
 	return tag.RowsAffected(), nil
+}
+
+// nullable is nil for an empty string, for optional uuid columns.
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }

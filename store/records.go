@@ -3,9 +3,11 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -172,4 +174,28 @@ func (s *Store) DeleteExperiences(ctx context.Context, tenantID, origin string, 
 		return 0, fmt.Errorf("delete experiences: %w", err)
 	}
 	return tag.RowsAffected(), nil
+}
+
+// AddArtifact stores a file a job produced (a failing state's screenshot).
+// Saving it twice (a retried attempt) keeps one copy.
+func (s *Store) AddArtifact(ctx context.Context, jobID, kind, name string, content []byte) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO artifacts (job_id, kind, name, content)
+		SELECT $1, $2, $3, $4 WHERE NOT EXISTS (SELECT 1 FROM artifacts WHERE job_id = $1 AND name = $3)`, jobID, kind, name, content)
+	if err != nil {
+		return fmt.Errorf("add artifact: %w", err)
+	}
+	return nil
+}
+
+// Artifact returns one of a tenant's job's artifacts.
+func (s *Store) Artifact(ctx context.Context, tenantID, jobID, name string) (kind string, content []byte, err error) {
+	if _, err := uuid.Parse(jobID); err != nil {
+		return "", nil, ErrNotFound
+	}
+	err = s.pool.QueryRow(ctx, `SELECT a.kind, a.content FROM artifacts a JOIN jobs j ON j.id = a.job_id
+		WHERE a.job_id = $1 AND j.tenant_id = $2 AND a.name = $3 ORDER BY a.id LIMIT 1`, jobID, tenantID, name).Scan(&kind, &content)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil, ErrNotFound
+	}
+	return kind, content, err
 }

@@ -16,6 +16,8 @@ import (
 type Test struct {
 	ID         string          `json:"id"`
 	Name       string          `json:"name"`
+	Tags       []string        `json:"tags"`
+	Version    int             `json:"version"` // the accepted version the script is
 	Scenario   json.RawMessage `json:"scenario,omitempty"`
 	Script     string          `json:"script,omitempty"`
 	Manifest   json.RawMessage `json:"manifest,omitempty"`
@@ -27,41 +29,59 @@ type Test struct {
 // TestRecord is what a finished scenario job stores in the suite.
 type TestRecord struct {
 	Name     string
+	Tags     []string
 	Scenario json.RawMessage // without secrets
 	Manifest json.RawMessage
 }
 
-// saveTest upserts the job's test by name inside the finish transaction.
-// A failed run updates the status but keeps the last good script.
+// saveTest upserts the job's test by name inside the finish transaction,
+// recording a succeeded run's spec as the test's next accepted version. A
+// failed run updates the status but keeps the last good script.
 func saveTest(ctx context.Context, tx pgx.Tx, tenantID string, f Finish) error {
 	rec := f.Test
+	tags := rec.Tags
+	if tags == nil {
+		tags = []string{}
+	}
 	if f.State == StateSucceeded {
-		_, err := tx.Exec(ctx,
-			`INSERT INTO tests (id, tenant_id, name, scenario, script, manifest, last_status, source_job)
-			 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-			 ON CONFLICT (tenant_id, name) DO UPDATE SET scenario = EXCLUDED.scenario, script = EXCLUDED.script,
-			   manifest = EXCLUDED.manifest, last_status = EXCLUDED.last_status, source_job = EXCLUDED.source_job, updated_at = now()`,
-			uuid.NewString(), tenantID, rec.Name, rec.Scenario, f.Script, rec.Manifest, f.State, f.JobID)
+		var id string
+		var version int
+		err := tx.QueryRow(ctx,
+			`INSERT INTO tests (id, tenant_id, name, tags, scenario, script, manifest, last_status, source_job, version)
+			 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1)
+			 ON CONFLICT (tenant_id, name) DO UPDATE SET scenario = EXCLUDED.scenario, script = EXCLUDED.script, tags = EXCLUDED.tags,
+			   manifest = EXCLUDED.manifest, last_status = EXCLUDED.last_status, source_job = EXCLUDED.source_job,
+			   version = (SELECT COALESCE(max(version), 0) + 1 FROM test_versions WHERE test_id = tests.id), updated_at = now()
+			 RETURNING id::text, version`,
+			uuid.NewString(), tenantID, rec.Name, tags, rec.Scenario, f.Script, rec.Manifest, f.State, f.JobID).Scan(&id, &version)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx,
+			`INSERT INTO test_versions (test_id, version, scenario, script, manifest, created_by_job, summary, status, decided_at)
+			 VALUES ($1, $2, $3, $4, $5, $6, 'generated', 'accepted', now())
+			 ON CONFLICT (test_id, created_by_job) WHERE created_by_job IS NOT NULL DO NOTHING`,
+			id, version, rec.Scenario, f.Script, rec.Manifest, f.JobID)
 		return err
 	}
 	_, err := tx.Exec(ctx,
-		`INSERT INTO tests (id, tenant_id, name, scenario, last_status, source_job) VALUES ($1, $2, $3, $4, $5, $6)
+		`INSERT INTO tests (id, tenant_id, name, tags, scenario, last_status, source_job) VALUES ($1, $2, $3, $4, $5, $6, $7)
 		 ON CONFLICT (tenant_id, name) DO UPDATE SET last_status = EXCLUDED.last_status, updated_at = now()`,
-		uuid.NewString(), tenantID, rec.Name, rec.Scenario, f.State, f.JobID)
+		uuid.NewString(), tenantID, rec.Name, tags, rec.Scenario, f.State, f.JobID)
 	return err
 }
 
 // Tests lists a tenant's stored tests by name.
 func (s *Store) Tests(ctx context.Context, tenantID string) ([]Test, error) {
 	rows, err := s.pool.Query(ctx,
-		`SELECT id::text, name, last_status, source_job::text, updated_at FROM tests WHERE tenant_id = $1 ORDER BY name`, tenantID)
+		`SELECT id::text, name, tags, version, last_status, source_job::text, updated_at FROM tests WHERE tenant_id = $1 ORDER BY name`, tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("list tests: %w", err)
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Test, error) {
 		var t Test
 		var status *string
-		err := r.Scan(&t.ID, &t.Name, &status, &t.SourceJob, &t.UpdatedAt)
+		err := r.Scan(&t.ID, &t.Name, &t.Tags, &t.Version, &status, &t.SourceJob, &t.UpdatedAt)
 		if status != nil {
 			t.LastStatus = *status
 		}
@@ -77,9 +97,9 @@ func (s *Store) GetTest(ctx context.Context, tenantID, id string) (Test, error) 
 	var t Test
 	var script, status *string
 	err := s.pool.QueryRow(ctx,
-		`SELECT id::text, name, scenario, script, manifest, last_status, source_job::text, updated_at
+		`SELECT id::text, name, tags, version, scenario, script, manifest, last_status, source_job::text, updated_at
 		 FROM tests WHERE id = $1 AND tenant_id = $2`, id, tenantID).
-		Scan(&t.ID, &t.Name, &t.Scenario, &script, &t.Manifest, &status, &t.SourceJob, &t.UpdatedAt)
+		Scan(&t.ID, &t.Name, &t.Tags, &t.Version, &t.Scenario, &script, &t.Manifest, &status, &t.SourceJob, &t.UpdatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Test{}, ErrNotFound
 	}

@@ -45,6 +45,9 @@ type Config struct {
 	StoreRetry time.Duration
 	Prices     llm.Prices
 	Limits     orchestrator.Limits
+	// SpecRunner verifies a repaired spec before it is proposed; without
+	// one, repairs are reported but never proposed.
+	SpecRunner SpecRunner
 }
 
 // Browser opens job sessions; *browser.Browser implements it.
@@ -345,29 +348,50 @@ type finish struct {
 
 // run executes the job and describes how it ended.
 func (w *Worker) run(ctx context.Context, claim store.Claim, cancelled func() bool, log *slog.Logger) finish {
-	failed := func(reason string) finish {
-		return finish{Finish: store.Finish{State: store.StateFailed, Error: reason, Result: json.RawMessage(`{}`)}}
+	switch jobs.Kind(claim.Kind) {
+	case jobs.KindScenario:
+		return w.runScenario(ctx, claim, cancelled, log)
+	case jobs.KindRepair:
+		return w.runRepair(ctx, claim, cancelled, log)
 	}
-	if claim.Kind != string(jobs.KindScenario) {
-		return failed(fmt.Sprintf("job kind %q is not supported by this worker", claim.Kind))
-	}
-	var sc scenario.Scenario
-	if err := json.Unmarshal(claim.Input, &sc); err != nil {
-		return failed("the job's input cannot be decoded: " + err.Error())
-	}
+	return failed(fmt.Sprintf("job kind %q is not supported by this worker", claim.Kind))
+}
+
+func failed(reason string) finish {
+	return finish{Finish: store.Finish{State: store.StateFailed, Error: reason, Result: json.RawMessage(`{}`)}}
+}
+
+// openSecrets opens a job's sealed secrets.
+func (w *Worker) openSecrets(sealed, jobID string) (map[string]string, error) {
 	secrets := map[string]string{}
-	if sc.SealedSecrets != "" {
-		plain, err := w.sealer.Open(sc.SealedSecrets, "secrets:"+claim.JobID)
-		if err != nil {
-			return failed("the job's secrets cannot be opened: " + err.Error())
-		}
-		if err := json.Unmarshal(plain, &secrets); err != nil {
-			return failed("the job's secrets cannot be decoded: " + err.Error())
-		}
+	if sealed == "" {
+		return secrets, nil
 	}
-	// Everything logged for this job, the browser's blocked URLs included,
-	// goes out with the secrets' every representation redacted.
-	log = orchestrator.RedactLogger(log, secrets)
+	plain, err := w.sealer.Open(sealed, "secrets:"+jobID)
+	if err != nil {
+		return nil, fmt.Errorf("the job's secrets cannot be opened: %w", err)
+	}
+	if err := json.Unmarshal(plain, &secrets); err != nil {
+		return nil, fmt.Errorf("the job's secrets cannot be decoded: %w", err)
+	}
+	return secrets, nil
+}
+
+// execution is one agent run of a job in a fresh browser session whose
+// traffic goes through the egress guard.
+type execution struct {
+	claim     store.Claim
+	in        orchestrator.Input
+	cancelled func() bool
+	log       *slog.Logger
+	// then turns the run's result into the job's outcome while the job's
+	// egress tunnel is still open.
+	then func(res orchestrator.Result, tun *netguard.Tunnel) finish
+}
+
+// execute runs the agent for a job and maps how it ended.
+func (w *Worker) execute(ctx context.Context, x execution) finish {
+	claim, log := x.claim, x.log
 	resume, err := loadCheckpoint(claim.Checkpoint, claim.JobID, w.sealer)
 	if err != nil {
 		log.Warn("checkpoint unusable; starting over", "err", err)
@@ -389,18 +413,15 @@ func (w *Worker) run(ctx context.Context, claim store.Claim, cancelled func() bo
 	}
 	defer func() { _ = sess.Close() }()
 
-	origin := sc.Origin()
-	exps, err := w.store.Experiences(ctx, claim.TenantID, origin, w.cfg.Limits.ExperiencesCap)
-	if err != nil {
-		log.Warn("experiences unavailable", "err", err)
-	}
 	agent := &orchestrator.Agent{Page: sess, Recorder: &recorder{store: w.store, jobID: claim.JobID, attempt: claim.Attempt,
 		prices: w.cfg.Prices, sealer: w.sealer, retry: w.retry}, Limits: w.cfg.Limits, Log: log}
 	if w.model != nil {
 		agent.Model = w.model
 	}
-	res, runErr := agent.Run(ctx, orchestrator.Input{Scenario: sc, Secrets: secrets, Experiences: exps, Resume: resume,
-		Cancelled: cancelled, Yield: w.yield.Load, CallIDPrefix: fmt.Sprintf("%s/%d", claim.JobID, claim.Attempt)})
+	in := x.in
+	in.Resume, in.Cancelled, in.Yield = resume, x.cancelled, w.yield.Load
+	in.CallIDPrefix = fmt.Sprintf("%s/%d", claim.JobID, claim.Attempt)
+	res, runErr := agent.Run(ctx, in)
 	switch {
 	case errors.Is(runErr, store.ErrFenced):
 		return finish{err: runErr}
@@ -413,33 +434,69 @@ func (w *Worker) run(ctx context.Context, claim store.Claim, cancelled func() bo
 		// not the job's failure, so the attempt is handed back.
 		return finish{handBack: true, err: runErr}
 	}
-	if len(res.Experiences) > 0 {
-		if err := w.store.AddExperiences(ctx, claim.TenantID, origin, res.Experiences, w.cfg.Limits.ExperiencesCap); err != nil {
-			log.Warn("experiences not saved", "err", err)
-		}
-	}
-	view := resultView{Result: res, QueueTime: claim.ClaimedAt.Sub(claim.CreatedAt), Attempt: claim.Attempt}
-	b, err := json.Marshal(view)
-	if err != nil {
-		return failed("the result cannot be encoded: " + err.Error())
-	}
+	_ = sess.Close() // the browser is done; what follows may run a spec
+	return x.then(res, tun)
+}
+
+// encodeResult stores the agent's result with where the job's time went.
+func encodeResult(res orchestrator.Result, claim store.Claim, extra any) (json.RawMessage, error) {
+	view := resultView{Result: res, QueueTime: claim.ClaimedAt.Sub(claim.CreatedAt), Attempt: claim.Attempt, Repair: extra}
+	return json.Marshal(view)
+}
+
+// jobState maps a run's status to the job's terminal state.
+func jobState(status string) string {
 	state := map[string]string{
 		orchestrator.StatusSucceeded: store.StateSucceeded, orchestrator.StatusFailed: store.StateFailed,
 		orchestrator.StatusCancelled: store.StateCancelled, orchestrator.StatusBudgetExhausted: store.StateBudgetExhausted,
-	}[res.Status]
+	}[status]
 	if state == "" {
 		state = store.StateFailed
 	}
-	manifest, _ := json.Marshal(res.Manifest)
-	stored := sc
-	stored.SealedSecrets = "" // the suite keeps the scenario, never its secrets
-	scJSON, _ := json.Marshal(stored)
-	name := sc.Name
-	if name == "" {
-		name = "scenario " + claim.JobID
+	return state
+}
+
+// runScenario generates a test from a scenario and stores it in the suite.
+func (w *Worker) runScenario(ctx context.Context, claim store.Claim, cancelled func() bool, log *slog.Logger) finish {
+	var sc scenario.Scenario
+	if err := json.Unmarshal(claim.Input, &sc); err != nil {
+		return failed("the job's input cannot be decoded: " + err.Error())
 	}
-	return finish{Finish: store.Finish{State: state, Result: b, Script: res.Script, Error: res.Error,
-		Test: &store.TestRecord{Name: name, Scenario: scJSON, Manifest: manifest}}}
+	secrets, err := w.openSecrets(sc.SealedSecrets, claim.JobID)
+	if err != nil {
+		return failed(err.Error())
+	}
+	// Everything logged for this job, the browser's blocked URLs included,
+	// goes out with the secrets' every representation redacted.
+	log = orchestrator.RedactLogger(log, secrets)
+	origin := sc.Origin()
+	exps, err := w.store.Experiences(ctx, claim.TenantID, origin, w.cfg.Limits.ExperiencesCap)
+	if err != nil {
+		log.Warn("experiences unavailable", "err", err)
+	}
+	return w.execute(ctx, execution{claim: claim, cancelled: cancelled, log: log,
+		in: orchestrator.Input{Scenario: sc, Secrets: secrets, Experiences: exps},
+		then: func(res orchestrator.Result, _ *netguard.Tunnel) finish {
+			if len(res.Experiences) > 0 {
+				if err := w.store.AddExperiences(ctx, claim.TenantID, origin, res.Experiences, w.cfg.Limits.ExperiencesCap); err != nil {
+					log.Warn("experiences not saved", "err", err)
+				}
+			}
+			b, err := encodeResult(res, claim, nil)
+			if err != nil {
+				return failed("the result cannot be encoded: " + err.Error())
+			}
+			manifest, _ := json.Marshal(res.Manifest)
+			stored := sc
+			stored.SealedSecrets = "" // the suite keeps the scenario, never its secrets
+			scJSON, _ := json.Marshal(stored)
+			name := sc.Name
+			if name == "" {
+				name = "scenario " + claim.JobID
+			}
+			return finish{Finish: store.Finish{State: jobState(res.Status), Result: b, Script: res.Script, Error: res.Error,
+				Test: &store.TestRecord{Name: name, Tags: sc.Tags, Scenario: scJSON, Manifest: manifest}}}
+		}})
 }
 
 // resultView is the stored result: the agent's result and where the job's
@@ -448,4 +505,5 @@ type resultView struct {
 	orchestrator.Result
 	QueueTime time.Duration `json:"queue_ns"`
 	Attempt   int           `json:"attempt"`
+	Repair    any           `json:"repair,omitempty"` // a repair job's report
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,6 +22,7 @@ import (
 	"github.com/webpilot/webpilot/llm"
 	"github.com/webpilot/webpilot/netguard"
 	"github.com/webpilot/webpilot/orchestrator"
+	"github.com/webpilot/webpilot/specrun"
 	"github.com/webpilot/webpilot/store"
 	"github.com/webpilot/webpilot/worker"
 )
@@ -114,6 +116,12 @@ func run(id string, log *slog.Logger) error {
 	}
 	if cfg.Concurrency, err = strconv.Atoi(env("WEBPILOT_CONCURRENCY", "2")); err != nil || cfg.Concurrency < 1 || cfg.Concurrency > 64 {
 		return fmt.Errorf("WEBPILOT_CONCURRENCY must be a whole number from 1 to 64, got %q", os.Getenv("WEBPILOT_CONCURRENCY"))
+	}
+	runner := specrun.Runner{Dir: env("WEBPILOT_SPEC_RUNNER", filepath.Join(".cache", "pwtest")), Chromium: os.Getenv("WEBPILOT_CHROMIUM")}
+	if err := runner.Available(); err != nil {
+		log.Warn("repairs will be reported but not proposed: no runner to verify them", "err", err)
+	} else {
+		cfg.SpecRunner = runner
 	}
 	var model orchestrator.Model // stays nil without a key: deterministic tier only
 	if lc, ok := llm.ConfigFromEnv(); ok {

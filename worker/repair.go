@@ -1,0 +1,113 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/webpilot/webpilot/jobs"
+	"github.com/webpilot/webpilot/netguard"
+	"github.com/webpilot/webpilot/orchestrator"
+	"github.com/webpilot/webpilot/scenario"
+	"github.com/webpilot/webpilot/specrun"
+	"github.com/webpilot/webpilot/store"
+	"github.com/webpilot/webpilot/suite"
+)
+
+// SpecRunner runs a spec under @playwright/test; specrun.Runner implements it.
+type SpecRunner interface {
+	Run(ctx context.Context, spec string, o specrun.Options) (string, error)
+}
+
+// runRepair replays a stored test and repairs its drift. The job succeeds
+// when it reached a verdict (a regression found is the job done well); a
+// repaired spec is proposed as the test's next version only after it
+// passed under @playwright/test, through the job's egress guard.
+func (w *Worker) runRepair(ctx context.Context, claim store.Claim, cancelled func() bool, log *slog.Logger) finish {
+	var req jobs.RepairRequest
+	if err := json.Unmarshal(claim.Input, &req); err != nil {
+		return failed("the job's input cannot be decoded: " + err.Error())
+	}
+	secrets, err := w.openSecrets(req.SealedSecrets, claim.JobID)
+	if err != nil {
+		return failed(err.Error())
+	}
+	log = orchestrator.RedactLogger(log, secrets).With("test", req.TestID)
+	test, err := w.store.GetTest(ctx, claim.TenantID, req.TestID)
+	if errors.Is(err, store.ErrNotFound) {
+		return failed("the test to repair no longer exists")
+	}
+	if err != nil {
+		return finish{handBack: true, err: err}
+	}
+	var sc scenario.Scenario
+	var manifest []orchestrator.ManifestStep
+	if err := json.Unmarshal(test.Scenario, &sc); err != nil {
+		return failed("the stored test's scenario cannot be decoded: " + err.Error())
+	}
+	if test.Script == "" || json.Unmarshal(test.Manifest, &manifest) != nil || len(manifest) == 0 {
+		return failed("the test has no passing version to replay yet")
+	}
+	sc.Options = req.Options
+	return w.execute(ctx, execution{claim: claim, cancelled: cancelled, log: log,
+		in: orchestrator.Input{Scenario: sc, Secrets: secrets, Replay: &orchestrator.Replay{Steps: manifest, Repair: true}},
+		then: func(res orchestrator.Result, tun *netguard.Tunnel) finish {
+			rep := suite.Summarize(test.ID, test.Version, test.Script, res)
+			f := store.Finish{State: store.StateSucceeded, Script: test.Script, TestID: test.ID, TestStatus: string(rep.Verdict)}
+			switch res.Status {
+			case orchestrator.StatusCancelled, orchestrator.StatusBudgetExhausted:
+				f.State, f.Error, f.TestStatus = jobState(res.Status), res.Error, ""
+			}
+			if f.State == store.StateSucceeded && rep.Proposes() {
+				out, err := w.verifySpec(ctx, res.Script, secrets, tun)
+				rep.Verified = err == nil
+				if err != nil {
+					// Never proposed: the repair did not survive the real runner.
+					rep.Verdict, rep.VerifyOutput = orchestrator.VerdictUnrepairable, clip(out, 4000)
+					rep.Summary = "unrepairable: the repaired spec fails under @playwright/test (" + err.Error() + ")"
+					f.TestStatus = string(rep.Verdict)
+					log.Warn("repaired spec failed verification", "err", err)
+				} else {
+					scJSON, _ := json.Marshal(res.Scenario)
+					man, _ := json.Marshal(res.Manifest)
+					changes, _ := json.Marshal(rep.Steps)
+					f.Script = res.Script
+					f.Proposal = &store.Proposal{TestID: test.ID, Verdict: string(rep.Verdict), Summary: rep.Summary, Changes: changes,
+						Scenario: scJSON, Script: res.Script, Manifest: man, Diff: rep.Diff, Accept: req.AutoAccept}
+				}
+			}
+			for _, a := range res.Artifacts {
+				if err := w.store.AddArtifact(ctx, claim.JobID, a.Kind, a.Name, a.Content); err != nil {
+					log.Warn("artifact not saved", "name", a.Name, "err", err)
+				}
+			}
+			b, err := encodeResult(res, claim, rep)
+			if err != nil {
+				return failed("the result cannot be encoded: " + err.Error())
+			}
+			f.Result = b
+			if f.State == store.StateSucceeded && res.Status != orchestrator.StatusSucceeded && rep.Verdict != orchestrator.VerdictRegression {
+				f.Error = res.Error
+			}
+			return finish{Finish: f}
+		}})
+}
+
+// verifySpec runs a repaired spec under @playwright/test, its browser
+// behind the job's egress tunnel and its secrets in the environment only.
+func (w *Worker) verifySpec(ctx context.Context, spec string, secrets map[string]string, tun *netguard.Tunnel) (string, error) {
+	if w.cfg.SpecRunner == nil {
+		return "", fmt.Errorf("this worker has no @playwright/test runner to verify the repaired spec (set WEBPILOT_SPEC_RUNNER)")
+	}
+	return w.cfg.SpecRunner.Run(ctx, spec, specrun.Options{Env: secrets,
+		Proxy: &specrun.Proxy{Server: w.proxy.Server(), Username: tun.User, Password: tun.Password}})
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[len(s)-n:]
+}
