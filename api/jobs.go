@@ -31,6 +31,9 @@ type JobView struct {
 	Usage           *store.UsageTotals `json:"usage,omitempty"`
 	Progress        Progress           `json:"progress"`
 	Steps           json.RawMessage    `json:"steps,omitempty"`
+	// Verdict and Repair are a repair job's finding and report.
+	Verdict string          `json:"verdict,omitempty"`
+	Repair  json.RawMessage `json:"repair,omitempty"`
 	Timing          json.RawMessage    `json:"timing,omitempty"`
 	QueueNS         int64              `json:"queue_ns,omitempty"`
 	CreatedAt       time.Time          `json:"created_at"`
@@ -63,6 +66,8 @@ func view(j store.Job, detail bool) JobView {
 		Timing   json.RawMessage `json:"timing"`
 		QueueNS  int64           `json:"queue_ns"`
 		NextStep int             `json:"next_step"`
+		Verdict  string          `json:"verdict"`
+		Repair   json.RawMessage `json:"repair"`
 	}
 	src := j.Result
 	if len(src) == 0 {
@@ -73,8 +78,12 @@ func view(j store.Job, detail bool) JobView {
 		var steps []json.RawMessage
 		_ = json.Unmarshal(prog.Steps, &steps)
 		v.Progress.Done = len(steps)
+		v.Verdict = prog.Verdict
+		if v.Progress.Total < v.Progress.Done {
+			v.Progress.Total = v.Progress.Done
+		}
 		if detail {
-			v.Steps, v.Timing, v.QueueNS = prog.Steps, prog.Timing, prog.QueueNS
+			v.Steps, v.Timing, v.QueueNS, v.Repair = prog.Steps, prog.Timing, prog.QueueNS, prog.Repair
 		}
 	}
 	return v

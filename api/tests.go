@@ -2,7 +2,9 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/webpilot/webpilot/store"
 )
@@ -32,4 +34,96 @@ func (s *Server) test(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, t)
+}
+
+// versions lists a test's versions, newest first.
+func (s *Server) versions(w http.ResponseWriter, r *http.Request) {
+	list, err := s.store.TestVersions(r.Context(), tenantFrom(r.Context()).ID, r.PathValue("id"))
+	if errors.Is(err, store.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "test not found", nil)
+		return
+	}
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	if list == nil {
+		list = []store.TestVersion{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"versions": list})
+}
+
+// testVersion loads the version the path names, answering 404 itself.
+func (s *Server) testVersion(w http.ResponseWriter, r *http.Request) (store.TestVersion, bool) {
+	n, err := strconv.Atoi(r.PathValue("v"))
+	if err != nil || n < 1 {
+		writeError(w, http.StatusNotFound, "version not found", nil)
+		return store.TestVersion{}, false
+	}
+	v, err := s.store.GetTestVersion(r.Context(), tenantFrom(r.Context()).ID, r.PathValue("id"), n)
+	if errors.Is(err, store.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "version not found", nil)
+		return v, false
+	}
+	if err != nil {
+		s.internal(w, r, err)
+		return v, false
+	}
+	return v, true
+}
+
+// version returns one version with its script, manifest and diff.
+func (s *Server) version(w http.ResponseWriter, r *http.Request) {
+	if v, ok := s.testVersion(w, r); ok {
+		writeJSON(w, http.StatusOK, v)
+	}
+}
+
+// versionDiff returns the unified diff a repair proposed.
+func (s *Server) versionDiff(w http.ResponseWriter, r *http.Request) {
+	v, ok := s.testVersion(w, r)
+	if !ok {
+		return
+	}
+	w.Header().Set("Content-Type", "text/x-diff; charset=utf-8")
+	_, _ = w.Write([]byte(v.Diff))
+}
+
+// decide accepts or rejects a proposed version; an accepted one becomes
+// the test's script (an intentional change when a person accepts it).
+func (s *Server) decide(accept bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := s.testVersion(w, r); !ok {
+			return
+		}
+		n, _ := strconv.Atoi(r.PathValue("v"))
+		v, err := s.store.DecideVersion(r.Context(), tenantFrom(r.Context()).ID, r.PathValue("id"), n, accept)
+		switch {
+		case errors.Is(err, store.ErrConflict):
+			writeError(w, http.StatusConflict, fmt.Sprintf("version %d is not proposed; only a proposed version can be accepted or rejected", n), nil)
+		case err != nil:
+			s.internal(w, r, err)
+		default:
+			writeJSON(w, http.StatusOK, v)
+		}
+	}
+}
+
+// artifact returns a file a job produced (a failing state's screenshot).
+func (s *Server) artifact(w http.ResponseWriter, r *http.Request) {
+	kind, content, err := s.store.Artifact(r.Context(), tenantFrom(r.Context()).ID, r.PathValue("id"), r.PathValue("name"))
+	if errors.Is(err, store.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "artifact not found", nil)
+		return
+	}
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	ct := "application/octet-stream"
+	if kind == "screenshot" {
+		ct = "image/png"
+	}
+	w.Header().Set("Content-Type", ct)
+	_, _ = w.Write(content)
 }

@@ -41,6 +41,7 @@ type stack struct {
 	sealer  *jobs.Sealer
 	sealKey string
 	demo    string
+	app     *demoapp.App // the demo app's variant switch
 	ackWait time.Duration
 
 	mu      sync.Mutex
@@ -91,7 +92,8 @@ func newStackOn(t *testing.T, dbURL string, ackWait time.Duration, demoDelay tim
 	follow, stopFollow := context.WithCancel(context.Background())
 	go srv.FollowChanges(follow)
 	t.Cleanup(stopFollow)
-	d := httptest.NewServer(demoapp.Handler(demoapp.Options{Delay: demoDelay}))
+	s.app = demoapp.New(demoapp.Options{Delay: demoDelay})
+	d := httptest.NewServer(s.app)
 	t.Cleanup(d.Close)
 	s.demo = d.URL
 	return s

@@ -22,9 +22,11 @@ type SpecRunner interface {
 }
 
 // runRepair replays a stored test and repairs its drift. The job succeeds
-// when it reached a verdict (a regression found is the job done well); a
-// repaired spec is proposed as the test's next version only after it
-// passed under @playwright/test, through the job's egress guard.
+// when the test passes (as it was, healed, or flaky) and fails with the
+// report when it found a regression or could not repair it, so a
+// succeeded job's spec always passes. A repaired spec is proposed as the
+// test's next version only after it passed under @playwright/test, through
+// the job's egress guard.
 func (w *Worker) runRepair(ctx context.Context, claim store.Claim, cancelled func() bool, log *slog.Logger) finish {
 	var req jobs.RepairRequest
 	if err := json.Unmarshal(claim.Input, &req); err != nil {
@@ -88,8 +90,11 @@ func (w *Worker) runRepair(ctx context.Context, claim store.Claim, cancelled fun
 				return failed("the result cannot be encoded: " + err.Error())
 			}
 			f.Result = b
-			if f.State == store.StateSucceeded && res.Status != orchestrator.StatusSucceeded && rep.Verdict != orchestrator.VerdictRegression {
-				f.Error = res.Error
+			if f.State == store.StateSucceeded && (rep.Verdict == orchestrator.VerdictRegression || rep.Verdict == orchestrator.VerdictUnrepairable) {
+				f.State, f.Error = store.StateFailed, rep.Summary
+				if res.Error != "" {
+					f.Error += " — " + res.Error
+				}
 			}
 			return finish{Finish: f}
 		}})
