@@ -32,13 +32,13 @@ type JobView struct {
 	Progress        Progress           `json:"progress"`
 	Steps           json.RawMessage    `json:"steps,omitempty"`
 	// Verdict and Repair are a repair job's finding and report.
-	Verdict string          `json:"verdict,omitempty"`
-	Repair  json.RawMessage `json:"repair,omitempty"`
-	Timing          json.RawMessage    `json:"timing,omitempty"`
-	QueueNS         int64              `json:"queue_ns,omitempty"`
-	CreatedAt       time.Time          `json:"created_at"`
-	StartedAt       *time.Time         `json:"started_at,omitempty"`
-	FinishedAt      *time.Time         `json:"finished_at,omitempty"`
+	Verdict    string          `json:"verdict,omitempty"`
+	Repair     json.RawMessage `json:"repair,omitempty"`
+	Timing     json.RawMessage `json:"timing,omitempty"`
+	QueueNS    int64           `json:"queue_ns,omitempty"`
+	CreatedAt  time.Time       `json:"created_at"`
+	StartedAt  *time.Time      `json:"started_at,omitempty"`
+	FinishedAt *time.Time      `json:"finished_at,omitempty"`
 }
 
 // Progress counts a job's steps.
