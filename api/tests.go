@@ -25,12 +25,7 @@ func (s *Server) tests(w http.ResponseWriter, r *http.Request) {
 // test returns one stored test: scenario, current script and step manifest.
 func (s *Server) test(w http.ResponseWriter, r *http.Request) {
 	t, err := s.store.GetTest(r.Context(), tenantFrom(r.Context()).ID, r.PathValue("id"))
-	if errors.Is(err, store.ErrNotFound) {
-		writeError(w, http.StatusNotFound, "test not found", nil)
-		return
-	}
-	if err != nil {
-		s.internal(w, r, err)
+	if !s.found(w, r, err, "test not found") {
 		return
 	}
 	writeJSON(w, http.StatusOK, t)
@@ -39,12 +34,7 @@ func (s *Server) test(w http.ResponseWriter, r *http.Request) {
 // versions lists a test's versions, newest first.
 func (s *Server) versions(w http.ResponseWriter, r *http.Request) {
 	list, err := s.store.TestVersions(r.Context(), tenantFrom(r.Context()).ID, r.PathValue("id"))
-	if errors.Is(err, store.ErrNotFound) {
-		writeError(w, http.StatusNotFound, "test not found", nil)
-		return
-	}
-	if err != nil {
-		s.internal(w, r, err)
+	if !s.found(w, r, err, "test not found") {
 		return
 	}
 	if list == nil {
@@ -61,12 +51,7 @@ func (s *Server) testVersion(w http.ResponseWriter, r *http.Request) (store.Test
 		return store.TestVersion{}, false
 	}
 	v, err := s.store.GetTestVersion(r.Context(), tenantFrom(r.Context()).ID, r.PathValue("id"), n)
-	if errors.Is(err, store.ErrNotFound) {
-		writeError(w, http.StatusNotFound, "version not found", nil)
-		return v, false
-	}
-	if err != nil {
-		s.internal(w, r, err)
+	if !s.found(w, r, err, "version not found") {
 		return v, false
 	}
 	return v, true
@@ -112,12 +97,7 @@ func (s *Server) decide(accept bool) http.HandlerFunc {
 // artifact returns a file a job produced (a failing state's screenshot).
 func (s *Server) artifact(w http.ResponseWriter, r *http.Request) {
 	kind, content, err := s.store.Artifact(r.Context(), tenantFrom(r.Context()).ID, r.PathValue("id"), r.PathValue("name"))
-	if errors.Is(err, store.ErrNotFound) {
-		writeError(w, http.StatusNotFound, "artifact not found", nil)
-		return
-	}
-	if err != nil {
-		s.internal(w, r, err)
+	if !s.found(w, r, err, "artifact not found") {
 		return
 	}
 	ct := "application/octet-stream"
@@ -126,4 +106,18 @@ func (s *Server) artifact(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", ct)
 	_, _ = w.Write(content)
+}
+
+// found answers a store error — 404 naming what was not found, 500
+// otherwise — and reports whether there was none.
+func (s *Server) found(w http.ResponseWriter, r *http.Request, err error, notFound string) bool {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, http.StatusNotFound, notFound, nil)
+		return false
+	case err != nil:
+		s.internal(w, r, err)
+		return false
+	}
+	return true
 }
