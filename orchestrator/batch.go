@@ -35,6 +35,7 @@ func (r *run) batchWith(ctx context.Context, rep *StepReport, iter int, cmds []b
 	t := time.Now()
 	r.fresh = nil // the page is about to change
 	startURL := r.Page.URL()
+	r.lateOpened(rep)
 	dialogsSeen, pagesSeen := len(r.Page.Dialogs()), len(r.Page.Pages())
 	r.timing.Browser += time.Since(t)
 
@@ -105,8 +106,9 @@ func (r *run) batchWith(ctx context.Context, rep *StepReport, iter int, cmds []b
 	rep.Settle = append(rep.Settle, res.settle)
 	// What appeared while the page settled belongs to the last action.
 	if actor >= 0 {
-		r.attribute(rep, actor, dialogsSeen, pagesSeen)
+		_, pagesSeen = r.attribute(rep, actor, dialogsSeen, pagesSeen)
 	}
+	r.pagesSeen = pagesSeen
 
 	var after browser.Snapshot
 	var err error = errNoDelta
@@ -155,6 +157,36 @@ func (r *run) batchWith(ctx context.Context, rep *StepReport, iter int, cmds []b
 
 // errNoDelta marks a batch that computes no delta.
 var errNoDelta = fmt.Errorf("no delta wanted")
+
+// lateOpened gives a page that opened after the previous batch ended
+// (seen only now, a slow popup) to the last action that ran: the spec must
+// wait for it there, before anything acts on it.
+func (r *run) lateOpened(rep *StepReport) {
+	opened, seen := r.newPages(r.pagesSeen)
+	if len(opened) == 0 {
+		return
+	}
+	r.pagesSeen = seen
+	owner := func(s *StepReport) bool {
+		for i := len(s.Commands) - 1; i >= 0; i-- {
+			c := &s.Commands[i]
+			if c.OK && !c.Command.IsVerify() && c.Command.Action != "dialog" {
+				c.Opened = append(c.Opened, opened...)
+				return true
+			}
+		}
+		return false
+	}
+	if owner(rep) {
+		return
+	}
+	for i := len(r.steps) - 1; i >= 0; i-- {
+		if owner(&r.steps[i]) {
+			r.steps[i].Lines = r.stepLines(r.steps[i])
+			return
+		}
+	}
+}
 
 // attribute gives the dialogs and pages opened since those seen to the
 // command at index idx of the report, and returns the new counts seen.

@@ -3,6 +3,7 @@ package orchestrator_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/webpilot/webpilot/browser/browsertest"
 	"github.com/webpilot/webpilot/llm/llmtest"
@@ -186,5 +187,27 @@ func TestInspectPageShowsAnElementsAttributes(t *testing.T) {
 		if !strings.Contains(results, want) {
 			t.Errorf("inspect_page results lack %s:\n%s", want, results)
 		}
+	}
+}
+
+// A popup that opens after its click's batch ended (while the model is
+// thinking) still belongs to the click: the spec waits for it there.
+func TestLatePopupBelongsToTheActionThatOpenedIt(t *testing.T) {
+	t.Parallel()
+	sc := scenario.Scenario{Name: "late popup", BaseURL: browserPages(t) + "/popup.html", Steps: []scenario.Step{
+		{Type: scenario.StepAIAction, Text: "open the help in a moment"}, {Type: scenario.StepAIAction, Text: "go to the help"},
+		{Type: scenario.StepAIAction, Text: "say it helped"}}}
+	slow := respond(complete(cmd("switch_page", nil, "2")))
+	slow.Delay = 3 * time.Second
+	res, _, _ := runAgent(t, sc, respond(complete(cmd("click", role("button", "Open in a moment"), ""))), slow,
+		respond(complete(cmd("click", role("button", "Was this helpful?"), ""))))
+	if res.Status != orchestrator.StatusSucceeded {
+		t.Fatalf("%s: %s", res.Status, res.Error)
+	}
+	if got := res.Steps[0].Commands[0].Opened; len(got) != 1 || got[0] != 2 {
+		t.Fatalf("the click that opened page 2 carries %v", got)
+	}
+	if !strings.Contains(res.Script, "const page2Promise = page.waitForEvent('popup');\n  await page.getByRole('button', { name: 'Open in a moment' }).click();") {
+		t.Fatalf("the spec does not wait for the popup at its click:\n%s", res.Script)
 	}
 }

@@ -32,6 +32,8 @@ type run struct {
 	artifacts []Artifact
 	// replayMark is when the replayed step before this one began.
 	replayMark time.Time
+	// pagesSeen is how many pages the last batch knew of.
+	pagesSeen int
 	in         Input
 	sc         scenario.Scenario
 	limits     Limits
@@ -143,6 +145,7 @@ func (r *run) execute(ctx context.Context) (Result, error) {
 			r.freshDoc = doc.ID
 		}
 	}
+	r.pagesSeen = len(r.Page.Pages())
 	failures := 0
 	for i := first; i < len(r.sc.Steps); i++ {
 		if r.cancelled() {
