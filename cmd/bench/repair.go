@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/webpilot/webpilot/browser"
@@ -32,7 +31,10 @@ var repairTest = []string{
 	`Verify "2 items" is visible`,
 }
 
-var acceptRef = regexp.MustCompile(`button "Accept cookies"[^\n]*\[ref=([a-z0-9]+)\]`)
+var (
+	acceptRef     = regexp.MustCompile(`button "Accept cookies"[^\n]*\[ref=([a-z0-9]+)\]`)
+	failedDismiss = regexp.MustCompile(`name="Dismiss"[^\n]*\[FAILED`)
+)
 
 // repairModel is the scripted model of the repair corpus: it clears a
 // cookie wall it sees, calls a step whose element is gone obsolete when
@@ -44,7 +46,7 @@ func repairModel(req llmtest.Request) string {
 		return llmtest.JSON(map[string]any{"status": "complete", "reasoning": "a cookie wall covers the page",
 			"commands": []any{map[string]any{"action": "click", "target": map[string]any{"ref": m[1]}}}})
 	}
-	if strings.Contains(text, `name="Dismiss"`) && strings.Contains(text, "[FAILED") {
+	if failedDismiss.MatchString(text) {
 		return llmtest.JSON(map[string]any{"status": "complete", "reasoning": "there is nothing to dismiss any more", "commands": []any{}})
 	}
 	return llmtest.JSON(map[string]any{"status": "stuck", "reasoning": "the page offers no way to do this step", "commands": []any{}})
