@@ -34,22 +34,22 @@ type run struct {
 	replayMark time.Time
 	// pagesSeen is how many pages the last batch knew of.
 	pagesSeen int
-	in         Input
-	sc         scenario.Scenario
-	limits     Limits
-	secrets    *secrets
-	vars       map[string]string // test data and extracted values for {{NAME}}
-	steps      []StepReport
-	extracted  map[string]json.RawMessage
-	learned    []string
-	note       string
-	noteStep   int // the step the note was written in
-	iters      int
-	calls      int
-	all        []Event // this attempt's history, newest last: the prompt's window and recall_history
-	usage      llm.Usage
-	timing     Timing
-	specVars   map[string]bool // extracted names the spec has declared
+	in        Input
+	sc        scenario.Scenario
+	limits    Limits
+	secrets   *secrets
+	vars      map[string]string // test data and extracted values for {{NAME}}
+	steps     []StepReport
+	extracted map[string]json.RawMessage
+	learned   []string
+	note      string
+	noteStep  int // the step the note was written in
+	iters     int
+	calls     int
+	all       []Event // this attempt's history, newest last: the prompt's window and recall_history
+	usage     llm.Usage
+	timing    Timing
+	specVars  map[string]bool // extracted names the spec has declared
 	// freshDoc is the document loaded into a context without restored
 	// storage, if the page is still on it (see Checkpoint.RestoreStorage).
 	freshDoc   string
