@@ -88,7 +88,7 @@ func (s *Session) Relocate(ctx context.Context, old Fingerprint, o RelocateOptio
 	for _, x := range list {
 		m, _ := x.(map[string]any)
 		c := parseFingerprint(m)
-		if o.SameText && old.Text != "" && normText(c.Text) != normText(old.Text) {
+		if o.SameText && old.Text != "" && !SameText(c.Text, old.Text) {
 			continue
 		}
 		all = append(all, scored{c, Similarity(old, *c)})
@@ -197,6 +197,10 @@ func same(a, b string) float64 {
 	}
 	return 0
 }
+
+// SameText reports whether two element texts read the same (case and
+// spacing aside).
+func SameText(a, b string) bool { return normText(a) == normText(b) }
 
 func normText(s string) string {
 	return strings.Join(strings.Fields(strings.ToLower(s)), " ")

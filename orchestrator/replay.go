@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -167,11 +168,10 @@ func (r *run) replayStep(ctx context.Context, rep *StepReport, i int, entries []
 			timeout = defaultSpecTimeout
 		}
 		attempt := time.Now()
-		if r.replayOne(ctx, rep, cmd, timeout) {
+		failed, ok := r.replayOne(ctx, rep, cmd, timeout)
+		if ok {
 			continue
 		}
-		failed := rep.Commands[len(rep.Commands)-1]
-		rep.Commands = rep.Commands[:len(rep.Commands)-1] // kept as evidence, not as a spec line
 		start := time.Now()
 		ev := r.evidence(ctx, cmd, failed, since)
 		fix.Evidence = ev
@@ -208,11 +208,16 @@ const (
 	healRemoved                    // the rest of the step is obsolete
 )
 
-// replayOne runs one recorded command as the spec would (within the spec's
-// timeout) and reports whether it worked; its report is the last of rep's.
-func (r *run) replayOne(ctx context.Context, rep *StepReport, cmd browser.Command, timeout time.Duration) bool {
-	b := r.batchWith(ctx, rep, 0, []browser.Command{cmd}, nil, timeout)
-	return b.failed < 0
+// replayOne runs one recorded command as the spec would (within timeout)
+// and reports whether it worked. A success stays in rep (a spec line); a
+// failure is taken out and returned, as evidence rather than a line.
+func (r *run) replayOne(ctx context.Context, rep *StepReport, cmd browser.Command, timeout time.Duration) (CommandReport, bool) {
+	if b := r.batchWith(ctx, rep, 0, []browser.Command{cmd}, nil, timeout); b.failed < 0 {
+		return CommandReport{}, true
+	}
+	failed := rep.Commands[len(rep.Commands)-1]
+	rep.Commands = rep.Commands[:len(rep.Commands)-1]
+	return failed, false
 }
 
 // evidence gathers what the failing state shows.
@@ -301,7 +306,7 @@ func (r *run) heal(ctx context.Context, rep *StepReport, i int, entries []Manife
 
 	// Tier 1, timing: the same command once the page settled, with more time.
 	r.Page.Settle(ctx, browser.SettleOptions{Since: time.Now().Add(-time.Minute), Timeout: replaySettleTimeout})
-	if r.replayOne(ctx, rep, cmd, retryFactor*max(timeout, defaultSpecTimeout)) {
+	if _, ok := r.replayOne(ctx, rep, cmd, retryFactor*max(timeout, defaultSpecTimeout)); ok {
 		// The spec must allow what it took from the first try on.
 		last := &rep.Commands[len(rep.Commands)-1]
 		last.Waited = time.Since(attempt)
@@ -310,7 +315,6 @@ func (r *run) heal(ctx context.Context, rep *StepReport, i int, entries []Manife
 		fix.Reason = fmt.Sprintf("passed when given more time (%s from the first try)", last.Waited.Round(100*time.Millisecond))
 		return healDone, nil
 	}
-	rep.Commands = rep.Commands[:len(rep.Commands)-1]
 
 	n, _ := r.Page.Count(ctx, cmd.Target)
 	if cmd.IsVerify() {
@@ -327,38 +331,32 @@ func (r *run) heal(ctx context.Context, rep *StepReport, i int, entries []Manife
 		}
 	}
 
-	// A presence check whose element is found elsewhere saying something
-	// else: the app shows a different value than the test asserts.
-	if cmd.IsVerify() && presence(cmd) && e.Element != nil && e.Element.Text != "" {
-		if rel, err := r.Page.Relocate(ctx, *e.Element, browser.RelocateOptions{}); err == nil && rel.Element != nil &&
-			normText(rel.Element.Text) != normText(e.Element.Text) {
-			fix.Relocation = &rel
+	// Tier 2: re-locate the element from its fingerprint (0 tokens). A
+	// verification gets here only when its element is gone; an action whose
+	// element is there failed for another reason (something covers it).
+	rel, looked := r.relocate(ctx, cmd, e, n)
+	if looked {
+		fix.Relocation = &rel
+	}
+	if looked && rel.Element != nil {
+		if cmd.IsVerify() && presence(cmd) && e.Element.Text != "" && !browser.SameText(rel.Element.Text, e.Element.Text) {
+			// Found elsewhere saying something else: the app shows a
+			// different value than the test asserts.
 			ev.Expected = r.secrets.redact(e.Element.Text)
 			ev.Observed = r.secrets.redact(clip(rel.Element.Text, 200))
 			return regression(fmt.Sprintf("the checked element now says %q instead of %q", ev.Observed, ev.Expected))
 		}
-	}
-
-	// Tier 2: re-locate the element from its fingerprint (0 tokens).
-	if e.Element != nil && (n != 1 || !cmd.IsVerify()) {
-		rel, err := r.Page.Relocate(ctx, *e.Element, browser.RelocateOptions{Visible: !cmd.IsVerify(), SameText: cmd.IsVerify() && presence(cmd)})
-		if err == nil {
-			fix.Relocation = &rel
+		moved := cmd
+		moved.Target = rel.Element.Locator
+		if _, ok := r.replayOne(ctx, rep, moved, retryFactor*timeout); ok {
+			fix.Change, fix.Class, fix.Tier = ChangeModified, ClassLocatorDrift, TierRelocate
+			fix.Reason = fmt.Sprintf("the element moved: %s is now %s (similarity %.2f, next best %.2f)",
+				cmd.Target, rel.Element.Locator, rel.Score, rel.RunnerUp)
+			return healDone, nil
 		}
-		if err == nil && rel.Element != nil && n != 1 {
-			moved := cmd
-			moved.Target = rel.Element.Locator
-			if r.replayOne(ctx, rep, moved, retryFactor*timeout) {
-				fix.Change, fix.Class, fix.Tier = ChangeModified, ClassLocatorDrift, TierRelocate
-				fix.Reason = fmt.Sprintf("the element moved: %s is now %s (similarity %.2f, next best %.2f)",
-					cmd.Target, rel.Element.Locator, rel.Score, rel.RunnerUp)
-				return healDone, nil
-			}
-			rep.Commands = rep.Commands[:len(rep.Commands)-1]
-			if cmd.IsVerify() {
-				ev.Observed = r.observe(ctx, moved)
-				return regression(fmt.Sprintf("the element moved to %s and %s does not hold there", rel.Element.Locator, cmd.Describe()))
-			}
+		if cmd.IsVerify() {
+			ev.Observed = r.observe(ctx, moved)
+			return regression(fmt.Sprintf("the element moved to %s and %s does not hold there", rel.Element.Locator, cmd.Describe()))
 		}
 	}
 
@@ -374,6 +372,27 @@ func (r *run) heal(ctx context.Context, rep *StepReport, i int, entries []Manife
 		return healFailed, nil
 	}
 	return r.repairWithAgent(ctx, rep, i, entries, k, cmd, timeout)
+}
+
+// relocate looks for where a failed command's element went, when that can
+// help: its element is not found as recorded and a fingerprint was recorded.
+// A presence check is first looked for among all elements (finding it
+// saying something else is a regression); when that finds nothing, only
+// among elements with its recorded text. ok is false when nothing was
+// looked for; a Relocation without Element found nothing.
+func (r *run) relocate(ctx context.Context, cmd browser.Command, e ManifestEntry, n int) (browser.Relocation, bool) {
+	if e.Element == nil || n == 1 {
+		return browser.Relocation{}, false
+	}
+	opts := browser.RelocateOptions{Visible: !cmd.IsVerify()}
+	if cmd.IsVerify() && presence(cmd) && e.Element.Text != "" {
+		if rel, err := r.Page.Relocate(ctx, *e.Element, opts); err == nil && rel.Element != nil {
+			return rel, true
+		}
+	}
+	opts.SameText = cmd.IsVerify() && presence(cmd)
+	rel, err := r.Page.Relocate(ctx, *e.Element, opts)
+	return rel, err == nil
 }
 
 // observePage reads the page-level value a failed verification was about.
@@ -415,7 +434,7 @@ func (r *run) repairWithAgent(ctx context.Context, rep *StepReport, i int, entri
 	var sf stepFailed
 	switch {
 	case err == nil:
-	case asStepFailed(err, &sf):
+	case errors.As(err, &sf):
 		if strings.HasPrefix(sf.msg, "stuck") || strings.HasPrefix(sf.msg, "infeasible") {
 			fix.Class, fix.Reason = ClassRegression, "the goal is unreachable on the current app: "+r.secrets.redact(sf.msg)
 			rep.Error = "app regression: " + fix.Reason
@@ -452,11 +471,10 @@ func (r *run) repairWithAgent(ctx context.Context, rep *StepReport, i int, entri
 	}
 	fix.Inserted = added
 	// The recorded command again, after what the agent cleared.
-	if r.replayOne(ctx, rep, cmd, timeout) {
+	if _, ok := r.replayOne(ctx, rep, cmd, timeout); ok {
 		fix.Change, fix.Class, fix.Reason = ChangeInserted, ClassFlowDrift, "commands were needed before the recorded one"
 		return healDone, nil
 	}
-	rep.Commands = rep.Commands[:len(rep.Commands)-1]
 	if cmd.IsVerify() {
 		ev := fix.Evidence
 		ev.Observed = r.observe(ctx, cmd)
@@ -467,14 +485,6 @@ func (r *run) repairWithAgent(ctx context.Context, rep *StepReport, i int, entri
 	// The agent's commands did what the recorded action was for.
 	fix.Change, fix.Class, fix.Reason = ChangeModified, ClassFlowDrift, "the recorded action was replaced by the agent's"
 	return healDone, nil
-}
-
-func asStepFailed(err error, sf *stepFailed) bool {
-	s, ok := err.(stepFailed)
-	if ok {
-		*sf = s
-	}
-	return ok
 }
 
 // repairContext is what the agent is told in repair mode.
@@ -577,5 +587,3 @@ func repairedScenario(sc scenario.Scenario, steps []StepReport) (scenario.Scenar
 	}
 	return out, kept
 }
-
-func normText(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }

@@ -67,7 +67,7 @@ func (w *Worker) runRepair(ctx context.Context, claim store.Claim, cancelled fun
 				rep.Verified = err == nil
 				if err != nil {
 					// Never proposed: the repair did not survive the real runner.
-					rep.Verdict, rep.VerifyOutput = orchestrator.VerdictUnrepairable, clip(out, 4000)
+					rep.Verdict, rep.VerifyOutput = orchestrator.VerdictUnrepairable, lastBytes(out, 4000)
 					rep.Summary = "unrepairable: the repaired spec fails under @playwright/test (" + err.Error() + ")"
 					f.TestStatus = string(rep.Verdict)
 					log.Warn("repaired spec failed verification", "err", err)
@@ -110,7 +110,8 @@ func (w *Worker) verifySpec(ctx context.Context, spec string, secrets map[string
 		Proxy: &specrun.Proxy{Server: w.proxy.Server(), Username: tun.User, Password: tun.Password}})
 }
 
-func clip(s string, n int) string {
+// lastBytes keeps the end of a runner's output, where its failure is told.
+func lastBytes(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

@@ -411,7 +411,8 @@ func (w *Worker) execute(ctx context.Context, x execution) finish {
 	if err != nil {
 		return finish{handBack: true, err: fmt.Errorf("browser unavailable: %w", err)}
 	}
-	defer func() { _ = sess.Close() }()
+	closeSession := sync.OnceFunc(func() { _ = sess.Close() })
+	defer closeSession()
 
 	agent := &orchestrator.Agent{Page: sess, Recorder: &recorder{store: w.store, jobID: claim.JobID, attempt: claim.Attempt,
 		prices: w.cfg.Prices, sealer: w.sealer, retry: w.retry}, Limits: w.cfg.Limits, Log: log}
@@ -434,7 +435,7 @@ func (w *Worker) execute(ctx context.Context, x execution) finish {
 		// not the job's failure, so the attempt is handed back.
 		return finish{handBack: true, err: runErr}
 	}
-	_ = sess.Close() // the browser is done; what follows may run a spec
+	closeSession() // the browser is done; what follows may run a spec
 	return x.then(res, tun)
 }
 

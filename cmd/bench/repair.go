@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/webpilot/webpilot/browser"
+	"github.com/webpilot/webpilot/browser/browsertest"
 	"github.com/webpilot/webpilot/demoapp"
 	"github.com/webpilot/webpilot/llm"
 	"github.com/webpilot/webpilot/llm/llmtest"
@@ -72,7 +73,7 @@ func (e *env) repairBench(ctx context.Context) error {
 	defer model.Close()
 	model.Fallback = &llmtest.Reply{PromptTokens: 1500, CompletionTokens: 60, Respond: repairModel}
 	client := llm.New(llm.Config{APIKey: "bench", BaseURL: model.BaseURL(), Model: "gpt-4o-mini"})
-	runner := specrun.Runner{Dir: runnerDir(), Chromium: os.Getenv("WEBPILOT_CHROMIUM")}
+	runner := specrun.Runner{Dir: browsertest.RunnerDir(), Chromium: os.Getenv("WEBPILOT_CHROMIUM")}
 	if err := runner.Available(); err != nil {
 		return err
 	}
@@ -186,13 +187,6 @@ func (e *env) runAgent(ctx context.Context, sc scenario.Scenario, model orchestr
 		a.Model = model
 	}
 	return a.Run(ctx, orchestrator.Input{Scenario: sc, Replay: replay})
-}
-
-func runnerDir() string {
-	if d := os.Getenv("WEBPILOT_SPEC_RUNNER"); d != "" {
-		return d
-	}
-	return ".cache/pwtest"
 }
 
 func clipText(s string, n int) string {
