@@ -91,6 +91,8 @@ func New(cfg Config, st *store.Store, pub Publisher, urls scenario.URLPolicy, se
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/jobs", s.tenant(s.submitJob))
+	mux.HandleFunc("POST /v1/suites/run", s.tenant(s.submitSuite(jobs.KindSuiteRun)))
+	mux.HandleFunc("POST /v1/suites/repair", s.tenant(s.submitSuite(jobs.KindSuiteRepair)))
 	mux.HandleFunc("GET /v1/jobs", s.tenant(s.list))
 	mux.HandleFunc("GET /v1/jobs/{id}", s.tenant(s.get))
 	mux.HandleFunc("GET /v1/jobs/{id}/script", s.tenant(s.script))

@@ -2,12 +2,14 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,13 +34,15 @@ type JobView struct {
 	Progress        Progress           `json:"progress"`
 	Steps           json.RawMessage    `json:"steps,omitempty"`
 	// Verdict and Repair are a repair job's finding and report.
-	Verdict    string          `json:"verdict,omitempty"`
-	Repair     json.RawMessage `json:"repair,omitempty"`
-	Timing     json.RawMessage `json:"timing,omitempty"`
-	QueueNS    int64           `json:"queue_ns,omitempty"`
-	CreatedAt  time.Time       `json:"created_at"`
-	StartedAt  *time.Time      `json:"started_at,omitempty"`
-	FinishedAt *time.Time      `json:"finished_at,omitempty"`
+	Verdict string          `json:"verdict,omitempty"`
+	Repair  json.RawMessage `json:"repair,omitempty"`
+	// Suite is a bulk job's report: every test's outcome so far.
+	Suite      *store.BulkReport `json:"suite,omitempty"`
+	Timing     json.RawMessage   `json:"timing,omitempty"`
+	QueueNS    int64             `json:"queue_ns,omitempty"`
+	CreatedAt  time.Time         `json:"created_at"`
+	StartedAt  *time.Time        `json:"started_at,omitempty"`
+	FinishedAt *time.Time        `json:"finished_at,omitempty"`
 }
 
 // Progress counts a job's steps.
@@ -62,12 +66,13 @@ func view(j store.Job, detail bool) JobView {
 	_ = json.Unmarshal(j.Input, &in)
 	v.Name, v.Progress.Total = in.Name, len(in.Steps)
 	var prog struct {
-		Steps    json.RawMessage `json:"steps"`
-		Timing   json.RawMessage `json:"timing"`
-		QueueNS  int64           `json:"queue_ns"`
-		NextStep int             `json:"next_step"`
-		Verdict  string          `json:"verdict"`
-		Repair   json.RawMessage `json:"repair"`
+		Steps    json.RawMessage   `json:"steps"`
+		Timing   json.RawMessage   `json:"timing"`
+		QueueNS  int64             `json:"queue_ns"`
+		NextStep int               `json:"next_step"`
+		Verdict  string            `json:"verdict"`
+		Repair   json.RawMessage   `json:"repair"`
+		Suite    *store.BulkReport `json:"suite"`
 	}
 	src := j.Result
 	if len(src) == 0 {
@@ -84,6 +89,30 @@ func view(j store.Job, detail bool) JobView {
 		}
 		if detail {
 			v.Steps, v.Timing, v.QueueNS, v.Repair = prog.Steps, prog.Timing, prog.QueueNS, prog.Repair
+		}
+		if prog.Suite != nil {
+			v.suite(prog.Suite, detail)
+		}
+	}
+	return v
+}
+
+// suite sets a bulk job's progress (tests with an outcome of those
+// selected) and, in detail, its report.
+func (v *JobView) suite(rep *store.BulkReport, detail bool) {
+	v.Progress = Progress{Done: rep.Done, Total: rep.Tests}
+	if detail {
+		v.Suite = rep
+	}
+}
+
+// bulkView is view for a job that may be a bulk job still waiting for its
+// children, whose report is read as it stands.
+func (s *Server) bulkView(ctx context.Context, j store.Job, detail bool) JobView {
+	v := view(j, detail)
+	if j.State == store.StateWaiting {
+		if rep, err := s.store.BulkProgress(ctx, j.TenantID, j.ID); err == nil {
+			v.suite(&rep, detail)
 		}
 	}
 	return v
@@ -102,6 +131,30 @@ func (s *Server) submitJob(w http.ResponseWriter, r *http.Request) {
 	if !s.decode(w, r, &sub) {
 		return
 	}
+	s.submitValid(w, r, sub)
+}
+
+// submitSuite takes POST /v1/suites/{run,repair}: the body is the suite
+// request of a bulk job of kind.
+func (s *Server) submitSuite(kind jobs.Kind) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		t := tenantFrom(r.Context())
+		if s.submit != nil && !s.submit.take(t.ID) {
+			tooMany(w, s.submit.retryAfter(t.ID), "too many submissions; slow down (the limit is per tenant)")
+			return
+		}
+		var req jobs.SuiteRequest
+		if !s.decode(w, r, &req) {
+			return
+		}
+		s.submitValid(w, r, jobs.Submission{Kind: kind, Suite: &req})
+	}
+}
+
+// submitValid validates a submission, stores it with its credit hold and
+// publishes it.
+func (s *Server) submitValid(w http.ResponseWriter, r *http.Request, sub jobs.Submission) {
+	t := tenantFrom(r.Context())
 	if err := sub.Validate(s.urls); err != nil {
 		var ve scenario.ValidationError
 		if errors.As(err, &ve) {
@@ -119,7 +172,10 @@ func (s *Server) submitJob(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	hold := s.cfg.DefaultHold
+	hold := s.cfg.DefaultHold * int64(max(in.tests, 1))
+	if sub.Kind == jobs.KindSuiteRun {
+		hold = 0 // replays make no model calls
+	}
 	if in.options.MaxCredits > 0 {
 		if in.options.MaxCredits > maxHold {
 			writeError(w, http.StatusBadRequest, "invalid job", []scenario.FieldError{{Field: in.at + ".options.max_credits", Message: fmt.Sprintf("must be at most %g", float64(maxHold))}})
@@ -179,7 +235,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	v := view(j, true)
+	v := s.bulkView(r.Context(), j, true)
 	if u, err := s.store.JobUsage(r.Context(), j.ID); err == nil {
 		v.Usage = &u
 	}
@@ -299,13 +355,25 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	end := time.After(streamLife)
 	lastState, lastDone := "", -1
 	var stepsSent int
+	testsSent := map[string]bool{}
 	for {
-		v := view(j, true)
+		v := s.bulkView(r.Context(), j, true)
 		if v.State != lastState || v.Progress.Done != lastDone {
 			var steps []json.RawMessage
 			_ = json.Unmarshal(v.Steps, &steps)
 			for ; stepsSent < len(steps); stepsSent++ {
 				fmt.Fprintf(w, "event: step\ndata: %s\n\n", compact(steps[stepsSent]))
+			}
+			if v.Suite != nil {
+				// A bulk job's tests, each once, as it gets its outcome.
+				for _, c := range v.Suite.Children {
+					if store.Terminal(c.State) && !testsSent[c.JobID] {
+						testsSent[c.JobID] = true
+						c.Diff = "" // the report and the versions API have it
+						b, _ := json.Marshal(c)
+						fmt.Fprintf(w, "event: test\ndata: %s\n\n", b)
+					}
+				}
 			}
 			b, _ := json.Marshal(struct {
 				ID       string   `json:"id"`
@@ -385,16 +453,36 @@ func requestHash(sub jobs.Submission) []byte {
 	c := sub
 	if sub.Scenario != nil {
 		sc := *sub.Scenario
-		names := make(map[string]string, len(sc.Secrets))
-		for k := range sc.Secrets {
-			names[k] = ""
-		}
-		sc.Secrets = names
+		sc.Secrets = secretNames(sc.Secrets)
 		c.Scenario = &sc
+	}
+	for _, req := range []**jobs.RepairRequest{&c.Repair, &c.Replay} {
+		if *req != nil {
+			r := **req
+			r.Secrets = secretNames(r.Secrets)
+			*req = &r
+		}
+	}
+	if c.Suite != nil {
+		r := *c.Suite
+		r.Secrets = secretNames(r.Secrets)
+		c.Suite = &r
 	}
 	b, _ := json.Marshal(c)
 	h := sha256.Sum256(b)
 	return h[:]
+}
+
+// secretNames keeps a secrets map's names without their values.
+func secretNames(secrets map[string]string) map[string]string {
+	if secrets == nil {
+		return nil
+	}
+	names := make(map[string]string, len(secrets))
+	for k := range secrets {
+		names[k] = ""
+	}
+	return names
 }
 
 // jobInput is what a submission stores, by kind.
@@ -403,26 +491,65 @@ type jobInput struct {
 	options scenario.Options
 	secrets map[string]string
 	testID  string
+	tests   int                                                 // tests a bulk job runs over (its default hold covers each)
 	encode  func(sealedSecrets string) (json.RawMessage, error) // the stored input, secrets sealed
 }
 
-// jobInput prepares a validated submission for storing; a repair's test
-// must be the tenant's (a 400 naming repair.test_id otherwise).
+// jobInput prepares a validated submission for storing; the tests a job
+// names must be the tenant's (a 400 naming the field otherwise), and a
+// bulk job must select at least one test with a script.
 func (s *Server) jobInput(w http.ResponseWriter, r *http.Request, sub jobs.Submission) (jobInput, bool) {
+	tenantID := tenantFrom(r.Context()).ID
 	switch sub.Kind {
-	case jobs.KindRepair:
-		req := *sub.Repair
-		if _, err := s.store.GetTest(r.Context(), tenantFrom(r.Context()).ID, req.TestID); errors.Is(err, store.ErrNotFound) {
-			writeError(w, http.StatusBadRequest, "invalid job", []scenario.FieldError{{Field: "repair.test_id", Message: "no such test in your suite"}})
+	case jobs.KindRepair, jobs.KindReplay:
+		req, at := sub.Repair, "repair"
+		if sub.Kind == jobs.KindReplay {
+			req, at = sub.Replay, "replay"
+		}
+		c := *req
+		if _, err := s.store.GetTest(r.Context(), tenantID, c.TestID); errors.Is(err, store.ErrNotFound) {
+			writeError(w, http.StatusBadRequest, "invalid job", []scenario.FieldError{{Field: at + ".test_id", Message: "no such test in your suite"}})
 			return jobInput{}, false
 		} else if err != nil {
 			s.internal(w, r, err)
 			return jobInput{}, false
 		}
-		return jobInput{at: "repair", options: req.Options, secrets: req.Secrets, testID: req.TestID,
+		return jobInput{at: at, options: c.Options, secrets: c.Secrets, testID: c.TestID,
 			encode: func(sealed string) (json.RawMessage, error) {
-				req.SealedSecrets, req.Secrets = sealed, nil
-				return json.Marshal(req)
+				c.SealedSecrets, c.Secrets = sealed, nil
+				return json.Marshal(c)
+			}}, true
+	case jobs.KindSuiteRun, jobs.KindSuiteRepair:
+		c := *sub.Suite
+		tests, missing, err := s.store.SelectTests(r.Context(), tenantID, store.Selection{TestIDs: c.TestIDs, Tags: c.Tags})
+		if err != nil {
+			s.internal(w, r, err)
+			return jobInput{}, false
+		}
+		if len(missing) > 0 {
+			var fields []scenario.FieldError
+			for i, id := range c.TestIDs {
+				if slices.Contains(missing, id) {
+					fields = append(fields, scenario.FieldError{Field: fmt.Sprintf("suite.test_ids[%d]", i), Message: "no such test in your suite"})
+				}
+			}
+			writeError(w, http.StatusBadRequest, "invalid job", fields)
+			return jobInput{}, false
+		}
+		if len(tests) == 0 {
+			field := "suite"
+			if len(c.Tags) > 0 {
+				field = "suite.tags"
+			} else if len(c.TestIDs) > 0 {
+				field = "suite.test_ids"
+			}
+			writeError(w, http.StatusBadRequest, "invalid job", []scenario.FieldError{{Field: field, Message: "selects no stored test with a passing version to replay"}})
+			return jobInput{}, false
+		}
+		return jobInput{at: "suite", options: c.Options, secrets: c.Secrets, tests: len(tests),
+			encode: func(sealed string) (json.RawMessage, error) {
+				c.SealedSecrets, c.Secrets = sealed, nil
+				return json.Marshal(c)
 			}}, true
 	}
 	sc := *sub.Scenario

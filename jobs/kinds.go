@@ -5,6 +5,7 @@ package jobs
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/google/uuid"
 
@@ -18,28 +19,96 @@ type Kind string
 const (
 	KindScenario    Kind = "scenario"
 	KindExploration Kind = "exploration"
-	KindRepair      Kind = "repair"
+	KindReplay      Kind = "replay" // one stored test replayed, nothing changed
+	KindRepair      Kind = "repair" // one stored test replayed and its drift repaired
+	KindSuiteRun    Kind = "suite_run"
 	KindSuiteRepair Kind = "suite_repair"
 )
 
+// kindNames lists the kinds for error messages.
+const kindNames = "one of scenario, exploration, replay, repair, suite_run, suite_repair"
+
 // Supported reports whether workers can run jobs of this kind yet.
-func (k Kind) Supported() bool { return k == KindScenario || k == KindRepair }
+func (k Kind) Supported() bool { return k.Known() && k != KindExploration }
 
 // Known reports whether k is a kind the API recognises.
 func (k Kind) Known() bool {
 	switch k {
-	case KindScenario, KindExploration, KindRepair, KindSuiteRepair:
+	case KindScenario, KindExploration, KindReplay, KindRepair, KindSuiteRun, KindSuiteRepair:
 		return true
 	}
 	return false
+}
+
+// Bulk reports whether jobs of this kind fan out one child per test.
+func (k Kind) Bulk() bool { return k == KindSuiteRun || k == KindSuiteRepair }
+
+// ChildKind is the kind of a bulk job's children.
+func (k Kind) ChildKind() Kind {
+	if k == KindSuiteRepair {
+		return KindRepair
+	}
+	return KindReplay
 }
 
 // Submission is the body of POST /v1/jobs.
 type Submission struct {
 	Kind     Kind               `json:"kind"`
 	Scenario *scenario.Scenario `json:"scenario,omitempty"`
-	Repair   *RepairRequest     `json:"repair,omitempty"`
+	Repair   *RepairRequest     `json:"repair,omitempty"`  // kind repair
+	Replay   *RepairRequest     `json:"replay,omitempty"`  // kind replay (auto_accept does not apply)
+	Suite    *SuiteRequest      `json:"suite,omitempty"`   // kinds suite_run and suite_repair
 	Payload  json.RawMessage    `json:"payload,omitempty"` // the input of kinds not supported yet
+}
+
+// Limits of a suite selection.
+const (
+	MaxSuiteTests = 500
+	MaxSuiteTags  = 20
+)
+
+// SuiteRequest is the input of a bulk job over a tenant's suite: the listed
+// tests, those carrying any of the tags, or (neither given) all of them.
+// One child job runs per selected test; options.max_credits is the budget
+// of the whole run, which every child's model calls draw from.
+type SuiteRequest struct {
+	TestIDs []string `json:"test_ids,omitempty"`
+	Tags    []string `json:"tags,omitempty"`
+	// AutoAccept makes each verified repair its test's script at once
+	// (suite_repair only).
+	AutoAccept    bool              `json:"auto_accept,omitempty"`
+	Secrets       map[string]string `json:"secrets,omitempty"`
+	SealedSecrets string            `json:"sealed_secrets,omitempty"`
+	Options       scenario.Options  `json:"options"`
+}
+
+// Validate checks a suite request at JSON path at.
+func (r *SuiteRequest) Validate(v *scenario.ValidationError, at string, kind Kind, urls scenario.URLPolicy) {
+	if len(r.TestIDs) > 0 && len(r.Tags) > 0 {
+		// Either picks the tests; both would leave it unclear which wins.
+		v.Add(at+".tags", "give test_ids or tags, not both")
+	}
+	if len(r.TestIDs) > MaxSuiteTests {
+		v.Add(at+".test_ids", "at most %d tests per run", MaxSuiteTests)
+	}
+	seen := map[string]bool{}
+	for i, id := range r.TestIDs {
+		if _, err := uuid.Parse(id); err != nil {
+			v.Add(fmt.Sprintf("%s.test_ids[%d]", at, i), "must be a test id (a UUID)")
+		} else if seen[id] {
+			v.Add(fmt.Sprintf("%s.test_ids[%d]", at, i), "is listed twice")
+		}
+		seen[id] = true
+	}
+	scenario.ValidateTags(v, at+".tags", r.Tags)
+	if r.AutoAccept && kind != KindSuiteRepair {
+		v.Add(at+".auto_accept", "only a suite_repair proposes versions")
+	}
+	scenario.ValidateSecrets(v, at, r.Secrets)
+	if r.SealedSecrets != "" {
+		v.Add(at+".sealed_secrets", "is set by the server; send secrets instead")
+	}
+	r.Options.Validate(v, at+".options", urls)
 }
 
 // RepairRequest is the input of a repair job: one stored test, replayed
@@ -74,15 +143,26 @@ func (s *Submission) Validate(urls scenario.URLPolicy) error {
 	var v scenario.ValidationError
 	switch {
 	case s.Kind == "":
-		v.Add("kind", "is required (one of scenario, exploration, repair, suite_repair)")
+		v.Add("kind", "is required (%s)", kindNames)
 	case !s.Kind.Known():
-		v.Add("kind", "unknown kind %q (one of scenario, exploration, repair, suite_repair)", s.Kind)
+		v.Add("kind", "unknown kind %q (%s)", s.Kind, kindNames)
 	case !s.Kind.Supported():
 		v.Add("kind", "kind %q is not supported yet", s.Kind)
 	case s.Kind == KindRepair && s.Repair == nil:
 		v.Add("repair", "is required for kind repair")
 	case s.Kind == KindRepair:
 		s.Repair.Validate(&v, "repair", urls)
+	case s.Kind == KindReplay && s.Replay == nil:
+		v.Add("replay", "is required for kind replay")
+	case s.Kind == KindReplay:
+		if s.Replay.AutoAccept {
+			v.Add("replay.auto_accept", "only a repair proposes versions")
+		}
+		s.Replay.Validate(&v, "replay", urls)
+	case s.Kind.Bulk() && s.Suite == nil:
+		v.Add("suite", "is required for kind %s", s.Kind)
+	case s.Kind.Bulk():
+		s.Suite.Validate(&v, "suite", s.Kind, urls)
 	case s.Scenario == nil:
 		v.Add("scenario", "is required for kind scenario")
 	default:

@@ -36,10 +36,11 @@ const (
 	VerdictFlaky        Verdict = "flaky"          // it passed once the page was given time
 	VerdictRegression   Verdict = "app_regression" // the app no longer does what the test checks
 	VerdictUnrepairable Verdict = "unrepairable"   // it fails and could not be repaired
+	VerdictFailed       Verdict = "failed"         // it fails (a replay that repairs nothing)
 )
 
 // Verdicts lists every verdict.
-var Verdicts = []Verdict{VerdictPassed, VerdictHealed, VerdictFlaky, VerdictRegression, VerdictUnrepairable}
+var Verdicts = []Verdict{VerdictPassed, VerdictHealed, VerdictFlaky, VerdictRegression, VerdictUnrepairable, VerdictFailed}
 
 // FailureClass is what a failing command was found to be.
 type FailureClass string
@@ -533,7 +534,7 @@ func clip(s string, n int) string {
 // verdict sums up a replay: a regression anywhere wins; a failure that is
 // not one could not be repaired; any change means healed; a retry that
 // needed time means flaky.
-func verdict(status string, steps []StepReport) Verdict {
+func verdict(status string, steps []StepReport, repair bool) Verdict {
 	changed, timing := false, false
 	for _, s := range steps {
 		if s.Repair == nil {
@@ -546,6 +547,8 @@ func verdict(status string, steps []StepReport) Verdict {
 		timing = timing || s.Repair.Class == ClassTiming
 	}
 	switch {
+	case status != StatusSucceeded && !repair:
+		return VerdictFailed
 	case status != StatusSucceeded:
 		return VerdictUnrepairable
 	case changed:

@@ -231,7 +231,7 @@ func (r *run) result(status, msg string) Result {
 		Artifacts: r.artifacts}
 	sc, kept := r.sc, r.steps
 	if r.in.Replay != nil {
-		res.Verdict = verdict(status, r.steps)
+		res.Verdict = verdict(status, r.steps, r.in.Replay.Repair)
 		sc, kept = repairedScenario(r.sc, r.steps)
 		res.Scenario = &sc
 	}

@@ -247,15 +247,20 @@ func (sc *Scenario) Validate(v *ValidationError, at string, urls URLPolicy) {
 		v.Add(at+".sealed_secrets", "is set by the server; send secrets instead")
 	}
 	sc.validateFiles(v, at)
-	if len(sc.Tags) > MaxTags {
-		v.Add(at+".tags", "at most %d tags", MaxTags)
+	ValidateTags(v, at+".tags", sc.Tags)
+	sc.Options.Validate(v, at+".options", urls)
+}
+
+// ValidateTags checks a list of tags at JSON path at.
+func ValidateTags(v *ValidationError, at string, tags []string) {
+	if len(tags) > MaxTags {
+		v.Add(at, "at most %d tags", MaxTags)
 	}
-	for i, tag := range sc.Tags {
+	for i, tag := range tags {
 		if !tagName.MatchString(tag) {
-			v.Add(fmt.Sprintf("%s.tags[%d]", at, i), "must be 1 to 40 letters, digits, '-', '_', ':' or '.'")
+			v.Add(fmt.Sprintf("%s[%d]", at, i), "must be 1 to 40 letters, digits, '-', '_', ':' or '.'")
 		}
 	}
-	sc.Options.Validate(v, at+".options", urls)
 }
 
 // MaxTags is how many tags a test may carry.

@@ -120,7 +120,7 @@ func releaseHold(ctx context.Context, tx pgx.Tx, jobID string) error {
 func (s *Store) ReleaseOrphanHolds(ctx context.Context) (int, error) {
 	rows, err := s.pool.Query(ctx,
 		`SELECT h.job_id::text FROM credit_holds h JOIN jobs j ON j.id = h.job_id
-		 WHERE NOT h.released AND j.state NOT IN ('queued', 'running')`)
+		 WHERE NOT h.released AND j.state NOT IN ('queued', 'running', 'waiting')`)
 	if err != nil {
 		return 0, fmt.Errorf("find orphan holds: %w", err)
 	}

@@ -44,7 +44,7 @@ type Job struct {
 
 // Terminal reports whether state is final.
 func Terminal(state string) bool {
-	return state != StateQueued && state != StateRunning
+	return state != StateQueued && state != StateRunning && state != StateWaiting
 }
 
 const jobColumns = `j.id::text, j.tenant_id::text, j.kind, j.state, j.input, j.result, j.checkpoint,
@@ -312,14 +312,20 @@ func (s *Store) ListJobs(ctx context.Context, tenantID, after string, limit int)
 }
 
 // RequestCancel cancels a queued job at once (releasing its hold) or flags a
-// running one so its worker stops between iterations.
+// running one so its worker stops between iterations. Cancelling a bulk job
+// cancels its children that have not started and flags the running ones;
+// it ends when the last of them does.
 func (s *Store) RequestCancel(ctx context.Context, tenantID, id string) (Job, error) {
 	if _, err := uuid.Parse(id); err != nil {
 		return Job{}, ErrNotFound
 	}
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		parentID, err := lockParentOf(ctx, tx, id)
+		if err != nil {
+			return err
+		}
 		var state string
-		err := tx.QueryRow(ctx, `SELECT state FROM jobs WHERE id = $1 AND tenant_id = $2 FOR UPDATE`, id, tenantID).Scan(&state)
+		err = tx.QueryRow(ctx, `SELECT state FROM jobs WHERE id = $1 AND tenant_id = $2 FOR UPDATE`, id, tenantID).Scan(&state)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ErrNotFound
 		}
@@ -333,10 +339,23 @@ func (s *Store) RequestCancel(ctx context.Context, tenantID, id string) (Job, er
 				 finished_at = now(), updated_at = now() WHERE id = $1`, id); err != nil {
 				return fmt.Errorf("cancel job: %w", err)
 			}
-			return releaseHold(ctx, tx, id)
-		case StateRunning:
-			_, err := tx.Exec(ctx, `UPDATE jobs SET cancel_requested = true, updated_at = now() WHERE id = $1`, id)
-			return err
+			if err := releaseHold(ctx, tx, id); err != nil {
+				return err
+			}
+			if parentID != "" {
+				return settleParent(ctx, tx, parentID, StateCancelled)
+			}
+			return nil
+		case StateRunning, StateWaiting:
+			if _, err := tx.Exec(ctx, `UPDATE jobs SET cancel_requested = true, updated_at = now() WHERE id = $1`, id); err != nil {
+				return fmt.Errorf("flag job cancelled: %w", err)
+			}
+			if state == StateWaiting {
+				if err := cancelChildren(ctx, tx, id); err != nil {
+					return err
+				}
+				return settleParent(ctx, tx, id, "")
+			}
 		}
 		return nil
 	})
@@ -498,6 +517,10 @@ func (s *Store) FinishJob(ctx context.Context, f Finish) ([]OutboxItem, error) {
 	}
 	var woken []OutboxItem
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		parentID, err := lockParentOf(ctx, tx, f.JobID)
+		if err != nil {
+			return err
+		}
 		tenantID, err := lockRunningAttempt(ctx, tx, f.JobID, f.Attempt)
 		if err != nil {
 			return err
@@ -518,9 +541,9 @@ func (s *Store) FinishJob(ctx context.Context, f Finish) ([]OutboxItem, error) {
 			}
 		}
 		if _, err := tx.Exec(ctx,
-			`UPDATE jobs SET state = $2, result = $3, script = NULLIF($4, ''), error = NULLIF($5, ''),
+			`UPDATE jobs SET state = $2, result = $3, script = NULLIF($4, ''), error = NULLIF($5, ''), verdict = NULLIF($6, ''),
 			   lease_until = NULL, finished_at = now(), updated_at = now() WHERE id = $1`,
-			f.JobID, f.State, f.Result, f.Script, f.Error); err != nil {
+			f.JobID, f.State, f.Result, f.Script, f.Error, f.TestStatus); err != nil {
 			return fmt.Errorf("write result: %w", err)
 		}
 		if err := settleOrphans(ctx, tx, f.JobID, 0); err != nil {
@@ -528,6 +551,11 @@ func (s *Store) FinishJob(ctx context.Context, f Finish) ([]OutboxItem, error) {
 		}
 		if err := releaseHold(ctx, tx, f.JobID); err != nil {
 			return err
+		}
+		if parentID != "" {
+			if err := settleParent(ctx, tx, parentID, f.State); err != nil {
+				return err
+			}
 		}
 		woken, err = wakeParked(ctx, tx, tenantID)
 		return err
@@ -540,6 +568,10 @@ func (s *Store) FinishJob(ctx context.Context, f Finish) ([]OutboxItem, error) {
 // a live attempt still holds, is left as it is.
 func (s *Store) FailUndeliverable(ctx context.Context, jobID, reason string) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
+		parentID, err := lockParentOf(ctx, tx, jobID)
+		if err != nil {
+			return err
+		}
 		tag, err := tx.Exec(ctx,
 			`UPDATE jobs SET state = 'failed', error = $2, lease_until = NULL, finished_at = now(), updated_at = now()
 			 WHERE id = $1 AND (state = 'queued' OR (state = 'running' AND (lease_until IS NULL OR lease_until < now())))`, jobID, reason)
@@ -552,7 +584,13 @@ func (s *Store) FailUndeliverable(ctx context.Context, jobID, reason string) err
 		if err := settleOrphans(ctx, tx, jobID, 0); err != nil {
 			return err
 		}
-		return releaseHold(ctx, tx, jobID)
+		if err := releaseHold(ctx, tx, jobID); err != nil {
+			return err
+		}
+		if parentID != "" {
+			return settleParent(ctx, tx, parentID, StateFailed)
+		}
+		return nil
 	})
 }
 

@@ -51,9 +51,13 @@ func (s *Store) ReserveCall(ctx context.Context, r Reservation) error {
 		if _, err := lockRunningAttempt(ctx, tx, r.JobID, r.Attempt); err != nil {
 			return err
 		}
+		hold, err := holdOf(ctx, tx, r.JobID)
+		if err != nil {
+			return err
+		}
 		var amount, consumed, reserved int64
 		var released bool
-		err := tx.QueryRow(ctx, `SELECT amount, consumed, reserved, released FROM credit_holds WHERE job_id = $1 FOR UPDATE`, r.JobID).
+		err = tx.QueryRow(ctx, `SELECT amount, consumed, reserved, released FROM credit_holds WHERE job_id = $1 FOR UPDATE`, hold).
 			Scan(&amount, &consumed, &reserved, &released)
 		if errors.Is(err, pgx.ErrNoRows) || released {
 			return fmt.Errorf("job %s has no open hold: %w", r.JobID, ErrHoldExceeded)
@@ -77,7 +81,7 @@ func (s *Store) ReserveCall(ctx context.Context, r Reservation) error {
 			 VALUES ($1, $2, $3, $4, 0, 0, 0, 0, 'reserved', $5)`, r.JobID, r.Attempt, r.Seq, r.Model, r.Max); err != nil {
 			return fmt.Errorf("insert reservation: %w", err)
 		}
-		if _, err := tx.Exec(ctx, `UPDATE credit_holds SET reserved = reserved + $2 WHERE job_id = $1`, r.JobID, r.Max); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE credit_holds SET reserved = reserved + $2 WHERE job_id = $1`, hold, r.Max); err != nil {
 			return fmt.Errorf("reserve from hold: %w", err)
 		}
 		return nil
@@ -117,9 +121,30 @@ func (s *Store) SettleCall(ctx context.Context, u Usage) (Charge, error) {
 				return err
 			}
 		}
-		return tx.QueryRow(ctx, `SELECT consumed, amount FROM credit_holds WHERE job_id = $1`, u.JobID).Scan(&c.Consumed, &c.Hold)
+		hold, err := holdOf(ctx, tx, u.JobID)
+		if err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, `SELECT consumed, amount FROM credit_holds WHERE job_id = $1`, hold).Scan(&c.Consumed, &c.Hold)
 	})
 	return c, err
+}
+
+// holdOf names the job whose credit hold pays for a job's model calls:
+// its own, or for a child of a bulk job its parent's (one budget for the
+// whole run).
+func holdOf(ctx context.Context, tx pgx.Tx, jobID string) (string, error) {
+	var hold *string
+	err := tx.QueryRow(ctx,
+		`SELECT COALESCE(h.job_id, j.parent_id)::text FROM jobs j LEFT JOIN credit_holds h ON h.job_id = j.id WHERE j.id = $1`,
+		jobID).Scan(&hold)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && hold == nil) {
+		return jobID, nil // no hold: the caller finds none
+	}
+	if err != nil {
+		return "", fmt.Errorf("find the hold of %s: %w", jobID, err)
+	}
+	return *hold, nil
 }
 
 // charge1 moves one settled call's reservation out of the job's hold:
@@ -133,9 +158,13 @@ func charge1(ctx context.Context, tx pgx.Tx, tenantID, jobID string, attempt, se
 			return fmt.Errorf("insert charge: %w", err)
 		}
 	}
+	hold, err := holdOf(ctx, tx, jobID)
+	if err != nil {
+		return err
+	}
 	if _, err := tx.Exec(ctx,
 		`UPDATE credit_holds SET consumed = consumed + $2, reserved = reserved - $3 WHERE job_id = $1`,
-		jobID, charge, reserved); err != nil {
+		hold, charge, reserved); err != nil {
 		return fmt.Errorf("consume hold: %w", err)
 	}
 	if _, err := tx.Exec(ctx,

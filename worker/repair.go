@@ -21,13 +21,14 @@ type SpecRunner interface {
 	Run(ctx context.Context, spec string, o specrun.Options) (string, error)
 }
 
-// runRepair replays a stored test and repairs its drift. The job succeeds
-// when the test passes (as it was, healed, or flaky) and fails with the
-// report when it found a regression or could not repair it, so a
-// succeeded job's spec always passes. A repaired spec is proposed as the
-// test's next version only after it passed under @playwright/test, through
-// the job's egress guard.
-func (w *Worker) runRepair(ctx context.Context, claim store.Claim, cancelled func() bool, log *slog.Logger) finish {
+// runTest replays a stored test; with repair it also repairs its drift.
+// A repair job succeeds when the test passes (as it was, healed, or flaky)
+// and fails with the report when it found a regression or could not repair
+// it, so a succeeded job's spec always passes. A repaired spec is proposed
+// as the test's next version only after it passed under @playwright/test,
+// through the job's egress guard. A replay changes nothing: it succeeds
+// when the test passes and fails with per-step results when it does not.
+func (w *Worker) runTest(ctx context.Context, claim store.Claim, cancelled func() bool, log *slog.Logger, repair bool) finish {
 	var req jobs.RepairRequest
 	if err := json.Unmarshal(claim.Input, &req); err != nil {
 		return failed("the job's input cannot be decoded: " + err.Error())
@@ -39,7 +40,7 @@ func (w *Worker) runRepair(ctx context.Context, claim store.Claim, cancelled fun
 	log = orchestrator.RedactLogger(log, secrets).With("test", req.TestID)
 	test, err := w.store.GetTest(ctx, claim.TenantID, req.TestID)
 	if errors.Is(err, store.ErrNotFound) {
-		return failed("the test to repair no longer exists")
+		return failed("the test no longer exists")
 	}
 	if err != nil {
 		return finish{handBack: true, err: err}
@@ -54,7 +55,7 @@ func (w *Worker) runRepair(ctx context.Context, claim store.Claim, cancelled fun
 	}
 	sc.Options = req.Options
 	return w.execute(ctx, execution{claim: claim, cancelled: cancelled, log: log,
-		in: orchestrator.Input{Scenario: sc, Secrets: secrets, Replay: &orchestrator.Replay{Steps: manifest, Repair: true}},
+		in: orchestrator.Input{Scenario: sc, Secrets: secrets, Replay: &orchestrator.Replay{Steps: manifest, Repair: repair}},
 		then: func(res orchestrator.Result, tun *netguard.Tunnel) finish {
 			rep := suite.Summarize(test.ID, test.Version, test.Script, res)
 			f := store.Finish{State: store.StateSucceeded, Script: test.Script, TestID: test.ID, TestStatus: string(rep.Verdict)}
@@ -62,23 +63,8 @@ func (w *Worker) runRepair(ctx context.Context, claim store.Claim, cancelled fun
 			case orchestrator.StatusCancelled, orchestrator.StatusBudgetExhausted:
 				f.State, f.Error, f.TestStatus = jobState(res.Status), res.Error, ""
 			}
-			if f.State == store.StateSucceeded && rep.Proposes() {
-				out, err := w.verifySpec(ctx, res.Script, secrets, tun)
-				rep.Verified = err == nil
-				if err != nil {
-					// Never proposed: the repair did not survive the real runner.
-					rep.Verdict, rep.VerifyOutput = orchestrator.VerdictUnrepairable, lastBytes(out, 4000)
-					rep.Summary = "unrepairable: the repaired spec fails under @playwright/test (" + err.Error() + ")"
-					f.TestStatus = string(rep.Verdict)
-					log.Warn("repaired spec failed verification", "err", err)
-				} else {
-					scJSON, _ := json.Marshal(res.Scenario)
-					man, _ := json.Marshal(res.Manifest)
-					changes, _ := json.Marshal(rep.Steps)
-					f.Script = res.Script
-					f.Proposal = &store.Proposal{TestID: test.ID, Verdict: string(rep.Verdict), Summary: rep.Summary, Changes: changes,
-						Scenario: scJSON, Script: res.Script, Manifest: man, Diff: rep.Diff, Accept: req.AutoAccept}
-				}
+			if repair && f.State == store.StateSucceeded && rep.Proposes() {
+				w.propose(ctx, &f, &rep, res, test, req.AutoAccept, secrets, tun, log)
 			}
 			for _, a := range res.Artifacts {
 				if err := w.store.AddArtifact(ctx, claim.JobID, a.Kind, a.Name, a.Content); err != nil {
@@ -90,14 +76,92 @@ func (w *Worker) runRepair(ctx context.Context, claim store.Claim, cancelled fun
 				return failed("the result cannot be encoded: " + err.Error())
 			}
 			f.Result = b
-			if f.State == store.StateSucceeded && (rep.Verdict == orchestrator.VerdictRegression || rep.Verdict == orchestrator.VerdictUnrepairable) {
-				f.State, f.Error = store.StateFailed, rep.Summary
-				if res.Error != "" {
-					f.Error += " — " + res.Error
+			switch rep.Verdict {
+			case orchestrator.VerdictRegression, orchestrator.VerdictUnrepairable, orchestrator.VerdictFailed:
+				if f.State == store.StateSucceeded {
+					f.State, f.Error = store.StateFailed, rep.Summary
+					if res.Error != "" {
+						f.Error += " — " + res.Error
+					}
 				}
 			}
 			return finish{Finish: f}
 		}})
+}
+
+// propose verifies a repaired spec under @playwright/test and, if it
+// passes, makes it the finish's proposed version; otherwise the repair is
+// reported unrepairable and nothing is proposed.
+func (w *Worker) propose(ctx context.Context, f *store.Finish, rep *suite.Report, res orchestrator.Result, test store.Test,
+	accept bool, secrets map[string]string, tun *netguard.Tunnel, log *slog.Logger) {
+	out, err := w.verifySpec(ctx, res.Script, secrets, tun)
+	rep.Verified = err == nil
+	if err != nil {
+		rep.Verdict, rep.VerifyOutput = orchestrator.VerdictUnrepairable, lastBytes(out, 4000)
+		rep.Summary = "unrepairable: the repaired spec fails under @playwright/test (" + err.Error() + ")"
+		f.TestStatus = string(rep.Verdict)
+		log.Warn("repaired spec failed verification", "err", err)
+		return
+	}
+	scJSON, _ := json.Marshal(res.Scenario)
+	man, _ := json.Marshal(res.Manifest)
+	changes, _ := json.Marshal(rep.Steps)
+	f.Script = res.Script
+	f.Proposal = &store.Proposal{TestID: test.ID, Verdict: string(rep.Verdict), Summary: rep.Summary, Changes: changes,
+		Scenario: scJSON, Script: res.Script, Manifest: man, Diff: rep.Diff, Accept: accept}
+}
+
+// runSuite fans a bulk job out: one child job (a replay or a repair) per
+// selected test, created once however often the fan-out is retried, then
+// published. The bulk job then waits without holding this worker; it ends
+// when its last child does.
+func (w *Worker) runSuite(ctx context.Context, claim store.Claim, log *slog.Logger) finish {
+	var req jobs.SuiteRequest
+	if err := json.Unmarshal(claim.Input, &req); err != nil {
+		return failed("the job's input cannot be decoded: " + err.Error())
+	}
+	secrets, err := w.openSecrets(req.SealedSecrets, claim.JobID)
+	if err != nil {
+		return failed(err.Error())
+	}
+	tests, _, err := w.store.SelectTests(ctx, claim.TenantID, store.Selection{TestIDs: req.TestIDs, Tags: req.Tags})
+	if err != nil {
+		return finish{handBack: true, err: err}
+	}
+	kind := jobs.Kind(claim.Kind).ChildKind()
+	opts := req.Options
+	opts.MaxCredits = 0 // the budget is the whole run's, held by this job
+	children := make([]store.Child, 0, len(tests))
+	for _, t := range tests {
+		children = append(children, store.Child{TestID: t.ID, Kind: string(kind), Subject: jobs.Subject(kind, claim.TenantID),
+			Input: func(jobID string) (json.RawMessage, error) {
+				child := jobs.RepairRequest{TestID: t.ID, AutoAccept: req.AutoAccept, Options: opts}
+				if len(secrets) > 0 {
+					plain, _ := json.Marshal(secrets)
+					// Sealed to the child's own id, as a submitted job's are.
+					sealed, err := w.sealer.Seal(plain, "secrets:"+jobID)
+					if err != nil {
+						return nil, err
+					}
+					child.SealedSecrets = sealed
+				}
+				return json.Marshal(child)
+			}})
+	}
+	var items []store.OutboxItem
+	err = w.retry.do(ctx, "fan out", func() error {
+		items, err = w.store.FanOut(ctx, claim.JobID, claim.Attempt, children)
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, store.ErrFenced) {
+			return finish{err: err}
+		}
+		return finish{handBack: true, err: err}
+	}
+	w.publishWoken(ctx, items)
+	log.Info("suite fanned out", "tests", len(tests), "published", len(items))
+	return finish{detached: true}
 }
 
 // verifySpec runs a repaired spec under @playwright/test, its browser

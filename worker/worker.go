@@ -310,6 +310,11 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		log.Info("job handed back", "why", fin.err)
 		return
 	}
+	if fin.detached {
+		_ = msg.Ack()
+		log.Info("job waits for its children")
+		return
+	}
 	fin.Finish.JobID, fin.Finish.Attempt = claim.JobID, claim.Attempt
 	if err := w.finish(context.WithoutCancel(ctx), fin.Finish); err != nil {
 		if errors.Is(err, store.ErrFenced) {
@@ -343,6 +348,7 @@ func (w *Worker) finish(ctx context.Context, f store.Finish) error {
 type finish struct {
 	store.Finish
 	handBack bool // not finished: hand the job back (drain, outage, no browser)
+	detached bool // not finished: a bulk job waiting for its children (its message is done)
 	err      error
 }
 
@@ -352,7 +358,11 @@ func (w *Worker) run(ctx context.Context, claim store.Claim, cancelled func() bo
 	case jobs.KindScenario:
 		return w.runScenario(ctx, claim, cancelled, log)
 	case jobs.KindRepair:
-		return w.runRepair(ctx, claim, cancelled, log)
+		return w.runTest(ctx, claim, cancelled, log, true)
+	case jobs.KindReplay:
+		return w.runTest(ctx, claim, cancelled, log, false)
+	case jobs.KindSuiteRun, jobs.KindSuiteRepair:
+		return w.runSuite(ctx, claim, log)
 	}
 	return failed(fmt.Sprintf("job kind %q is not supported by this worker", claim.Kind))
 }

@@ -1,0 +1,298 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// StateWaiting is a bulk job whose children are still running: it holds no
+// worker, no lease and no running slot, and ends when its last child does.
+const StateWaiting = "waiting"
+
+// Selection picks tests of a tenant's suite: the listed ones, those with
+// any of the tags, or (both empty) all of them.
+type Selection struct {
+	TestIDs []string `json:"test_ids,omitempty"`
+	Tags    []string `json:"tags,omitempty"`
+}
+
+// SelectTests returns the selected tests that have a script to replay, by
+// name, and the ids of listed tests that are not the tenant's.
+func (s *Store) SelectTests(ctx context.Context, tenantID string, sel Selection) (tests []Test, missing []string, err error) {
+	q := `SELECT id::text, name, tags, version, scenario, COALESCE(script, ''), manifest, COALESCE(last_status, ''), updated_at
+		FROM tests WHERE tenant_id = $1`
+	args := []any{tenantID}
+	switch {
+	case len(sel.TestIDs) > 0:
+		var ids []string
+		for _, id := range sel.TestIDs {
+			if _, err := uuid.Parse(id); err == nil {
+				ids = append(ids, id)
+			}
+		}
+		q += ` AND id = ANY($2::uuid[])`
+		args = append(args, ids)
+	case len(sel.Tags) > 0:
+		q += ` AND tags && $2::text[]`
+		args = append(args, sel.Tags)
+	}
+	rows, err := s.pool.Query(ctx, q+` ORDER BY name, id`, args...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("select tests: %w", err)
+	}
+	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Test, error) {
+		var t Test
+		err := r.Scan(&t.ID, &t.Name, &t.Tags, &t.Version, &t.Scenario, &t.Script, &t.Manifest, &t.LastStatus, &t.UpdatedAt)
+		return t, err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("select tests: %w", err)
+	}
+	found := map[string]bool{}
+	for _, t := range all {
+		found[t.ID] = true
+		if t.Script != "" {
+			tests = append(tests, t)
+		}
+	}
+	for _, id := range sel.TestIDs {
+		if !found[id] {
+			missing = append(missing, id)
+		}
+	}
+	return tests, missing, nil
+}
+
+// Child is one job a bulk job fans out, for one stored test.
+type Child struct {
+	TestID  string
+	Kind    string
+	Subject string
+	// Input produces the child's input once its id is known (secrets are
+	// sealed to it).
+	Input func(jobID string) (json.RawMessage, error)
+}
+
+// FanOut creates a running bulk job's children, one per test, moves the
+// parent to waiting and returns the children's messages still to publish.
+// Children are keyed by parent and test, so a fan-out retried after a crash
+// creates none twice and publishes what the crashed one may not have.
+// Children draw from the parent's credit hold and have none of their own.
+// A parent whose children have all ended (or that has none) ends at once;
+// one whose cancellation was requested cancels the children not started.
+func (s *Store) FanOut(ctx context.Context, parentID string, attempt int, children []Child) ([]OutboxItem, error) {
+	var out []OutboxItem
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		tenantID, err := lockRunningAttempt(ctx, tx, parentID, attempt)
+		if err != nil {
+			return err
+		}
+		for _, c := range children {
+			id := uuid.NewString()
+			in, err := c.Input(id)
+			if err != nil {
+				return fmt.Errorf("prepare child for test %s: %w", c.TestID, err)
+			}
+			tag, err := tx.Exec(ctx,
+				`INSERT INTO jobs (id, tenant_id, kind, input, test_id, parent_id) VALUES ($1, $2, $3, $4, $5, $6)
+				 ON CONFLICT (parent_id, test_id) WHERE parent_id IS NOT NULL AND test_id IS NOT NULL DO NOTHING`,
+				id, tenantID, c.Kind, in, c.TestID, parentID)
+			if err != nil {
+				return fmt.Errorf("insert child for test %s: %w", c.TestID, err)
+			}
+			if tag.RowsAffected() == 1 {
+				if _, err := tx.Exec(ctx, `INSERT INTO job_outbox (job_id, subject) VALUES ($1, $2)`, id, c.Subject); err != nil {
+					return fmt.Errorf("insert child outbox: %w", err)
+				}
+			}
+		}
+		var cancel bool
+		if err := tx.QueryRow(ctx,
+			`UPDATE jobs SET state = 'waiting', lease_until = NULL, updated_at = now() WHERE id = $1 RETURNING cancel_requested`,
+			parentID).Scan(&cancel); err != nil {
+			return fmt.Errorf("parent waits: %w", err)
+		}
+		if cancel {
+			if err := cancelChildren(ctx, tx, parentID); err != nil {
+				return err
+			}
+		}
+		rows, err := tx.Query(ctx,
+			`SELECT o.job_id::text, o.subject, o.seq FROM job_outbox o JOIN jobs c ON c.id = o.job_id
+			 WHERE c.parent_id = $1 AND c.state = 'queued' AND o.sent_at IS NULL ORDER BY c.created_at, c.id`, parentID)
+		if err != nil {
+			return fmt.Errorf("children to publish: %w", err)
+		}
+		if out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (OutboxItem, error) {
+			var o OutboxItem
+			return o, r.Scan(&o.JobID, &o.Subject, &o.Seq)
+		}); err != nil {
+			return fmt.Errorf("children to publish: %w", err)
+		}
+		return settleParent(ctx, tx, parentID, "")
+	})
+	return out, err
+}
+
+// cancelChildren cancels a parent's children that have not started and asks
+// the running ones to stop.
+func cancelChildren(ctx context.Context, tx pgx.Tx, parentID string) error {
+	if _, err := tx.Exec(ctx,
+		`UPDATE jobs SET state = 'cancelled', cancel_requested = true, error = 'cancelled with its suite before it started',
+		 finished_at = now(), updated_at = now() WHERE parent_id = $1 AND state = 'queued'`, parentID); err != nil {
+		return fmt.Errorf("cancel queued children: %w", err)
+	}
+	if _, err := tx.Exec(ctx,
+		`UPDATE jobs SET cancel_requested = true, updated_at = now() WHERE parent_id = $1 AND state = 'running'`, parentID); err != nil {
+		return fmt.Errorf("cancel running children: %w", err)
+	}
+	return nil
+}
+
+// lockParentOf locks the parent of a child job first, so that a parent and
+// its children are always locked in the same order (parent, then child),
+// and returns its id ("" for a job without a parent).
+func lockParentOf(ctx context.Context, tx pgx.Tx, jobID string) (string, error) {
+	var parent *string
+	err := tx.QueryRow(ctx, `SELECT parent_id::text FROM jobs WHERE id = $1`, jobID).Scan(&parent)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && parent == nil) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("find parent of %s: %w", jobID, err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM jobs WHERE id = $1 FOR UPDATE`, *parent); err != nil {
+		return "", fmt.Errorf("lock parent %s: %w", *parent, err)
+	}
+	return *parent, nil
+}
+
+// settleParent ends a waiting bulk job once none of its children is queued
+// or running, storing the report of their outcomes and releasing its hold.
+// childState is the state the child that just ended reached: a child that
+// ran out of the shared budget stops the children not started yet.
+func settleParent(ctx context.Context, tx pgx.Tx, parentID, childState string) error {
+	if childState == StateBudgetExhausted {
+		if _, err := tx.Exec(ctx,
+			`UPDATE jobs SET state = 'budget_exhausted', error = 'not run: the suite''s credit budget is spent',
+			 finished_at = now(), updated_at = now() WHERE parent_id = $1 AND state = 'queued'`, parentID); err != nil {
+			return fmt.Errorf("stop children: %w", err)
+		}
+	}
+	var state string
+	var cancel bool
+	if err := tx.QueryRow(ctx, `SELECT state, cancel_requested FROM jobs WHERE id = $1 FOR UPDATE`, parentID).Scan(&state, &cancel); err != nil {
+		return fmt.Errorf("lock parent: %w", err)
+	}
+	if state != StateWaiting {
+		return nil
+	}
+	rep, err := bulkReport(ctx, tx, parentID)
+	if err != nil {
+		return err
+	}
+	if rep.Done < rep.Tests {
+		return nil
+	}
+	final, msg := StateSucceeded, ""
+	switch {
+	case cancel:
+		final, msg = StateCancelled, "cancelled"
+	case rep.States[StateBudgetExhausted] > 0:
+		final, msg = StateBudgetExhausted, "the suite's credit budget was spent before every test had a verdict"
+	}
+	result, err := json.Marshal(map[string]any{"suite": rep})
+	if err != nil {
+		return fmt.Errorf("encode suite report: %w", err)
+	}
+	if _, err := tx.Exec(ctx,
+		`UPDATE jobs SET state = $2, result = $3, error = NULLIF($4, ''), finished_at = now(), updated_at = now() WHERE id = $1`,
+		parentID, final, result, msg); err != nil {
+		return fmt.Errorf("finish parent: %w", err)
+	}
+	return releaseHold(ctx, tx, parentID)
+}
+
+// BulkReport sums up a bulk job's children: what each test's run found,
+// the tokens and credits they spent and the versions repairs proposed.
+type BulkReport struct {
+	Tests        int            `json:"tests"`
+	Done         int            `json:"done"`
+	Verdicts     map[string]int `json:"verdicts"`
+	States       map[string]int `json:"states"`
+	Tokens       int64          `json:"tokens"`
+	CreditsMicro int64          `json:"credits_micro"`
+	Children     []ChildReport  `json:"children"`
+}
+
+// ChildReport is one test's line of a bulk report.
+type ChildReport struct {
+	JobID         string `json:"job_id"`
+	TestID        string `json:"test_id"`
+	TestName      string `json:"test_name"`
+	State         string `json:"state"`
+	Verdict       string `json:"verdict,omitempty"`
+	Error         string `json:"error,omitempty"`
+	Tokens        int64  `json:"tokens"`
+	CreditsMicro  int64  `json:"credits_micro"`
+	Version       int    `json:"proposed_version,omitempty"`
+	VersionStatus string `json:"version_status,omitempty"`
+	Diff          string `json:"diff,omitempty"`
+}
+
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+func bulkReport(ctx context.Context, q querier, parentID string) (BulkReport, error) {
+	rows, err := q.Query(ctx,
+		`SELECT c.id::text, COALESCE(c.test_id::text, ''), COALESCE(t.name, ''), c.state, COALESCE(c.verdict, ''), COALESCE(c.error, ''),
+		   COALESCE((SELECT sum(u.prompt_tokens + u.completion_tokens) FROM token_usage u WHERE u.job_id = c.id), 0)::bigint,
+		   COALESCE((SELECT -sum(e.amount) FROM credit_entries e WHERE e.job_id = c.id), 0)::bigint,
+		   COALESCE(v.version, 0), COALESCE(v.status, ''), COALESCE(v.diff, '')
+		 FROM jobs c LEFT JOIN tests t ON t.id = c.test_id
+		 LEFT JOIN test_versions v ON v.test_id = c.test_id AND v.created_by_job = c.id
+		 WHERE c.parent_id = $1 ORDER BY t.name, c.id`, parentID)
+	if err != nil {
+		return BulkReport{}, fmt.Errorf("read children: %w", err)
+	}
+	children, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ChildReport, error) {
+		var c ChildReport
+		err := r.Scan(&c.JobID, &c.TestID, &c.TestName, &c.State, &c.Verdict, &c.Error, &c.Tokens, &c.CreditsMicro,
+			&c.Version, &c.VersionStatus, &c.Diff)
+		return c, err
+	})
+	if err != nil {
+		return BulkReport{}, fmt.Errorf("read children: %w", err)
+	}
+	rep := BulkReport{Tests: len(children), Verdicts: map[string]int{}, States: map[string]int{}, Children: children}
+	for _, c := range children {
+		rep.States[c.State]++
+		if c.Verdict != "" {
+			rep.Verdicts[c.Verdict]++
+		}
+		if Terminal(c.State) {
+			rep.Done++
+		}
+		rep.Tokens += c.Tokens
+		rep.CreditsMicro += c.CreditsMicro
+	}
+	if rep.Children == nil {
+		rep.Children = []ChildReport{}
+	}
+	return rep, nil
+}
+
+// BulkProgress is the report of a tenant's bulk job so far (its children
+// as they stand).
+func (s *Store) BulkProgress(ctx context.Context, tenantID, parentID string) (BulkReport, error) {
+	if _, err := s.GetJob(ctx, tenantID, parentID); err != nil {
+		return BulkReport{}, err
+	}
+	return bulkReport(ctx, s.pool, parentID)
+}
