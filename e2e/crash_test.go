@@ -48,6 +48,7 @@ func (s *stack) workerProcess(t *testing.T, bin, id string, model *llmtest.Serve
 		"WEBPILOT_WORKER_ID="+id,
 		"WEBPILOT_DATA_DIR="+t.TempDir(),
 		"PLAYWRIGHT_DRIVER_PATH="+browsertest.DriverDir(),
+		"WEBPILOT_SPEC_RUNNER="+browsertest.RunnerDir(),
 		"OPENAI_API_KEY=test", "OPENAI_BASE_URL="+model.BaseURL(), "WEBPILOT_MODEL=gpt-4o-mini",
 	)
 	logf, err := os.Create(filepath.Join(t.TempDir(), id+".log"))
