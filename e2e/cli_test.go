@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/webpilot/webpilot/demoapp"
 )
 
 // demoPassword is the demo app's password (demoapp.Password).
@@ -89,5 +91,66 @@ func TestCLISubmitsATextScenarioAndFollowsItLive(t *testing.T) {
 	}
 	if out, err := cli([]string{"WEBPILOT_API_KEY=wp_nope"}, "job", job); err == nil || !strings.Contains(out, "invalid API key (HTTP 401)") {
 		t.Fatalf("wrong key: %v\n%s", err, out)
+	}
+}
+
+// TestCLIRunsAndRepairsASuite replays a drifted suite from the CLI (it
+// fails, test by test), repairs it (healed at 0 tokens, a proposed version),
+// and shows, diffs and accepts the proposal.
+func TestCLIRunsAndRepairsASuite(t *testing.T) {
+	t.Parallel()
+	bin := buildCmd(t, "webpilot")
+	s := newStack(t, 10*time.Second, 0)
+	s.startWorker(t, nil)
+	_, key := s.tenant(t, "cli-suite", 10)
+	for _, st := range suiteTests[:3] {
+		gen := s.submit(t, key, map[string]any{"name": st.name, "base_url": s.demo + "/list", "tags": []string{"list"}, "steps": st.steps})
+		if v := s.wait(t, key, gen.ID, 60*time.Second); v.State != "succeeded" {
+			t.Fatalf("generating %s: %s %s", st.name, v.State, v.Error)
+		}
+	}
+	cli := func(args ...string) (string, error) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "WEBPILOT_API="+s.api.URL, "WEBPILOT_API_KEY="+key)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if err := s.app.SetVariant(demoapp.RenamedIDs); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cli("suite", "run", "--tag", "list", "--watch")
+	if err == nil {
+		t.Fatalf("a suite run with a failing test exited 0:\n%s", out)
+	}
+	for _, want := range []string{"submitted suite_run", "✗ failed", "step 2 failed (unknown)", "no element matches testid=\"add-button\"",
+		"✓ passed          bread", "succeeded: 3/3 tests (1 passed, 2 failed), 0 LLM tokens", "2 of 3 tests fail"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("suite run output lacks %q:\n%s", want, out)
+		}
+	}
+	out, err = cli("suite", "repair", "--tag", "list", "--watch")
+	if err != nil {
+		t.Fatalf("suite repair: %v\n%s", err, out)
+	}
+	m := regexp.MustCompile(`✎ healed\s+add\s+0 tokens\s+v2 proposed`).FindString(out)
+	if m == "" || !strings.Contains(out, "succeeded: 3/3 tests (1 passed, 2 healed), 0 LLM tokens") {
+		t.Fatalf("suite repair output:\n%s", out)
+	}
+	list, err := cli("test", "list")
+	id := regexp.MustCompile(`(?m)^(\S+)\s+v1\s+healed\s+add\b`).FindStringSubmatch(list)
+	if err != nil || id == nil {
+		t.Fatalf("test list: %v\n%s", err, list)
+	}
+	if out, err := cli("test", "show", id[1]); err != nil || !strings.Contains(out, "v2   proposed") || !strings.Contains(out, "v1   accepted") {
+		t.Fatalf("test show: %v\n%s", err, out)
+	}
+	if out, err := cli("test", "diff", id[1], "2"); err != nil || !strings.Contains(out, "+  await page.getByTestId('add-entry-btn').click();") {
+		t.Fatalf("test diff: %v\n%s", err, out)
+	}
+	if out, err := cli("test", "accept", id[1], "2"); err != nil || !strings.Contains(out, "version 2: accepted") {
+		t.Fatalf("test accept: %v\n%s", err, out)
+	}
+	if out, err := cli("test", "accept", id[1], "2"); err == nil || !strings.Contains(out, "409") {
+		t.Fatalf("accepting twice: %v\n%s", err, out)
 	}
 }

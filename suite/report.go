@@ -61,7 +61,11 @@ func Summarize(testID string, from int, oldScript string, res orchestrator.Resul
 			rep.Tokens += r.Tokens
 		}
 		if c.Change != orchestrator.ChangeUnchanged || c.Class != "" {
-			changed = append(changed, fmt.Sprintf("step %d %s (%s)", c.Step, orDefault(string(c.Change), "unchanged"), orDefault(string(c.Class), "ok")))
+			what := orDefault(string(c.Change), "unchanged")
+			if c.Change == orchestrator.ChangeUnchanged && c.Status == orchestrator.StepFailed {
+				what = "failed"
+			}
+			changed = append(changed, fmt.Sprintf("step %d %s (%s)", c.Step, what, orDefault(string(c.Class), "ok")))
 		}
 		rep.Steps = append(rep.Steps, c)
 	}

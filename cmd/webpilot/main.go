@@ -36,7 +36,16 @@ Usage:
   webpilot watch JOB_ID                           follow a job step by step until it ends
   webpilot job JOB_ID                             the job as JSON
   webpilot script JOB_ID                          print the generated @playwright/test spec
-  webpilot cancel JOB_ID                          cancel a job
+  webpilot cancel JOB_ID                          cancel a job (a suite's children with it)
+  webpilot suite run [--tag T]... [--test ID]... [--watch]
+                                                  replay stored tests (all, by tag, or listed) at 0 tokens
+  webpilot suite repair [--tag T]... [--test ID]... [--auto-accept] [--max-credits N] [--watch]
+                                                  replay and repair them: drift healed, regressions reported
+  webpilot test list                              the stored tests and their last verdict
+  webpilot test show TEST_ID                      a test's script and its versions
+  webpilot test diff TEST_ID VERSION              the unified diff a version proposes
+  webpilot test accept|reject TEST_ID VERSION     decide a proposed version
+  (submit and suite take --secret NAME=env:VAR|file:PATH, repeatable)
 
 Environment:
   WEBPILOT_API          dispatcher URL (default http://127.0.0.1:8080)
@@ -162,6 +171,10 @@ func run(args []string, out io.Writer) error {
 		return creditsCmd(c, args[1:], out)
 	case "submit":
 		return submitCmd(c, args[1:], out)
+	case "suite":
+		return suiteCmd(c, args[1:], out)
+	case "test":
+		return testCmd(c, args[1:], out)
 	case "watch", "job", "script", "cancel":
 		if len(args) != 2 {
 			return fmt.Errorf("usage: webpilot %s JOB_ID", args[0])
@@ -284,32 +297,8 @@ func creditsCmd(c *client, args []string, out io.Writer) error {
 	return nil
 }
 
-// loadScenario reads a JSON scenario, or a text file with one step per line.
-func loadScenario(path, base string) (scenario.Scenario, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return scenario.Scenario{}, err
-	}
-	if strings.HasSuffix(path, ".json") || bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) {
-		var sc scenario.Scenario
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&sc); err != nil {
-			return sc, fmt.Errorf("%s: %w", path, err)
-		}
-		if base != "" {
-			sc.BaseURL = base
-		}
-		return sc, nil
-	}
-	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-	return scenario.ParseTextScenario(name, string(b), base), nil
-}
-
-func submitCmd(c *client, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("submit", flag.ContinueOnError)
-	base := fs.String("base", "", "base URL (overrides the file's)")
-	follow := fs.Bool("watch", false, "follow progress until the job ends, then print the spec")
+// secretFlag registers the repeatable --secret flag on fs.
+func secretFlag(fs *flag.FlagSet) map[string]string {
 	secrets := map[string]string{}
 	fs.Func("secret", "NAME=env:VAR or NAME=file:PATH: a secret for {{NAME}}, typed into fields but never shown, stored or logged in the clear (repeatable)",
 		func(v string) error {
@@ -336,6 +325,36 @@ func submitCmd(c *client, args []string, out io.Writer) error {
 			}
 			return nil
 		})
+	return secrets
+}
+
+// loadScenario reads a JSON scenario, or a text file with one step per line.
+func loadScenario(path, base string) (scenario.Scenario, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return scenario.Scenario{}, err
+	}
+	if strings.HasSuffix(path, ".json") || bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) {
+		var sc scenario.Scenario
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&sc); err != nil {
+			return sc, fmt.Errorf("%s: %w", path, err)
+		}
+		if base != "" {
+			sc.BaseURL = base
+		}
+		return sc, nil
+	}
+	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	return scenario.ParseTextScenario(name, string(b), base), nil
+}
+
+func submitCmd(c *client, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("submit", flag.ContinueOnError)
+	base := fs.String("base", "", "base URL (overrides the file's)")
+	follow := fs.Bool("watch", false, "follow progress until the job ends, then print the spec")
+	secrets := secretFlag(fs)
 	var file string
 	rest := args
 	for len(rest) > 0 {
@@ -363,19 +382,7 @@ func submitCmd(c *client, args []string, out io.Writer) error {
 	for k, v := range secrets {
 		sc.Secrets[k] = v
 	}
-	// One Idempotency-Key for every try: a retry after a timeout or a 503
-	// returns the job the first try created instead of a second one.
-	idem := map[string]string{"Idempotency-Key": "cli-" + uuid.NewString()}
-	var v api.JobView
-	for try := 1; ; try++ {
-		err = c.doWith("POST", "/v1/jobs", key, jobs.Submission{Kind: jobs.KindScenario, Scenario: &sc}, &v, idem)
-		var ae *apiError
-		retry := err != nil && (!errors.As(err, &ae) || ae.status == http.StatusServiceUnavailable)
-		if !retry || try == 4 {
-			break
-		}
-		time.Sleep(time.Duration(try) * 500 * time.Millisecond)
-	}
+	v, err := c.submit(key, "/v1/jobs", jobs.Submission{Kind: jobs.KindScenario, Scenario: &sc})
 	if err != nil {
 		return err
 	}
@@ -384,6 +391,24 @@ func submitCmd(c *client, args []string, out io.Writer) error {
 		return nil
 	}
 	return watch(c, key, v.ID, out)
+}
+
+// submit posts a new job, retrying a lost answer or a 503 under one
+// Idempotency-Key, so a retry returns the job the first try created
+// instead of a second one.
+func (c *client) submit(key, path string, body any) (api.JobView, error) {
+	idem := map[string]string{"Idempotency-Key": "cli-" + uuid.NewString()}
+	var v api.JobView
+	var err error
+	for try := 1; ; try++ {
+		err = c.doWith("POST", path, key, body, &v, idem)
+		var ae *apiError
+		retry := err != nil && (!errors.As(err, &ae) || ae.status == http.StatusServiceUnavailable)
+		if !retry || try == 4 {
+			return v, err
+		}
+		time.Sleep(time.Duration(try) * 500 * time.Millisecond)
+	}
 }
 
 // watch follows the job's event stream and prints each step as it ends.
@@ -416,6 +441,8 @@ func watch(c *client, key, id string, out io.Writer) error {
 			switch event {
 			case "step":
 				printStep(out, data)
+			case "test":
+				printTest(out, data)
 			case "state":
 				var s struct {
 					State string
@@ -467,6 +494,9 @@ func summary(c *client, key, id string, out io.Writer) error {
 	var v api.JobView
 	if err := c.do("GET", "/v1/jobs/"+id, key, nil, &v); err != nil {
 		return err
+	}
+	if v.Suite != nil {
+		return suiteSummary(v, out)
 	}
 	tokens := 0
 	if v.Usage != nil {
