@@ -21,7 +21,7 @@ var Actions = []string{"click", "dblclick", "rightclick", "hover", "drag", "fill
 // Assertions a verify command may check.
 var Assertions = []string{"textContains", "textEquals", "valueEquals", "valueEmpty", "isVisible", "isHidden",
 	"isEnabled", "isDisabled", "isChecked", "isUnchecked", "countEquals", "countGreaterThan", "countLessThan",
-	"hasClass", "hasAttribute", "urlContains", "titleContains", "dialogContains", "selectedLabel",
+	"hasClass", "hasAttribute", "urlContains", "urlEquals", "titleContains", "titleEquals", "dialogContains", "selectedLabel",
 	"sortedAscending", "sortedDescending"}
 
 // SortKinds are how a sorted check compares its items; the value of a
@@ -41,13 +41,23 @@ type Command struct {
 // IsVerify reports whether the command checks rather than acts.
 func (c Command) IsVerify() bool { return c.Action == "verify" }
 
+// IsPageCheck reports whether the command checks the page (its URL, title
+// or last dialog) rather than an element.
+func (c Command) IsPageCheck() bool {
+	switch c.Assert {
+	case "urlContains", "urlEquals", "titleContains", "titleEquals", "dialogContains":
+		return c.IsVerify()
+	}
+	return false
+}
+
 // NeedsTarget reports whether the command must name an element.
 func (c Command) NeedsTarget() bool {
 	switch c.Action {
 	case "navigate", "back", "forward", "reload", "wait", "press", "scroll", "dialog", "switch_page", "close_page":
 		return false
 	case "verify":
-		return c.Assert != "urlContains" && c.Assert != "titleContains" && c.Assert != "dialogContains"
+		return !c.IsPageCheck()
 	}
 	return true
 }
@@ -347,8 +357,12 @@ func (s *Session) verify(c Command, ms *float64, out *Outcome, o ExecOptions) er
 	switch c.Assert {
 	case "urlContains":
 		return a.Page(s.page).ToHaveURL(regexp.MustCompile(regexp.QuoteMeta(c.Value)))
+	case "urlEquals":
+		return a.Page(s.page).ToHaveURL(c.Value)
 	case "titleContains":
 		return a.Page(s.page).ToHaveTitle(regexp.MustCompile(regexp.QuoteMeta(c.Value)))
+	case "titleEquals":
+		return a.Page(s.page).ToHaveTitle(c.Value)
 	case "dialogContains":
 		return s.waitDialog(c.Value, *ms)
 	}

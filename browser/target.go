@@ -33,6 +33,9 @@ type Target struct {
 	// Within scopes the target to the unique element a parent target names
 	// (a list item, a card) when the target's own name repeats.
 	Within *Target `json:"within,omitempty"`
+	// Nth picks one of several matches by position (0 is the first, -1 the
+	// last), as an imported spec's .first(), .last() or .nth(i) does.
+	Nth *int `json:"nth,omitempty"`
 }
 
 // mentions reports whether any of the target's texts (its own or its
@@ -85,6 +88,9 @@ func (t Target) String() string {
 	if len(t.Frames) > 0 {
 		parts = append(parts, "in frame "+strings.Join(t.Frames, " > "))
 	}
+	if t.Nth != nil {
+		parts = append(parts, fmt.Sprintf("nth=%d", *t.Nth))
+	}
 	if t.Within != nil {
 		parts = append(parts, "within ("+t.Within.String()+")")
 	}
@@ -123,10 +129,20 @@ func (s *Session) locator(t Target) (playwright.Locator, error) {
 		root = p
 	}
 	loc, err := byTarget(root, t)
-	if err != nil || t.HasText == "" {
-		return loc, err
+	if err != nil {
+		return nil, err
 	}
-	return loc.Filter(playwright.LocatorFilterOptions{HasText: t.HasText}), nil
+	if t.HasText != "" {
+		loc = loc.Filter(playwright.LocatorFilterOptions{HasText: t.HasText})
+	}
+	switch {
+	case t.Nth == nil:
+	case *t.Nth < 0:
+		loc = loc.Last()
+	default:
+		loc = loc.Nth(*t.Nth)
+	}
+	return loc, nil
 }
 
 // byTarget applies the target's first way of naming an element under root.

@@ -350,8 +350,12 @@ func assertionLine(c browser.Command, loc, v, via, to string) string {
 	switch c.Assert {
 	case "urlContains":
 		return fmt.Sprintf("await expect(%s).toHaveURL(%s);", loc, args(fmt.Sprintf("/%s/", jsRegex(c.Value)), to))
+	case "urlEquals":
+		return fmt.Sprintf("await expect(%s).toHaveURL(%s);", loc, args(v, to))
 	case "titleContains":
 		return fmt.Sprintf("await expect(%s).toHaveTitle(%s);", loc, args(fmt.Sprintf("/%s/", jsRegex(c.Value)), to))
+	case "titleEquals":
+		return fmt.Sprintf("await expect(%s).toHaveTitle(%s);", loc, args(v, to))
 	case "dialogContains":
 		return fmt.Sprintf("await expect.poll(() => lastDialog%s).toContain(%s);", prefixComma(to), v)
 	case "textContains":
@@ -424,7 +428,7 @@ func prefixComma(opt string) string {
 // found when the element was fingerprinted, else the target as given (never
 // a ref, which means nothing outside the run).
 func locatorCode(c browser.Command, fp *browser.Fingerprint) string {
-	if c.Action == "verify" && (c.Assert == "urlContains" || c.Assert == "titleContains") {
+	if c.IsPageCheck() && c.Assert != "dialogContains" {
 		return "page"
 	}
 	// Counts and absence are about the target as named, not one element
@@ -455,6 +459,15 @@ func targetCode(t browser.Target) string {
 	expr := byCode(root, t)
 	if expr != "" && t.HasText != "" {
 		expr += fmt.Sprintf(".filter({ hasText: %s })", jsString(t.HasText))
+	}
+	switch {
+	case expr == "" || t.Nth == nil:
+	case *t.Nth < 0:
+		expr += ".last()"
+	case *t.Nth == 0:
+		expr += ".first()"
+	default:
+		expr += fmt.Sprintf(".nth(%d)", *t.Nth)
 	}
 	return expr
 }

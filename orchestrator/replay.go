@@ -320,8 +320,7 @@ func (r *run) heal(ctx context.Context, rep *StepReport, i int, entries []Manife
 	n, _ := r.Page.Count(ctx, cmd.Target)
 	if cmd.IsVerify() {
 		switch {
-		case strings.HasPrefix(cmd.Assert, "count") || cmd.Assert == "isHidden" || cmd.Assert == "urlContains" ||
-			cmd.Assert == "titleContains" || cmd.Assert == "dialogContains" || cmd.Target.IsZero():
+		case strings.HasPrefix(cmd.Assert, "count") || cmd.Assert == "isHidden" || cmd.IsPageCheck() || cmd.Target.IsZero():
 			ev.Observed = r.observePage(ctx, cmd)
 			return regression(fmt.Sprintf("%s no longer holds", cmd.Describe()))
 		case n >= 1:
@@ -399,9 +398,9 @@ func (r *run) relocate(ctx context.Context, cmd browser.Command, e ManifestEntry
 // observePage reads the page-level value a failed verification was about.
 func (r *run) observePage(ctx context.Context, cmd browser.Command) string {
 	switch cmd.Assert {
-	case "urlContains":
+	case "urlContains", "urlEquals":
 		return r.secrets.redact(r.Page.URL())
-	case "titleContains":
+	case "titleContains", "titleEquals":
 		return r.secrets.redact(r.Page.Title())
 	case "dialogContains":
 		if d := r.Page.Dialogs(); len(d) > 0 {
