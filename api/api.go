@@ -103,6 +103,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/experiences", s.tenant(s.experiences))
 	mux.HandleFunc("DELETE /v1/experiences", s.tenant(s.forgetExperiences))
 	mux.HandleFunc("GET /v1/tests", s.tenant(s.tests))
+	mux.HandleFunc("POST /v1/tests/import", s.tenant(s.importTests))
 	mux.HandleFunc("GET /v1/tests/{id}", s.tenant(s.test))
 	mux.HandleFunc("GET /v1/tests/{id}/versions", s.tenant(s.versions))
 	mux.HandleFunc("GET /v1/tests/{id}/versions/{v}", s.tenant(s.version))

@@ -866,7 +866,7 @@ func (p *importer) keyed(prop ast.Property) (string, ast.Expression, bool) {
 	}
 	switch k := kv.Key.(type) {
 	case *ast.StringLiteral:
-		return string(k.Value), kv.Value, true
+		return k.Value.String(), kv.Value, true
 	case *ast.Identifier:
 		return string(k.Name), kv.Value, true
 	}
@@ -887,10 +887,10 @@ func (p *importer) oneString(call *ast.CallExpression, what string) (string, boo
 func (p *importer) str(e ast.Expression) (string, bool) {
 	switch x := e.(type) {
 	case *ast.StringLiteral:
-		return string(x.Value), true
+		return x.Value.String(), true
 	case *ast.TemplateLiteral:
 		if len(x.Expressions) == 0 && x.Tag == nil && len(x.Elements) == 1 {
-			return string(x.Elements[0].Parsed), true
+			return x.Elements[0].Parsed.String(), true
 		}
 	case *ast.RegExpLiteral:
 		p.unsupported(e, "a regular expression (write the exact text)")

@@ -50,6 +50,14 @@ func TestImportReadsLocatorsActionsAndAssertions(t *testing.T) {
 			t.Errorf("spec lacks %q:\n%s", want, add.Script)
 		}
 	}
+	for _, tc := range tests {
+		if strings.ContainsRune(tc.Name+tc.Script+tc.Scenario.BaseURL, 0) {
+			t.Fatalf("%q: text did not survive the parser intact", tc.Name)
+		}
+	}
+	if c := tests[1].Manifest[0].Entries[0].Command; c.Assert != "titleEquals" || c.Value != "Shopping list · Acme" {
+		t.Fatalf("title: %+v", c)
+	}
 	bread := tests[1].Script
 	for _, want := range []string{"await expect(page).toHaveTitle('Shopping list · Acme');",
 		"await expect(page.getByRole('listitem').first()).toContainText('Bread');",

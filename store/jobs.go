@@ -505,6 +505,10 @@ type Finish struct {
 	TestID     string
 	TestStatus string
 	Proposal   *Proposal
+	// Fingerprints is the manifest, with the fingerprints a passing replay
+	// took, to keep for the replayed version (TestVersion) of the test.
+	Fingerprints json.RawMessage
+	TestVersion  int
 }
 
 // FinishJob writes the result, charges any reservation left open, releases
@@ -527,6 +531,11 @@ func (s *Store) FinishJob(ctx context.Context, f Finish) ([]OutboxItem, error) {
 		}
 		if f.TestID != "" && f.TestStatus != "" {
 			if err := setTestStatus(ctx, tx, tenantID, f.TestID, f.TestStatus); err != nil {
+				return err
+			}
+		}
+		if len(f.Fingerprints) > 0 && f.TestID != "" {
+			if err := captureFingerprints(ctx, tx, tenantID, f.TestID, f.TestVersion, f.Fingerprints); err != nil {
 				return err
 			}
 		}

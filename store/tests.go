@@ -114,3 +114,66 @@ func (s *Store) GetTest(ctx context.Context, tenantID, id string) (Test, error) 
 	}
 	return t, nil
 }
+
+// ImportedTest is a test read from an existing spec.
+type ImportedTest struct {
+	Name     string
+	Tags     []string
+	Scenario json.RawMessage
+	Script   string
+	Manifest json.RawMessage
+}
+
+// ImportTests stores imported tests in a tenant's suite, each as its next
+// accepted version (a test of the same name gets a new version), all or
+// none.
+func (s *Store) ImportTests(ctx context.Context, tenantID string, list []ImportedTest) ([]Test, error) {
+	var out []Test
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		out = out[:0]
+		for _, it := range list {
+			tags := it.Tags
+			if tags == nil {
+				tags = []string{}
+			}
+			t := Test{Name: it.Name, Tags: tags, LastStatus: "imported"}
+			err := tx.QueryRow(ctx,
+				`INSERT INTO tests (id, tenant_id, name, tags, scenario, script, manifest, last_status, version)
+				 VALUES ($1, $2, $3, $4, $5, $6, $7, 'imported', 1)
+				 ON CONFLICT (tenant_id, name) DO UPDATE SET scenario = EXCLUDED.scenario, script = EXCLUDED.script, tags = EXCLUDED.tags,
+				   manifest = EXCLUDED.manifest, last_status = 'imported',
+				   version = (SELECT COALESCE(max(version), 0) + 1 FROM test_versions WHERE test_id = tests.id), updated_at = now()
+				 RETURNING id::text, version, updated_at`,
+				uuid.NewString(), tenantID, it.Name, tags, it.Scenario, it.Script, it.Manifest).Scan(&t.ID, &t.Version, &t.UpdatedAt)
+			if err != nil {
+				return fmt.Errorf("import %q: %w", it.Name, err)
+			}
+			if _, err := tx.Exec(ctx,
+				`INSERT INTO test_versions (test_id, version, scenario, script, manifest, summary, status, decided_at)
+				 VALUES ($1, $2, $3, $4, $5, 'imported', 'accepted', now())`,
+				t.ID, t.Version, it.Scenario, it.Script, it.Manifest); err != nil {
+				return fmt.Errorf("import %q: %w", it.Name, err)
+			}
+			out = append(out, t)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// captureFingerprints stores the manifest a passing replay recorded, with
+// the fingerprints of every element it used, as the one of the version it
+// replayed: an imported test has none until its first passing replay, and
+// re-location needs them.
+func captureFingerprints(ctx context.Context, tx pgx.Tx, tenantID, testID string, version int, manifest json.RawMessage) error {
+	tag, err := tx.Exec(ctx, `UPDATE tests SET manifest = $4, updated_at = now() WHERE id = $1 AND tenant_id = $2 AND version = $3`,
+		testID, tenantID, version, manifest)
+	if err != nil {
+		return fmt.Errorf("capture fingerprints: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return nil // another version was accepted meanwhile
+	}
+	_, err = tx.Exec(ctx, `UPDATE test_versions SET manifest = $3 WHERE test_id = $1 AND version = $2`, testID, version, manifest)
+	return err
+}

@@ -63,6 +63,11 @@ func (w *Worker) runTest(ctx context.Context, claim store.Claim, cancelled func(
 			case orchestrator.StatusCancelled, orchestrator.StatusBudgetExhausted:
 				f.State, f.Error, f.TestStatus = jobState(res.Status), res.Error, ""
 			}
+			if f.State == store.StateSucceeded && rep.Verdict == orchestrator.VerdictPassed && lacksFingerprints(manifest) {
+				// An imported test's first passing replay: keep what it found.
+				f.Fingerprints, _ = json.Marshal(res.Manifest)
+				f.TestVersion = test.Version
+			}
 			if repair && f.State == store.StateSucceeded && rep.Proposes() {
 				w.propose(ctx, &f, &rep, res, test, req.AutoAccept, secrets, tun, log)
 			}
@@ -162,6 +167,21 @@ func (w *Worker) runSuite(ctx context.Context, claim store.Claim, log *slog.Logg
 	w.publishWoken(ctx, items)
 	log.Info("suite fanned out", "tests", len(tests), "published", len(items))
 	return finish{detached: true}
+}
+
+// lacksFingerprints reports whether a manifest has no element fingerprint
+// at all though it acts on elements: an imported test not yet replayed.
+func lacksFingerprints(manifest []orchestrator.ManifestStep) bool {
+	targets := false
+	for _, s := range manifest {
+		for _, e := range s.Entries {
+			if e.Element != nil {
+				return false
+			}
+			targets = targets || e.Command.NeedsTarget()
+		}
+	}
+	return targets
 }
 
 // verifySpec runs a repaired spec under @playwright/test, its browser

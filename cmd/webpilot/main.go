@@ -41,6 +41,7 @@ Usage:
                                                   replay stored tests (all, by tag, or listed) at 0 tokens
   webpilot suite repair [--tag T]... [--test ID]... [--auto-accept] [--max-credits N] [--watch]
                                                   replay and repair them: drift healed, regressions reported
+  webpilot import FILE... [--base URL] [--tag T]  store existing @playwright/test specs as tests
   webpilot test list                              the stored tests and their last verdict
   webpilot test show TEST_ID                      a test's script and its versions
   webpilot test diff TEST_ID VERSION              the unified diff a version proposes
@@ -175,6 +176,8 @@ func run(args []string, out io.Writer) error {
 		return suiteCmd(c, args[1:], out)
 	case "test":
 		return testCmd(c, args[1:], out)
+	case "import":
+		return importCmd(c, args[1:], out)
 	case "watch", "job", "script", "cancel":
 		if len(args) != 2 {
 			return fmt.Errorf("usage: webpilot %s JOB_ID", args[0])

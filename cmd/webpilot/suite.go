@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -183,4 +185,47 @@ func testCmd(c *client, args []string, out io.Writer) error {
 		return nil
 	}
 	return errors.New(use)
+}
+
+// importCmd stores existing spec files as tests; a construct outside the
+// supported subset is reported by file and line and nothing is stored.
+func importCmd(c *client, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	base := fs.String("base", "", "the base URL the tests run against (replaces the specs' own)")
+	var tags listFlag
+	fs.Var(&tags, "tag", "tag every imported test (repeatable, or comma-separated)")
+	var files []string
+	rest := args
+	for len(rest) > 0 {
+		if err := fs.Parse(rest); err != nil {
+			return err
+		}
+		if rest = fs.Args(); len(rest) > 0 {
+			files, rest = append(files, rest[0]), rest[1:]
+		}
+	}
+	if len(files) == 0 {
+		return errors.New("usage: webpilot import FILE... [--base URL] [--tag T]")
+	}
+	key, err := tenantKey()
+	if err != nil {
+		return err
+	}
+	req := api.ImportRequest{BaseURL: *base, Tags: tags}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		req.Files = append(req.Files, api.ImportFile{Name: filepath.Base(f), Content: string(b)})
+	}
+	var res struct{ Tests []store.Test }
+	if err := c.do("POST", "/v1/tests/import", key, req, &res); err != nil {
+		return err
+	}
+	for _, t := range res.Tests {
+		fmt.Fprintf(out, "imported %s  v%d  %s\n", t.ID, t.Version, t.Name)
+	}
+	fmt.Fprintf(out, "%d tests imported from %d files\n", len(res.Tests), len(files))
+	return nil
 }

@@ -1,0 +1,131 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/webpilot/webpilot/scenario"
+	"github.com/webpilot/webpilot/specimport"
+	"github.com/webpilot/webpilot/store"
+)
+
+// Import limits.
+const (
+	maxImportFiles = 50
+	maxImportFile  = 256 << 10
+)
+
+// ImportRequest is the body of POST /v1/tests/import: existing
+// @playwright/test spec files to store as tests.
+type ImportRequest struct {
+	Files []ImportFile `json:"files"`
+	// BaseURL replaces the specs' own base URL (their test.use baseURL, or
+	// the origin of their absolute URLs).
+	BaseURL string   `json:"base_url,omitempty"`
+	Tags    []string `json:"tags,omitempty"`
+}
+
+// ImportFile is one spec file.
+type ImportFile struct {
+	Name    string `json:"name"`
+	Content string `json:"content"`
+}
+
+// importTests parses every file and stores their tests, all or none: a
+// construct outside the supported subset is a 400 naming the file and line
+// of each one.
+func (s *Server) importTests(w http.ResponseWriter, r *http.Request) {
+	var req ImportRequest
+	if !s.decode(w, r, &req) {
+		return
+	}
+	var v scenario.ValidationError
+	switch {
+	case len(req.Files) == 0:
+		v.Add("files", "is required: at least one spec file")
+	case len(req.Files) > maxImportFiles:
+		v.Add("files", "at most %d files per import", maxImportFiles)
+	}
+	for i, f := range req.Files {
+		if strings.TrimSpace(f.Name) == "" {
+			v.Add(fmt.Sprintf("files[%d].name", i), "is required")
+		}
+		if strings.TrimSpace(f.Content) == "" {
+			v.Add(fmt.Sprintf("files[%d].content", i), "is required")
+		} else if len(f.Content) > maxImportFile {
+			v.Add(fmt.Sprintf("files[%d].content", i), "at most %d bytes", maxImportFile)
+		}
+	}
+	if req.BaseURL != "" {
+		if err := s.urls.CheckURL(req.BaseURL); err != nil {
+			v.Add("base_url", "%v", err)
+		}
+	}
+	scenario.ValidateTags(&v, "tags", req.Tags)
+	if len(v) > 0 {
+		writeError(w, http.StatusBadRequest, "invalid import", v)
+		return
+	}
+	var list []store.ImportedTest
+	names := map[string]string{}
+	for i, f := range req.Files {
+		tests, err := specimport.Parse(f.Name, f.Content, specimport.Options{BaseURL: req.BaseURL, Tags: req.Tags})
+		var ie *specimport.Error
+		if errors.As(err, &ie) {
+			for _, p := range ie.Problems {
+				msg := p.Message
+				if p.Code != "" {
+					msg += ": " + p.Code
+				}
+				v.Add(fmt.Sprintf("files[%d] (%s) line %d", i, f.Name, p.Line), "%s", msg)
+			}
+			continue
+		}
+		if err != nil {
+			v.Add(fmt.Sprintf("files[%d]", i), "%v", err)
+			continue
+		}
+		for _, t := range tests {
+			if prev, dup := names[t.Name]; dup {
+				v.Add(fmt.Sprintf("files[%d] (%s)", i, f.Name), "the test %q is also in %s: test names must be unique", t.Name, prev)
+				continue
+			}
+			names[t.Name] = f.Name
+			// Every page the test visits must be one the egress guard allows.
+			for _, u := range append([]string{t.Scenario.BaseURL}, navigations(t)...) {
+				if err := s.urls.CheckURL(u); err != nil {
+					v.Add(fmt.Sprintf("files[%d] (%s)", i, f.Name), "test %q visits %s: %v", t.Name, u, err)
+				}
+			}
+			sc, _ := json.Marshal(t.Scenario)
+			man, _ := json.Marshal(t.Manifest)
+			list = append(list, store.ImportedTest{Name: t.Name, Tags: req.Tags, Scenario: sc, Script: t.Script, Manifest: man})
+		}
+	}
+	if len(v) > 0 {
+		writeError(w, http.StatusBadRequest, "cannot import", v)
+		return
+	}
+	stored, err := s.store.ImportTests(r.Context(), tenantFrom(r.Context()).ID, list)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"tests": stored})
+}
+
+// navigations lists the URLs a test's commands go to.
+func navigations(t specimport.Test) []string {
+	var out []string
+	for _, s := range t.Manifest {
+		for _, e := range s.Entries {
+			if e.Command.Action == "navigate" {
+				out = append(out, e.Command.Value)
+			}
+		}
+	}
+	return out
+}
