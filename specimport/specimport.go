@@ -919,5 +919,3 @@ func (p *importer) integer(e ast.Expression) (int, bool) {
 	p.unsupported(e, "a value that is not a whole number")
 	return 0, false
 }
-
-
