@@ -148,10 +148,14 @@ func (e *env) repairBench(ctx context.Context) error {
 			}
 		} else {
 			drift++
-			if r.green && r.specOK {
+			switch {
+			case r.green && r.specOK && r.verdict == orchestrator.VerdictPassed:
+				healed++
+				outcome = "unaffected, spec passes" // its locators survived the change
+			case r.green && r.specOK:
 				healed++
 				outcome = "healed, spec passes"
-			} else {
+			default:
 				outcome = "not healed"
 			}
 		}
@@ -160,9 +164,62 @@ func (e *env) repairBench(ctx context.Context) error {
 	}
 	fmt.Printf("  replay %.0f ms per step; the same spec under npx playwright test %.0f ms per step (node start included)\n\n",
 		replayPerStep*1000, runnerPerStep*1000)
+	printRepairClasses(rows)
 	fmt.Printf("bench repair: drift_healed=%d/%d regressions_flagged=%d/%d wrongly_healed=%d agent_tokens_per_repair=%.0f replay_vs_runner=%.2f\n\n",
 		healed, drift, flagged, regressions, wrong, float64(tokens)/float64(len(rows)), replayPerStep/runnerPerStep)
 	return nil
+}
+
+// driftClass is the class of failure each change of the demo app causes.
+func driftClass(c demoapp.Change) string {
+	switch c {
+	case demoapp.RenamedIDs, demoapp.Reworded, demoapp.Rewrapped:
+		return "locator drift"
+	case demoapp.Interstitial, demoapp.TipsGone:
+		return "flow drift"
+	case demoapp.SlowAdd:
+		return "timing"
+	}
+	return "app regression"
+}
+
+// printRepairClasses sums the repair rows up per class: what was healed,
+// what was correctly refused, what was wrongly healed, at what cost.
+func printRepairClasses(rows []repairRow) {
+	type sum struct {
+		cases, healed, refused, wrong, tokens int
+		seconds                               float64
+	}
+	order := []string{"locator drift", "flow drift", "timing", "app regression"}
+	by := map[string]*sum{}
+	for _, k := range order {
+		by[k] = &sum{}
+	}
+	for _, r := range rows {
+		s := by[driftClass(r.change)]
+		s.cases++
+		s.tokens += r.tokens
+		s.seconds += r.duration.Seconds()
+		switch {
+		case r.change.Regression() && r.green:
+			s.wrong++
+		case r.change.Regression() && r.verdict == orchestrator.VerdictRegression:
+			s.refused++
+		case !r.change.Regression() && r.green && r.specOK:
+			s.healed++
+		}
+	}
+	fmt.Println("Repair per class of failure")
+	fmt.Printf("  %-15s %5s %7s %17s %14s %16s %18s\n", "class", "cases", "healed", "correctly refused", "wrongly healed", "tokens / repair", "seconds / repair")
+	for _, k := range order {
+		s := by[k]
+		if s.cases == 0 {
+			continue
+		}
+		fmt.Printf("  %-15s %5d %7d %17d %14d %16.0f %18.1f\n", k, s.cases, s.healed, s.refused, s.wrong,
+			float64(s.tokens)/float64(s.cases), s.seconds/float64(s.cases))
+	}
+	fmt.Println()
 }
 
 // runAgent runs the orchestrator for the bench on a fresh session, with a
