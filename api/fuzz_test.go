@@ -71,6 +71,37 @@ func FuzzSubmitJob(f *testing.F) {
 	})
 }
 
+// FuzzSuitesAndImport: whatever the body, the suite and import endpoints
+// answer 2xx or a 4xx, never a 5xx.
+func FuzzSuitesAndImport(f *testing.F) {
+	srv, key, _ := fuzzServer(f)
+	for _, seed := range []struct{ path, body string }{
+		{"/v1/suites/run", `{}`},
+		{"/v1/suites/run", `{"test_ids":["x","00000000-0000-0000-0000-000000000000"],"tags":["a b"]}`},
+		{"/v1/suites/repair", `{"tags":["smoke"],"auto_accept":true,"options":{"max_credits":-1}}`},
+		{"/v1/suites/repair", `{"test_ids":null,"secrets":{"":"x"},"sealed_secrets":"y"}`},
+		{"/v1/jobs", `{"kind":"suite_repair","suite":{"tags":[1]}}`},
+		{"/v1/jobs", `{"kind":"replay","replay":{"test_id":"00000000-0000-0000-0000-000000000000","auto_accept":true}}`},
+		{"/v1/tests/import", `{"files":[{"name":"a.spec.ts","content":"test('x', async ({ page }) => { await page.goto('/'); });"}]}`},
+		{"/v1/tests/import", `{"files":[{"name":"a.spec.ts","content":"test('x', async ({ page }) => { await page.goto('http://127.0.0.1:1/'); await page.getByRole('button').nth(-1).click(); });"}],"base_url":"ftp://x"}`},
+		{"/v1/tests/import", `{"files":[{"name":"","content":"((((((((((((((((((((((((((((((("}]}`},
+		{"/v1/tests/import", `{"files":[{"name":"a","content":"test(` + "`${1}`" + `, async function({page}) { await expect(page).toHaveURL(1) })"}]}`},
+		{"/v1/tests/import", `{"files":[]}`},
+	} {
+		f.Add(seed.path, []byte(seed.body))
+	}
+	f.Fuzz(func(t *testing.T, path string, body []byte) {
+		switch path {
+		case "/v1/suites/run", "/v1/suites/repair", "/v1/tests/import", "/v1/jobs":
+		default:
+			return
+		}
+		if code := post(t, srv.URL+path, key, body); code >= 500 || code < 200 {
+			t.Fatalf("POST %s %q answered %d", path, body, code)
+		}
+	})
+}
+
 // FuzzAdminAPI: the admin endpoints answer 2xx or 4xx, never a 5xx.
 func FuzzAdminAPI(f *testing.F) {
 	srv, _, tenantID := fuzzServer(f)

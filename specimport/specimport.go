@@ -66,7 +66,13 @@ type Options struct {
 }
 
 // Parse reads the tests of one spec file.
-func Parse(name, src string, o Options) ([]Test, error) {
+func Parse(name, src string, o Options) (tests []Test, err error) {
+	defer func() {
+		// A parser library failing on odd input must not take the request down.
+		if r := recover(); r != nil {
+			tests, err = nil, &Error{Problems: []Problem{{File: name, Message: fmt.Sprintf("the file cannot be parsed (%v)", r)}}}
+		}
+	}()
 	lines := strings.Split(src, "\n")
 	p := &importer{file: name, lines: lines, opts: o}
 	out := esbuild.Transform(src, esbuild.TransformOptions{Loader: esbuild.LoaderTS, Format: esbuild.FormatCommonJS,
