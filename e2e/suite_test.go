@@ -17,7 +17,9 @@ import (
 	"github.com/webpilot/webpilot/api"
 	"github.com/webpilot/webpilot/browser/browsertest"
 	"github.com/webpilot/webpilot/demoapp"
+	"github.com/webpilot/webpilot/jobs"
 	"github.com/webpilot/webpilot/llm/llmtest"
+	"github.com/webpilot/webpilot/reconcile"
 	"github.com/webpilot/webpilot/store"
 	"github.com/webpilot/webpilot/worker"
 )
@@ -156,6 +158,12 @@ func TestBulkRepairOfASuiteSurvivesAWorkerKill(t *testing.T) {
 	model := llmtest.New(t)
 	model.Fallback = &llmtest.Reply{PromptTokens: 1500, CompletionTokens: 60, Content: llmtest.JSON(map[string]any{
 		"status": "complete", "reasoning": "there is nothing to dismiss any more", "commands": []any{}})}
+	// The dispatcher's reconciler, as in production: a worker killed between
+	// finishing a child and publishing the children it woke leaves those to it.
+	recCtx, stopRec := context.WithCancel(context.Background())
+	t.Cleanup(stopRec)
+	go reconcile.New(reconcile.Config{Every: 500 * time.Millisecond, Unsent: time.Second, Stale: 10 * time.Second},
+		s.store, jobs.NewPublisher(s.queue.JS), quietLog()).Run(recCtx)
 	victim := s.workerProcess(t, bin, "w-victim", model)
 	s.workerProcess(t, bin, "w-2", model)
 

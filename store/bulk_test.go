@@ -126,6 +126,9 @@ func TestBulkJobFansOutOnceDrawsOneBudgetAndEndsWithItsLastChild(t *testing.T) {
 		TestID: tests[0], TestStatus: "healed"}); err != nil {
 		t.Fatal(err)
 	}
+	if c := jobState(t, st, tn.ID, c1.JobID); c.HoldMicro != 0 || c.ChargedMicro != 300_000 {
+		t.Fatalf("the child shows hold %d, charged %d", c.HoldMicro, c.ChargedMicro)
+	}
 	if p := jobState(t, st, tn.ID, parent.ID); p.State != store.StateWaiting || p.ChargedMicro != 300_000 {
 		t.Fatalf("after one child: %s charged %d", p.State, p.ChargedMicro)
 	}

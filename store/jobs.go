@@ -49,7 +49,9 @@ func Terminal(state string) bool {
 
 const jobColumns = `j.id::text, j.tenant_id::text, j.kind, j.state, j.input, j.result, j.checkpoint,
 	COALESCE(j.script, ''), COALESCE(j.error, ''), j.attempt, j.cancel_requested,
-	COALESCE(h.amount, 0), COALESCE(h.consumed, 0), j.created_at, j.started_at, j.finished_at`
+	COALESCE(h.amount, 0),
+	COALESCE(h.consumed, (SELECT -sum(e.amount) FROM credit_entries e WHERE e.job_id = j.id AND j.parent_id IS NOT NULL), 0)::bigint,
+	j.created_at, j.started_at, j.finished_at`
 
 func scanJob(r pgx.Row) (Job, error) {
 	var j Job
