@@ -121,10 +121,18 @@ func (s *Server) bulkView(ctx context.Context, j store.Job, detail bool) JobView
 // maxHold bounds max_credits so the micro-credit amount cannot overflow.
 const maxHold = 1e9
 
-func (s *Server) submitJob(w http.ResponseWriter, r *http.Request) {
+// throttled answers 429 when the tenant submits faster than its limit.
+func (s *Server) throttled(w http.ResponseWriter, r *http.Request) bool {
 	t := tenantFrom(r.Context())
 	if s.submit != nil && !s.submit.take(t.ID) {
 		tooMany(w, s.submit.retryAfter(t.ID), "too many submissions; slow down (the limit is per tenant)")
+		return true
+	}
+	return false
+}
+
+func (s *Server) submitJob(w http.ResponseWriter, r *http.Request) {
+	if s.throttled(w, r) {
 		return
 	}
 	var sub jobs.Submission
@@ -138,9 +146,7 @@ func (s *Server) submitJob(w http.ResponseWriter, r *http.Request) {
 // request of a bulk job of kind.
 func (s *Server) submitSuite(kind jobs.Kind) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		t := tenantFrom(r.Context())
-		if s.submit != nil && !s.submit.take(t.ID) {
-			tooMany(w, s.submit.retryAfter(t.ID), "too many submissions; slow down (the limit is per tenant)")
+		if s.throttled(w, r) {
 			return
 		}
 		var req jobs.SuiteRequest

@@ -757,41 +757,34 @@ func (p *importer) frameChain(e ast.Expression) ([]string, bool) {
 	if !ok {
 		return nil, false
 	}
+	// page.frameLocator(sel), or page.locator(sel).contentFrame(); either
+	// may hang off an outer frame.
+	sel := call
 	switch dot.Identifier.Name {
 	case "frameLocator":
-		var outer []string
-		if id, ok := dot.Left.(*ast.Identifier); !ok || id.Name != "page" {
-			if outer, ok = p.frameChain(dot.Left); !ok {
-				return nil, false
-			}
-		}
-		sel, ok := p.oneString(call, "frameLocator")
-		if !ok {
-			return nil, false
-		}
-		return append(outer, sel), true
 	case "contentFrame":
 		inner, ok := dot.Left.(*ast.CallExpression)
 		if !ok {
 			return nil, false
 		}
-		d, ok := inner.Callee.(*ast.DotExpression)
-		if !ok || d.Identifier.Name != "locator" {
+		if dot, ok = inner.Callee.(*ast.DotExpression); !ok || dot.Identifier.Name != "locator" {
 			return nil, false
 		}
-		var outer []string
-		if id, ok := d.Left.(*ast.Identifier); !ok || id.Name != "page" {
-			if outer, ok = p.frameChain(d.Left); !ok {
-				return nil, false
-			}
-		}
-		sel, ok := p.oneString(inner, "locator")
-		if !ok {
-			return nil, false
-		}
-		return append(outer, sel), true
+		sel = inner
+	default:
+		return nil, false
 	}
-	return nil, false
+	var outer []string
+	if id, ok := dot.Left.(*ast.Identifier); !ok || id.Name != "page" {
+		if outer, ok = p.frameChain(dot.Left); !ok {
+			return nil, false
+		}
+	}
+	css, ok := p.oneString(sel, string(dot.Identifier.Name))
+	if !ok {
+		return nil, false
+	}
+	return append(outer, css), true
 }
 
 // byMethod reads getByRole/Label/Placeholder/Text/TestId/AltText/Title and locator.

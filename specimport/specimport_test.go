@@ -106,3 +106,30 @@ func TestImportNamesEveryUnsupportedLine(t *testing.T) {
 		}
 	}
 }
+
+func TestImportReadsFrameChains(t *testing.T) {
+	t.Parallel()
+	src := `test('frames', async ({ page }) => {
+  await page.goto('https://a.example/frames');
+  await page.frameLocator('#editor').getByRole('button', { name: 'Bold' }).click();
+  await expect(page.locator('#outer').contentFrame().locator('#inner').contentFrame().getByText('Saved')).toBeVisible();
+});
+`
+	tests, err := specimport.Parse("frames.spec.ts", src, specimport.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := tests[0].Manifest
+	if f := m[0].Entries[0].Command.Target.Frames; len(f) != 1 || f[0] != "#editor" {
+		t.Fatalf("frameLocator: %v", f)
+	}
+	if f := m[1].Entries[0].Command.Target.Frames; len(f) != 2 || f[0] != "#outer" || f[1] != "#inner" {
+		t.Fatalf("contentFrame chain: %v", f)
+	}
+	for _, want := range []string{"page.locator('#editor').contentFrame().getByRole('button', { name: 'Bold' }).click();",
+		"page.locator('#outer').contentFrame().locator('#inner').contentFrame().getByText('Saved')"} {
+		if !strings.Contains(tests[0].Script, want) {
+			t.Errorf("spec lacks %q:\n%s", want, tests[0].Script)
+		}
+	}
+}
