@@ -462,12 +462,15 @@ func requestHash(sub jobs.Submission) []byte {
 		sc.Secrets = secretNames(sc.Secrets)
 		c.Scenario = &sc
 	}
-	for _, req := range []**jobs.RepairRequest{&c.Repair, &c.Replay} {
-		if *req != nil {
-			r := **req
-			r.Secrets = secretNames(r.Secrets)
-			*req = &r
-		}
+	if c.Repair != nil {
+		r := *c.Repair
+		r.Secrets = secretNames(r.Secrets)
+		c.Repair = &r
+	}
+	if c.Replay != nil {
+		r := *c.Replay
+		r.Secrets = secretNames(r.Secrets)
+		c.Replay = &r
 	}
 	if c.Suite != nil {
 		r := *c.Suite

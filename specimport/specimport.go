@@ -444,10 +444,9 @@ func (p *importer) statement(st ast.Statement, base string) ([]browser.Command, 
 		p.unsupported(call, "page."+method+"(…)"+why)
 		return nil, false
 	}
-	if c, ok := p.expectation(call, dot, base); ok {
-		return []browser.Command{c}, true
-	} else if isExpect(dot) {
-		return nil, false
+	if isExpect(dot) {
+		c, ok := p.expectation(call, dot, base)
+		return []browser.Command{c}, ok
 	}
 	target, ok := p.locator(dot.Left)
 	if !ok {
@@ -537,6 +536,7 @@ func (p *importer) action(call *ast.CallExpression, method string, t browser.Tar
 	return browser.Command{}, false
 }
 
+// isExpect reports whether a call chain starts with expect(…).
 func isExpect(dot *ast.DotExpression) bool {
 	for e := dot.Left; e != nil; {
 		switch x := e.(type) {
@@ -554,7 +554,8 @@ func isExpect(dot *ast.DotExpression) bool {
 	return false
 }
 
-// expectation reads expect(page|locator)[.not].matcher(args).
+// expectation reads expect(page|locator)[.not].matcher(args); every form
+// it cannot read is reported, never skipped.
 func (p *importer) expectation(call *ast.CallExpression, dot *ast.DotExpression, base string) (browser.Command, bool) {
 	subject := dot.Left
 	negated := false
@@ -563,6 +564,7 @@ func (p *importer) expectation(call *ast.CallExpression, dot *ast.DotExpression,
 	}
 	ec, ok := subject.(*ast.CallExpression)
 	if !ok || calleeName(ec.Callee) != "expect" {
+		p.unsupported(call, "this form of assertion (write await expect(…).matcher(…);)")
 		return browser.Command{}, false
 	}
 	matcher := string(dot.Identifier.Name)

@@ -107,6 +107,17 @@ func TestImportNamesEveryUnsupportedLine(t *testing.T) {
 	}
 }
 
+// An assertion in a form the importer cannot read is named, never dropped.
+func TestImportNamesAnAssertionItCannotRead(t *testing.T) {
+	t.Parallel()
+	src := "test('x', async ({ page }) => {\n  await page.goto('https://a.example/');\n  await expect(page).resolves.toHaveTitle('A');\n  await page.getByText('B').click();\n});\n"
+	_, err := specimport.Parse("chained.spec.ts", src, specimport.Options{})
+	var ie *specimport.Error
+	if !errors.As(err, &ie) || len(ie.Problems) != 1 || ie.Problems[0].Line != 3 {
+		t.Fatalf("want one problem on line 3, got %v", err)
+	}
+}
+
 func TestImportReadsFrameChains(t *testing.T) {
 	t.Parallel()
 	src := `test('frames', async ({ page }) => {
