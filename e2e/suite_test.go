@@ -46,8 +46,7 @@ func (s *stack) cloneTest(t *testing.T, testID string, n int) {
 		id := uuid.NewString()
 		if _, err := s.store.Pool().Exec(context.Background(),
 			`INSERT INTO tests (id, tenant_id, name, tags, scenario, script, manifest, last_status, version)
-			   SELECT $2, tenant_id, name || ' #' || $3, tags, scenario, script, manifest, last_status, 1 FROM tests WHERE id = $1;
-			 `, testID, id, fmt.Sprint(i+2)); err != nil {
+			   SELECT $2, tenant_id, name || ' #' || $3, tags, scenario, script, manifest, last_status, 1 FROM tests WHERE id = $1`, testID, id, fmt.Sprint(i+2)); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.store.Pool().Exec(context.Background(),

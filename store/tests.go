@@ -44,24 +44,8 @@ func saveTest(ctx context.Context, tx pgx.Tx, tenantID string, f Finish) error {
 		tags = []string{}
 	}
 	if f.State == StateSucceeded {
-		var id string
-		var version int
-		err := tx.QueryRow(ctx,
-			`INSERT INTO tests (id, tenant_id, name, tags, scenario, script, manifest, last_status, source_job, version)
-			 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1)
-			 ON CONFLICT (tenant_id, name) DO UPDATE SET scenario = EXCLUDED.scenario, script = EXCLUDED.script, tags = EXCLUDED.tags,
-			   manifest = EXCLUDED.manifest, last_status = EXCLUDED.last_status, source_job = EXCLUDED.source_job,
-			   version = (SELECT COALESCE(max(version), 0) + 1 FROM test_versions WHERE test_id = tests.id), updated_at = now()
-			 RETURNING id::text, version`,
-			uuid.NewString(), tenantID, rec.Name, tags, rec.Scenario, f.Script, rec.Manifest, f.State, f.JobID).Scan(&id, &version)
-		if err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx,
-			`INSERT INTO test_versions (test_id, version, scenario, script, manifest, created_by_job, summary, status, decided_at)
-			 VALUES ($1, $2, $3, $4, $5, $6, 'generated', 'accepted', now())
-			 ON CONFLICT (test_id, created_by_job) WHERE created_by_job IS NOT NULL DO NOTHING`,
-			id, version, rec.Scenario, f.Script, rec.Manifest, f.JobID)
+		_, err := storeAccepted(ctx, tx, tenantID, accepted{name: rec.Name, tags: tags, scenario: rec.Scenario, script: f.Script,
+			manifest: rec.Manifest, status: f.State, job: f.JobID, summary: "generated"})
 		return err
 	}
 	_, err := tx.Exec(ctx,
@@ -69,6 +53,40 @@ func saveTest(ctx context.Context, tx pgx.Tx, tenantID string, f Finish) error {
 		 ON CONFLICT (tenant_id, name) DO UPDATE SET last_status = EXCLUDED.last_status, updated_at = now()`,
 		uuid.NewString(), tenantID, rec.Name, tags, rec.Scenario, f.State, f.JobID)
 	return err
+}
+
+// accepted is a spec to store as a test's next accepted version.
+type accepted struct {
+	name, script, status, job, summary string
+	tags                               []string
+	scenario, manifest                 json.RawMessage
+}
+
+// storeAccepted upserts the tenant's test of that name with the spec as
+// its script and records it as the test's next accepted version (once per
+// job, so a retried finish adds none).
+func storeAccepted(ctx context.Context, tx pgx.Tx, tenantID string, a accepted) (Test, error) {
+	t := Test{Name: a.name, Tags: a.tags, LastStatus: a.status}
+	err := tx.QueryRow(ctx,
+		`INSERT INTO tests (id, tenant_id, name, tags, scenario, script, manifest, last_status, source_job, version)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1)
+		 ON CONFLICT (tenant_id, name) DO UPDATE SET scenario = EXCLUDED.scenario, script = EXCLUDED.script, tags = EXCLUDED.tags,
+		   manifest = EXCLUDED.manifest, last_status = EXCLUDED.last_status, source_job = EXCLUDED.source_job,
+		   version = (SELECT COALESCE(max(version), 0) + 1 FROM test_versions WHERE test_id = tests.id), updated_at = now()
+		 RETURNING id::text, version, updated_at`,
+		uuid.NewString(), tenantID, a.name, a.tags, a.scenario, a.script, a.manifest, a.status, nullable(a.job)).
+		Scan(&t.ID, &t.Version, &t.UpdatedAt)
+	if err != nil {
+		return Test{}, fmt.Errorf("store %q: %w", a.name, err)
+	}
+	if _, err := tx.Exec(ctx,
+		`INSERT INTO test_versions (test_id, version, scenario, script, manifest, created_by_job, summary, status, decided_at)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, 'accepted', now())
+		 ON CONFLICT (test_id, created_by_job) WHERE created_by_job IS NOT NULL DO NOTHING`,
+		t.ID, t.Version, a.scenario, a.script, a.manifest, nullable(a.job), a.summary); err != nil {
+		return Test{}, fmt.Errorf("store %q: %w", a.name, err)
+	}
+	return t, nil
 }
 
 // Tests lists a tenant's stored tests by name.
@@ -136,23 +154,10 @@ func (s *Store) ImportTests(ctx context.Context, tenantID string, list []Importe
 			if tags == nil {
 				tags = []string{}
 			}
-			t := Test{Name: it.Name, Tags: tags, LastStatus: "imported"}
-			err := tx.QueryRow(ctx,
-				`INSERT INTO tests (id, tenant_id, name, tags, scenario, script, manifest, last_status, version)
-				 VALUES ($1, $2, $3, $4, $5, $6, $7, 'imported', 1)
-				 ON CONFLICT (tenant_id, name) DO UPDATE SET scenario = EXCLUDED.scenario, script = EXCLUDED.script, tags = EXCLUDED.tags,
-				   manifest = EXCLUDED.manifest, last_status = 'imported',
-				   version = (SELECT COALESCE(max(version), 0) + 1 FROM test_versions WHERE test_id = tests.id), updated_at = now()
-				 RETURNING id::text, version, updated_at`,
-				uuid.NewString(), tenantID, it.Name, tags, it.Scenario, it.Script, it.Manifest).Scan(&t.ID, &t.Version, &t.UpdatedAt)
+			t, err := storeAccepted(ctx, tx, tenantID, accepted{name: it.Name, tags: tags, scenario: it.Scenario, script: it.Script,
+				manifest: it.Manifest, status: "imported", summary: "imported"})
 			if err != nil {
-				return fmt.Errorf("import %q: %w", it.Name, err)
-			}
-			if _, err := tx.Exec(ctx,
-				`INSERT INTO test_versions (test_id, version, scenario, script, manifest, summary, status, decided_at)
-				 VALUES ($1, $2, $3, $4, $5, 'imported', 'accepted', now())`,
-				t.ID, t.Version, it.Scenario, it.Script, it.Manifest); err != nil {
-				return fmt.Errorf("import %q: %w", it.Name, err)
+				return err
 			}
 			out = append(out, t)
 		}

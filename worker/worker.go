@@ -204,8 +204,9 @@ func (w *Worker) waitForStore(ctx context.Context) {
 	}
 }
 
-// publishWoken publishes the parked jobs a freed slot woke. A failure is
-// left to the reconciler, which republishes unconfirmed outbox rows.
+// publishWoken publishes outbox items the store handed back (the parked
+// jobs a freed slot woke, a suite's children). A failure is left to the
+// reconciler, which republishes unconfirmed outbox rows.
 func (w *Worker) publishWoken(ctx context.Context, items []store.OutboxItem) {
 	for _, it := range items {
 		if err := w.pub.Publish(ctx, it.Subject, it.JobID, it.Seq); err != nil {
