@@ -128,6 +128,9 @@ type SessionOptions struct {
 	StorageState []byte // JSON from Session.StorageState, to resume a job
 	Viewport     *playwright.Size
 	Logger       *slog.Logger
+	// SlowResponse, when set, makes a response slower than this a
+	// detected problem (ProblemSlowResponse).
+	SlowResponse time.Duration
 }
 
 // Session is one job's browser context and page.
@@ -153,6 +156,8 @@ type Session struct {
 	// unspeakable are values no locator written for the spec may contain.
 	unspeakable []string
 	problems    []Problem // see watchProblems
+	reqStart    map[playwright.Request]time.Time
+	slow        time.Duration
 }
 
 // AvoidInLocators keeps values (a job's secrets) out of every locator the
@@ -207,7 +212,8 @@ func (b *Browser) NewSession(ctx context.Context, o SessionOptions) (*Session, e
 	if err != nil {
 		return nil, fmt.Errorf("new browser context: %w", err)
 	}
-	s := &Session{policy: o.Policy, egress: o.Egress, bctx: bctx, log: o.Logger, net: newNetTracker()}
+	s := &Session{policy: o.Policy, egress: o.Egress, bctx: bctx, log: o.Logger, net: newNetTracker(),
+		reqStart: map[playwright.Request]time.Time{}, slow: o.SlowResponse}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

@@ -2,6 +2,7 @@ package browser
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/playwright-community/playwright-go"
@@ -16,6 +17,13 @@ type Problem struct {
 	Text string      `json:"text"`
 	URL  string      `json:"url,omitempty"`
 	At   time.Time   `json:"at"`
+	// Request problems: the request's method, its status (0: none came
+	// back), its resource type ("document" is a page load) and how long
+	// the response took.
+	Method   string        `json:"method,omitempty"`
+	Status   int           `json:"status,omitempty"`
+	Resource string        `json:"resource,omitempty"`
+	Duration time.Duration `json:"duration_ns,omitempty"`
 }
 
 // ProblemKind names a class of Problem.
@@ -26,10 +34,21 @@ const (
 	ProblemPageError    ProblemKind = "page_error"    // an uncaught exception
 	ProblemConsoleError ProblemKind = "console_error" // console.error
 	ProblemServerError  ProblemKind = "server_error"  // a response with status 500 or above
+	// Seen only by Detected: not errors of the app's code as such, but
+	// what an exploration reports.
+	ProblemClientError   ProblemKind = "client_error"   // a response with status 400-499
+	ProblemRequestFailed ProblemKind = "request_failed" // no response: refused, reset, unreachable
+	ProblemSlowResponse  ProblemKind = "slow_response"  // a response slower than SessionOptions.SlowResponse
 )
 
+// appError reports whether the kind is an error of the app's code, which
+// a replay takes as evidence of a regression.
+func (k ProblemKind) appError() bool {
+	return k == ProblemPageError || k == ProblemConsoleError || k == ProblemServerError
+}
+
 // maxProblems bounds what a page that logs in a loop can make a session keep.
-const maxProblems = 200
+const maxProblems = 500
 
 // watchProblems records the context's problems, on every page it opens.
 func (s *Session) watchProblems(bctx playwright.BrowserContext) {
@@ -54,15 +73,70 @@ func (s *Session) watchProblems(bctx playwright.BrowserContext) {
 		}
 		add(p)
 	})
-	bctx.OnResponse(func(r playwright.Response) {
-		if r.Status() >= 500 {
-			add(Problem{Kind: ProblemServerError, Text: fmt.Sprintf("%d %s", r.Status(), r.StatusText()), URL: r.URL()})
+	started := func(r playwright.Request) (time.Time, bool) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		t, ok := s.reqStart[r]
+		delete(s.reqStart, r)
+		return t, ok
+	}
+	bctx.OnRequest(func(r playwright.Request) {
+		s.mu.Lock()
+		if len(s.reqStart) < 10000 {
+			s.reqStart[r] = time.Now()
 		}
+		s.mu.Unlock()
+	})
+	bctx.OnResponse(func(r playwright.Response) {
+		req := r.Request()
+		t0, ok := started(req)
+		p := Problem{Text: fmt.Sprintf("%d %s", r.Status(), r.StatusText()), URL: r.URL(), Method: req.Method(),
+			Status: r.Status(), Resource: req.ResourceType()}
+		if ok {
+			p.Duration = time.Since(t0)
+		}
+		switch {
+		case r.Status() >= 500:
+			p.Kind = ProblemServerError
+		case r.Status() >= 400:
+			p.Kind = ProblemClientError
+		case s.slow > 0 && p.Duration > s.slow:
+			p.Kind, p.Text = ProblemSlowResponse, fmt.Sprintf("answered in %d ms", p.Duration.Milliseconds())
+		default:
+			return
+		}
+		add(p)
+	})
+	bctx.OnRequestFailed(func(r playwright.Request) {
+		started(r)
+		reason := ""
+		if err := r.Failure(); err != nil {
+			reason = err.Error()
+		}
+		// A navigation that replaced a load, or a request the guard refused,
+		// is not the app failing.
+		if strings.Contains(reason, "ERR_ABORTED") || strings.Contains(reason, "ERR_BLOCKED_BY_CLIENT") {
+			return
+		}
+		add(Problem{Kind: ProblemRequestFailed, Text: truncate(reason, 200), URL: r.URL(), Method: r.Method(), Resource: r.ResourceType()})
 	})
 }
 
-// Problems lists the problems seen since t, oldest first.
+// Problems lists the app's errors (exceptions, console errors, 5xx) seen
+// since t, oldest first.
 func (s *Session) Problems(since time.Time) []Problem {
+	var out []Problem
+	for _, p := range s.Detected(since) {
+		if p.Kind.appError() {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Detected lists everything the session's detectors saw since t, oldest
+// first: Problems and also 4xx responses, failed requests and slow ones.
+func (s *Session) Detected(since time.Time) []Problem {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []Problem

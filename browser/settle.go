@@ -15,8 +15,8 @@ import (
 // records when the DOM last changed, so settling can wait for quiet.
 const initScript = `(() => {
   if (window.__wp) return;
-  const wp = window.__wp = { last: performance.now() };
-  const mark = () => { wp.last = performance.now(); };
+  const wp = window.__wp = { last: performance.now(), n: 0 };
+  const mark = () => { wp.last = performance.now(); wp.n++; };
   new MutationObserver(mark).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
 })();`
 
@@ -35,6 +35,7 @@ const probeScript = `() => {
 type netTracker struct {
 	mu       sync.Mutex
 	inflight map[playwright.Request]inflightReq
+	started  int // requests seen so far (Activity)
 }
 
 type inflightReq struct {
@@ -54,6 +55,7 @@ func (n *netTracker) attach(p playwright.Page) {
 		}
 		n.mu.Lock()
 		n.inflight[r] = inflightReq{url: r.URL(), started: time.Now()}
+		n.started++
 		n.mu.Unlock()
 	})
 	done := func(r playwright.Request) {

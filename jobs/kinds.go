@@ -28,8 +28,8 @@ const (
 // kindNames lists the kinds for error messages.
 const kindNames = "one of scenario, exploration, replay, repair, suite_run, suite_repair"
 
-// Supported reports whether workers can run jobs of this kind yet.
-func (k Kind) Supported() bool { return k.Known() && k != KindExploration }
+// Supported reports whether workers can run jobs of this kind.
+func (k Kind) Supported() bool { return k.Known() }
 
 // Known reports whether k is a kind the API recognises.
 func (k Kind) Known() bool {
@@ -55,10 +55,12 @@ func (k Kind) ChildKind() Kind {
 type Submission struct {
 	Kind     Kind               `json:"kind"`
 	Scenario *scenario.Scenario `json:"scenario,omitempty"`
-	Repair   *RepairRequest     `json:"repair,omitempty"`  // kind repair
-	Replay   *RepairRequest     `json:"replay,omitempty"`  // kind replay (auto_accept does not apply)
-	Suite    *SuiteRequest      `json:"suite,omitempty"`   // kinds suite_run and suite_repair
-	Payload  json.RawMessage    `json:"payload,omitempty"` // the input of kinds not supported yet
+	Repair   *RepairRequest     `json:"repair,omitempty"` // kind repair
+	Replay   *RepairRequest     `json:"replay,omitempty"` // kind replay (auto_accept does not apply)
+	Suite    *SuiteRequest      `json:"suite,omitempty"`  // kinds suite_run and suite_repair
+	// Exploration is the input of kind exploration.
+	Exploration *ExplorationRequest `json:"exploration,omitempty"`
+	Payload     json.RawMessage     `json:"payload,omitempty"` // the input of kinds not supported yet
 }
 
 // Limits of a suite selection.
@@ -163,6 +165,10 @@ func (s *Submission) Validate(urls scenario.URLPolicy) error {
 		v.Add("suite", "is required for kind %s", s.Kind)
 	case s.Kind.Bulk():
 		s.Suite.Validate(&v, "suite", s.Kind, urls)
+	case s.Kind == KindExploration && s.Exploration == nil:
+		v.Add("exploration", "is required for kind exploration")
+	case s.Kind == KindExploration:
+		s.Exploration.Validate(&v, "exploration", urls)
 	case s.Scenario == nil:
 		v.Add("scenario", "is required for kind scenario")
 	default:

@@ -17,32 +17,41 @@ import (
 func emitSpec(sc scenario.Scenario, steps []StepReport) string {
 	var b strings.Builder
 	b.WriteString("import { test, expect } from '@playwright/test';\n\n")
-	origin, start := sc.BaseURL, "/"
-	if u, err := url.Parse(sc.BaseURL); err == nil && u.Host != "" {
-		origin = u.Scheme + "://" + u.Host
-		start = u.RequestURI()
-	}
+	origin, body := specBody(sc, steps)
 	fmt.Fprintf(&b, "test.use({ baseURL: %s });\n\n", jsString(origin))
 	name := sc.Name
 	if name == "" {
 		name = "scenario"
 	}
 	fmt.Fprintf(&b, "test(%s, async ({ page }) => {\n", jsString(name))
-	if usesDialogs(steps) {
-		b.WriteString("  let lastDialog = ''; // the message of the latest dialog, answered where it opens\n")
-	}
-	fmt.Fprintf(&b, "  await page.goto(%s);\n", jsString(start))
-	for _, s := range steps {
-		fmt.Fprintf(&b, "  // step %d: %s\n", s.Index+1, oneLine(s.Goal))
-		if s.Status == StepFailed {
-			fmt.Fprintf(&b, "  // step %d failed during generation: %s\n", s.Index+1, oneLine(s.Error))
-		}
-		for _, l := range s.Lines {
-			b.WriteString("  " + l + "\n")
-		}
+	for _, l := range body {
+		b.WriteString("  " + l + "\n")
 	}
 	b.WriteString("});\n")
 	return b.String()
+}
+
+// specBody is a spec's test body, a line each, and the origin the spec's
+// paths are relative to.
+func specBody(sc scenario.Scenario, steps []StepReport) (string, []string) {
+	var lines []string
+	origin, start := sc.BaseURL, "/"
+	if u, err := url.Parse(sc.BaseURL); err == nil && u.Host != "" {
+		origin = u.Scheme + "://" + u.Host
+		start = u.RequestURI()
+	}
+	if usesDialogs(steps) {
+		lines = append(lines, "let lastDialog = ''; // the message of the latest dialog, answered where it opens")
+	}
+	lines = append(lines, fmt.Sprintf("await page.goto(%s);", jsString(start)))
+	for _, s := range steps {
+		lines = append(lines, fmt.Sprintf("// step %d: %s", s.Index+1, oneLine(s.Goal)))
+		if s.Status == StepFailed {
+			lines = append(lines, fmt.Sprintf("// step %d failed during generation: %s", s.Index+1, oneLine(s.Error)))
+		}
+		lines = append(lines, s.Lines...)
+	}
+	return origin, lines
 }
 
 func usesDialogs(steps []StepReport) bool {

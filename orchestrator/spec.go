@@ -10,7 +10,28 @@ import (
 // yet (an imported one) from its recorded commands, exactly as a run that
 // carried them out would write it.
 func SpecOf(sc scenario.Scenario, manifest []ManifestStep) string {
-	r := &run{sc: sc, secrets: newSecrets(nil), vars: map[string]string{}, extracted: map[string]json.RawMessage{},
+	return emitSpec(sc, manifestSteps(sc, manifest, nil))
+}
+
+// SpecBody is the test body SpecOf would write (a line each, unindented,
+// from the page.goto of the start URL) and the origin its paths are
+// relative to, for a spec that adds checks of its own (an exploration's
+// reproductions). Values naming one of secretNames ({{NAME}}) are read
+// from the environment.
+func SpecBody(sc scenario.Scenario, manifest []ManifestStep, secretNames []string) (origin string, lines []string) {
+	return specBody(sc, manifestSteps(sc, manifest, secretNames))
+}
+
+// JSString writes s as a JavaScript string literal, the way every value
+// of a spec is written.
+func JSString(s string) string { return jsString(s) }
+
+func manifestSteps(sc scenario.Scenario, manifest []ManifestStep, secretNames []string) []StepReport {
+	names := map[string]string{}
+	for _, n := range secretNames {
+		names[n] = "\x00" // a name only: no value is known here, nor needed
+	}
+	r := &run{sc: sc, secrets: newSecrets(names), vars: map[string]string{}, extracted: map[string]json.RawMessage{},
 		specVars: map[string]bool{}}
 	for k, v := range sc.Data {
 		r.vars[k] = v
@@ -25,5 +46,5 @@ func SpecOf(sc scenario.Scenario, manifest []ManifestStep) string {
 		rep.Lines = r.stepLines(rep)
 		steps = append(steps, rep)
 	}
-	return emitSpec(sc, steps)
+	return steps
 }

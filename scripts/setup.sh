@@ -8,6 +8,7 @@ PW_VERSION=1.52.0
 CACHE=$PWD/.cache
 DRIVER=$CACHE/playwright-driver-$PW_VERSION
 RUNNER=$CACHE/pwtest
+AXE_VERSION=4.10.3
 
 need_apt=()
 [ -x /usr/lib/chromium/chromium ] || need_apt+=(chromium)
@@ -37,6 +38,13 @@ if [ ! -f "$RUNNER/node_modules/@playwright/test/package.json" ]; then
   mkdir -p "$RUNNER"
   (cd "$RUNNER" && [ -f package.json ] || echo '{"name":"webpilot-spec-runner","private":true}' > package.json)
   (cd "$RUNNER" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --silent --no-audit --no-fund "@playwright/test@$PW_VERSION" >/dev/null)
+fi
+
+# axe-core is injected by the explorer's accessibility detector (the worker
+# reads its file) and by reproduction specs of accessibility findings.
+if [ ! -f "$RUNNER/node_modules/axe-core/package.json" ] || ! grep -q "\"version\": \"$AXE_VERSION\"" "$RUNNER/node_modules/axe-core/package.json"; then
+  echo "setup: installing axe-core@$AXE_VERSION for accessibility checks"
+  (cd "$RUNNER" && npm install --silent --no-audit --no-fund "axe-core@$AXE_VERSION" >/dev/null)
 fi
 
 go mod download

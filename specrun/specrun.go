@@ -6,12 +6,15 @@ package specrun
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -36,6 +39,8 @@ type Options struct {
 	// they are never written to disk.
 	Env   map[string]string
 	Proxy *Proxy
+	// JSON makes the runner print its JSON report (see RunReport).
+	JSON bool
 }
 
 // ErrNotInstalled means the runner is missing.
@@ -101,7 +106,11 @@ func (r Runner) Run(ctx context.Context, spec string, o Options) (string, error)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", r.cli(), "test", "--config", filepath.Join(dir, "playwright.config.ts"))
+	args := []string{r.cli(), "test", "--config", filepath.Join(dir, "playwright.config.ts")}
+	if o.JSON {
+		args = append(args, "--reporter=json")
+	}
+	cmd := exec.CommandContext(ctx, "node", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1", "CI=1")
 	if p := o.Proxy; p != nil {
@@ -110,9 +119,112 @@ func (r Runner) Run(ctx context.Context, spec string, o Options) (string, error)
 	for k, v := range o.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	out, err := cmd.CombinedOutput()
+	var out []byte
+	if o.JSON {
+		out, err = cmd.Output() // the report alone; the runner's own messages go to stderr
+	} else {
+		out, err = cmd.CombinedOutput()
+	}
 	if err != nil {
 		return string(out), fmt.Errorf("the spec fails under @playwright/test: %w", err)
 	}
 	return string(out), nil
+}
+
+// TestResult is how one test of a spec fared.
+type TestResult struct {
+	// Title is the test's describe titles and its own, space-separated.
+	Title  string `json:"title"`
+	Status string `json:"status"` // passed, failed, timedOut, skipped, interrupted
+	Error  string `json:"error,omitempty"`
+	// Line is where in the spec file the test failed (0 when it passed).
+	Line int `json:"line,omitempty"`
+}
+
+// RunReport runs spec and reports each of its tests. A spec whose tests
+// fail is not an error here: their results say so.
+func (r Runner) RunReport(ctx context.Context, spec string, o Options) ([]TestResult, error) {
+	o.JSON = true
+	out, runErr := r.Run(ctx, spec, o)
+	var rep struct {
+		Suites []jsonSuite `json:"suites"`
+		Errors []struct {
+			Message string `json:"message"`
+		} `json:"errors"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		if runErr != nil {
+			return nil, fmt.Errorf("%w: %s", runErr, lastBytes(out, 2000))
+		}
+		return nil, fmt.Errorf("read the runner's report: %w", err)
+	}
+	var results []TestResult
+	for _, s := range rep.Suites {
+		s.collect("", &results)
+	}
+	if len(results) == 0 && len(rep.Errors) > 0 {
+		return nil, fmt.Errorf("the spec did not load: %s", rep.Errors[0].Message)
+	}
+	return results, nil
+}
+
+type jsonSuite struct {
+	Title  string      `json:"title"`
+	File   string      `json:"file"`
+	Specs  []jsonSpec  `json:"specs"`
+	Suites []jsonSuite `json:"suites"`
+}
+
+type jsonSpec struct {
+	Title string `json:"title"`
+	Tests []struct {
+		Results []struct {
+			Status string `json:"status"`
+			Errors []struct {
+				Message  string `json:"message"`
+				Location *struct {
+					File string `json:"file"`
+					Line int    `json:"line"`
+				} `json:"location"`
+			} `json:"errors"`
+		} `json:"results"`
+	} `json:"tests"`
+}
+
+func (s jsonSuite) collect(prefix string, out *[]TestResult) {
+	title := prefix
+	if s.Title != "" && s.Title != s.File && !strings.HasSuffix(s.Title, ".ts") {
+		title = strings.TrimSpace(prefix + " " + s.Title)
+	}
+	for _, sp := range s.Specs {
+		t := TestResult{Title: strings.TrimSpace(title + " " + sp.Title)}
+		for _, tt := range sp.Tests {
+			for _, res := range tt.Results {
+				t.Status = res.Status
+				for _, e := range res.Errors {
+					if t.Error == "" {
+						t.Error = stripANSI(e.Message)
+					}
+					if e.Location != nil && t.Line == 0 && strings.HasSuffix(e.Location.File, "generated.spec.ts") {
+						t.Line = e.Location.Line
+					}
+				}
+			}
+		}
+		*out = append(*out, t)
+	}
+	for _, c := range s.Suites {
+		c.collect(title, out)
+	}
+}
+
+var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+func stripANSI(s string) string { return ansi.ReplaceAllString(s, "") }
+
+func lastBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[len(s)-n:]
 }

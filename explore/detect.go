@@ -1,0 +1,165 @@
+package explore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/webpilot/webpilot/browser"
+	"github.com/webpilot/webpilot/orchestrator"
+)
+
+// clickable roles whose click must have an effect.
+var clickable = map[string]bool{"button": true, "link": true, "menuitem": true, "tab": true}
+
+// detect runs the per-action detectors on what the action c (on element
+// el, from URL from) caused.
+func (r *run) detect(ctx context.Context, t0 time.Time, c browser.Command, el *element, out browser.Outcome,
+	before browser.Activity, from string) error {
+	path := slices.Clone(r.curPath)
+	where := r.cur
+	for _, p := range r.Page.Detected(t0) {
+		f := fromProblem(p, r.scope)
+		if f == nil {
+			continue
+		}
+		f.Evidence.Action = describe(c, where)
+		if f.Check.Kind == CheckNoSlowResponse {
+			f.Check.MaxMS = r.cfg.SlowResponse.Milliseconds()
+		}
+		if err := r.report(ctx, f, where, from, path, 0); err != nil {
+			return err
+		}
+	}
+	if out.Err != nil || el == nil || c.Action != "click" || !clickable[el.Role] {
+		return nil
+	}
+	after, err := r.Page.Activity(ctx)
+	if err != nil || before.Effect(after, true) != "" {
+		return nil
+	}
+	// Nothing yet: give an effect behind a short timer its chance.
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-time.After(r.cfg.DeadClickGrace):
+	}
+	if after, err = r.Page.Activity(ctx); err != nil || before.Effect(after, true) != "" {
+		return nil
+	}
+	f := &Finding{Type: TypeDeadClick, Severity: SeverityMajor,
+		Title:     fmt.Sprintf("Clicking %s %q does nothing", el.Role, el.Name),
+		Signature: signature(string(TypeDeadClick), where.Template, el.Role, fold(el.Name)),
+		Evidence: Evidence{Message: "no navigation, DOM change, request, dialog or page followed the click",
+			Action: describe(c, where), Element: fmt.Sprintf("%s %q", el.Role, el.Name)},
+		Check: Check{Kind: CheckEffect}}
+	return r.report(ctx, f, where, from, path, 0)
+}
+
+// stateChecks runs the detectors that look at a state rather than an
+// action: accessibility and the state's same-host links.
+func (r *run) stateChecks(ctx context.Context, st *stateNode) {
+	if st.Checked {
+		return
+	}
+	st.Checked = true
+	path := slices.Clone(r.curPath)
+	if r.cfg.AxeSource != "" {
+		vs, err := r.Page.Axe(ctx, r.cfg.AxeSource)
+		if err != nil {
+			r.Log.Warn("accessibility check failed", "url", st.URL, "err", err)
+		}
+		for _, v := range vs {
+			if err := r.report(ctx, axeFinding(v), st, st.URL, path, 0); err != nil {
+				r.Log.Warn("finding not recorded", "err", err)
+			}
+		}
+	}
+	links, err := r.Page.Links(200)
+	if err != nil {
+		return
+	}
+	for _, link := range links {
+		if r.linkCount >= r.cfg.MaxLinkChecks {
+			return
+		}
+		if r.linksDone[link] || !r.scope.allows(link) || r.safety.denies(link) != "" {
+			continue
+		}
+		r.linksDone[link] = true
+		r.linkCount++
+		status, err := r.Page.CheckLink(ctx, link, 5*time.Second)
+		if err != nil || status < 400 {
+			continue // a network hiccup is not evidence; the page load detector sees real failures
+		}
+		el := r.linkElement(link)
+		if el == nil {
+			continue // no element to click: the reproduction could not follow it
+		}
+		_, fp, err := r.Page.Read(ctx, browser.Target{Ref: el.Ref}, "")
+		if err != nil || fp == nil {
+			continue
+		}
+		click := orchestrator.ManifestEntry{Command: browser.Command{Action: "click", Target: browser.Target{Ref: el.Ref}}, Element: fp}
+		f := &Finding{Type: TypeBrokenLink, Severity: SeverityMajor,
+			Title:     fmt.Sprintf("Link %q leads to %s, which answers %d", el.Name, shortURL(link), status),
+			Signature: signature("request", docKey(true), "GET", pathTemplate(link), fmt.Sprint(status/100)),
+			Evidence: Evidence{Message: fmt.Sprintf("the link's target answered %d", status), Element: fmt.Sprintf("link %q", el.Name),
+				Request: &Request{Method: "GET", URL: link, Status: status, Resource: "document"}},
+			Check: Check{Kind: CheckNoBadResponse, Method: "GET", Path: pathPattern(link), Document: true}}
+		if err := r.report(ctx, f, st, st.URL, append(slices.Clone(path), click), 1); err != nil {
+			r.Log.Warn("finding not recorded", "err", err)
+		}
+	}
+}
+
+func (r *run) linkElement(href string) *element {
+	for i := range r.cur.Elements {
+		if e := &r.cur.Elements[i]; e.Role == "link" && e.Href == href {
+			return e
+		}
+	}
+	return nil
+}
+
+// report records a finding seen at state st: a new one with its path and
+// a screenshot, or one more occurrence of a known one.
+func (r *run) report(ctx context.Context, f *Finding, st *stateNode, at string, path []orchestrator.ManifestEntry, tail int) error {
+	f.URL, f.State = at, st.ID
+	if i, ok := r.bySig[f.Signature]; ok {
+		f.Seq = r.findings[i].Seq
+	} else {
+		f.Path, f.Trace, f.Tail = path, len(r.trace), tail
+		if png, err := r.Page.Screenshot(false); err == nil {
+			sum := sha256.Sum256([]byte(f.Signature))
+			name := "finding-" + hex.EncodeToString(sum[:6]) + ".png"
+			f.Evidence.Screenshot = name
+			r.artifacts = append(r.artifacts, orchestrator.Artifact{Kind: "image/png", Name: name, Content: png})
+		}
+	}
+	if r.Recorder == nil {
+		if _, ok := r.bySig[f.Signature]; !ok {
+			f.Seq = len(r.findings) + 1
+			r.bySig[f.Signature] = len(r.findings)
+			r.findings = append(r.findings, *f)
+		}
+		return nil
+	}
+	seq, isNew, err := r.Recorder.Finding(ctx, *f)
+	if err != nil {
+		return fmt.Errorf("%w: record finding: %w", errRecorder, err)
+	}
+	if _, ok := r.bySig[f.Signature]; !ok {
+		f.Seq = seq
+		r.bySig[f.Signature] = len(r.findings)
+		r.findings = append(r.findings, *f)
+		if isNew {
+			r.history(ctx, orchestrator.Event{Iteration: r.actions, Kind: "finding", Action: string(f.Type), Target: f.Title, OK: false,
+				Error: f.Evidence.Message})
+		}
+	}
+	return nil
+}

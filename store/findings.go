@@ -1,0 +1,121 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// MaxOccurrences bounds the places one finding lists: the same console
+// error on every page of a large app is one finding, not an unbounded row.
+const MaxOccurrences = 50
+
+// FindingRecord is one distinct bug an exploration found. Evidence, Path
+// and Reproduction are the explorer's JSON, stored as given.
+type FindingRecord struct {
+	ID        string          `json:"id"`
+	JobID     string          `json:"job_id"`
+	Seq       int             `json:"seq"`
+	Type      string          `json:"type"`
+	Severity  string          `json:"severity"`
+	Title     string          `json:"title"`
+	URL       string          `json:"url"`
+	State     string          `json:"state"`
+	Signature string          `json:"signature"`
+	Evidence  json.RawMessage `json:"evidence"`
+	// Path is the shortest action path from the start URL that reached it.
+	Path json.RawMessage `json:"path"`
+	// Occurrences are the distinct places ({url, state}) it was seen.
+	Occurrences  json.RawMessage `json:"occurrences"`
+	Reproduction json.RawMessage `json:"reproduction,omitempty"`
+	CreatedAt    time.Time       `json:"created_at"`
+	UpdatedAt    time.Time       `json:"updated_at"`
+}
+
+// Occurrence is one place a finding was seen.
+type Occurrence struct {
+	URL   string `json:"url"`
+	State string `json:"state"`
+}
+
+// RecordFinding stores a finding of a running attempt, or, when the job
+// already has one with the same signature, adds the occurrence to it
+// (once: the same place seen again, by this attempt or a resumed one,
+// changes nothing). It returns the finding's number within the job and
+// whether it is new.
+func (s *Store) RecordFinding(ctx context.Context, attempt int, f FindingRecord, at Occurrence) (seq int, isNew bool, err error) {
+	occ, _ := json.Marshal([]Occurrence{at})
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := lockRunningAttempt(ctx, tx, f.JobID, attempt); err != nil {
+			return err
+		}
+		var inserted bool
+		err := tx.QueryRow(ctx,
+			`INSERT INTO findings (job_id, seq, type, severity, title, url, state, signature, evidence, path, occurrences, attempt)
+			 VALUES ($1, (SELECT COALESCE(max(seq), 0) + 1 FROM findings WHERE job_id = $1), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+			 ON CONFLICT (job_id, signature) DO UPDATE SET
+			   occurrences = CASE WHEN findings.occurrences @> EXCLUDED.occurrences
+			                        OR jsonb_array_length(findings.occurrences) >= $12
+			                      THEN findings.occurrences ELSE findings.occurrences || EXCLUDED.occurrences END,
+			   updated_at = CASE WHEN findings.occurrences @> EXCLUDED.occurrences THEN findings.updated_at ELSE now() END
+			 RETURNING seq, xmax = 0`,
+			f.JobID, f.Type, f.Severity, f.Title, f.URL, f.State, f.Signature, jsonOr(f.Evidence, `{}`),
+			jsonOr(f.Path, `[]`), occ, attempt, MaxOccurrences).Scan(&seq, &inserted)
+		isNew = inserted
+		return err
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("record finding of job %s: %w", f.JobID, err)
+	}
+	return seq, isNew, nil
+}
+
+// SetReproduction stores how a finding's reproduction spec fared under
+// the runner, fenced by the attempt like every write of a running job.
+func (s *Store) SetReproduction(ctx context.Context, jobID string, attempt, seq int, repro json.RawMessage) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := lockRunningAttempt(ctx, tx, jobID, attempt); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `UPDATE findings SET reproduction = $3, updated_at = now() WHERE job_id = $1 AND seq = $2`,
+			jobID, seq, repro)
+		if err != nil {
+			return fmt.Errorf("store reproduction %d of job %s: %w", seq, jobID, err)
+		}
+		return nil
+	})
+}
+
+// Findings lists a tenant's job's findings in the order they were found,
+// those of its children (an exploration's journeys) included.
+func (s *Store) Findings(ctx context.Context, tenantID, jobID string) ([]FindingRecord, error) {
+	if _, err := uuid.Parse(jobID); err != nil {
+		return nil, ErrNotFound
+	}
+	rows, err := s.pool.Query(ctx,
+		`SELECT f.id::text, f.job_id::text, f.seq, f.type, f.severity, f.title, f.url, f.state, f.signature,
+		        f.evidence, f.path, f.occurrences, f.reproduction, f.created_at, f.updated_at
+		 FROM findings f JOIN jobs j ON j.id = f.job_id
+		 WHERE (j.id = $1 OR j.parent_id = $1) AND j.tenant_id = $2
+		 ORDER BY j.created_at, f.seq`, jobID, tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("read findings of job %s: %w", jobID, err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (FindingRecord, error) {
+		var f FindingRecord
+		err := r.Scan(&f.ID, &f.JobID, &f.Seq, &f.Type, &f.Severity, &f.Title, &f.URL, &f.State, &f.Signature,
+			&f.Evidence, &f.Path, &f.Occurrences, &f.Reproduction, &f.CreatedAt, &f.UpdatedAt)
+		return f, err
+	})
+}
+
+func jsonOr(b json.RawMessage, empty string) json.RawMessage {
+	if len(b) == 0 {
+		return json.RawMessage(empty)
+	}
+	return b
+}
