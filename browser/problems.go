@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -61,7 +62,7 @@ func (s *Session) watchProblems(bctx playwright.BrowserContext) {
 		}
 	}
 	bctx.OnWebError(func(e playwright.WebError) {
-		add(Problem{Kind: ProblemPageError, Text: truncate(fmt.Sprint(e.Error()), 300)})
+		add(Problem{Kind: ProblemPageError, Text: truncate(exceptionText(e.Error()), 300)})
 	})
 	bctx.OnConsole(func(m playwright.ConsoleMessage) {
 		if m.Type() != "error" {
@@ -146,4 +147,17 @@ func (s *Session) Detected(since time.Time) []Problem {
 		}
 	}
 	return out
+}
+
+// exceptionText is an uncaught exception as the page's console shows it:
+// "TypeError: Cannot read properties of undefined".
+func exceptionText(err error) string {
+	var pe *playwright.Error
+	if errors.As(err, &pe) {
+		if pe.Name != "" {
+			return pe.Name + ": " + pe.Message
+		}
+		return pe.Message
+	}
+	return strings.TrimPrefix(fmt.Sprint(err), "playwright: ")
 }

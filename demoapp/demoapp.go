@@ -17,7 +17,7 @@ import (
 	"time"
 )
 
-//go:embed pages/*.html
+//go:embed pages/*.html pages/shop/*.html
 var pages embed.FS
 
 // Demo credentials accepted by the login page.
@@ -62,6 +62,10 @@ type App struct {
 	mux     *http.ServeMux
 	mu      sync.Mutex
 	changes map[Change]bool
+	// shopFixed turns the shop's seeded bugs off; danger counts its
+	// irreversible calls.
+	shopFixed bool
+	danger    map[string]int
 }
 
 // Handler serves the demo app in its baseline form.
@@ -104,8 +108,9 @@ func New(o Options) *App {
 	if o.Delay == 0 {
 		o.Delay = 800 * time.Millisecond
 	}
-	a := &App{mux: http.NewServeMux(), changes: map[Change]bool{}}
+	a := &App{mux: http.NewServeMux(), changes: map[Change]bool{}, danger: map[string]int{}}
 	mux := a.mux
+	a.shopRoutes(mux)
 	page := func(name string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			var b []byte

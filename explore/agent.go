@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -309,6 +310,9 @@ func (r *run) claim(ctx context.Context, c Claim) error {
 		Signature: signature(string(TypeFunctional), r.cur.Template, c.Check.Assert, fold(c.Check.Value), key),
 		Evidence: Evidence{Expected: c.Expected, Observed: c.Observed, Element: el,
 			Message: "the check fails on the page: " + clip(out.Err.Error(), 300)},
-		Check: Check{Kind: CheckVerify, Verify: &orchestrator.ManifestEntry{Command: c.Check, Element: out.Element}}}
-	return r.report(ctx, f, r.cur, r.Page.URL(), r.curPath, 0)
+		Check: Check{Kind: CheckVerify, Verify: &orchestrator.ManifestEntry{Command: c.Check, Element: out.Element}},
+		// What was done on the page is what the claim is about (a filter
+		// applied): its reproduction keeps all of it.
+		Trigger: len(r.curPath) - len(r.cur.Path)}
+	return r.report(ctx, f, r.cur, r.Page.URL(), slices.Clone(r.curPath), 0)
 }

@@ -21,7 +21,15 @@ func (r *run) detect(ctx context.Context, t0 time.Time, c browser.Command, el *e
 	before browser.Activity, from string) error {
 	path := slices.Clone(r.curPath)
 	where := r.cur
-	for _, p := range r.Page.Detected(t0) {
+	since := t0
+	if !r.seen.IsZero() && r.seen.Before(t0) {
+		since = r.seen
+	}
+	r.seen = time.Now()
+	for _, p := range r.Page.Detected(since) {
+		if p.Resource == "document" && p.Status >= 400 {
+			r.errorDoc = p.URL // its page is the error: no accessibility or link checks there
+		}
 		f := fromProblem(p, r.scope)
 		if f == nil {
 			continue
@@ -29,6 +37,10 @@ func (r *run) detect(ctx context.Context, t0 time.Time, c browser.Command, el *e
 		f.Evidence.Action = describe(c, where)
 		if f.Check.Kind == CheckNoSlowResponse {
 			f.Check.MaxMS = r.cfg.SlowResponse.Milliseconds()
+		}
+		f.Trigger = 1
+		if out.Err != nil {
+			f.Trigger = 0 // the action did not happen: its page showed the bug
 		}
 		if err := r.report(ctx, f, where, from, path, 0); err != nil {
 			return err
@@ -55,8 +67,27 @@ func (r *run) detect(ctx context.Context, t0 time.Time, c browser.Command, el *e
 		Signature: signature(string(TypeDeadClick), where.Template, el.Role, fold(el.Name)),
 		Evidence: Evidence{Message: "no navigation, DOM change, request, dialog or page followed the click",
 			Action: describe(c, where), Element: fmt.Sprintf("%s %q", el.Role, el.Name)},
-		Check: Check{Kind: CheckEffect}}
+		Check: Check{Kind: CheckEffect}, Trigger: 1}
 	return r.report(ctx, f, where, from, path, 0)
+}
+
+// detectLate reports what arrived after the last action's detectors ran.
+func (r *run) detectLate(ctx context.Context) error {
+	if r.seen.IsZero() || r.cur == nil {
+		return nil
+	}
+	for _, p := range r.Page.Detected(r.seen) {
+		if f := fromProblem(p, r.scope); f != nil {
+			if f.Check.Kind == CheckNoSlowResponse {
+				f.Check.MaxMS = r.cfg.SlowResponse.Milliseconds()
+			}
+			if err := r.report(ctx, f, r.cur, r.Page.URL(), slices.Clone(r.curPath), 0); err != nil {
+				return err
+			}
+		}
+	}
+	r.seen = time.Now()
+	return nil
 }
 
 // stateChecks runs the detectors that look at a state rather than an
@@ -66,6 +97,9 @@ func (r *run) stateChecks(ctx context.Context, st *stateNode) {
 		return
 	}
 	st.Checked = true
+	if r.errorDoc != "" && r.errorDoc == st.URL {
+		return
+	}
 	path := slices.Clone(r.curPath)
 	if r.cfg.AxeSource != "" {
 		vs, err := r.Page.Axe(ctx, r.cfg.AxeSource)
@@ -73,7 +107,9 @@ func (r *run) stateChecks(ctx context.Context, st *stateNode) {
 			r.Log.Warn("accessibility check failed", "url", st.URL, "err", err)
 		}
 		for _, v := range vs {
-			if err := r.report(ctx, axeFinding(v), st, st.URL, path, 0); err != nil {
+			f := axeFinding(v)
+			f.Trigger = max(len(path)-len(st.Path), 0) // what opened the element on the page
+			if err := r.report(ctx, f, st, st.URL, path, 0); err != nil {
 				r.Log.Warn("finding not recorded", "err", err)
 			}
 		}
@@ -104,7 +140,7 @@ func (r *run) stateChecks(ctx context.Context, st *stateNode) {
 			continue
 		}
 		click := orchestrator.ManifestEntry{Command: browser.Command{Action: "click", Target: browser.Target{Ref: el.Ref}}, Element: fp}
-		f := &Finding{Type: TypeBrokenLink, Severity: SeverityMajor,
+		f := &Finding{Type: TypeBrokenLink, Severity: SeverityMajor, Trigger: 1,
 			Title:     fmt.Sprintf("Link %q leads to %s, which answers %d", el.Name, shortURL(link), status),
 			Signature: signature("request", docKey(true), "GET", pathTemplate(link), fmt.Sprint(status/100)),
 			Evidence: Evidence{Message: fmt.Sprintf("the link's target answered %d", status), Element: fmt.Sprintf("link %q", el.Name),
@@ -132,7 +168,7 @@ func (r *run) report(ctx context.Context, f *Finding, st *stateNode, at string, 
 	if i, ok := r.bySig[f.Signature]; ok {
 		f.Seq = r.findings[i].Seq
 	} else {
-		f.Path, f.Trace, f.Tail = path, len(r.trace), tail
+		f.Path, f.Trace, f.Tail, f.Base = path, len(r.trace), tail, len(st.Path)
 		if png, err := r.Page.Screenshot(false); err == nil {
 			sum := sha256.Sum256([]byte(f.Signature))
 			name := "finding-" + hex.EncodeToString(sum[:6]) + ".png"

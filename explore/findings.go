@@ -63,6 +63,11 @@ type Finding struct {
 	// Tail is how many last entries of Path follow the trace (a link
 	// checked but not clicked by the exploration).
 	Tail int `json:"tail,omitempty"`
+	// Base is how many first entries of Path are the shortest path to its
+	// state, and Trigger how many last ones show the bug (the action, the
+	// link's click): together, the shortest reproduction tried first.
+	Base    int `json:"base"`
+	Trigger int `json:"trigger,omitempty"`
 	// Check is what the reproduction asserts.
 	Check        Check         `json:"check"`
 	Reproduction *Reproduction `json:"reproduction,omitempty"`
@@ -134,9 +139,12 @@ type Reproduction struct {
 	// (a step of the path failed), not_run.
 	Outcome string `json:"outcome"`
 	Detail  string `json:"detail,omitempty"`
-	// FullTrace says the short path did not show the bug and the whole
-	// trace up to it was used.
-	FullTrace bool `json:"full_trace,omitempty"`
+	// Path says which path it replays: "shortest" (the state's shortest
+	// path and the action), "visit" (everything done on the state since
+	// arriving) or "trace" (the exploration's whole trace up to it).
+	Path string `json:"path"`
+	// Actions is how many actions the reproduction takes.
+	Actions int `json:"actions"`
 }
 
 // Reproduction outcomes.

@@ -76,7 +76,8 @@ func reproBody(startURL string, f Finding, path []orchestrator.ManifestEntry, se
 		_, tail := orchestrator.SpecBody(sc, []orchestrator.ManifestStep{{Step: 2, Goal: "the finding", Entries: last}}, secretNames)
 		tail = tail[1:] // its own page.goto
 		if f.Check.Kind == CheckEffect {
-			lines = append(lines, "await page.evaluate(() => { (window as any).__effects = 0; new MutationObserver(() => (window as any).__effects++).observe(document, { subtree: true, childList: true, attributes: true, characterData: true }); });",
+			lines = append(lines, "await page.waitForLoadState('networkidle');", "effects = 0; // what the path itself did does not count",
+				"await page.evaluate(() => { (window as any).__effects = 0; new MutationObserver(() => (window as any).__effects++).observe(document, { subtree: true, childList: true, attributes: true, characterData: true }); });",
 				"const urlBefore = page.url();")
 			lines = append(lines, tail...)
 			lines = append(lines, "await page.waitForLoadState('networkidle');", "await page.waitForTimeout(700); // an effect behind a short timer",
@@ -136,33 +137,56 @@ func (w *specWriter) String() string { return w.b.String() }
 // RunFunc runs a spec under @playwright/test and reports each test.
 type RunFunc func(ctx context.Context, spec string) ([]specrun.TestResult, error)
 
+// Paths a reproduction may replay, shortest first.
+var reproPaths = []string{"shortest", "visit", "trace"}
+
+// candidatePath is a finding's path of the given kind, or nil when it is
+// no different from the one tried before it.
+func candidatePath(res *Result, f Finding, kind string) []orchestrator.ManifestEntry {
+	switch kind {
+	case "shortest":
+		if f.Base+f.Trigger >= len(f.Path) {
+			return f.Path
+		}
+		return append(append([]orchestrator.ManifestEntry{}, f.Path[:f.Base]...), f.Path[len(f.Path)-f.Trigger:]...)
+	case "visit":
+		if f.Base+f.Trigger >= len(f.Path) {
+			return nil
+		}
+		return f.Path
+	}
+	return fullPath(res, f)
+}
+
 // Verify runs every finding's reproduction and the journey under the real
-// runner. A reproduction is verified when it fails at its check; one whose
-// short path does not show the bug is tried again with the exploration's
-// whole trace up to the finding. The journey must pass.
+// runner. A reproduction is verified when it fails at its check. The
+// shortest path is tried first (the state's shortest path and the action
+// that showed the bug); when the bug does not show, everything done on
+// the state since arriving, then the exploration's whole trace up to it.
+// The journey must pass.
 func Verify(ctx context.Context, run RunFunc, res *Result) error {
 	pending := make([]int, 0, len(res.Findings))
 	for i := range res.Findings {
 		pending = append(pending, i)
 	}
-	for round := 0; round < 2 && len(pending) > 0; round++ {
+	for round, kind := range reproPaths {
+		if len(pending) == 0 {
+			break
+		}
 		var w specWriter
 		var tried []int
+		var paths [][]orchestrator.ManifestEntry
 		for _, i := range pending {
 			f := res.Findings[i]
-			path := f.Path
-			if round == 1 {
-				full := fullPath(res, f)
-				if full == nil {
-					continue
-				}
-				path = full
+			path := candidatePath(res, f, kind)
+			if path == nil {
+				continue
 			}
 			w.test(fmt.Sprintf("finding %d", f.Seq), res.StartURL, f, path, res.SecretNames)
-			tried = append(tried, i)
+			tried, paths = append(tried, i), append(paths, path)
 		}
 		if len(tried) == 0 {
-			break
+			continue
 		}
 		spec := w.String()
 		if round == 0 && res.Journey.Script != "" {
@@ -179,13 +203,9 @@ func Verify(ctx context.Context, run RunFunc, res *Result) error {
 		pending = pending[:0]
 		for k, i := range tried {
 			f := &res.Findings[i]
-			path := f.Path
-			if round == 1 {
-				path = fullPath(res, *f)
-			}
 			t, ok := byTitle[fmt.Sprintf("finding %d reproduces", f.Seq)]
-			spec, _ := reproSpec(res.StartURL, *f, path, res.SecretNames, 0)
-			rep := &Reproduction{Spec: spec, FullTrace: round == 1}
+			spec, _ := reproSpec(res.StartURL, *f, paths[k], res.SecretNames, 0)
+			rep := &Reproduction{Spec: spec, Path: kind, Actions: len(paths[k])}
 			switch {
 			case !ok:
 				rep.Outcome, rep.Detail = ReproNotRun, "the runner did not report the test"
@@ -197,15 +217,13 @@ func Verify(ctx context.Context, run RunFunc, res *Result) error {
 				rep.Outcome, rep.Detail = ReproFailsElsewere, fmt.Sprintf("line %d: %s", t.Line, clip(t.Error, 400))
 			}
 			switch {
-			case round == 0:
-				f.Reproduction = rep
-				if !rep.Verified {
-					pending = append(pending, i)
-				}
-			case rep.Verified:
+			case rep.Verified || f.Reproduction == nil || !f.Reproduction.Verified && f.Reproduction.Outcome == ReproNotRun:
 				f.Reproduction = rep
 			default:
-				f.Reproduction.Detail += "; replaying the whole trace up to it did not fail at the check either (" + rep.Outcome + ")"
+				f.Reproduction.Detail += fmt.Sprintf("; replaying the %s path: %s", kind, rep.Outcome)
+			}
+			if !rep.Verified {
+				pending = append(pending, i)
 			}
 		}
 		if round == 0 && res.Journey.Script != "" {
@@ -223,7 +241,7 @@ func Verify(ctx context.Context, run RunFunc, res *Result) error {
 }
 
 // fullPath is the exploration's trace up to the finding (and the tail its
-// short path adds), or nil when that is the short path already.
+// path adds), or nil when that is no longer than its path.
 func fullPath(res *Result, f Finding) []orchestrator.ManifestEntry {
 	if f.Trace > len(res.Trace) {
 		return nil

@@ -23,8 +23,9 @@ func (r *run) result(status, msg string) Result {
 	res.Suggestions = r.suggestions()
 	res.Journey = r.journey()
 	for _, f := range r.findings {
-		spec, _ := reproSpec(res.StartURL, f, f.Path, res.SecretNames, 0)
-		f.Reproduction = &Reproduction{Spec: spec, Outcome: ReproNotRun}
+		path := candidatePath(&res, f, "shortest")
+		spec, _ := reproSpec(res.StartURL, f, path, res.SecretNames, 0)
+		f.Reproduction = &Reproduction{Spec: spec, Outcome: ReproNotRun, Path: "shortest", Actions: len(path)}
 		res.Findings = append(res.Findings, f)
 	}
 	return res

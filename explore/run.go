@@ -48,6 +48,11 @@ type run struct {
 	curPath []orchestrator.ManifestEntry // cur's path and the actions done on it since
 	snap    browser.Snapshot
 	delta   string
+	// errorDoc is the URL of the latest page load that answered >= 400.
+	errorDoc string
+	// seen is how far the detectors' problems were read: one an action
+	// caused that arrives during the next is still reported.
+	seen time.Time
 
 	findings []Finding
 	bySig    map[string]int
@@ -165,18 +170,14 @@ func (r *run) execute(ctx context.Context) (Result, error) {
 			}
 			cmds = []browser.Command{c}
 		}
-		for _, c := range cmds {
-			if r.actions >= r.in.MaxActions {
-				break
-			}
-			moved, err := r.act(ctx, c)
-			if err != nil {
-				return Result{}, err
-			}
-			if moved {
-				break // the rest of the batch named elements of the page left behind
-			}
+		if err := r.batch(ctx, cmds); err != nil {
+			return Result{}, err
 		}
+	}
+	// What the last actions caused may still be arriving.
+	r.settle(ctx, time.Now(), r.Page.URL())
+	if err := r.detectLate(ctx); err != nil {
+		return Result{}, err
 	}
 	status := StatusSucceeded
 	msg := ""
@@ -408,33 +409,76 @@ func (r *run) refusal(c browser.Command) string {
 	return ""
 }
 
-// act runs one command with every detector watching. moved reports that
-// the page is another state now.
-func (r *run) act(ctx context.Context, c browser.Command) (moved bool, err error) {
+// batch runs commands in order, every detector watching each, then reads
+// the page once: the refs of a batch belong to the page it was decided
+// on, so a command that loads another page ends the batch.
+func (r *run) batch(ctx context.Context, cmds []browser.Command) error {
+	var last *orchestrator.ManifestEntry
+	from := r.Page.URL()
+	for _, c := range cmds {
+		if r.actions >= r.in.MaxActions {
+			break
+		}
+		before := r.Page.URL()
+		entry, err := r.act(ctx, c)
+		if err != nil {
+			return err
+		}
+		if entry != nil {
+			last, from = entry, before
+		}
+		if r.Page.URL() != before {
+			break
+		}
+	}
+	oerr := r.observe(ctx, last)
+	if last != nil && len(r.landed) > 0 {
+		if now := r.Page.URL(); now != from {
+			r.landed[len(r.landed)-1] = now
+		}
+	}
+	if oerr != nil {
+		r.Log.Warn("page unreadable after an action", "err", oerr)
+		return nil
+	}
+	if !r.scope.allows(r.Page.URL()) {
+		// A link or a redirect left the scope: go back where it was.
+		r.feedback = append(r.feedback, fmt.Sprintf("the last action left the scope (%s); went back", r.Page.URL()))
+		if err := r.Page.Navigate(ctx, from); err == nil {
+			r.trace = append(r.trace, orchestrator.ManifestEntry{Command: browser.Command{Action: "navigate", Value: from}})
+			r.landed = append(r.landed, from)
+			r.cur = nil
+			_ = r.observe(ctx, nil)
+		}
+	}
+	return nil
+}
+
+// act runs one command with every detector watching. It returns the
+// command's entry when it worked.
+func (r *run) act(ctx context.Context, c browser.Command) (*orchestrator.ManifestEntry, error) {
 	if why := r.refusal(c); why != "" {
 		r.feedback = append(r.feedback, fmt.Sprintf("refused %s: %s", describe(c, r.cur), why))
 		r.history(ctx, orchestrator.Event{Kind: "command", Action: c.Action, Target: describe(c, r.cur), Error: "refused: " + why})
-		if c.Target.Ref != "" {
-			if e := r.elementOf(c.Target); e != nil {
-				r.exercised[r.cur.Template+"|"+e.Key] = true
-			}
+		if e := r.elementOf(c.Target); e != nil {
+			r.exercised[r.cur.Template+"|"+e.Key] = true
 		}
-		return false, nil
+		return nil, nil
 	}
 	el := r.elementOf(c.Target)
 	if el != nil {
 		r.exercised[r.cur.Template+"|"+el.Key] = true
 	}
 	before, _ := r.Page.Activity(ctx)
-	from, prev := r.Page.URL(), r.cur
+	from, where := r.Page.URL(), r.cur
 	exec := c
 	exec.Value = r.expand(c.Value)
 	t0 := time.Now()
 	targeted := c.NeedsTarget()
 	out := r.Page.Execute(ctx, exec, browser.ExecOptions{Fingerprint: targeted, RequireLocator: targeted, Timeout: 5 * time.Second})
-	r.Page.Settle(ctx, browser.SettleOptions{Since: t0, StartURL: from, Timeout: 8 * time.Second})
+	r.settle(ctx, t0, from)
 	r.actions++
-	what := describe(c, prev)
+	what := describe(c, where)
 	ev := orchestrator.Event{Iteration: r.actions, Kind: "command", Action: c.Action, Target: what, OK: out.Err == nil,
 		Duration: time.Since(t0)}
 	if out.Err != nil {
@@ -442,38 +486,27 @@ func (r *run) act(ctx context.Context, c browser.Command) (moved bool, err error
 		r.feedback = append(r.feedback, fmt.Sprintf("%s failed: %s", what, ev.Error))
 	}
 	r.history(ctx, ev)
-	entry := orchestrator.ManifestEntry{Command: c, Element: out.Element}
+	var entry *orchestrator.ManifestEntry
 	if out.Err == nil {
-		r.trace = append(r.trace, entry)
-		r.curPath = append(r.curPath, entry)
+		entry = &orchestrator.ManifestEntry{Command: c, Element: out.Element}
+		r.trace = append(r.trace, *entry)
+		r.landed = append(r.landed, "")
+		r.curPath = append(r.curPath, *entry)
 	}
-	if err := r.detect(ctx, t0, c, el, out, before, from); err != nil {
-		return false, err
+	return entry, r.detect(ctx, t0, c, el, out, before, from)
+}
+
+// settle waits for the page to be ready after an action. A request the
+// action starts can be announced a moment after the action returns, so
+// the page is watched a little longer before it is called quiet.
+func (r *run) settle(ctx context.Context, t0 time.Time, from string) {
+	r.Page.Settle(ctx, browser.SettleOptions{Since: t0, StartURL: from, Timeout: 8 * time.Second})
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(60 * time.Millisecond):
 	}
-	oerr := r.observe(ctx, &entry)
-	if out.Err == nil {
-		to := ""
-		if now := r.Page.URL(); now != from {
-			to = now
-		}
-		r.landed = append(r.landed, to)
-	}
-	if oerr != nil {
-		r.Log.Warn("page unreadable after an action", "err", oerr)
-		return true, nil
-	}
-	if !r.scope.allows(r.Page.URL()) {
-		// A link or a redirect left the scope: go back where it was.
-		r.feedback = append(r.feedback, fmt.Sprintf("%s left the scope (%s); went back", what, r.Page.URL()))
-		if err := r.Page.Navigate(ctx, from); err == nil {
-			r.trace = append(r.trace, orchestrator.ManifestEntry{Command: browser.Command{Action: "navigate", Value: from}})
-			r.landed = append(r.landed, from)
-			r.cur = nil
-			_ = r.observe(ctx, nil)
-		}
-		return true, nil
-	}
-	return r.cur != prev, nil
+	r.Page.Settle(ctx, browser.SettleOptions{Since: t0, StartURL: from, Timeout: 8 * time.Second})
 }
 
 // expand substitutes test data for {{NAME}} in a value the model wrote.

@@ -41,3 +41,18 @@ func MustPassSpec(t testing.TB, spec string, env map[string]string) {
 	}
 	passed.Store(spec, true)
 }
+
+// RunReport runs a spec under @playwright/test and reports each test.
+func RunReport(ctx context.Context, spec string, env map[string]string) ([]specrun.TestResult, error) {
+	return specrun.Runner{Dir: RunnerDir(), Chromium: os.Getenv("WEBPILOT_CHROMIUM")}.RunReport(ctx, spec, specrun.Options{Env: env})
+}
+
+// AxeSource is axe-core's script as make setup installs it beside the runner.
+func AxeSource(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(RunnerDir(), "node_modules", "axe-core", "axe.min.js"))
+	if err != nil {
+		t.Fatalf("browsertest: axe-core is not installed (run make setup): %v", err)
+	}
+	return string(b)
+}

@@ -1,0 +1,316 @@
+package explore_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/webpilot/webpilot/browser"
+	"github.com/webpilot/webpilot/browser/browsertest"
+	"github.com/webpilot/webpilot/demoapp"
+	"github.com/webpilot/webpilot/explore"
+	"github.com/webpilot/webpilot/explore/exploretest"
+	"github.com/webpilot/webpilot/jobs"
+	"github.com/webpilot/webpilot/llm"
+	"github.com/webpilot/webpilot/llm/llmtest"
+	"github.com/webpilot/webpilot/netguard"
+	"github.com/webpilot/webpilot/orchestrator"
+	"github.com/webpilot/webpilot/specrun"
+)
+
+// memRecorder keeps what an exploration records, de-duplicating findings
+// by signature as the store does.
+type memRecorder struct {
+	mu          sync.Mutex
+	findings    map[string]int
+	occurrences map[string]int
+	checkpoints int
+	events      []orchestrator.Event
+}
+
+func newRecorder() *memRecorder {
+	return &memRecorder{findings: map[string]int{}, occurrences: map[string]int{}}
+}
+
+func (m *memRecorder) History(_ context.Context, events []orchestrator.Event) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.events = append(m.events, events...)
+	return nil
+}
+func (m *memRecorder) Reserve(context.Context, orchestrator.Call) error { return nil }
+func (m *memRecorder) Settle(context.Context, orchestrator.Call) (int64, int64, error) {
+	return 0, 0, nil
+}
+func (m *memRecorder) Finding(_ context.Context, f explore.Finding) (int, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.occurrences[f.Signature]++
+	if seq, ok := m.findings[f.Signature]; ok {
+		return seq, false, nil
+	}
+	m.findings[f.Signature] = len(m.findings) + 1
+	return len(m.findings), true, nil
+}
+func (m *memRecorder) Progress(context.Context, explore.Checkpoint) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.checkpoints++
+	return nil
+}
+
+// shop serves the demo app and returns it with its shop's URL.
+func shop(t *testing.T) (*demoapp.App, string) {
+	t.Helper()
+	app := demoapp.New(demoapp.Options{})
+	srv := httptest.NewServer(app)
+	t.Cleanup(srv.Close)
+	return app, srv.URL + "/shop/"
+}
+
+func session(t *testing.T) *browser.Session {
+	t.Helper()
+	s, err := browsertest.Browser(t).NewSession(context.Background(), browser.SessionOptions{
+		Policy: netguard.New([]string{"127.0.0.1"}), SlowResponse: explore.DefaultSlowResponse})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// explorer explores the shop, with the scripted model when replies are given.
+func explorer(t *testing.T, base string, replies []llmtest.Reply) (explore.Result, *memRecorder) {
+	t.Helper()
+	rec := newRecorder()
+	e := &explore.Explorer{Page: session(t), Recorder: rec, Config: explore.Config{AxeSource: browsertest.AxeSource(t)}}
+	if replies != nil {
+		model := llmtest.New(t, replies...)
+		e.Model = llm.New(llm.Config{APIKey: "k", BaseURL: model.BaseURL(), Model: "gpt-4o-mini"})
+	}
+	res, err := e.Run(context.Background(), explore.Input{BaseURL: base, Goal: exploretest.ShopGoal, MaxActions: 60,
+		MaxDuration: 3 * time.Minute, Scope: []string{"/shop/"}, Deny: jobs.Safety{}.Words()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != explore.StatusSucceeded {
+		t.Fatalf("exploration %s: %s", res.Status, res.Error)
+	}
+	return res, rec
+}
+
+// seeded are the shop's bugs as findings: type and a fragment of the title.
+var seeded = []struct {
+	typ   explore.Type
+	title string
+}{
+	{explore.TypePageError, "TypeError"},
+	{explore.TypeFailedRequest, "POST /shop/api/stock answered 500"},
+	{explore.TypeBrokenLink, "/shop/size-guide-old"},
+	{explore.TypeAccessibility, "image-alt"},
+	{explore.TypeAccessibility, "(label,"},
+	{explore.TypeDeadClick, `"Compare products"`},
+	{explore.TypeSlowResponse, "GET /shop/api/delivery"},
+	{explore.TypeFunctional, "total does not add up"},
+	{explore.TypeFunctional, "Fruit filter"},
+}
+
+func find(res explore.Result, typ explore.Type, title string) []explore.Finding {
+	var out []explore.Finding
+	for _, f := range res.Findings {
+		if f.Type == typ && strings.Contains(f.Title, title) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func TestTheSweepFindsEveryDeterministicBugWithoutAModel(t *testing.T) {
+	_, base := shop(t)
+	res, rec := explorer(t, base, nil)
+	for _, s := range seeded {
+		got := find(res, s.typ, s.title)
+		if s.typ == explore.TypeFunctional {
+			if len(got) != 0 {
+				t.Errorf("a functional finding without a model: %+v", got)
+			}
+			continue
+		}
+		if len(got) != 1 {
+			t.Errorf("%s %q: found %d times, want once", s.typ, s.title, len(got))
+		}
+	}
+	if n := len(res.Findings); n != demoapp.ShopSeededBugs-2 {
+		for _, f := range res.Findings {
+			t.Logf("finding %d [%s] %s", f.Seq, f.Type, f.Title)
+		}
+		t.Errorf("%d findings, want exactly the %d deterministic bugs", n, demoapp.ShopSeededBugs-2)
+	}
+	// The broken link was checked and then followed: one finding, seen twice.
+	if link := find(res, explore.TypeBrokenLink, "size-guide"); len(link) == 1 && rec.occurrences[link[0].Signature] < 2 {
+		t.Errorf("the broken link was seen %d times; the click on it should have merged into the link check's finding", rec.occurrences[link[0].Signature])
+	}
+	if res.Calls != 0 || res.Coverage.Exercised == 0 || len(res.Coverage.States) < 3 {
+		t.Errorf("calls %d, exercised %d, states %d", res.Calls, res.Coverage.Exercised, len(res.Coverage.States))
+	}
+	t.Logf("%d findings in %d actions, %d states, %d/%d elements exercised, stopped: %s", len(res.Findings), res.Actions,
+		len(res.Coverage.States), res.Coverage.Exercised, res.Coverage.Seen, res.Stopped)
+}
+
+func runReport(ctx context.Context, spec string) ([]specrun.TestResult, error) {
+	return browsertest.RunReport(ctx, spec, nil)
+}
+
+func TestExplorationFindsTheSeededBugsAndReproducesEachOne(t *testing.T) {
+	app, base := shop(t)
+	res, _ := explorer(t, base, exploretest.ShopModel())
+	for _, s := range seeded {
+		if got := find(res, s.typ, s.title); len(got) != 1 {
+			t.Errorf("%s %q: found %d times, want once", s.typ, s.title, len(got))
+		}
+	}
+	t.Logf("%d actions, stopped: %s; %d states", res.Actions, res.Stopped, len(res.Coverage.States))
+	for _, tr := range res.Coverage.Transitions {
+		t.Logf("%s -> %s by %s", tr.From, tr.To, tr.Action)
+	}
+	if len(res.Findings) != demoapp.ShopSeededBugs {
+		for _, f := range res.Findings {
+			t.Logf("finding %d [%s] %s", f.Seq, f.Type, f.Title)
+		}
+		t.Fatalf("%d findings, want the %d seeded bugs (rejected claims: %+v)", len(res.Findings), demoapp.ShopSeededBugs, res.Rejected)
+	}
+	for _, f := range find(res, explore.TypeFunctional, "") {
+		if f.Evidence.Expected == "" || f.Evidence.Observed == "" || f.Check.Verify == nil || f.Check.Verify.Element == nil {
+			t.Errorf("functional finding %q lacks evidence: %+v", f.Title, f.Evidence)
+		}
+	}
+	if total := find(res, explore.TypeFunctional, "total"); len(total) == 1 && (total[0].Evidence.Observed != "$6.40" || !strings.Contains(total[0].Evidence.Expected, "$5.20")) {
+		t.Errorf("total evidence: %+v", total[0].Evidence)
+	}
+	if !res.GoalMet || res.Calls != 4 {
+		t.Errorf("goal met %v after %d calls, want true after 4", res.GoalMet, res.Calls)
+	}
+	for _, f := range res.Findings {
+		if f.Evidence.Screenshot == "" {
+			t.Errorf("finding %q has no screenshot", f.Title)
+		}
+	}
+
+	// Every reproduction fails under @playwright/test at its check while
+	// the bugs are on, and the journey passes.
+	ctx := context.Background()
+	if err := explore.Verify(ctx, runReport, &res); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range res.Findings {
+		if r := f.Reproduction; r == nil || !r.Verified {
+			t.Errorf("finding %d %q: reproduction not verified: %+v", f.Seq, f.Title, r)
+		}
+	}
+	if !res.Journey.Verified {
+		t.Errorf("the journey spec does not pass: %s\n%s", res.Journey.Detail, res.Journey.Script)
+	}
+
+	// With the bug switch off, every reproduction passes.
+	app.SetShopBugs(false)
+	var all strings.Builder
+	for i, f := range res.Findings {
+		spec := f.Reproduction.Spec
+		if i > 0 {
+			spec = strings.TrimPrefix(spec, "import { test, expect } from '@playwright/test';\n")
+		}
+		all.WriteString(spec)
+	}
+	results, err := runReport(ctx, all.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != len(res.Findings) {
+		t.Fatalf("%d results for %d reproductions", len(results), len(res.Findings))
+	}
+	for _, r := range results {
+		if r.Status != "passed" {
+			t.Errorf("%s does not pass on the fixed shop: %s", r.Title, r.Error)
+		}
+	}
+}
+
+func TestTheBugFreeShopHasNoFindings(t *testing.T) {
+	app, base := shop(t)
+	app.SetShopBugs(false)
+	res, _ := explorer(t, base, exploretest.ShopModel())
+	for _, f := range res.Findings {
+		t.Errorf("false positive: [%s] %s (%s)", f.Type, f.Title, f.Evidence.Message)
+	}
+	// The model claimed both functional bugs anyway: the page bore neither out.
+	if len(res.Rejected) != 2 {
+		t.Errorf("rejected claims %+v, want the 2 the scripted model makes", res.Rejected)
+	}
+	for _, c := range res.Rejected {
+		if !strings.Contains(c.Reason, "holds on the page") {
+			t.Errorf("claim %q rejected for %q", c.Title, c.Reason)
+		}
+	}
+}
+
+func TestTheSafetyPolicyNeverClicksIrreversibleControls(t *testing.T) {
+	t.Run("by default", func(t *testing.T) {
+		app, base := shop(t)
+		// The model insists on the dangerous buttons; the sweep then tries everything else.
+		insist := llmtest.Reply{PromptTokens: 10, CompletionTokens: 10, Respond: func(r llmtest.Request) string {
+			var cmds []any
+			for _, name := range []string{`button "Sign out"`, `button "Delete account"`} {
+				if ref := refOn(r.Text(), name); ref != "" {
+					cmds = append(cmds, map[string]any{"action": "click", "target": map[string]any{"ref": ref}})
+				}
+			}
+			return llmtest.JSON(map[string]any{"commands": cmds, "done": len(cmds) == 0})
+		}}
+		rec := newRecorder()
+		model := llmtest.New(t, insist, insist, llmtest.Reply{Content: `{"done": true, "note": "nothing else to try"}`})
+		e := &explore.Explorer{Page: session(t), Recorder: rec, Model: llm.New(llm.Config{APIKey: "k", BaseURL: model.BaseURL(), Model: "m"})}
+		res, err := e.Run(context.Background(), explore.Input{BaseURL: strings.TrimSuffix(base, "/shop/") + "/shop/account", Goal: "look around the account",
+			MaxActions: 40, MaxDuration: time.Minute, Scope: []string{"/shop/"}, Deny: jobs.Safety{}.Words()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if calls := app.ShopDangerCalls(); calls["signout"]+calls["delete"]+calls["pay"] != 0 {
+			t.Errorf("irreversible controls were clicked: %v", calls)
+		}
+		refused := 0
+		for _, ev := range rec.events {
+			if strings.HasPrefix(ev.Error, "refused: the safety policy") {
+				refused++
+			}
+		}
+		if refused < 2 || res.Actions == 0 {
+			t.Errorf("%d refusals in %d actions, want the model's two clicks refused and the rest explored", refused, res.Actions)
+		}
+	})
+	t.Run("a word the request allows", func(t *testing.T) {
+		app, base := shop(t)
+		e := &explore.Explorer{Page: session(t), Recorder: newRecorder()}
+		_, err := e.Run(context.Background(), explore.Input{BaseURL: strings.TrimSuffix(base, "/shop/") + "/shop/account", Goal: "x",
+			MaxActions: 10, MaxDuration: time.Minute, Scope: []string{"/shop/account"}, Deny: jobs.Safety{Allow: []string{"sign out"}}.Words()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if calls := app.ShopDangerCalls(); calls["signout"] != 1 || calls["delete"] != 0 {
+			t.Errorf("with sign out allowed: %v, want sign out clicked once and delete never", calls)
+		}
+	})
+}
+
+func refOn(page, what string) string {
+	for _, line := range strings.Split(page, "\n") {
+		if strings.Contains(line, "- "+what) {
+			if i := strings.Index(line, "[ref="); i >= 0 {
+				return strings.TrimSuffix(strings.SplitN(line[i+5:], "]", 2)[0], "]")
+			}
+		}
+	}
+	return ""
+}
