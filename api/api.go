@@ -111,6 +111,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/tests/{id}/versions/{v}/accept", s.tenant(s.decide(true)))
 	mux.HandleFunc("POST /v1/tests/{id}/versions/{v}/reject", s.tenant(s.decide(false)))
 	mux.HandleFunc("GET /v1/jobs/{id}/artifacts/{name}", s.tenant(s.artifact))
+	mux.HandleFunc("GET /v1/jobs/{id}/findings", s.tenant(s.findings))
 	mux.HandleFunc("POST /v1/admin/tenants", s.admin(s.createTenant))
 	mux.HandleFunc("POST /v1/admin/tenants/{id}/credits", s.admin(s.grant))
 	mux.HandleFunc("GET /v1/admin/tenants/{id}/credits", s.admin(s.account))

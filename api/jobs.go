@@ -37,12 +37,16 @@ type JobView struct {
 	Verdict string          `json:"verdict,omitempty"`
 	Repair  json.RawMessage `json:"repair,omitempty"`
 	// Suite is a bulk job's report: every test's outcome so far.
-	Suite      *store.BulkReport `json:"suite,omitempty"`
-	Timing     json.RawMessage   `json:"timing,omitempty"`
-	QueueNS    int64             `json:"queue_ns,omitempty"`
-	CreatedAt  time.Time         `json:"created_at"`
-	StartedAt  *time.Time        `json:"started_at,omitempty"`
-	FinishedAt *time.Time        `json:"finished_at,omitempty"`
+	Suite *store.BulkReport `json:"suite,omitempty"`
+	// Exploration is an exploration's report: its goal, why it stopped,
+	// the coverage map, the journey's spec, suggested scenarios and the
+	// findings (also at /v1/jobs/{id}/findings).
+	Exploration json.RawMessage `json:"exploration,omitempty"`
+	Timing      json.RawMessage `json:"timing,omitempty"`
+	QueueNS     int64           `json:"queue_ns,omitempty"`
+	CreatedAt   time.Time       `json:"created_at"`
+	StartedAt   *time.Time      `json:"started_at,omitempty"`
+	FinishedAt  *time.Time      `json:"finished_at,omitempty"`
 }
 
 // Progress counts a job's steps.
@@ -94,7 +98,26 @@ func view(j store.Job, detail bool) JobView {
 			v.suite(prog.Suite, detail)
 		}
 	}
+	if j.Kind == string(jobs.KindExploration) {
+		v.exploration(j, src, detail)
+	}
 	return v
+}
+
+// exploration sets an exploration's progress (actions of its budget) and,
+// in detail, its report.
+func (v *JobView) exploration(j store.Job, src json.RawMessage, detail bool) {
+	var in jobs.ExplorationRequest
+	_ = json.Unmarshal(j.Input, &in)
+	var prog struct {
+		Actions int `json:"actions"`
+	}
+	_ = json.Unmarshal(src, &prog)
+	v.Name = "explore: " + in.Goal
+	v.Progress = Progress{Done: prog.Actions, Total: in.Budget.WithDefaults().MaxActions}
+	if detail && len(j.Result) > 0 {
+		v.Exploration = j.Result
+	}
 }
 
 // suite sets a bulk job's progress (tests with an outcome of those
@@ -184,7 +207,11 @@ func (s *Server) submitValid(w http.ResponseWriter, r *http.Request, sub jobs.Su
 	}
 	if in.options.MaxCredits > 0 {
 		if in.options.MaxCredits > maxHold {
-			writeError(w, http.StatusBadRequest, "invalid job", []scenario.FieldError{{Field: in.at + ".options.max_credits", Message: fmt.Sprintf("must be at most %g", float64(maxHold))}})
+			field := in.creditsField
+			if field == "" {
+				field = in.at + ".options.max_credits"
+			}
+			writeError(w, http.StatusBadRequest, "invalid job", []scenario.FieldError{{Field: field, Message: fmt.Sprintf("must be at most %g", float64(maxHold))}})
 			return
 		}
 		hold = int64(math.Ceil(in.options.MaxCredits * store.MicroCredits))
@@ -362,6 +389,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	lastState, lastDone := "", -1
 	var stepsSent int
 	testsSent := map[string]bool{}
+	findingsSent := map[string]bool{}
 	for {
 		v := s.bulkView(r.Context(), j, true)
 		if v.State != lastState || v.Progress.Done != lastDone {
@@ -391,6 +419,20 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			lastState, lastDone = v.State, v.Progress.Done
+		}
+		if j.Kind == string(jobs.KindExploration) {
+			// Each finding once, as it is found.
+			if fs, err := s.store.Findings(r.Context(), tenantID, j.ID); err == nil {
+				for _, f := range fs {
+					if !findingsSent[f.ID] {
+						findingsSent[f.ID] = true
+						b, _ := json.Marshal(findingView(f))
+						if !send("event: finding\ndata: %s\n\n", b) {
+							return
+						}
+					}
+				}
+			}
 		}
 		if store.Terminal(j.State) {
 			send("event: end\ndata: {}\n\n")
@@ -502,6 +544,8 @@ type jobInput struct {
 	testID  string
 	tests   int                                                 // tests a bulk job runs over (its default hold covers each)
 	encode  func(sealedSecrets string) (json.RawMessage, error) // the stored input, secrets sealed
+	// creditsField is where the credit budget was given, when not options.max_credits.
+	creditsField string
 }
 
 // jobInput prepares a validated submission for storing; the tests a job
@@ -556,6 +600,20 @@ func (s *Server) jobInput(w http.ResponseWriter, r *http.Request, sub jobs.Submi
 			return jobInput{}, false
 		}
 		return jobInput{at: "suite", options: c.Options, secrets: c.Secrets, tests: len(tests),
+			encode: func(sealed string) (json.RawMessage, error) {
+				c.SealedSecrets, c.Secrets = sealed, nil
+				return json.Marshal(c)
+			}}, true
+	}
+	if sub.Kind == jobs.KindExploration {
+		c := *sub.Exploration
+		opts := c.Options
+		opts.MaxCredits = c.Credits()
+		field := ""
+		if c.Budget.MaxCredits > 0 {
+			field = "exploration.budget.max_credits"
+		}
+		return jobInput{at: "exploration", options: opts, secrets: c.Secrets, creditsField: field,
 			encode: func(sealed string) (json.RawMessage, error) {
 				c.SealedSecrets, c.Secrets = sealed, nil
 				return json.Marshal(c)

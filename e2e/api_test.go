@@ -33,7 +33,7 @@ func TestBadInputAndIsolation(t *testing.T) {
 		{"wrong type", key, []byte(`{"kind": 7}`), 400, "kind"},
 		{"unknown field", key, []byte(`{"kind": "scenario", "colour": "red"}`), 400, "colour"},
 		{"unknown kind", key, []byte(`{"kind": "teleport"}`), 400, "kind"},
-		{"kind not built yet", key, []byte(`{"kind": "exploration"}`), 400, "kind"},
+		{"exploration without its input", key, []byte(`{"kind": "exploration"}`), 400, "exploration"},
 		{"missing steps", key, valid(func(sc map[string]any) { delete(sc, "steps") }), 400, "scenario.steps"},
 		{"non-http URL", key, valid(func(sc map[string]any) { sc["base_url"] = "file:///etc/passwd" }), 400, "scenario.base_url"},
 		{"metadata address", key, valid(func(sc map[string]any) { sc["base_url"] = "http://169.254.169.254/" }), 400, "scenario.base_url"},

@@ -128,6 +128,9 @@ func (s *stack) startWorkerLogged(t *testing.T, model orchestrator.Model, cfg wo
 	if cfg.SpecRunner == nil {
 		cfg.SpecRunner = specrun.Runner{Dir: browsertest.RunnerDir(), Chromium: os.Getenv("WEBPILOT_CHROMIUM")}
 	}
+	if cfg.Explore.AxeSource == "" {
+		cfg.Explore.AxeSource = browsertest.AxeSource(t)
+	}
 	w := worker.New(cfg, s.store, s.queue.Consumer, jobs.NewPublisher(s.queue.JS), browsertest.Browser(t), model, netguard.New([]string{"127.0.0.1"}), s.sealer, log)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

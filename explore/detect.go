@@ -165,6 +165,9 @@ func (r *run) linkElement(href string) *element {
 // a screenshot, or one more occurrence of a known one.
 func (r *run) report(ctx context.Context, f *Finding, st *stateNode, at string, path []orchestrator.ManifestEntry, tail int) error {
 	f.URL, f.State = at, st.ID
+	// Nothing a finding shows may carry a secret the page echoed.
+	f.Title, f.Evidence.Message = r.redact(f.Title), r.redact(f.Evidence.Message)
+	f.Evidence.Observed, f.Evidence.Expected = r.redact(f.Evidence.Observed), r.redact(f.Evidence.Expected)
 	if i, ok := r.bySig[f.Signature]; ok {
 		f.Seq = r.findings[i].Seq
 	} else {
@@ -172,8 +175,9 @@ func (r *run) report(ctx context.Context, f *Finding, st *stateNode, at string, 
 		if png, err := r.Page.Screenshot(false); err == nil {
 			sum := sha256.Sum256([]byte(f.Signature))
 			name := "finding-" + hex.EncodeToString(sum[:6]) + ".png"
-			f.Evidence.Screenshot = name
-			r.artifacts = append(r.artifacts, orchestrator.Artifact{Kind: "image/png", Name: name, Content: png})
+			if r.Recorder == nil || r.Recorder.Artifact(ctx, name, "image/png", png) == nil {
+				f.Evidence.Screenshot = name
+			}
 		}
 	}
 	if r.Recorder == nil {

@@ -61,6 +61,8 @@ type Recorder interface {
 	Finding(ctx context.Context, f Finding) (seq int, isNew bool, err error)
 	// Progress stores the checkpoint a later attempt resumes from.
 	Progress(ctx context.Context, cp Checkpoint) error
+	// Artifact stores a file of the job (a finding's screenshot).
+	Artifact(ctx context.Context, name, kind string, content []byte) error
 }
 
 // Config is how an exploration's detectors and prompts are tuned; zero
@@ -180,8 +182,6 @@ type Result struct {
 	// Detectors lists the detectors that ran (accessibility needs axe-core).
 	Detectors []string      `json:"detectors"`
 	Duration  time.Duration `json:"duration_ns"`
-	// Artifacts are the findings' screenshots, for the job's artifacts.
-	Artifacts []orchestrator.Artifact `json:"-"`
 	// StartURL is where specs begin (the login page when there is one);
 	// Prefix the login's entries, Trace every action that worked after
 	// it, and SecretNames what specs read from the environment.

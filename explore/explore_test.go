@@ -55,6 +55,7 @@ func (m *memRecorder) Finding(_ context.Context, f explore.Finding) (int, bool, 
 	m.findings[f.Signature] = len(m.findings) + 1
 	return len(m.findings), true, nil
 }
+func (m *memRecorder) Artifact(context.Context, string, string, []byte) error { return nil }
 func (m *memRecorder) Progress(context.Context, explore.Checkpoint) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -68,7 +68,6 @@ type run struct {
 	note                  string
 	learned               []string
 	feedback              []string // what the system tells the model next time
-	artifacts             []orchestrator.Artifact
 	boundary              string
 	detectors             []string
 	stopped               string

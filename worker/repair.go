@@ -19,6 +19,7 @@ import (
 // SpecRunner runs a spec under @playwright/test; specrun.Runner implements it.
 type SpecRunner interface {
 	Run(ctx context.Context, spec string, o specrun.Options) (string, error)
+	RunReport(ctx context.Context, spec string, o specrun.Options) ([]specrun.TestResult, error)
 }
 
 // runTest replays a stored test; with repair it also repairs its drift.

@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/webpilot/webpilot/browser"
+	"github.com/webpilot/webpilot/explore"
 	"github.com/webpilot/webpilot/jobs"
 	"github.com/webpilot/webpilot/llm"
 	"github.com/webpilot/webpilot/netguard"
@@ -48,6 +49,9 @@ type Config struct {
 	// SpecRunner verifies a repaired spec before it is proposed; without
 	// one, repairs are reported but never proposed.
 	SpecRunner SpecRunner
+	// Explore tunes explorations (axe-core's source, the slow-response
+	// threshold).
+	Explore explore.Config
 }
 
 // Browser opens job sessions; *browser.Browser implements it.
@@ -364,6 +368,8 @@ func (w *Worker) run(ctx context.Context, claim store.Claim, cancelled func() bo
 		return w.runTest(ctx, claim, cancelled, log, false)
 	case jobs.KindSuiteRun, jobs.KindSuiteRepair:
 		return w.runSuite(ctx, claim, log)
+	case jobs.KindExploration:
+		return w.runExploration(ctx, claim, cancelled, log)
 	}
 	return failed(fmt.Sprintf("job kind %q is not supported by this worker", claim.Kind))
 }
@@ -410,19 +416,17 @@ func (w *Worker) execute(ctx context.Context, x execution) finish {
 	}
 	tun := w.proxy.Open()
 	defer tun.Close()
-	opts := browser.SessionOptions{Policy: w.policy, Logger: log,
-		Egress: &browser.EgressProxy{Server: w.proxy.Server(), Username: tun.User, Password: tun.Password, Blocked: tun.Blocked}}
+	opts := browser.SessionOptions{}
 	if resume != nil {
 		if resume.RestoreStorage() {
 			opts.StorageState = resume.StorageState
 		}
 		log.Info("resuming", "next_step", resume.NextStep+1)
 	}
-	sess, err := w.browser.NewSession(ctx, opts)
+	sess, closeSession, err := w.openSession(ctx, tun, log, opts)
 	if err != nil {
-		return finish{handBack: true, err: fmt.Errorf("browser unavailable: %w", err)}
+		return finish{handBack: true, err: err}
 	}
-	closeSession := sync.OnceFunc(func() { _ = sess.Close() })
 	defer closeSession()
 
 	agent := &orchestrator.Agent{Page: sess, Recorder: &recorder{store: w.store, jobID: claim.JobID, attempt: claim.Attempt,
@@ -448,6 +452,18 @@ func (w *Worker) execute(ctx context.Context, x execution) finish {
 	}
 	closeSession() // the browser is done; what follows may run a spec
 	return x.then(res, tun)
+}
+
+// openSession opens a job's browser context with its traffic sent through
+// the job's egress tunnel; closing it twice is harmless.
+func (w *Worker) openSession(ctx context.Context, tun *netguard.Tunnel, log *slog.Logger, opts browser.SessionOptions) (*browser.Session, func(), error) {
+	opts.Policy, opts.Logger = w.policy, log
+	opts.Egress = &browser.EgressProxy{Server: w.proxy.Server(), Username: tun.User, Password: tun.Password, Blocked: tun.Blocked}
+	sess, err := w.browser.NewSession(ctx, opts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("browser unavailable: %w", err)
+	}
+	return sess, sync.OnceFunc(func() { _ = sess.Close() }), nil
 }
 
 // encodeResult stores the agent's result with where the job's time went.

@@ -42,6 +42,9 @@ Usage:
   webpilot suite repair [--tag T]... [--test ID]... [--auto-accept] [--max-credits N] [--watch]
                                                   replay and repair them: drift healed, regressions reported
   webpilot import FILE... [--base URL] [--tag T]  store existing @playwright/test specs as tests
+  webpilot explore URL --goal "..." [--scope /path/]... [--max-actions N] [--max-minutes N] [--watch]
+                                                  explore an app toward a goal and report the bugs found
+  webpilot findings JOB_ID [--json]               an exploration's findings, their evidence and reproductions
   webpilot test list                              the stored tests and their last verdict
   webpilot test show TEST_ID                      a test's script and its versions
   webpilot test diff TEST_ID VERSION              the unified diff a version proposes
@@ -178,6 +181,10 @@ func run(args []string, out io.Writer) error {
 		return testCmd(c, args[1:], out)
 	case "import":
 		return importCmd(c, args[1:], out)
+	case "explore":
+		return exploreCmd(c, args[1:], out)
+	case "findings":
+		return findingsCmd(c, args[1:], out)
 	case "watch", "job", "script", "cancel":
 		if len(args) != 2 {
 			return fmt.Errorf("usage: webpilot %s JOB_ID", args[0])
@@ -446,6 +453,11 @@ func watch(c *client, key, id string, out io.Writer) error {
 				printStep(out, data)
 			case "test":
 				printTest(out, data)
+			case "finding":
+				var f api.FindingView
+				if json.Unmarshal(data, &f) == nil {
+					printFinding(out, f)
+				}
 			case "state":
 				var s struct {
 					State string
@@ -500,6 +512,9 @@ func summary(c *client, key, id string, out io.Writer) error {
 	}
 	if v.Suite != nil {
 		return suiteSummary(v, out)
+	}
+	if v.Kind == string(jobs.KindExploration) {
+		return explorationSummary(v, out)
 	}
 	tokens := 0
 	if v.Usage != nil {

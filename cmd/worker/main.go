@@ -123,6 +123,14 @@ func run(id string, log *slog.Logger) error {
 	} else {
 		cfg.SpecRunner = runner
 	}
+	// axe-core is installed beside the runner by make setup; without it
+	// explorations run every detector but the accessibility one.
+	axePath := env("WEBPILOT_AXE", filepath.Join(runner.Dir, "node_modules", "axe-core", "axe.min.js"))
+	if src, err := os.ReadFile(axePath); err != nil {
+		log.Warn("explorations will not check accessibility: axe-core not found", "path", axePath, "err", err)
+	} else {
+		cfg.Explore.AxeSource = string(src)
+	}
 	var model orchestrator.Model // stays nil without a key: deterministic tier only
 	if lc, ok := llm.ConfigFromEnv(); ok {
 		model = llm.New(lc)

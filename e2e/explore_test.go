@@ -1,0 +1,119 @@
+package e2e
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/webpilot/webpilot/api"
+	"github.com/webpilot/webpilot/demoapp"
+	"github.com/webpilot/webpilot/explore/exploretest"
+	"github.com/webpilot/webpilot/llm"
+	"github.com/webpilot/webpilot/llm/llmtest"
+)
+
+// TestExplorationOfTheShopThroughTheStack explores the demo shop from the
+// CLI (API → NATS → worker → Chromium, the scripted model choosing the
+// journey): every seeded bug is a finding with a screenshot and a
+// reproduction that failed under @playwright/test at its check; the
+// findings stream as they are found; bad requests are 400s naming the
+// field; another tenant cannot read them.
+func TestExplorationOfTheShopThroughTheStack(t *testing.T) {
+	t.Parallel()
+	bin := buildCmd(t, "webpilot")
+	s := newStack(t, 10*time.Second, 0)
+	model := llmtest.New(t, exploretest.ShopModel()...)
+	s.startWorker(t, llm.New(llm.Config{APIKey: "k", BaseURL: model.BaseURL(), Model: "gpt-4o-mini"}))
+	_, key := s.tenant(t, "explorer", 5)
+
+	valid := func(change func(e map[string]any)) map[string]any {
+		e := map[string]any{"base_url": s.demo + "/shop/", "goal": exploretest.ShopGoal, "scope": []string{"/shop/"}}
+		change(e)
+		return map[string]any{"kind": "exploration", "exploration": e}
+	}
+	for _, c := range []struct {
+		name, field string
+		body        map[string]any
+	}{
+		{"no exploration", "exploration", map[string]any{"kind": "exploration"}},
+		{"no goal", "exploration.goal", valid(func(e map[string]any) { delete(e, "goal") })},
+		{"goal and journeys", "exploration.journeys", valid(func(e map[string]any) { e["journeys"] = []string{"a"} })},
+		{"scope not a path", "exploration.scope[0]", valid(func(e map[string]any) { e["scope"] = []string{"shop"} })},
+		{"too many actions", "exploration.budget.max_actions", valid(func(e map[string]any) { e["budget"] = map[string]any{"max_actions": 100000} })},
+		{"metadata address", "exploration.base_url", valid(func(e map[string]any) { e["base_url"] = "http://169.254.169.254/" })},
+		{"odd deny word", "exploration.safety.deny[0]", valid(func(e map[string]any) { e["safety"] = map[string]any{"deny": []string{"<script>"}} })},
+		{"login without its secret", "exploration.login.password", valid(func(e map[string]any) {
+			e["login"] = map[string]any{"url": "/login"}
+			e["secrets"] = map[string]string{"USERNAME": "u"}
+		})},
+	} {
+		raw, _ := json.Marshal(c.body)
+		code, b := s.call(t, "POST", "/v1/jobs", key, raw)
+		if code != http.StatusBadRequest || !strings.Contains(string(b), `"field": "`+c.field+`"`) {
+			t.Errorf("%s: %d %s, want 400 naming %s", c.name, code, b, c.field)
+		}
+	}
+
+	cli := func(args ...string) (string, error) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "WEBPILOT_API="+s.api.URL, "WEBPILOT_API_KEY="+key)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := cli("explore", s.demo+"/shop/", "--goal", exploretest.ShopGoal, "--scope", "/shop/", "--max-actions", "60", "--watch")
+	if err != nil {
+		t.Fatalf("webpilot explore: %v\n%s", err, out)
+	}
+	id := regexp.MustCompile(`submitted exploration ([0-9a-f-]{36})`).FindStringSubmatch(out)
+	if id == nil {
+		t.Fatalf("no job id in:\n%s", out)
+	}
+	// One finding printed per event as it was found, then the summary.
+	if n := strings.Count(out, "\n#"); n != demoapp.ShopSeededBugs {
+		t.Errorf("%d findings streamed, want %d:\n%s", n, demoapp.ShopSeededBugs, out)
+	}
+	if !strings.Contains(out, "9 findings (9 reproduced)") || !strings.Contains(out, "goal met: true") {
+		t.Errorf("summary:\n%s", out)
+	}
+	v := s.wait(t, key, id[1], time.Minute) // the journey's spec passes
+	if v.State != "succeeded" || v.Kind != "exploration" || v.Progress.Done == 0 || len(v.Exploration) == 0 {
+		t.Fatalf("job: %+v", v)
+	}
+
+	var res struct{ Findings []api.FindingView }
+	s.mustJSON(t, "GET", "/v1/jobs/"+id[1]+"/findings", key, nil, http.StatusOK, &res)
+	if len(res.Findings) != demoapp.ShopSeededBugs {
+		t.Fatalf("%d findings, want %d", len(res.Findings), demoapp.ShopSeededBugs)
+	}
+	for _, f := range res.Findings {
+		var rep struct {
+			Verified bool
+			Outcome  string
+			Spec     string
+		}
+		var ev struct{ Screenshot string }
+		_ = json.Unmarshal(f.Reproduction, &rep)
+		_ = json.Unmarshal(f.Evidence, &ev)
+		if !rep.Verified || rep.Outcome != "fails_as_expected" || !strings.Contains(rep.Spec, "@playwright/test") {
+			t.Errorf("finding %d %q: reproduction %+v", f.Seq, f.Title, rep)
+		}
+		if code, png := s.call(t, "GET", "/v1/jobs/"+id[1]+"/artifacts/"+ev.Screenshot, key, nil); code != http.StatusOK || !strings.HasPrefix(string(png), "\x89PNG") {
+			t.Errorf("finding %d screenshot %q: %d", f.Seq, ev.Screenshot, code)
+		}
+		if f.Occurrences < 1 || f.Signature == "" {
+			t.Errorf("finding %d: %+v", f.Seq, f)
+		}
+	}
+	out, err = cli("findings", id[1])
+	if err != nil || strings.Count(out, "reproduction: fails_as_expected") != demoapp.ShopSeededBugs {
+		t.Errorf("webpilot findings: %v\n%s", err, out)
+	}
+	if code, _ := s.call(t, "GET", "/v1/jobs/"+id[1]+"/findings", s.otherKey(t), nil); code != http.StatusNotFound {
+		t.Errorf("another tenant reads the findings: %d", code)
+	}
+}

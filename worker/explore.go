@@ -1,0 +1,194 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/webpilot/webpilot/browser"
+	"github.com/webpilot/webpilot/explore"
+	"github.com/webpilot/webpilot/jobs"
+	"github.com/webpilot/webpilot/netguard"
+	"github.com/webpilot/webpilot/orchestrator"
+	"github.com/webpilot/webpilot/scenario"
+	"github.com/webpilot/webpilot/specrun"
+	"github.com/webpilot/webpilot/store"
+)
+
+// runExploration explores an app toward a goal. Findings are stored as they
+// are found; when the exploration ends, every finding's reproduction and
+// the journey's spec run under @playwright/test behind the job's egress
+// tunnel, and how each fared is stored with it. An exploration succeeds
+// when it ran, whatever it found: finding bugs is what it is for.
+func (w *Worker) runExploration(ctx context.Context, claim store.Claim, cancelled func() bool, log *slog.Logger) finish {
+	var req jobs.ExplorationRequest
+	if err := json.Unmarshal(claim.Input, &req); err != nil {
+		return failed("the job's input cannot be decoded: " + err.Error())
+	}
+	secrets, err := w.openSecrets(req.SealedSecrets, claim.JobID)
+	if err != nil {
+		return failed(err.Error())
+	}
+	log = orchestrator.RedactLogger(log, secrets)
+	resume, err := loadExploreCheckpoint(claim.Checkpoint, claim.JobID, w.sealer)
+	if err != nil {
+		log.Warn("checkpoint unusable; starting over", "err", err)
+		resume = nil
+	}
+	cfg := w.cfg.Explore.WithDefaults()
+	tun := w.proxy.Open()
+	defer tun.Close()
+	opts := browser.SessionOptions{SlowResponse: cfg.SlowResponse}
+	if resume != nil {
+		opts.StorageState = resume.StorageState
+		log.Info("resuming exploration", "actions", resume.Actions, "findings", len(resume.Findings))
+	}
+	sess, closeSession, err := w.openSession(ctx, tun, log, opts)
+	if err != nil {
+		return finish{handBack: true, err: err}
+	}
+	defer closeSession()
+	rec := &exploreRecorder{recorder: &recorder{store: w.store, jobID: claim.JobID, attempt: claim.Attempt,
+		prices: w.cfg.Prices, sealer: w.sealer, retry: w.retry}}
+	e := &explore.Explorer{Page: sess, Recorder: rec, Config: cfg, Log: log}
+	if w.model != nil {
+		e.Model = w.model
+	}
+	budget := req.Budget.WithDefaults()
+	in := explore.Input{BaseURL: req.BaseURL, Goal: req.Goal, Data: req.Data, Secrets: secrets, MaxActions: budget.MaxActions,
+		MaxDuration: time.Duration(budget.MaxMinutes) * time.Minute, Scope: req.Scope, Deny: req.Safety.Words(),
+		Resume: resume, Cancelled: cancelled, Yield: w.yield.Load, CallIDPrefix: fmt.Sprintf("%s/%d", claim.JobID, claim.Attempt)}
+	if l := req.Login; l != nil {
+		in.Login = &explore.Login{URL: l.URL, UsernameSecret: l.UsernameSecret(), PasswordSecret: l.PasswordSecret()}
+	}
+	if exps, err := w.store.Experiences(ctx, claim.TenantID, (&scenario.Scenario{BaseURL: req.BaseURL}).Origin(), w.cfg.Limits.ExperiencesCap); err == nil {
+		in.Experiences = exps
+	}
+	res, runErr := e.Run(ctx, in)
+	switch {
+	case errors.Is(runErr, store.ErrFenced):
+		return finish{err: runErr}
+	case ctx.Err() != nil, errors.Is(runErr, explore.ErrYielded), store.Transient(runErr):
+		return finish{handBack: true, err: errors.Join(ctx.Err(), runErr)}
+	case runErr != nil:
+		return finish{handBack: true, err: runErr}
+	}
+	closeSession() // the browser is done; the runner takes over
+	if res.Status != explore.StatusCancelled {
+		w.verifyExploration(ctx, claim, &res, secrets, tun, log)
+	}
+	view := struct {
+		explore.Result
+		QueueTime time.Duration `json:"queue_ns"`
+		Attempt   int           `json:"attempt"`
+	}{res, claim.ClaimedAt.Sub(claim.CreatedAt), claim.Attempt}
+	b, err := json.Marshal(view)
+	if err != nil {
+		return failed("the result cannot be encoded: " + err.Error())
+	}
+	return finish{Finish: store.Finish{State: jobState(res.Status), Result: b, Script: res.Journey.Script, Error: res.Error}}
+}
+
+// verifyExploration runs the reproductions and the journey under the real
+// runner and stores how each reproduction fared with its finding.
+func (w *Worker) verifyExploration(ctx context.Context, claim store.Claim, res *explore.Result, secrets map[string]string,
+	tun *netguard.Tunnel, log *slog.Logger) {
+	if w.cfg.SpecRunner == nil {
+		res.Journey.Detail = "not run: this worker has no @playwright/test runner (set WEBPILOT_SPEC_RUNNER)"
+		for i := range res.Findings {
+			res.Findings[i].Reproduction.Detail = res.Journey.Detail
+		}
+	} else {
+		run := func(ctx context.Context, spec string) ([]specrun.TestResult, error) {
+			return w.cfg.SpecRunner.RunReport(ctx, spec, specrun.Options{Env: secrets,
+				Proxy: &specrun.Proxy{Server: w.proxy.Server(), Username: tun.User, Password: tun.Password}})
+		}
+		if err := explore.Verify(ctx, run, res); err != nil {
+			log.Warn("reproductions could not be run", "err", err)
+		}
+	}
+	for _, f := range res.Findings {
+		b, _ := json.Marshal(f.Reproduction)
+		if err := w.retry.do(ctx, "store reproduction", func() error {
+			return w.store.SetReproduction(ctx, claim.JobID, claim.Attempt, f.Seq, b)
+		}); err != nil {
+			log.Warn("reproduction not stored", "finding", f.Seq, "err", err)
+		}
+	}
+}
+
+// exploreRecorder is the recorder of an exploration: the scenario
+// recorder's history and credits, and findings and checkpoints of its own.
+type exploreRecorder struct{ *recorder }
+
+func (r *exploreRecorder) Finding(ctx context.Context, f explore.Finding) (int, bool, error) {
+	ev, err := json.Marshal(f.Evidence)
+	if err != nil {
+		return 0, false, err
+	}
+	path, err := json.Marshal(f.Path)
+	if err != nil {
+		return 0, false, err
+	}
+	rec := store.FindingRecord{JobID: r.jobID, Type: string(f.Type), Severity: string(f.Severity), Title: f.Title, URL: f.URL,
+		State: f.State, Signature: f.Signature, Evidence: ev, Path: path}
+	var seq int
+	var isNew bool
+	err = r.retry.do(ctx, "record finding", func() error {
+		var err error
+		seq, isNew, err = r.store.RecordFinding(ctx, r.attempt, rec, store.Occurrence{URL: f.URL, State: f.State})
+		return err
+	})
+	return seq, isNew, err
+}
+
+func (r *exploreRecorder) Artifact(ctx context.Context, name, kind string, content []byte) error {
+	return r.retry.do(ctx, "store artifact", func() error { return r.store.AddArtifact(ctx, r.jobID, kind, name, content) })
+}
+
+// storedExploreCheckpoint is an exploration's checkpoint with its storage
+// state sealed.
+type storedExploreCheckpoint struct {
+	explore.Checkpoint
+	SealedState string `json:"sealed_state,omitempty"`
+}
+
+func (r *exploreRecorder) Progress(ctx context.Context, cp explore.Checkpoint) error {
+	sc := storedExploreCheckpoint{Checkpoint: cp}
+	if len(cp.StorageState) > 0 {
+		sealed, err := r.sealer.Seal(cp.StorageState, "state:"+r.jobID)
+		if err != nil {
+			return fmt.Errorf("seal storage state: %w", err)
+		}
+		sc.SealedState, sc.StorageState = sealed, nil
+	}
+	b, err := json.Marshal(sc)
+	if err != nil {
+		return fmt.Errorf("encode checkpoint: %w", err)
+	}
+	return r.retry.do(ctx, "save checkpoint", func() error { return r.store.SaveCheckpoint(ctx, r.jobID, r.attempt, b) })
+}
+
+func loadExploreCheckpoint(raw json.RawMessage, jobID string, sealer *jobs.Sealer) (*explore.Checkpoint, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var sc storedExploreCheckpoint
+	if err := json.Unmarshal(raw, &sc); err != nil {
+		return nil, fmt.Errorf("decode checkpoint: %w", err)
+	}
+	if sc.URL == "" {
+		return nil, nil
+	}
+	if sc.SealedState != "" {
+		st, err := sealer.Open(sc.SealedState, "state:"+jobID)
+		if err != nil {
+			return nil, fmt.Errorf("open storage state: %w", err)
+		}
+		sc.StorageState = st
+	}
+	return &sc.Checkpoint, nil
+}
