@@ -2,6 +2,7 @@ package explore_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -28,11 +29,13 @@ type memRecorder struct {
 	findings    map[string]int
 	occurrences map[string]int
 	checkpoints int
+	last        explore.Checkpoint
 	events      []orchestrator.Event
+	news        map[string]int // times each signature was recorded as new
 }
 
 func newRecorder() *memRecorder {
-	return &memRecorder{findings: map[string]int{}, occurrences: map[string]int{}}
+	return &memRecorder{findings: map[string]int{}, occurrences: map[string]int{}, news: map[string]int{}}
 }
 
 func (m *memRecorder) History(_ context.Context, events []orchestrator.Event) error {
@@ -53,13 +56,17 @@ func (m *memRecorder) Finding(_ context.Context, f explore.Finding) (int, bool, 
 		return seq, false, nil
 	}
 	m.findings[f.Signature] = len(m.findings) + 1
+	m.news[f.Signature]++
 	return len(m.findings), true, nil
 }
 func (m *memRecorder) Artifact(context.Context, string, string, []byte) error { return nil }
-func (m *memRecorder) Progress(context.Context, explore.Checkpoint) error {
+func (m *memRecorder) Progress(_ context.Context, cp explore.Checkpoint) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.checkpoints++
+	b, _ := json.Marshal(cp) // as the worker stores it
+	m.last = explore.Checkpoint{}
+	_ = json.Unmarshal(b, &m.last)
 	return nil
 }
 
@@ -103,21 +110,7 @@ func explorer(t *testing.T, base string, replies []llmtest.Reply) (explore.Resul
 	return res, rec
 }
 
-// seeded are the shop's bugs as findings: type and a fragment of the title.
-var seeded = []struct {
-	typ   explore.Type
-	title string
-}{
-	{explore.TypePageError, "TypeError"},
-	{explore.TypeFailedRequest, "POST /shop/api/stock answered 500"},
-	{explore.TypeBrokenLink, "/shop/size-guide-old"},
-	{explore.TypeAccessibility, "image-alt"},
-	{explore.TypeAccessibility, "(label,"},
-	{explore.TypeDeadClick, `"Compare products"`},
-	{explore.TypeSlowResponse, "GET /shop/api/delivery"},
-	{explore.TypeFunctional, "total does not add up"},
-	{explore.TypeFunctional, "Fruit filter"},
-}
+var seeded = exploretest.Seeded
 
 func find(res explore.Result, typ explore.Type, title string) []explore.Finding {
 	var out []explore.Finding
@@ -133,15 +126,15 @@ func TestTheSweepFindsEveryDeterministicBugWithoutAModel(t *testing.T) {
 	_, base := shop(t)
 	res, rec := explorer(t, base, nil)
 	for _, s := range seeded {
-		got := find(res, s.typ, s.title)
-		if s.typ == explore.TypeFunctional {
+		got := find(res, s.Type, s.Title)
+		if s.Type == explore.TypeFunctional {
 			if len(got) != 0 {
 				t.Errorf("a functional finding without a model: %+v", got)
 			}
 			continue
 		}
 		if len(got) != 1 {
-			t.Errorf("%s %q: found %d times, want once", s.typ, s.title, len(got))
+			t.Errorf("%s %q: found %d times, want once", s.Type, s.Title, len(got))
 		}
 	}
 	if n := len(res.Findings); n != demoapp.ShopSeededBugs-2 {
@@ -169,8 +162,8 @@ func TestExplorationFindsTheSeededBugsAndReproducesEachOne(t *testing.T) {
 	app, base := shop(t)
 	res, _ := explorer(t, base, exploretest.ShopModel())
 	for _, s := range seeded {
-		if got := find(res, s.typ, s.title); len(got) != 1 {
-			t.Errorf("%s %q: found %d times, want once", s.typ, s.title, len(got))
+		if got := find(res, s.Type, s.Title); len(got) != 1 {
+			t.Errorf("%s %q: found %d times, want once", s.Type, s.Title, len(got))
 		}
 	}
 	t.Logf("%d actions, stopped: %s; %d states", res.Actions, res.Stopped, len(res.Coverage.States))
@@ -314,4 +307,55 @@ func refOn(page, what string) string {
 		}
 	}
 	return ""
+}
+
+// TestAnExplorationResumesFromItsCheckpoint stops an exploration after a
+// few actions (as a crash would) and resumes it from its last checkpoint
+// in a new browser context: it goes on where it was, reports every finding
+// once, and the findings of the first attempt keep their numbers.
+func TestAnExplorationResumesFromItsCheckpoint(t *testing.T) {
+	_, base := shop(t)
+	rec := newRecorder()
+	in := explore.Input{BaseURL: base, Goal: "look around", MaxActions: 8, MaxDuration: time.Minute, Scope: []string{"/shop/"},
+		Deny: jobs.Safety{}.Words()}
+	axe := explore.Config{AxeSource: browsertest.AxeSource(t)}
+	first, err := (&explore.Explorer{Page: session(t), Recorder: rec, Config: axe}).Run(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Actions != 8 || len(first.Findings) == 0 {
+		t.Fatalf("first attempt: %d actions, %d findings", first.Actions, len(first.Findings))
+	}
+	cp := rec.last
+	sess, err := browsertest.Browser(t).NewSession(context.Background(), browser.SessionOptions{Policy: netguard.New([]string{"127.0.0.1"}),
+		SlowResponse: explore.DefaultSlowResponse, StorageState: cp.StorageState})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sess.Close() })
+	in.MaxActions, in.Resume = 60, &cp
+	second, err := (&explore.Explorer{Page: sess, Recorder: rec, Config: axe}).Run(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(second.Findings) != demoapp.ShopSeededBugs-2 {
+		for _, f := range second.Findings {
+			t.Logf("finding %d [%s] %s", f.Seq, f.Type, f.Title)
+		}
+		t.Errorf("%d findings after resuming, want the %d deterministic bugs", len(second.Findings), demoapp.ShopSeededBugs-2)
+	}
+	for sig, n := range rec.news {
+		if n != 1 {
+			t.Errorf("finding %s reported new %d times", sig, n)
+		}
+	}
+	for i, f := range first.Findings {
+		if second.Findings[i].Signature != f.Signature || second.Findings[i].Seq != f.Seq {
+			t.Errorf("finding %d changed on resume: %+v", f.Seq, second.Findings[i])
+		}
+	}
+	// What the first attempt exercised is not done again.
+	if second.Actions > 18 {
+		t.Errorf("%d actions in all, want about the 15 of an uninterrupted run", second.Actions)
+	}
 }

@@ -170,6 +170,9 @@ func run(submits, clients, latencyN, jobsN, pageN, chaosN int) error {
 	if err := e.repairBench(ctx); err != nil {
 		return err
 	}
+	if err := e.exploreBench(ctx); err != nil {
+		return err
+	}
 	if chaosN > 0 {
 		return chaosBench(ctx, chaosN)
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/webpilot/webpilot/explore"
 	"github.com/webpilot/webpilot/llm/llmtest"
 )
 
@@ -96,4 +97,44 @@ func itemRef(page, text string) string {
 		}
 	}
 	return ""
+}
+
+// SeededBug is one of the shop's seeded bugs as the finding that reports
+// it: its type and a fragment of its title.
+type SeededBug struct {
+	Type  explore.Type
+	Title string
+}
+
+// Seeded are the shop's seeded bugs (demoapp.ShopSeededBugs of them).
+var Seeded = []SeededBug{
+	{explore.TypePageError, "TypeError"},
+	{explore.TypeFailedRequest, "POST /shop/api/stock answered 500"},
+	{explore.TypeBrokenLink, "/shop/size-guide-old"},
+	{explore.TypeAccessibility, "image-alt"},
+	{explore.TypeAccessibility, "(label,"},
+	{explore.TypeDeadClick, `"Compare products"`},
+	{explore.TypeSlowResponse, "GET /shop/api/delivery"},
+	{explore.TypeFunctional, "total does not add up"},
+	{explore.TypeFunctional, "Fruit filter"},
+}
+
+// Match counts the seeded bugs the findings report (each once) and
+// returns the findings that report none: false positives.
+func Match(findings []explore.Finding) (found int, unexpected []explore.Finding) {
+	hit := make([]bool, len(Seeded))
+	for _, f := range findings {
+		matched := false
+		for i, s := range Seeded {
+			if f.Type == s.Type && strings.Contains(f.Title, s.Title) && !hit[i] {
+				hit[i], matched = true, true
+				found++
+				break
+			}
+		}
+		if !matched {
+			unexpected = append(unexpected, f)
+		}
+	}
+	return found, unexpected
 }
