@@ -2,10 +2,8 @@ package explore_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,57 +16,8 @@ import (
 	"github.com/webpilot/webpilot/llm"
 	"github.com/webpilot/webpilot/llm/llmtest"
 	"github.com/webpilot/webpilot/netguard"
-	"github.com/webpilot/webpilot/orchestrator"
 	"github.com/webpilot/webpilot/specrun"
 )
-
-// memRecorder keeps what an exploration records, de-duplicating findings
-// by signature as the store does.
-type memRecorder struct {
-	mu          sync.Mutex
-	findings    map[string]int
-	occurrences map[string]int
-	checkpoints int
-	last        explore.Checkpoint
-	events      []orchestrator.Event
-	news        map[string]int // times each signature was recorded as new
-}
-
-func newRecorder() *memRecorder {
-	return &memRecorder{findings: map[string]int{}, occurrences: map[string]int{}, news: map[string]int{}}
-}
-
-func (m *memRecorder) History(_ context.Context, events []orchestrator.Event) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.events = append(m.events, events...)
-	return nil
-}
-func (m *memRecorder) Reserve(context.Context, orchestrator.Call) error { return nil }
-func (m *memRecorder) Settle(context.Context, orchestrator.Call) (int64, int64, error) {
-	return 0, 0, nil
-}
-func (m *memRecorder) Finding(_ context.Context, f explore.Finding) (int, bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.occurrences[f.Signature]++
-	if seq, ok := m.findings[f.Signature]; ok {
-		return seq, false, nil
-	}
-	m.findings[f.Signature] = len(m.findings) + 1
-	m.news[f.Signature]++
-	return len(m.findings), true, nil
-}
-func (m *memRecorder) Artifact(context.Context, string, string, []byte) error { return nil }
-func (m *memRecorder) Progress(_ context.Context, cp explore.Checkpoint) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.checkpoints++
-	b, _ := json.Marshal(cp) // as the worker stores it
-	m.last = explore.Checkpoint{}
-	_ = json.Unmarshal(b, &m.last)
-	return nil
-}
 
 // shop serves the demo app and returns it with its shop's URL.
 func shop(t *testing.T) (*demoapp.App, string) {
@@ -91,9 +40,9 @@ func session(t *testing.T) *browser.Session {
 }
 
 // explorer explores the shop, with the scripted model when replies are given.
-func explorer(t *testing.T, base string, replies []llmtest.Reply) (explore.Result, *memRecorder) {
+func explorer(t *testing.T, base string, replies []llmtest.Reply) (explore.Result, *exploretest.Recorder) {
 	t.Helper()
-	rec := newRecorder()
+	rec := exploretest.NewRecorder()
 	e := &explore.Explorer{Page: session(t), Recorder: rec, Config: explore.Config{AxeSource: browsertest.AxeSource(t)}}
 	if replies != nil {
 		model := llmtest.New(t, replies...)
@@ -144,8 +93,8 @@ func TestTheSweepFindsEveryDeterministicBugWithoutAModel(t *testing.T) {
 		t.Errorf("%d findings, want exactly the %d deterministic bugs", n, demoapp.ShopSeededBugs-2)
 	}
 	// The broken link was checked and then followed: one finding, seen twice.
-	if link := find(res, explore.TypeBrokenLink, "size-guide"); len(link) == 1 && rec.occurrences[link[0].Signature] < 2 {
-		t.Errorf("the broken link was seen %d times; the click on it should have merged into the link check's finding", rec.occurrences[link[0].Signature])
+	if link := find(res, explore.TypeBrokenLink, "size-guide"); len(link) == 1 && rec.Occurrences[link[0].Signature] < 2 {
+		t.Errorf("the broken link was seen %d times; the click on it should have merged into the link check's finding", rec.Occurrences[link[0].Signature])
 	}
 	if res.Calls != 0 || res.Coverage.Exercised == 0 || len(res.Coverage.States) < 3 {
 		t.Errorf("calls %d, exercised %d, states %d", res.Calls, res.Coverage.Exercised, len(res.Coverage.States))
@@ -263,7 +212,7 @@ func TestTheSafetyPolicyNeverClicksIrreversibleControls(t *testing.T) {
 			}
 			return llmtest.JSON(map[string]any{"commands": cmds, "done": len(cmds) == 0})
 		}}
-		rec := newRecorder()
+		rec := exploretest.NewRecorder()
 		model := llmtest.New(t, insist, insist, llmtest.Reply{Content: `{"done": true, "note": "nothing else to try"}`})
 		e := &explore.Explorer{Page: session(t), Recorder: rec, Model: llm.New(llm.Config{APIKey: "k", BaseURL: model.BaseURL(), Model: "m"})}
 		res, err := e.Run(context.Background(), explore.Input{BaseURL: strings.TrimSuffix(base, "/shop/") + "/shop/account", Goal: "look around the account",
@@ -275,7 +224,7 @@ func TestTheSafetyPolicyNeverClicksIrreversibleControls(t *testing.T) {
 			t.Errorf("irreversible controls were clicked: %v", calls)
 		}
 		refused := 0
-		for _, ev := range rec.events {
+		for _, ev := range rec.Events {
 			if strings.HasPrefix(ev.Error, "refused: the safety policy") {
 				refused++
 			}
@@ -286,7 +235,7 @@ func TestTheSafetyPolicyNeverClicksIrreversibleControls(t *testing.T) {
 	})
 	t.Run("a word the request allows", func(t *testing.T) {
 		app, base := shop(t)
-		e := &explore.Explorer{Page: session(t), Recorder: newRecorder()}
+		e := &explore.Explorer{Page: session(t), Recorder: exploretest.NewRecorder()}
 		_, err := e.Run(context.Background(), explore.Input{BaseURL: strings.TrimSuffix(base, "/shop/") + "/shop/account", Goal: "x",
 			MaxActions: 10, MaxDuration: time.Minute, Scope: []string{"/shop/account"}, Deny: jobs.Safety{Allow: []string{"sign out"}}.Words()})
 		if err != nil {
@@ -315,7 +264,7 @@ func refOn(page, what string) string {
 // once, and the findings of the first attempt keep their numbers.
 func TestAnExplorationResumesFromItsCheckpoint(t *testing.T) {
 	_, base := shop(t)
-	rec := newRecorder()
+	rec := exploretest.NewRecorder()
 	in := explore.Input{BaseURL: base, Goal: "look around", MaxActions: 8, MaxDuration: time.Minute, Scope: []string{"/shop/"},
 		Deny: jobs.Safety{}.Words()}
 	axe := explore.Config{AxeSource: browsertest.AxeSource(t)}
@@ -326,7 +275,7 @@ func TestAnExplorationResumesFromItsCheckpoint(t *testing.T) {
 	if first.Actions != 8 || len(first.Findings) == 0 {
 		t.Fatalf("first attempt: %d actions, %d findings", first.Actions, len(first.Findings))
 	}
-	cp := rec.last
+	cp := rec.Last
 	sess, err := browsertest.Browser(t).NewSession(context.Background(), browser.SessionOptions{Policy: netguard.New([]string{"127.0.0.1"}),
 		SlowResponse: explore.DefaultSlowResponse, StorageState: cp.StorageState})
 	if err != nil {
@@ -344,7 +293,7 @@ func TestAnExplorationResumesFromItsCheckpoint(t *testing.T) {
 		}
 		t.Errorf("%d findings after resuming, want the %d deterministic bugs", len(second.Findings), demoapp.ShopSeededBugs-2)
 	}
-	for sig, n := range rec.news {
+	for sig, n := range rec.News {
 		if n != 1 {
 			t.Errorf("finding %s reported new %d times", sig, n)
 		}

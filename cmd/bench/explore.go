@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/webpilot/webpilot/browser"
@@ -17,33 +16,8 @@ import (
 	"github.com/webpilot/webpilot/llm"
 	"github.com/webpilot/webpilot/llm/llmtest"
 	"github.com/webpilot/webpilot/netguard"
-	"github.com/webpilot/webpilot/orchestrator"
 	"github.com/webpilot/webpilot/specrun"
 )
-
-// benchRecorder keeps an exploration's findings in memory, merged by
-// signature as the store merges them.
-type benchRecorder struct {
-	mu   sync.Mutex
-	sigs map[string]int
-}
-
-func (r *benchRecorder) History(context.Context, []orchestrator.Event) error { return nil }
-func (r *benchRecorder) Reserve(context.Context, orchestrator.Call) error    { return nil }
-func (r *benchRecorder) Settle(context.Context, orchestrator.Call) (int64, int64, error) {
-	return 0, 0, nil
-}
-func (r *benchRecorder) Progress(context.Context, explore.Checkpoint) error     { return nil }
-func (r *benchRecorder) Artifact(context.Context, string, string, []byte) error { return nil }
-func (r *benchRecorder) Finding(_ context.Context, f explore.Finding) (int, bool, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if seq, ok := r.sigs[f.Signature]; ok {
-		return seq, false, nil
-	}
-	r.sigs[f.Signature] = len(r.sigs) + 1
-	return len(r.sigs), true, nil
-}
 
 type exploreRow struct {
 	name       string
@@ -74,7 +48,7 @@ func (e *env) exploreBench(ctx context.Context) error {
 			return exploreRow{}, err
 		}
 		defer sess.Close()
-		x := &explore.Explorer{Page: sess, Recorder: &benchRecorder{sigs: map[string]int{}}, Config: explore.Config{AxeSource: string(axe)}}
+		x := &explore.Explorer{Page: sess, Recorder: exploretest.NewRecorder(), Config: explore.Config{AxeSource: string(axe)}}
 		if withModel {
 			model := llmtest.Start(exploretest.ShopModel()...)
 			defer model.Close()

@@ -1,0 +1,59 @@
+package explore
+
+import "testing"
+
+func TestPathTemplateFoldsIDs(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"http://a.test/orders/1234":                                 "/orders/:id",
+		"http://a.test/orders/98/items?x=1":                         "/orders/:id/items",
+		"http://a.test/u/3f2b9c1e-aaaa-bbbb-cccc-1234567890ab/edit": "/u/:id/edit",
+		"http://a.test/shop/size-guide":                             "/shop/size-guide",
+		"http://a.test":                                             "/",
+	} {
+		if got := pathTemplate(in); got != want {
+			t.Errorf("pathTemplate(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestSafetyMatchesWholeWordsOfNamesAndLinks(t *testing.T) {
+	t.Parallel()
+	s := newSafety([]string{"delete account", "pay", "sign out", "logout"})
+	for text, want := range map[string]string{
+		"Delete account":       "delete account",
+		"Pay now":              "pay",
+		"Payment details":      "",
+		"PayPal help":          "",
+		"Sign out":             "sign out",
+		"/account/logout?next": "logout",
+		"Sign up":              "",
+	} {
+		if got := s.denies(text); got != want {
+			t.Errorf("denies(%q) = %q, want %q", text, got, want)
+		}
+	}
+}
+
+func TestAStateIsItsStructureNotItsContents(t *testing.T) {
+	t.Parallel()
+	page := func(cart, status string, rows int) string {
+		s := "- link \"Cart (" + cart + ")\" [ref=e1]:\n  - /url: /cart\n- paragraph [ref=e2]: " + status + "\n- list [ref=e3]:\n"
+		for i := 0; i < rows; i++ {
+			s += "  - listitem [ref=e9]: item\n"
+		}
+		return s + "- button \"Add\" [ref=e4]\n"
+	}
+	a := parseRepresentation(page("1", "Added", 2), "http://a.test/shop/")
+	b := parseRepresentation(page("2", "Added again", 5), "http://a.test/shop/")
+	c := parseRepresentation(page("2", "", 2)+"- dialog \"Confirm\" [ref=e5]\n", "http://a.test/shop/")
+	if a.Hash != b.Hash {
+		t.Errorf("counts, texts and list lengths changed the state: %s vs %s", a.Hash, b.Hash)
+	}
+	if a.Hash == c.Hash {
+		t.Error("a dialog opening did not change the state")
+	}
+	if len(a.Elements) != 2 || a.Elements[0].Href != "http://a.test/cart" || a.Elements[0].Key != b.Elements[0].Key {
+		t.Errorf("elements: %+v", a.Elements)
+	}
+}
