@@ -113,6 +113,10 @@ func (v *JobView) exploration(j store.Job, src json.RawMessage, detail bool) {
 		Actions int `json:"actions"`
 	}
 	_ = json.Unmarshal(src, &prog)
+	if len(in.Journeys) > 0 {
+		v.Name = fmt.Sprintf("explore: %d journeys", len(in.Journeys))
+		return // its progress and report are its journeys' (suite)
+	}
 	v.Name = "explore: " + in.Goal
 	v.Progress = Progress{Done: prog.Actions, Total: in.Budget.WithDefaults().MaxActions}
 	if detail && len(j.Result) > 0 {
@@ -613,7 +617,7 @@ func (s *Server) jobInput(w http.ResponseWriter, r *http.Request, sub jobs.Submi
 		if c.Budget.MaxCredits > 0 {
 			field = "exploration.budget.max_credits"
 		}
-		return jobInput{at: "exploration", options: opts, secrets: c.Secrets, creditsField: field,
+		return jobInput{at: "exploration", options: opts, secrets: c.Secrets, creditsField: field, tests: len(c.Journeys),
 			encode: func(sealed string) (json.RawMessage, error) {
 				c.SealedSecrets, c.Secrets = sealed, nil
 				return json.Marshal(c)

@@ -117,3 +117,40 @@ func TestExplorationOfTheShopThroughTheStack(t *testing.T) {
 		t.Errorf("another tenant reads the findings: %d", code)
 	}
 }
+
+// TestAnExplorationsJourneysAreChildJobs explores two journeys of the shop
+// without a model: one parent fans out a child exploration per journey
+// through the queue, waits without a worker, and ends with their report;
+// its findings are its children's.
+func TestAnExplorationsJourneysAreChildJobs(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, 10*time.Second, 0)
+	s.startWorker(t, nil)
+	_, key := s.tenant(t, "journeys", 5)
+	var j api.JobView
+	s.mustJSON(t, "POST", "/v1/jobs", key, map[string]any{"kind": "exploration", "exploration": map[string]any{
+		"base_url": s.demo + "/shop/", "journeys": []string{"look at the products", "look at the account"},
+		"scope": []string{"/shop/"}, "budget": map[string]any{"max_actions": 6}}}, http.StatusAccepted, &j)
+	if j.HoldCredits != 4 {
+		t.Errorf("held %.2f credits for two journeys, want the default hold of each (4)", j.HoldCredits)
+	}
+	v := s.waitEnd(t, key, j.ID, 3*time.Minute)
+	if v.State != "succeeded" || v.Suite == nil || v.Suite.Tests != 2 || v.Suite.States["succeeded"] != 2 {
+		t.Fatalf("parent %s: %+v", v.State, v.Suite)
+	}
+	if v.Suite.Children[0].TestName != "look at the products" || v.Suite.Children[1].TestName != "look at the account" {
+		t.Errorf("children: %+v", v.Suite.Children)
+	}
+	var res struct{ Findings []api.FindingView }
+	s.mustJSON(t, "GET", "/v1/jobs/"+j.ID+"/findings", key, nil, http.StatusOK, &res)
+	byJob := map[string]int{}
+	for _, f := range res.Findings {
+		byJob[f.JobID]++
+	}
+	if len(res.Findings) == 0 || byJob[v.Suite.Children[0].JobID] == 0 {
+		t.Errorf("the parent shows %d findings (%v); the products journey finds bugs within 6 actions", len(res.Findings), byJob)
+	}
+	if n := s.count(t, `SELECT count(*) FROM jobs WHERE parent_id = $1`, j.ID); n != 2 {
+		t.Errorf("%d children, want 2", n)
+	}
+}

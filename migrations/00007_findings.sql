@@ -35,7 +35,14 @@ $$ LANGUAGE plpgsql;
 CREATE TRIGGER findings_changed AFTER INSERT OR UPDATE ON findings
     FOR EACH ROW EXECUTE FUNCTION findings_notify();
 
+-- An exploration's journeys are its children, keyed like a suite's tests
+-- so that a fan-out retried after a crash creates none twice.
+ALTER TABLE jobs ADD COLUMN child_key text;
+CREATE UNIQUE INDEX jobs_parent_key ON jobs (parent_id, child_key) WHERE parent_id IS NOT NULL AND child_key IS NOT NULL;
+
 -- +goose Down
+DROP INDEX jobs_parent_key;
+ALTER TABLE jobs DROP COLUMN child_key;
 DROP TRIGGER findings_changed ON findings;
 DROP FUNCTION findings_notify();
 DROP TABLE findings;

@@ -68,9 +68,11 @@ func (s *Store) SelectTests(ctx context.Context, tenantID string, sel Selection)
 	return tests, missing, nil
 }
 
-// Child is one job a bulk job fans out, for one stored test.
+// Child is one job a bulk job fans out: for one stored test, or (Key) one
+// part of the parent's work such as an exploration's journey.
 type Child struct {
 	TestID  string
+	Key     string
 	Kind    string
 	Subject string
 	// Input produces the child's input once its id is known (secrets are
@@ -98,10 +100,11 @@ func (s *Store) FanOut(ctx context.Context, parentID string, attempt int, childr
 			if err != nil {
 				return fmt.Errorf("prepare child for test %s: %w", c.TestID, err)
 			}
+			// Either unique key (parent and test, parent and key) makes a retried fan-out a no-op.
 			tag, err := tx.Exec(ctx,
-				`INSERT INTO jobs (id, tenant_id, kind, input, test_id, parent_id) VALUES ($1, $2, $3, $4, $5, $6)
-				 ON CONFLICT (parent_id, test_id) WHERE parent_id IS NOT NULL AND test_id IS NOT NULL DO NOTHING`,
-				id, tenantID, c.Kind, in, c.TestID, parentID)
+				`INSERT INTO jobs (id, tenant_id, kind, input, test_id, parent_id, child_key)
+				 VALUES ($1, $2, $3, $4, NULLIF($5, '')::uuid, $6, NULLIF($7, '')) ON CONFLICT DO NOTHING`,
+				id, tenantID, c.Kind, in, c.TestID, parentID, c.Key)
 			if err != nil {
 				return fmt.Errorf("insert child for test %s: %w", c.TestID, err)
 			}
@@ -258,13 +261,13 @@ type querier interface {
 
 func bulkReport(ctx context.Context, q querier, parentID string) (BulkReport, error) {
 	rows, err := q.Query(ctx,
-		`SELECT c.id::text, COALESCE(c.test_id::text, ''), COALESCE(t.name, ''), c.state, COALESCE(c.verdict, ''), COALESCE(c.error, ''),
+		`SELECT c.id::text, COALESCE(c.test_id::text, ''), COALESCE(t.name, c.input->>'goal', ''), c.state, COALESCE(c.verdict, ''), COALESCE(c.error, ''),
 		   COALESCE((SELECT sum(u.prompt_tokens + u.completion_tokens) FROM token_usage u WHERE u.job_id = c.id), 0)::bigint,
 		   COALESCE((SELECT -sum(e.amount) FROM credit_entries e WHERE e.job_id = c.id), 0)::bigint,
 		   COALESCE(v.version, 0), COALESCE(v.status, ''), COALESCE(v.diff, '')
 		 FROM jobs c LEFT JOIN tests t ON t.id = c.test_id
 		 LEFT JOIN test_versions v ON v.test_id = c.test_id AND v.created_by_job = c.id
-		 WHERE c.parent_id = $1 ORDER BY t.name, c.id`, parentID)
+		 WHERE c.parent_id = $1 ORDER BY t.name, c.child_key, c.id`, parentID)
 	if err != nil {
 		return BulkReport{}, fmt.Errorf("read children: %w", err)
 	}

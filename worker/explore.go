@@ -33,6 +33,9 @@ func (w *Worker) runExploration(ctx context.Context, claim store.Claim, cancelle
 		return failed(err.Error())
 	}
 	log = orchestrator.RedactLogger(log, secrets)
+	if len(req.Journeys) > 0 {
+		return w.fanOutJourneys(ctx, claim, req, secrets, log)
+	}
 	resume, err := loadExploreCheckpoint(claim.Checkpoint, claim.JobID, w.sealer)
 	if err != nil {
 		log.Warn("checkpoint unusable; starting over", "err", err)
@@ -90,6 +93,30 @@ func (w *Worker) runExploration(ctx context.Context, claim store.Claim, cancelle
 		return failed("the result cannot be encoded: " + err.Error())
 	}
 	return finish{Finish: store.Finish{State: jobState(res.Status), Result: b, Script: res.Journey.Script, Error: res.Error}}
+}
+
+// fanOutJourneys explores each journey as a child job of its own, fanned
+// out through the queue like a suite's tests: the children draw from this
+// job's credit hold, and this job ends with their report when the last
+// one does. Its findings are theirs (GET /v1/jobs/{id}/findings).
+func (w *Worker) fanOutJourneys(ctx context.Context, claim store.Claim, req jobs.ExplorationRequest, secrets map[string]string,
+	log *slog.Logger) finish {
+	children := make([]store.Child, 0, len(req.Journeys))
+	for i, goal := range req.Journeys {
+		children = append(children, store.Child{Key: fmt.Sprintf("journey:%02d", i+1), Kind: string(jobs.KindExploration),
+			Subject: jobs.Subject(jobs.KindExploration, claim.TenantID),
+			Input: func(jobID string) (json.RawMessage, error) {
+				child := req
+				child.Goal, child.Journeys, child.Secrets = goal, nil, nil
+				child.Budget.MaxCredits, child.Options.MaxCredits = 0, 0 // the parent holds the budget
+				var err error
+				if child.SealedSecrets, err = w.sealFor(secrets, jobID); err != nil {
+					return nil, err
+				}
+				return json.Marshal(child)
+			}})
+	}
+	return w.fanOut(ctx, claim, children, log)
 }
 
 // verifyExploration runs the reproductions and the journey under the real

@@ -142,20 +142,33 @@ func (w *Worker) runSuite(ctx context.Context, claim store.Claim, log *slog.Logg
 		children = append(children, store.Child{TestID: t.ID, Kind: string(kind), Subject: jobs.Subject(kind, claim.TenantID),
 			Input: func(jobID string) (json.RawMessage, error) {
 				child := jobs.RepairRequest{TestID: t.ID, AutoAccept: req.AutoAccept, Options: opts}
-				if len(secrets) > 0 {
-					plain, _ := json.Marshal(secrets)
-					// Sealed to the child's own id, as a submitted job's are.
-					sealed, err := w.sealer.Seal(plain, "secrets:"+jobID)
-					if err != nil {
-						return nil, err
-					}
-					child.SealedSecrets = sealed
+				var err error
+				child.SealedSecrets, err = w.sealFor(secrets, jobID)
+				if err != nil {
+					return nil, err
 				}
 				return json.Marshal(child)
 			}})
 	}
+	return w.fanOut(ctx, claim, children, log)
+}
+
+// sealFor seals secrets to a child job's own id, as a submitted job's are.
+func (w *Worker) sealFor(secrets map[string]string, jobID string) (string, error) {
+	if len(secrets) == 0 {
+		return "", nil
+	}
+	plain, _ := json.Marshal(secrets)
+	return w.sealer.Seal(plain, "secrets:"+jobID)
+}
+
+// fanOut creates a parent's children (once, however often it is retried),
+// publishes them and leaves the parent waiting for them without holding
+// this worker.
+func (w *Worker) fanOut(ctx context.Context, claim store.Claim, children []store.Child, log *slog.Logger) finish {
 	var items []store.OutboxItem
-	err = w.retry.do(ctx, "fan out", func() error {
+	err := w.retry.do(ctx, "fan out", func() error {
+		var err error
 		items, err = w.store.FanOut(ctx, claim.JobID, claim.Attempt, children)
 		return err
 	})
@@ -166,7 +179,7 @@ func (w *Worker) runSuite(ctx context.Context, claim store.Claim, log *slog.Logg
 		return finish{handBack: true, err: err}
 	}
 	w.publishWoken(ctx, items)
-	log.Info("suite fanned out", "tests", len(tests), "published", len(items))
+	log.Info("fanned out", "children", len(children), "published", len(items))
 	return finish{detached: true}
 }
 
