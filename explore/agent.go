@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -61,7 +62,9 @@ func (r *run) decide(ctx context.Context) ([]browser.Command, error) {
 		r.note = clip(d.Note, 500)
 	}
 	for _, e := range d.Experiences {
-		if len(r.learned) < 10 && len(e) <= 300 {
+		// Written from page content: kept only on the scenario agent's terms.
+		if e = strings.TrimSpace(r.redact(e)); len(r.learned) < 10 && orchestrator.SafeExperience(e, r.origin()) &&
+			!slices.Contains(r.learned, e) {
 			r.learned = append(r.learned, e)
 		}
 	}
@@ -175,7 +178,9 @@ func (r *run) prompt() []llm.Message {
 	if len(r.in.Experiences) > 0 {
 		b.WriteString("EXPERIENCES FROM EARLIER JOBS ON THIS APP:\n")
 		for _, e := range r.in.Experiences {
-			fmt.Fprintf(&b, "- %s\n", e)
+			if orchestrator.SafeExperience(e, r.origin()) {
+				fmt.Fprintf(&b, "- %s\n", e)
+			}
 		}
 	}
 	if r.note != "" {
@@ -315,4 +320,13 @@ func (r *run) claim(ctx context.Context, c Claim) error {
 		// applied): its reproduction keeps all of it.
 		Trigger: len(r.curPath) - len(r.cur.Path)}
 	return r.report(ctx, f, r.cur, r.Page.URL(), slices.Clone(r.curPath), 0)
+}
+
+// origin is the app's scheme://host.
+func (r *run) origin() string {
+	u, err := url.Parse(r.in.BaseURL)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host)
 }

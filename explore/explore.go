@@ -173,9 +173,11 @@ type Result struct {
 	// bear out: never findings.
 	Rejected []Claim `json:"rejected_claims,omitempty"`
 	// Journey is what the exploration did that worked, as a spec.
-	Journey     Journey   `json:"journey"`
-	Coverage    Coverage  `json:"coverage"`
-	Suggestions []string  `json:"suggested_scenarios,omitempty"`
+	Journey     Journey  `json:"journey"`
+	Coverage    Coverage `json:"coverage"`
+	Suggestions []string `json:"suggested_scenarios,omitempty"`
+	// Experiences are what the model noted about the app for later jobs.
+	Experiences []string  `json:"experiences,omitempty"`
 	Actions     int       `json:"actions"`
 	Calls       int       `json:"model_calls"`
 	Usage       llm.Usage `json:"usage"`

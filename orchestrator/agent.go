@@ -354,17 +354,26 @@ var (
 // jobs. Experiences are written by the model from page content, so they are
 // untrusted: no role markers posing as instructions, no URLs but the app's
 // own origin, no code schemes, and short.
-func (r *run) safeExperience(e string) bool {
+func (r *run) safeExperience(e string) bool { return safeExperience(e, r.originAllowed) }
+
+func safeExperience(e string, allowed func(*url.URL) bool) bool {
 	if e == "" || len(e) > maxExperience || roleMarker.MatchString(e) {
 		return false
 	}
 	for _, m := range anyURL.FindAllString(e, -1) {
 		u, err := url.Parse(strings.TrimRight(m, ".,;:!?)]}"))
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || !r.originAllowed(u) {
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || !allowed(u) {
 			return false
 		}
 	}
 	return true
+}
+
+// SafeExperience applies the rules of safeExperience for an app at origin
+// (scheme://host): what an exploration learned is kept, and shown to later
+// jobs, on the same terms as a scenario's.
+func SafeExperience(e, origin string) bool {
+	return safeExperience(e, func(u *url.URL) bool { return strings.EqualFold(originOf(u), origin) })
 }
 
 // learn keeps new experiences, de-duplicated, filtered and capped.

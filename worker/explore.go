@@ -80,6 +80,12 @@ func (w *Worker) runExploration(ctx context.Context, claim store.Claim, cancelle
 		return finish{handBack: true, err: runErr}
 	}
 	closeSession() // the browser is done; the runner takes over
+	if len(res.Experiences) > 0 {
+		origin := (&scenario.Scenario{BaseURL: req.BaseURL}).Origin()
+		if err := w.store.AddExperiences(ctx, claim.TenantID, origin, res.Experiences, w.cfg.Limits.ExperiencesCap); err != nil {
+			log.Warn("experiences not saved", "err", err)
+		}
+	}
 	if res.Status != explore.StatusCancelled {
 		w.verifyExploration(ctx, claim, &res, secrets, tun, log)
 	}
