@@ -130,7 +130,7 @@ func TestAnExplorationsJourneysAreChildJobs(t *testing.T) {
 	var j api.JobView
 	s.mustJSON(t, "POST", "/v1/jobs", key, map[string]any{"kind": "exploration", "exploration": map[string]any{
 		"base_url": s.demo + "/shop/", "journeys": []string{"look at the products", "look at the account"},
-		"scope": []string{"/shop/"}, "budget": map[string]any{"max_actions": 6}}}, http.StatusAccepted, &j)
+		"scope": []string{"/shop/"}, "budget": map[string]any{"max_actions": 4}}}, http.StatusAccepted, &j)
 	if j.HoldCredits != 4 {
 		t.Errorf("held %.2f credits for two journeys, want the default hold of each (4)", j.HoldCredits)
 	}
@@ -148,7 +148,7 @@ func TestAnExplorationsJourneysAreChildJobs(t *testing.T) {
 		byJob[f.JobID]++
 	}
 	if len(res.Findings) == 0 || byJob[v.Suite.Children[0].JobID] == 0 {
-		t.Errorf("the parent shows %d findings (%v); the products journey finds bugs within 6 actions", len(res.Findings), byJob)
+		t.Errorf("the parent shows %d findings (%v); the products journey finds bugs within 4 actions", len(res.Findings), byJob)
 	}
 	if n := s.count(t, `SELECT count(*) FROM jobs WHERE parent_id = $1`, j.ID); n != 2 {
 		t.Errorf("%d children, want 2", n)
