@@ -43,7 +43,7 @@ type Checkpoint struct {
 
 // checkpoint stores progress after a batch.
 func (r *run) checkpoint(ctx context.Context) error {
-	if r.Recorder == nil || r.cur == nil {
+	if r.cur == nil {
 		return nil
 	}
 	cp := Checkpoint{URL: r.Page.URL(), StartURL: r.startURL, Prefix: r.prefix, Current: r.cur.ID, CurPath: r.curPath,

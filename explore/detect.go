@@ -21,30 +21,12 @@ func (r *run) detect(ctx context.Context, t0 time.Time, c browser.Command, el *e
 	before browser.Activity, from string) error {
 	path := slices.Clone(r.curPath)
 	where := r.cur
-	since := t0
-	if !r.seen.IsZero() && r.seen.Before(t0) {
-		since = r.seen
+	trigger := 1
+	if out.Err != nil {
+		trigger = 0 // the action did not happen: its page showed the bug
 	}
-	r.seen = time.Now()
-	for _, p := range r.Page.Detected(since) {
-		if p.Resource == "document" && p.Status >= 400 {
-			r.errorDoc = p.URL // its page is the error: no accessibility or link checks there
-		}
-		f := fromProblem(p, r.scope)
-		if f == nil {
-			continue
-		}
-		f.Evidence.Action = describe(c, where)
-		if f.Check.Kind == CheckNoSlowResponse {
-			f.Check.MaxMS = r.cfg.SlowResponse.Milliseconds()
-		}
-		f.Trigger = 1
-		if out.Err != nil {
-			f.Trigger = 0 // the action did not happen: its page showed the bug
-		}
-		if err := r.report(ctx, f, where, from, path, 0); err != nil {
-			return err
-		}
+	if err := r.problems(ctx, t0, describe(c, where), where, from, path, trigger); err != nil {
+		return err
 	}
 	if out.Err != nil || el == nil || c.Action != "click" || !clickable[el.Role] {
 		return nil
@@ -71,23 +53,37 @@ func (r *run) detect(ctx context.Context, t0 time.Time, c browser.Command, el *e
 	return r.report(ctx, f, where, from, path, 0)
 }
 
+// problems reports what the browser's detectors saw since the action at
+// t0 began, and what arrived after the previous action's detectors ran.
+func (r *run) problems(ctx context.Context, t0 time.Time, action string, where *stateNode, from string,
+	path []orchestrator.ManifestEntry, trigger int) error {
+	since := t0
+	if !r.seen.IsZero() && r.seen.Before(t0) {
+		since = r.seen
+	}
+	r.seen = time.Now()
+	for _, p := range r.Page.Detected(since) {
+		if p.Resource == "document" && p.Status >= 400 {
+			r.errorDoc = p.URL // its page is the error: no accessibility or link checks there
+		}
+		f := fromProblem(p, r.scope, r.cfg.SlowResponse)
+		if f == nil {
+			continue
+		}
+		f.Evidence.Action, f.Trigger = action, trigger
+		if err := r.report(ctx, f, where, from, path, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // detectLate reports what arrived after the last action's detectors ran.
 func (r *run) detectLate(ctx context.Context) error {
 	if r.seen.IsZero() || r.cur == nil {
 		return nil
 	}
-	for _, p := range r.Page.Detected(r.seen) {
-		if f := fromProblem(p, r.scope); f != nil {
-			if f.Check.Kind == CheckNoSlowResponse {
-				f.Check.MaxMS = r.cfg.SlowResponse.Milliseconds()
-			}
-			if err := r.report(ctx, f, r.cur, r.Page.URL(), slices.Clone(r.curPath), 0); err != nil {
-				return err
-			}
-		}
-	}
-	r.seen = time.Now()
-	return nil
+	return r.problems(ctx, r.seen, "", r.cur, r.Page.URL(), slices.Clone(r.curPath), 0)
 }
 
 // stateChecks runs the detectors that look at a state rather than an
@@ -175,18 +171,10 @@ func (r *run) report(ctx context.Context, f *Finding, st *stateNode, at string, 
 		if png, err := r.Page.Screenshot(false); err == nil {
 			sum := sha256.Sum256([]byte(f.Signature))
 			name := "finding-" + hex.EncodeToString(sum[:6]) + ".png"
-			if r.Recorder == nil || r.Recorder.Artifact(ctx, name, "image/png", png) == nil {
+			if r.Recorder.Artifact(ctx, name, "image/png", png) == nil {
 				f.Evidence.Screenshot = name
 			}
 		}
-	}
-	if r.Recorder == nil {
-		if _, ok := r.bySig[f.Signature]; !ok {
-			f.Seq = len(r.findings) + 1
-			r.bySig[f.Signature] = len(r.findings)
-			r.findings = append(r.findings, *f)
-		}
-		return nil
 	}
 	seq, isNew, err := r.Recorder.Finding(ctx, *f)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/webpilot/webpilot/browser"
 	"github.com/webpilot/webpilot/orchestrator"
@@ -149,10 +150,10 @@ type Reproduction struct {
 
 // Reproduction outcomes.
 const (
-	ReproFails         = "fails_as_expected"
-	ReproPasses        = "passes"
-	ReproFailsElsewere = "fails_elsewhere"
-	ReproNotRun        = "not_run"
+	ReproFails          = "fails_as_expected"
+	ReproPasses         = "passes"
+	ReproFailsElsewhere = "fails_elsewhere"
+	ReproNotRun         = "not_run"
 )
 
 // Claim is a functional bug the model reported: what it expected, what it
@@ -215,7 +216,7 @@ func shortURL(raw string) string {
 
 // fromProblem turns what a browser detector saw into a finding (nil: not
 // one, such as a console echo of a failed request the request check has).
-func fromProblem(p browser.Problem, app scope) *Finding {
+func fromProblem(p browser.Problem, app scope, slow time.Duration) *Finding {
 	firstLine, _, _ := strings.Cut(p.Text, "\n")
 	switch p.Kind {
 	case browser.ProblemPageError:
@@ -265,7 +266,7 @@ func fromProblem(p browser.Problem, app scope) *Finding {
 			Title:     fmt.Sprintf("%s %s took %d ms", p.Method, shortURL(p.URL), p.Duration.Milliseconds()),
 			Signature: signature(string(TypeSlowResponse), p.Method, pathTemplate(p.URL)),
 			Evidence:  Evidence{Message: p.Text, Request: req},
-			Check:     Check{Kind: CheckNoSlowResponse, Method: p.Method, Path: pathPattern(p.URL)}}
+			Check:     Check{Kind: CheckNoSlowResponse, Method: p.Method, Path: pathPattern(p.URL), MaxMS: slow.Milliseconds()}}
 	}
 	return nil
 }

@@ -94,7 +94,7 @@ func reproBody(startURL string, f Finding, path []orchestrator.ManifestEntry, se
 
 // reproSpec is a finding's reproduction as a spec file of its own, and
 // the line (1-based) of its check.
-func reproSpec(startURL string, f Finding, path []orchestrator.ManifestEntry, secretNames []string, _ int) (string, int) {
+func reproSpec(startURL string, f Finding, path []orchestrator.ManifestEntry, secretNames []string) (string, int) {
 	var w specWriter
 	w.test(fmt.Sprintf("finding %d: %s", f.Seq, f.Title), startURL, f, path, secretNames)
 	return w.String(), w.checks[0]
@@ -204,7 +204,7 @@ func Verify(ctx context.Context, run RunFunc, res *Result) error {
 		for k, i := range tried {
 			f := &res.Findings[i]
 			t, ok := byTitle[fmt.Sprintf("finding %d reproduces", f.Seq)]
-			spec, _ := reproSpec(res.StartURL, *f, paths[k], res.SecretNames, 0)
+			spec, _ := reproSpec(res.StartURL, *f, paths[k], res.SecretNames)
 			rep := &Reproduction{Spec: spec, Path: kind, Actions: len(paths[k])}
 			switch {
 			case !ok:
@@ -214,7 +214,7 @@ func Verify(ctx context.Context, run RunFunc, res *Result) error {
 			case t.Line == w.checks[k]:
 				rep.Outcome, rep.Verified, rep.Detail = ReproFails, true, clip(t.Error, 400)
 			default:
-				rep.Outcome, rep.Detail = ReproFailsElsewere, fmt.Sprintf("line %d: %s", t.Line, clip(t.Error, 400))
+				rep.Outcome, rep.Detail = ReproFailsElsewhere, fmt.Sprintf("line %d: %s", t.Line, clip(t.Error, 400))
 			}
 			switch {
 			case rep.Verified || f.Reproduction == nil || !f.Reproduction.Verified && f.Reproduction.Outcome == ReproNotRun:

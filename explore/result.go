@@ -24,7 +24,7 @@ func (r *run) result(status, msg string) Result {
 	res.Journey = r.journey()
 	for _, f := range r.findings {
 		path := candidatePath(&res, f, "shortest")
-		spec, _ := reproSpec(res.StartURL, f, path, res.SecretNames, 0)
+		spec, _ := reproSpec(res.StartURL, f, path, res.SecretNames)
 		f.Reproduction = &Reproduction{Spec: spec, Outcome: ReproNotRun, Path: "shortest", Actions: len(path)}
 		res.Findings = append(res.Findings, f)
 	}
@@ -120,7 +120,7 @@ func (r *run) journey() Journey {
 	}
 	flush("")
 	sc := scenario.Scenario{Name: "exploration: " + r.in.Goal, BaseURL: r.startURL}
-	return Journey{Name: sc.Name, Script: specOf(sc, steps, r.secretNames()), Manifest: steps}
+	return Journey{Name: sc.Name, Script: orchestrator.SpecOf(sc, steps, r.secretNames()...), Manifest: steps}
 }
 
 // landedAt is the URL the trace's i-th action navigated to, or "" when it
@@ -130,18 +130,4 @@ func (r *run) landedAt(i int) string {
 		return ""
 	}
 	return r.landed[i]
-}
-
-// specOf writes a full spec from manifest steps.
-func specOf(sc scenario.Scenario, steps []orchestrator.ManifestStep, secretNames []string) string {
-	origin, body := orchestrator.SpecBody(sc, steps, secretNames)
-	var b strings.Builder
-	b.WriteString("import { test, expect } from '@playwright/test';\n\n")
-	fmt.Fprintf(&b, "test.use({ baseURL: %s });\n\n", orchestrator.JSString(origin))
-	fmt.Fprintf(&b, "test(%s, async ({ page }) => {\n", orchestrator.JSString(sc.Name))
-	for _, l := range body {
-		b.WriteString("  " + l + "\n")
-	}
-	b.WriteString("});\n")
-	return b.String()
 }

@@ -2,8 +2,6 @@ package explore
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -88,9 +86,7 @@ func (e *Explorer) Run(ctx context.Context, in Input) (Result, error) {
 	r := &run{Explorer: e, in: in, cfg: cfg, scope: scope{host: u.Host, prefixes: in.Scope}, safety: newSafety(in.Deny),
 		started: time.Now(), states: map[string]*stateNode{}, exercised: map[string]bool{}, navTries: map[string]int{},
 		linksDone: map[string]bool{}, bySig: map[string]int{}, startURL: in.BaseURL}
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	r.boundary = "UNTRUSTED-" + hex.EncodeToString(b)
+	r.boundary = orchestrator.NewBoundary()
 	r.detectors = []string{"page_error", "console_error", "failed_request", "error_page", "broken_link", "dead_click", "slow_response"}
 	if cfg.AxeSource != "" {
 		r.detectors = append(r.detectors, "accessibility")
@@ -519,9 +515,6 @@ func (r *run) expand(v string) string {
 // history records events; failures to record are logged, not fatal,
 // except a superseded attempt.
 func (r *run) history(ctx context.Context, events ...orchestrator.Event) {
-	if r.Recorder == nil {
-		return
-	}
 	for i := range events {
 		events[i].Target = r.redact(events[i].Target)
 		events[i].Error = r.redact(events[i].Error)

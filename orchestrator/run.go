@@ -62,9 +62,9 @@ type run struct {
 	fresh *browser.Snapshot
 }
 
-// newBoundary returns a random marker that untrusted blocks of a prompt are
+// NewBoundary returns a random marker that untrusted blocks of a prompt are
 // framed with: a page that prints a closing marker cannot forge this one.
-func newBoundary() string {
+func NewBoundary() string {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
 	return "UNTRUSTED-" + hex.EncodeToString(b)
@@ -105,7 +105,7 @@ func (a *Agent) Run(ctx context.Context, in Input) (Result, error) {
 		}
 	}
 	r.in.Experiences = exps
-	r.boundary = newBoundary()
+	r.boundary = NewBoundary()
 	res, err := r.execute(ctx)
 	res.Timing = r.timing
 	res.Timing.Total = time.Since(start)

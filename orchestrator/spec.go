@@ -6,11 +6,12 @@ import (
 	"github.com/webpilot/webpilot/scenario"
 )
 
-// SpecOf writes the @playwright/test spec of a test that has not run here
-// yet (an imported one) from its recorded commands, exactly as a run that
-// carried them out would write it.
-func SpecOf(sc scenario.Scenario, manifest []ManifestStep) string {
-	return emitSpec(sc, manifestSteps(sc, manifest, nil))
+// SpecOf writes the @playwright/test spec of commands recorded elsewhere
+// (an imported test, an exploration's journey), exactly as a run that
+// carried them out would write it. Values naming one of secretNames
+// ({{NAME}}) are read from the environment.
+func SpecOf(sc scenario.Scenario, manifest []ManifestStep, secretNames ...string) string {
+	return emitSpec(sc, manifestSteps(sc, manifest, secretNames))
 }
 
 // SpecBody is the test body SpecOf would write (a line each, unindented,

@@ -191,13 +191,11 @@ type storedExploreCheckpoint struct {
 
 func (r *exploreRecorder) Progress(ctx context.Context, cp explore.Checkpoint) error {
 	sc := storedExploreCheckpoint{Checkpoint: cp}
-	if len(cp.StorageState) > 0 {
-		sealed, err := r.sealer.Seal(cp.StorageState, "state:"+r.jobID)
-		if err != nil {
-			return fmt.Errorf("seal storage state: %w", err)
-		}
-		sc.SealedState, sc.StorageState = sealed, nil
+	var err error
+	if sc.SealedState, err = r.sealState(cp.StorageState); err != nil {
+		return err
 	}
+	sc.StorageState = nil
 	b, err := json.Marshal(sc)
 	if err != nil {
 		return fmt.Errorf("encode checkpoint: %w", err)

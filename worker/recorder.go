@@ -78,14 +78,11 @@ type storedCheckpoint struct {
 
 func (r *recorder) Checkpoint(ctx context.Context, cp orchestrator.Checkpoint) error {
 	sc := storedCheckpoint{Checkpoint: cp}
-	if len(cp.StorageState) > 0 {
-		sealed, err := r.sealer.Seal(cp.StorageState, "state:"+r.jobID)
-		if err != nil {
-			return fmt.Errorf("seal storage state: %w", err)
-		}
-		sc.SealedState = sealed
-		sc.StorageState = nil
+	var err error
+	if sc.SealedState, err = r.sealState(cp.StorageState); err != nil {
+		return err
 	}
+	sc.StorageState = nil
 	if cp.Document.URL != "" {
 		sealed, err := r.sealer.Seal([]byte(cp.Document.URL), "docurl:"+r.jobID)
 		if err != nil {
@@ -99,6 +96,19 @@ func (r *recorder) Checkpoint(ctx context.Context, cp orchestrator.Checkpoint) e
 		return fmt.Errorf("encode checkpoint: %w", err)
 	}
 	return r.retry.do(ctx, "save checkpoint", func() error { return r.store.SaveCheckpoint(ctx, r.jobID, r.attempt, b) })
+}
+
+// sealState seals a checkpoint's storage state (cookies, local storage:
+// session tokens) to the job.
+func (r *recorder) sealState(state []byte) (string, error) {
+	if len(state) == 0 {
+		return "", nil
+	}
+	sealed, err := r.sealer.Seal(state, "state:"+r.jobID)
+	if err != nil {
+		return "", fmt.Errorf("seal storage state: %w", err)
+	}
+	return sealed, nil
 }
 
 func (r *recorder) Extracted(ctx context.Context, key string, value json.RawMessage) error {
