@@ -51,6 +51,8 @@ type run struct {
 	// seen is how far the detectors' problems were read: one an action
 	// caused that arrives during the next is still reported.
 	seen time.Time
+	// lastAct is when the latest action began.
+	lastAct time.Time
 
 	findings []Finding
 	bySig    map[string]int
@@ -464,11 +466,19 @@ func (r *run) act(ctx context.Context, c browser.Command) (*orchestrator.Manifes
 	if el != nil {
 		r.exercised[r.cur.Template+"|"+el.Key] = true
 	}
+	// What the previous action started must be over before this one is
+	// judged: a late response would pass for this action's effect (hiding
+	// a dead click) and its problems would be blamed on this action. Under
+	// load a request can be announced after that action's settle ended.
+	if !r.lastAct.IsZero() {
+		r.Page.Settle(ctx, browser.SettleOptions{Since: r.lastAct, Timeout: 8 * time.Second})
+	}
 	before, _ := r.Page.Activity(ctx)
 	from, where := r.Page.URL(), r.cur
 	exec := c
 	exec.Value = r.expand(c.Value)
 	t0 := time.Now()
+	r.lastAct = t0
 	targeted := c.NeedsTarget()
 	out := r.Page.Execute(ctx, exec, browser.ExecOptions{Fingerprint: targeted, RequireLocator: targeted, Timeout: 5 * time.Second})
 	r.settle(ctx, t0, from)
