@@ -1,0 +1,434 @@
+// Package lexical is webpilot's second tier for plain test steps, between
+// the orchestrator's strict grammar and the agent: it reads a sentence the
+// way people write test steps ("Fill the promo code field with SPRING10",
+// "Pick bananas in the second fruit dropdown", "Verify the cart has 2
+// items"), splits it into a verb, values and a target phrase, and matches
+// the phrase against the page's elements (accessible names, labels,
+// placeholders, test ids, nearby text, roles, ordinals and containers).
+//
+// It resolves a step only when exactly one element is a confident match
+// (a score over a threshold, a margin over the runner-up, and a locator
+// unique on the page); anything less is left to the agent. It never calls
+// a model.
+package lexical
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Intent is a parsed step before its targets are matched.
+type Intent struct {
+	// Verb is what to do: click, dblclick, rightclick, hover, fill, clear,
+	// select, set, choose, check, uncheck, press, upload, drag, scroll,
+	// open, add, or verify.
+	Verb string
+	// Check is a verification's kind: visible, hidden, checked,
+	// unchecked, enabled, disabled, equals, contains, count, order.
+	Check  string
+	Values []string
+	Target *Phrase
+	To     *Phrase // a drag's destination
+	Count  int     // a count check's number
+}
+
+// Phrase names an element the way a person does.
+type Phrase struct {
+	Quoted  string   // a quoted name ("Price")
+	Words   []string // unquoted name words, lower case
+	Role    string   // a role noun's category (field, dropdown, button …)
+	Ordinal int      // 1 is the first, -1 the last, 0 none
+	Scopes  []Scope  // containers it is in, nearest first
+}
+
+// Scope is a container named in a phrase: "of the first table", "in the
+// cart row for "Milk"", "in the header".
+type Scope struct {
+	Kinds   []string // container kinds it may be (any when empty)
+	Words   []string // its name words
+	Text    string   // text it contains
+	Ordinal int
+}
+
+// empty reports whether the phrase names nothing at all.
+func (p *Phrase) empty() bool {
+	return p == nil || (p.Quoted == "" && len(p.Words) == 0 && p.Role == "" && p.Ordinal == 0 && len(p.Scopes) == 0)
+}
+
+// mask replaces the sentence's quoted strings by markers ⟦i⟧ and returns
+// them: no pattern ever looks inside a quoted value.
+func mask(s string) (string, []string) {
+	var quotes []string
+	var b strings.Builder
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		c := rs[i]
+		var closing rune
+		switch {
+		case c == '"':
+			closing = '"'
+		case c == '“':
+			closing = '”'
+		case c == '\'' && (i == 0 || rs[i-1] == ' ' || rs[i-1] == '('):
+			closing = '\''
+		}
+		if closing != 0 {
+			end := -1
+			for j := i + 1; j < len(rs); j++ {
+				if rs[j] == closing && (closing != '\'' || j+1 == len(rs) || strings.ContainsRune(" ,.;:!?)", rs[j+1])) {
+					end = j
+					break
+				}
+			}
+			if end > i {
+				b.WriteString("⟦" + strconv.Itoa(len(quotes)) + "⟧")
+				quotes = append(quotes, string(rs[i+1:end]))
+				i = end
+				continue
+			}
+		}
+		b.WriteRune(c)
+	}
+	return b.String(), quotes
+}
+
+var marker = regexp.MustCompile(`⟦(\d+)⟧`)
+
+// unmask restores the quoted strings of s.
+func unmask(s string, quotes []string) string {
+	return marker.ReplaceAllStringFunc(s, func(m string) string {
+		i, _ := strconv.Atoi(m[len("⟦") : len(m)-len("⟧")])
+		return quotes[i]
+	})
+}
+
+// onlyQuote returns the quoted string s is made of, if it is one.
+func onlyQuote(s string, quotes []string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if m := marker.FindStringSubmatchIndex(s); m != nil && m[0] == 0 && m[1] == len(s) {
+		i, _ := strconv.Atoi(s[m[2]:m[3]])
+		return quotes[i], true
+	}
+	return "", false
+}
+
+// valueOf reads a value: a quoted string, or the words as written.
+func valueOf(s string, quotes []string) string {
+	if q, ok := onlyQuote(s, quotes); ok {
+		return q
+	}
+	return strings.TrimSpace(unmask(s, quotes))
+}
+
+// valuesOf reads a list of values: "a", "b" and "c".
+func valuesOf(s string, quotes []string) []string {
+	parts := regexp.MustCompile(`(?i)\s*(?:,\s*and\s+|,\s*|\s+and\s+|\s*&\s*)\s*`).Split(strings.TrimSpace(s), -1)
+	var out []string
+	for _, p := range parts {
+		if p == "" {
+			continue
+		}
+		q, ok := onlyQuote(p, quotes)
+		if !ok {
+			return nil
+		}
+		out = append(out, q)
+	}
+	return out
+}
+
+type rule struct {
+	re    *regexp.Regexp
+	build func(m []string, q []string) (Intent, bool)
+}
+
+func rx(s string) *regexp.Regexp { return regexp.MustCompile(`(?i)^` + s + `$`) }
+
+const (
+	keys     = `(enter|return|tab|escape|esc|space|backspace|delete|arrow ?(?:up|down|left|right)|up|down|left|right|home|end|page ?up|page ?down|f\d{1,2}|(?:(?:control|ctrl|shift|alt|meta|cmd)\+)+[a-z0-9]+)`
+	numberWords = `(\d+|no|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)`
+	itemNouns   = `(items?|products?|rows?|entries|entry|todos?|tasks?|results?|elements?|things?|messages?|lines?|cards?|options?|notes?|comments?|records?|users?|orders?|files?)`
+)
+
+var rules = []rule{
+	// Lists of values typed into a page's new-item field.
+	{rx(`add (?:the )?(?:items?|todos?|tasks?|entries|entry|notes?) (.+?)(?: to (?:the |my )?(?:[\w ]+ )?list)?`), func(m, q []string) (Intent, bool) {
+		v := valuesOf(m[1], q)
+		return Intent{Verb: "add", Values: v}, len(v) > 0
+	}},
+	{rx(`add (⟦\d+⟧(?:\s*(?:,|and|&)\s*(?:and\s+)?⟦\d+⟧)*) to (?:the |my )?(?:[\w ]+ )?list`), func(m, q []string) (Intent, bool) {
+		v := valuesOf(m[1], q)
+		return Intent{Verb: "add", Values: v}, len(v) > 0
+	}},
+	// "Add "Apple" to the cart": the add button of the Apple item.
+	{rx(`add (⟦\d+⟧) to (?:the |my )?(cart|basket|bag|wishlist|favorites|favourites)`), func(m, q []string) (Intent, bool) {
+		return Intent{Verb: "click", Target: &Phrase{Words: []string{"add", "to", strings.ToLower(m[2])},
+			Scopes: []Scope{{Kinds: itemKinds, Text: valueOf(m[1], q)}}}}, true
+	}},
+	// "Delete "Leek"", "Remove "Apple" from the cart": that row's button.
+	{rx(`(delete|remove) (?:the )?(⟦\d+⟧)(?: (?:todo|task|item|entry|row|product|line))?(?: from (?:the |my )?[\w ]+)?`), func(m, q []string) (Intent, bool) {
+		return Intent{Verb: "click", Target: &Phrase{Words: []string{strings.ToLower(m[1])},
+			Scopes: []Scope{{Kinds: itemKinds, Text: valueOf(m[2], q)}}}}, true
+	}},
+	{rx(`search (?:for )?(.+?)(?: (?:in|using) (?:the )?(.+))?`), func(m, q []string) (Intent, bool) {
+		p := &Phrase{Words: []string{"search"}}
+		if m[2] != "" {
+			p = parsePhrase(m[2], q)
+		}
+		return Intent{Verb: "search", Target: p, Values: []string{valueOf(m[1], q)}}, true
+	}},
+	{rx(`sort (?:the [\w ]+ )?by (.+)`), func(m, q []string) (Intent, bool) {
+		return Intent{Verb: "select", Target: &Phrase{Words: []string{"sort"}}, Values: []string{valueOf(m[1], q)}}, true
+	}},
+	{rx(`(?:double[- ]?click|dblclick)(?: on)? (.+)`), target("dblclick")},
+	{rx(`(?:right[- ]?click|context[- ]click)(?: on)? (.+)`), target("rightclick")},
+	{rx(`(?:hover|mouse ?over|move the mouse over|hover the mouse over)(?: over| on)? (.+)`), target("hover")},
+	{rx(`press (?:the )?` + keys + `(?: key)?(?: (?:in|on|inside) (.+))?`), func(m, q []string) (Intent, bool) {
+		it := Intent{Verb: "press", Values: []string{keyName(m[1])}}
+		if m[2] != "" {
+			it.Target = parsePhrase(m[2], q)
+		}
+		return it, true
+	}},
+	{rx(`(?:hit|type) (?:the )?` + keys + ` key(?: (?:in|on|inside) (.+))?`), func(m, q []string) (Intent, bool) {
+		it := Intent{Verb: "press", Values: []string{keyName(m[1])}}
+		if m[2] != "" {
+			it.Target = parsePhrase(m[2], q)
+		}
+		return it, true
+	}},
+	{rx(`(?:click|tap|hit|press|push)(?: on)? (.+)`), target("click")},
+	{rx(`(?:fill(?: in| out)?|populate|complete) (.+?) with (.+)`), func(m, q []string) (Intent, bool) {
+		return Intent{Verb: "fill", Target: parsePhrase(m[1], q), Values: []string{valueOf(m[2], q)}}, true
+	}},
+	{rx(`(?:type|enter|input|write|put|key in|insert|fill in|fill) (.+?) (?:into|in|inside|in to|on|to) (.+)`), func(m, q []string) (Intent, bool) {
+		return Intent{Verb: "fill", Target: parsePhrase(m[2], q), Values: []string{valueOf(m[1], q)}}, true
+	}},
+	{rx(`(?:type|enter|input|use|give) (.+?) (?:as|for) (?:the |my |your )?(.+)`), func(m, q []string) (Intent, bool) {
+		return Intent{Verb: "fill", Target: parsePhrase(m[2], q), Values: []string{valueOf(m[1], q)}}, true
+	}},
+	{rx(`(?:set|change|update) (.+?) to (.+)`), func(m, q []string) (Intent, bool) {
+		return Intent{Verb: "set", Target: parsePhrase(m[1], q), Values: []string{valueOf(m[2], q)}}, true
+	}},
+	{rx(`(?:clear|empty|erase|wipe)(?: out)? (.+)`), target("clear")},
+	{rx(`(?:select|choose|pick) (.+?) (?:from|in|on|within|inside|using) (.+)`), func(m, q []string) (Intent, bool) {
+		return Intent{Verb: "select", Target: parsePhrase(m[2], q), Values: []string{valueOf(m[1], q)}}, true
+	}},
+	{rx(`(?:select|choose|pick) (.+?) as (?:the |my |your )?(.+)`), func(m, q []string) (Intent, bool) {
+		return Intent{Verb: "select", Target: parsePhrase(m[2], q), Values: []string{valueOf(m[1], q)}}, true
+	}},
+	{rx(`(?:mark|set) (.+?) as (?:complete|completed|done|finished)`), func(m, q []string) (Intent, bool) {
+		return Intent{Verb: "check", Target: rowCheckbox(m[1], q)}, true
+	}},
+	{rx(`(?:mark|set) (.+?) as (?:not done|incomplete|not completed|uncompleted|active|open)`), func(m, q []string) (Intent, bool) {
+		return Intent{Verb: "uncheck", Target: rowCheckbox(m[1], q)}, true
+	}},
+	{rx(`(?:complete|finish|check off|tick off) (?:the )?(?:todo|task|item|entry) (.+)`), func(m, q []string) (Intent, bool) {
+		return Intent{Verb: "check", Target: rowCheckbox(m[1], q)}, true
+	}},
+	{rx(`(?:check|tick|enable|turn on|switch on|toggle on)(?: the box)?(?: for)? (.+)`), target("check")},
+	{rx(`(?:uncheck|untick|un-check|un-tick|disable|turn off|switch off|toggle off|deselect|clear the box for) (.+)`), target("uncheck")},
+	{rx(`(?:select|choose|pick|opt for) (.+)`), target("choose")},
+	{rx(`(?:upload|attach) (.+?) (?:to|into|in|using|with|via|through) (.+)`), func(m, q []string) (Intent, bool) {
+		return Intent{Verb: "upload", Target: parsePhrase(m[2], q), Values: []string{valueOf(m[1], q)}}, true
+	}},
+	{rx(`(?:drag|move) (.+?) (?:onto|on to|to|into|over|on|in) (.+)`), func(m, q []string) (Intent, bool) {
+		return Intent{Verb: "drag", Target: parsePhrase(m[1], q), To: parsePhrase(m[2], q)}, true
+	}},
+	{rx(`scroll (?:down |up )?(?:to|until you see) (.+)`), target("scroll")},
+	{rx(`(?:go to|open|navigate to|visit|follow|switch to) (.+?)(?: (?:page|tab|section|screen|link))?`), func(m, q []string) (Intent, bool) {
+		return Intent{Verb: "open", Target: parsePhrase(m[1], q)}, true
+	}},
+}
+
+// verifications are checked, after their lead ("Verify that"), before the actions.
+var verifications = []rule{
+	{rx(`(?:the )?(.+?) (?:has|have|contains|shows|lists|displays|should (?:have|contain|show|list|display)|must (?:have|contain)) (?:exactly )?` + numberWords + ` ` + itemNouns + `(?: in it| left| listed)?`), count(1, 2, 3)},
+	{rx(`there (?:is|are|should be|must be) (?:exactly )?` + numberWords + ` ` + itemNouns + ` (?:in|on|inside|under) (?:the |my )?(.+)`), count(3, 1, 2)},
+	{rx(numberWords + ` ` + itemNouns + ` (?:are|is|should be) (?:shown|listed|displayed|visible) (?:in|on) (?:the |my )?(.+)`), count(3, 1, 2)},
+	{rx(`(?:the )?(.+?) (?:are|is|should be|appear|show|shows|list|lists|read|reads)(?: in (?:this|the following) order)?:? (⟦\d+⟧(?:\s*(?:,|and|then|&)\s*(?:and\s+|then\s+)?⟦\d+⟧)+)(?:,? in (?:this|that) order)`), order},
+	{rx(`(?:the )?(.+?) (?:are|is|should be|appear|show|shows|list|lists|read|reads) in (?:this|the following) order:? (⟦\d+⟧(?:\s*(?:,|and|then|&)\s*(?:and\s+|then\s+)?⟦\d+⟧)+)`), order},
+	{rx(`(?:the )?order (?:of (?:the )?(.+?) )?(?:is|should be):? (⟦\d+⟧(?:\s*(?:,|and|then|&)\s*(?:and\s+|then\s+)?⟦\d+⟧)+)`), order},
+	{rx(`(.+?) (?:is|are|should be|must be|becomes|remains) (?:not visible|hidden|gone|not shown|not displayed|absent|no longer (?:visible|shown|displayed|there))`), check("hidden")},
+	{rx(`(.+?) (?:disappears|disappeared|vanishes|is removed|was removed|is no longer on the page)`), check("hidden")},
+	{rx(`(?:the page|page|the screen|it) (?:does not|doesn't|no longer|should not|shouldn't) (?:show|display|contain|list)s? (.+)`), check("hidden")},
+	{rx(`(.+?) (?:is|are|should be|must be|becomes|remains) (?:visible|shown|displayed|present|on the page|on screen|there)`), check("visible")},
+	{rx(`(.+?) (?:appears|is displayed|shows up|is shown)`), check("visible")},
+	{rx(`(?:the page|page|the screen|it) (?:shows|displays|contains|says|lists|has|should (?:show|display|contain|say|list|have)) (.+)`), check("visible")},
+	{rx(`(?:i|you|we|the user) (?:see|sees|can see|should see) (.+)`), check("visible")},
+	{rx(`(.+?) (?:is|should be|must be|stays|remains) (?:empty|blank|cleared)`), check("empty")},
+	{rx(`(.+?) (?:is|are|should be|must be|stays|remains) (?:checked|ticked|selected|on|switched on|enabled and checked)`), check("checked")},
+	{rx(`(.+?) (?:is|are|should be|must be|stays|remains) (?:unchecked|not checked|unticked|not ticked|not selected|off|switched off)`), check("unchecked")},
+	{rx(`(.+?) (?:is|are|should be|must be|stays|remains) (?:enabled|clickable|active|available)`), check("enabled")},
+	{rx(`(.+?) (?:is|are|should be|must be|stays|remains) (?:disabled|greyed out|grayed out|not clickable|inactive|unavailable)`), check("disabled")},
+	{rx(`(?:the )?(?:page )?title (?:is|should be|equals|reads) (.+)`), page("titleEquals")},
+	{rx(`(?:the )?(?:page )?title (?:contains|includes|should contain|should include) (.+)`), page("titleContains")},
+	{rx(`(?:the )?(?:current )?(?:url|address|location) (?:contains|includes|ends with|should contain|should include|should end with|has) (.+)`), page("urlContains")},
+	{rx(`(?:the )?(?:current )?(?:url|address|location) (?:is|should be|equals) (.+)`), page("urlEquals")},
+	{rx(`(?:the )?value of (.+?) (?:is|should be|equals|must be) (.+)`), compare("equals")},
+	{rx(`(.+?) (?:has|have|should have|must have) (?:the )?value (.+)`), compare("equals")},
+	{rx(`(.+?) (?:contains|includes|shows|displays|reads|says|should (?:contain|include|show|display|read|say)|must (?:contain|show)) (?:the text )?(.+)`), compare("contains")},
+	{rx(`(.+?) (?:is|equals|should be|should equal|must be) (.+)`), compare("equals")},
+}
+
+var verifyLeadRe = regexp.MustCompile(`(?i)^(?:verify|check|assert|ensure|confirm|expect|validate|make sure|see|observe)(?: that)?\s+`)
+
+// Parse reads a step sentence. ok is false when it is not a sentence the
+// lexical tier understands.
+func Parse(text string) (Intent, bool) {
+	s := strings.TrimSpace(text)
+	s = strings.TrimRight(s, ".!;")
+	s = strings.Join(strings.Fields(s), " ")
+	masked, quotes := mask(s)
+	masked = strings.TrimSpace(masked)
+	lead := verifyLeadRe.FindString(masked)
+	body := strings.TrimSpace(masked[len(lead):])
+	// "Check the newsletter box" is an action; "Check that …" and
+	// sentences with "should" are checks.
+	checking := lead != "" && !regexp.MustCompile(`(?i)^check\s+$`).MatchString(lead)
+	if !checking && regexp.MustCompile(`(?i)\b(?:should|must)\b|\bis (?:visible|shown|displayed|hidden|checked|unchecked|disabled|enabled)$`).MatchString(body) {
+		checking = true
+	}
+	if checking {
+		for _, r := range verifications {
+			if m := r.re.FindStringSubmatch(body); m != nil {
+				if it, ok := r.build(m, quotes); ok {
+					it.Verb = "verify"
+					return it, true
+				}
+			}
+		}
+		if lead != "" && !strings.EqualFold(strings.TrimSpace(lead), "check") {
+			return Intent{}, false
+		}
+	}
+	for _, r := range rules {
+		if m := r.re.FindStringSubmatch(masked); m != nil {
+			if it, ok := r.build(m, quotes); ok && (it.Target == nil || !it.Target.empty() || it.Verb == "add" || it.Verb == "press") {
+				return it, true
+			}
+		}
+	}
+	return Intent{}, false
+}
+
+func target(verb string) func(m, q []string) (Intent, bool) {
+	return func(m, q []string) (Intent, bool) {
+		p := parsePhrase(m[1], q)
+		return Intent{Verb: verb, Target: p}, !p.empty()
+	}
+}
+
+func check(kind string) func(m, q []string) (Intent, bool) {
+	return func(m, q []string) (Intent, bool) {
+		p := parsePhrase(m[1], q)
+		return Intent{Check: kind, Target: p}, !p.empty()
+	}
+}
+
+func page(assert string) func(m, q []string) (Intent, bool) {
+	return func(m, q []string) (Intent, bool) {
+		return Intent{Check: assert, Values: []string{valueOf(m[1], q)}}, true
+	}
+}
+
+// compare is a check of a value or text; the value must be quoted or a
+// single token (a number, a price), so a sentence is never split wrongly.
+func compare(kind string) func(m, q []string) (Intent, bool) {
+	return func(m, q []string) (Intent, bool) {
+		v, ok := onlyQuote(m[2], q)
+		if !ok {
+			w := strings.TrimSpace(m[2])
+			if strings.ContainsAny(w, " ⟦") || w == "" {
+				return Intent{}, false
+			}
+			v = w
+		}
+		p := parsePhrase(m[1], q)
+		return Intent{Check: kind, Target: p, Values: []string{v}}, !p.empty()
+	}
+}
+
+func count(where, n, noun int) func(m, q []string) (Intent, bool) {
+	return func(m, q []string) (Intent, bool) {
+		c, ok := number(m[n])
+		if !ok {
+			return Intent{}, false
+		}
+		p := parsePhrase(m[where], q)
+		p.Role = nounRole(m[noun])
+		return Intent{Check: "count", Target: p, Count: c}, len(p.Words) > 0 || p.Quoted != ""
+	}
+}
+
+func order(m, q []string) (Intent, bool) {
+	v := valuesOf(m[2], q)
+	p := &Phrase{}
+	if m[1] != "" {
+		p = parsePhrase(m[1], q)
+	}
+	return Intent{Check: "order", Target: p, Values: v}, len(v) >= 2
+}
+
+// rowCheckbox is the checkbox of the row or item a phrase names ("the todo
+// "Buy milk"", "Buy milk").
+func rowCheckbox(s string, q []string) *Phrase {
+	s = regexp.MustCompile(`(?i)^(?:the )?(?:todo|task|item|entry|row) `).ReplaceAllString(strings.TrimSpace(s), "")
+	text := valueOf(s, q)
+	if text == "" {
+		return &Phrase{}
+	}
+	return &Phrase{Role: "checkbox", Scopes: []Scope{{Kinds: itemKinds, Text: text}}}
+}
+
+var wordNumbers = map[string]int{"no": 0, "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+	"eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
+
+func number(s string) (int, bool) {
+	if n, err := strconv.Atoi(s); err == nil {
+		return n, true
+	}
+	n, ok := wordNumbers[strings.ToLower(s)]
+	return n, ok
+}
+
+// nounRole is the kind of element a counted noun is.
+func nounRole(noun string) string {
+	n := strings.ToLower(noun)
+	switch {
+	case strings.HasPrefix(n, "row"), strings.HasPrefix(n, "record"):
+		return "row"
+	case strings.HasPrefix(n, "option"):
+		return "option"
+	}
+	return "item"
+}
+
+// keyName spells a key the way Playwright does.
+func keyName(k string) string {
+	k = strings.ToLower(strings.TrimSpace(k))
+	names := map[string]string{"enter": "Enter", "return": "Enter", "tab": "Tab", "escape": "Escape", "esc": "Escape", "space": "Space",
+		"backspace": "Backspace", "delete": "Delete", "home": "Home", "end": "End", "up": "ArrowUp", "down": "ArrowDown",
+		"left": "ArrowLeft", "right": "ArrowRight", "pageup": "PageUp", "page up": "PageUp", "pagedown": "PageDown", "page down": "PageDown"}
+	if n, ok := names[k]; ok {
+		return n
+	}
+	if strings.HasPrefix(k, "arrow") {
+		d := strings.TrimSpace(strings.TrimPrefix(k, "arrow"))
+		return "Arrow" + strings.ToUpper(d[:1]) + d[1:]
+	}
+	if strings.Contains(k, "+") {
+		parts := strings.Split(k, "+")
+		mods := map[string]string{"control": "Control", "ctrl": "Control", "shift": "Shift", "alt": "Alt", "meta": "Meta", "cmd": "Meta"}
+		for i, p := range parts[:len(parts)-1] {
+			parts[i] = mods[p]
+		}
+		last := parts[len(parts)-1]
+		if len(last) == 1 {
+			parts[len(parts)-1] = last
+		}
+		return strings.Join(parts, "+")
+	}
+	return strings.ToUpper(k[:1]) + k[1:]
+}
