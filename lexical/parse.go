@@ -146,7 +146,7 @@ type rule struct {
 func rx(s string) *regexp.Regexp { return regexp.MustCompile(`(?i)^` + s + `$`) }
 
 const (
-	keys     = `(enter|return|tab|escape|esc|space|backspace|delete|arrow ?(?:up|down|left|right)|up|down|left|right|home|end|page ?up|page ?down|f\d{1,2}|(?:(?:control|ctrl|shift|alt|meta|cmd)\+)+[a-z0-9]+)`
+	keys        = `(enter|return|tab|escape|esc|space|backspace|delete|arrow ?(?:up|down|left|right)|up|down|left|right|home|end|page ?up|page ?down|f\d{1,2}|(?:(?:control|ctrl|shift|alt|meta|cmd)\+)+[a-z0-9]+)`
 	numberWords = `(\d+|no|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)`
 	itemNouns   = `(items?|products?|rows?|entries|entry|todos?|tasks?|results?|elements?|things?|messages?|lines?|cards?|options?|notes?|comments?|records?|users?|orders?|files?)`
 )
