@@ -102,6 +102,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/credits", s.tenant(s.credits))
 	mux.HandleFunc("GET /v1/experiences", s.tenant(s.experiences))
 	mux.HandleFunc("DELETE /v1/experiences", s.tenant(s.forgetExperiences))
+	mux.HandleFunc("GET /v1/step-cache", s.tenant(s.stepCache))
+	mux.HandleFunc("DELETE /v1/step-cache", s.tenant(s.clearStepCache))
 	mux.HandleFunc("GET /v1/tests", s.tenant(s.tests))
 	mux.HandleFunc("POST /v1/tests/import", s.tenant(s.importTests))
 	mux.HandleFunc("GET /v1/tests/{id}", s.tenant(s.test))

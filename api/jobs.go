@@ -33,6 +33,9 @@ type JobView struct {
 	Usage           *store.UsageTotals `json:"usage,omitempty"`
 	Progress        Progress           `json:"progress"`
 	Steps           json.RawMessage    `json:"steps,omitempty"`
+	// Tiers counts the steps so far by the tier that took them:
+	// deterministic, lexical and cached cost no tokens; agent does.
+	Tiers map[string]int `json:"tiers,omitempty"`
 	// Verdict and Repair are a repair job's finding and report.
 	Verdict string          `json:"verdict,omitempty"`
 	Repair  json.RawMessage `json:"repair,omitempty"`
@@ -84,9 +87,19 @@ func view(j store.Job, detail bool) JobView {
 	}
 	if len(src) > 0 {
 		_ = json.Unmarshal(src, &prog)
-		var steps []json.RawMessage
+		var steps []struct {
+			Tier string `json:"tier"`
+		}
 		_ = json.Unmarshal(prog.Steps, &steps)
 		v.Progress.Done = len(steps)
+		for _, st := range steps {
+			if st.Tier != "" {
+				if v.Tiers == nil {
+					v.Tiers = map[string]int{}
+				}
+				v.Tiers[st.Tier]++
+			}
+		}
 		v.Verdict = prog.Verdict
 		if v.Progress.Total < v.Progress.Done {
 			v.Progress.Total = v.Progress.Done

@@ -233,3 +233,16 @@ func (s *Session) Pin(ctx context.Context, path string) (*Fingerprint, error) {
 	}
 	return fp, nil
 }
+
+// Describe fingerprints the one element a target names now, without
+// reading its value (a password field can be described).
+func (s *Session) Describe(ctx context.Context, t Target) (*Fingerprint, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	loc, err := s.unique(t)
+	if err != nil {
+		return nil, err
+	}
+	return s.fingerprint(loc, s.framesOf(t), t.Ref)
+}

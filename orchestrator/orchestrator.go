@@ -48,6 +48,31 @@ type Page interface {
 	Problems(since time.Time) []browser.Problem
 	// Denied lists what the egress guard refused so far, oldest first.
 	Denied() []string
+	// Elements and Pin are what the lexical tier reads (see lexical.Page).
+	Elements(ctx context.Context) ([]browser.Element, error)
+	Pin(ctx context.Context, path string) (*browser.Fingerprint, error)
+	// Describe fingerprints the element a target names now (a cached
+	// step's targets are checked against their fingerprints).
+	Describe(ctx context.Context, t browser.Target) (*browser.Fingerprint, error)
+}
+
+// StepCache remembers how the agent carried out a step on an app, so the
+// same step there runs again without the model. Entries belong to the
+// implementation's tenant; they never cross tenants.
+type StepCache interface {
+	// CachedStep returns the commands stored for a step, if any.
+	CachedStep(ctx context.Context, key StepKey) ([]ManifestEntry, bool, error)
+	// CacheStep stores (or replaces) them.
+	CacheStep(ctx context.Context, key StepKey, entries []ManifestEntry) error
+}
+
+// StepKey names a step on an app: the origin and path template of the page
+// it starts on, and its text normalised (test data substituted, secrets
+// left as placeholders).
+type StepKey struct {
+	Origin string `json:"origin"`
+	Path   string `json:"path"`
+	Text   string `json:"text"`
 }
 
 // Model is the LLM; *llm.Client implements it.
@@ -195,6 +220,8 @@ type Result struct {
 	Experiences []string                   `json:"experiences,omitempty"`
 	Usage       llm.Usage                  `json:"usage"`
 	Timing      Timing                     `json:"timing"`
+	// Tiers counts the steps by the tier that took them.
+	Tiers map[string]int `json:"tiers,omitempty"`
 	// Verdict is a replay's finding (replays only).
 	Verdict Verdict `json:"verdict,omitempty"`
 	// Scenario is the test's scenario as the replay left it (steps a
@@ -218,7 +245,7 @@ type StepReport struct {
 	Index      int                    `json:"index"`
 	Goal       string                 `json:"goal"`
 	Type       string                 `json:"type"`
-	Tier       string                 `json:"tier"` // deterministic, agent
+	Tier       string                 `json:"tier"` // see the Tier constants
 	Status     string                 `json:"status"`
 	Error      string                 `json:"error,omitempty"`
 	Commands   []CommandReport        `json:"commands"`
@@ -237,6 +264,14 @@ type StepReport struct {
 	// Repair is how a replayed step went (replays only).
 	Repair *StepRepair `json:"repair,omitempty"`
 }
+
+// Tiers a generated step is resolved by, cheapest first.
+const (
+	TierDeterministic = "deterministic" // the strict grammar, or an explicit action
+	TierLexical       = "lexical"       // a plain sentence matched against the page (see package lexical)
+	TierCached        = "cached"        // what the agent did for the same step on the same app before
+	// TierAgent is the model's (it is also the last repair tier).
+)
 
 // Step statuses.
 const (

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/webpilot/webpilot/browser"
+	"github.com/webpilot/webpilot/lexical"
 	"github.com/webpilot/webpilot/llm"
 	"github.com/webpilot/webpilot/scenario"
 )
@@ -22,8 +23,11 @@ type Agent struct {
 	Page     Page
 	Model    Model
 	Recorder Recorder
-	Limits   Limits
-	Log      *slog.Logger
+	// Cache, when set, keeps what the agent did per step and app for the
+	// next run (see StepCache).
+	Cache  StepCache
+	Limits Limits
+	Log    *slog.Logger
 }
 
 // run is the state of one scenario run.
@@ -236,6 +240,14 @@ func (r *run) result(status, msg string) Result {
 		res.Scenario = &sc
 	}
 	res.Script = emitSpec(sc, kept)
+	for _, s := range r.steps {
+		if s.Tier != "" {
+			if res.Tiers == nil {
+				res.Tiers = map[string]int{}
+			}
+			res.Tiers[s.Tier]++
+		}
+	}
 	for _, s := range kept {
 		if len(s.Manifest) > 0 {
 			res.Manifest = append(res.Manifest, ManifestStep{Step: s.Index + 1, Goal: s.Goal, Entries: s.Manifest})
@@ -285,7 +297,7 @@ func (r *run) generateStep(ctx context.Context, rep *StepReport, i int, st scena
 	var err error
 	switch typ {
 	case scenario.StepAction:
-		rep.Tier = "deterministic"
+		rep.Tier = TierDeterministic
 		cmd, cerr := explicitCommand(st)
 		if cerr != nil {
 			rep.Status, rep.Error = StepFailed, cerr.Error()
@@ -293,35 +305,70 @@ func (r *run) generateStep(ctx context.Context, rep *StepReport, i int, st scena
 		}
 		r.deterministic(ctx, rep, []browser.Command{cmd})
 	case scenario.StepQuery:
-		rep.Tier = "deterministic"
+		rep.Tier = TierDeterministic
 		r.query(ctx, rep, st)
 	case scenario.StepAuto:
 		cmds, why := r.resolveSentence(ctx, st.Text)
 		if why == "" {
-			rep.Tier = "deterministic"
+			rep.Tier = TierDeterministic
 			r.deterministic(ctx, rep, cmds)
 			break
 		}
+		if cmds, lwhy := r.lexical(ctx, st.Text); lwhy == "" {
+			rep.Tier = TierLexical
+			r.deterministic(ctx, rep, cmds)
+			break
+		} else if !strings.Contains(lwhy, lexical.ErrNotUnderstood.Error()) {
+			why = lwhy
+		}
+		key, cacheable := r.cacheKey(st)
+		if cacheable && r.fromCache(ctx, rep, key) {
+			break
+		}
 		if r.Model == nil {
-			rep.Tier = "deterministic"
+			if rep.Tier == "" {
+				rep.Tier = TierDeterministic
+			}
 			rep.Status, rep.Error = StepFailed, why+"; "+ErrNoModel.Error()+" for the agent to take it"
 			break
 		}
 		r.Log.Debug("step escalates to the agent", "step", i+1, "why", why)
-		// The model sees why the deterministic tier gave the step up.
+		// The model sees why the cheaper tiers gave the step up.
 		r.remember([]Event{{Step: i, Kind: "deterministic", Action: "resolve", Target: r.secrets.redact(r.expand(st.Text)), OK: false, Error: r.secrets.redact(why)}})
-		rep.Tier = "agent"
+		rep.Tier = TierAgent
 		err = r.agent(ctx, rep, st)
+		if cacheable && err == nil {
+			r.toCache(ctx, rep, key)
+		}
 	default:
+		key, cacheable := r.cacheKey(st)
+		if cacheable && r.fromCache(ctx, rep, key) {
+			break
+		}
 		if r.Model == nil {
-			rep.Tier = "agent"
+			rep.Tier = TierAgent
 			rep.Status, rep.Error = StepFailed, fmt.Sprintf("a %s step needs the agent: %v", typ, ErrNoModel)
 			break
 		}
-		rep.Tier = "agent"
+		rep.Tier = TierAgent
 		err = r.agent(ctx, rep, st)
+		if cacheable && err == nil {
+			r.toCache(ctx, rep, key)
+		}
 	}
 	return err
+}
+
+// lexical resolves a plain sentence against the page (see package
+// lexical); a non-empty why says why it did not.
+func (r *run) lexical(ctx context.Context, text string) ([]browser.Command, string) {
+	t := time.Now()
+	defer func() { r.timing.Browser += time.Since(t) }()
+	res, err := lexical.Resolve(ctx, r.Page, text, lexical.Options{Expand: r.expand})
+	if err != nil {
+		return nil, r.secrets.redact(err.Error())
+	}
+	return res.Commands, ""
 }
 
 // deterministic runs resolved commands as one batch.

@@ -93,6 +93,9 @@ type Options struct {
 	CoordinateFallback   bool    `json:"coordinate_fallback,omitempty"`      // allow x/y targets after 3 failures
 	FullPage             bool    `json:"full_page_representation,omitempty"` // show the model the whole page, not the viewport
 	StepTimeoutSeconds   int     `json:"step_timeout_seconds,omitempty"`
+	// NoStepCache makes every step the cheaper tiers cannot take go to the
+	// agent, even when the tenant's step cache knows how it went before.
+	NoStepCache bool `json:"no_step_cache,omitempty"`
 	// AllowedOrigins are origins besides the base URL's that the agent may
 	// navigate to (scheme://host[:port]); by default it stays on the base URL's.
 	AllowedOrigins []string `json:"allowed_origins,omitempty"`

@@ -140,3 +140,34 @@ func loadCheckpoint(raw json.RawMessage, jobID string, sealer *jobs.Sealer) (*or
 	}
 	return &sc.Checkpoint, nil
 }
+
+// stepCache is a tenant's step cache in Postgres (see orchestrator.StepCache).
+type stepCache struct {
+	store    *store.Store
+	tenantID string
+}
+
+// NewStepCache returns the step cache of a tenant.
+func NewStepCache(st *store.Store, tenantID string) orchestrator.StepCache {
+	return &stepCache{store: st, tenantID: tenantID}
+}
+
+func (c *stepCache) CachedStep(ctx context.Context, key orchestrator.StepKey) ([]orchestrator.ManifestEntry, bool, error) {
+	raw, ok, err := c.store.StepCacheEntry(ctx, c.tenantID, key.Origin, key.Path, key.Text)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	var entries []orchestrator.ManifestEntry
+	if err := json.Unmarshal(raw, &entries); err != nil {
+		return nil, false, fmt.Errorf("step cache entry of %q: %w", key.Text, err)
+	}
+	return entries, true, nil
+}
+
+func (c *stepCache) CacheStep(ctx context.Context, key orchestrator.StepKey, entries []orchestrator.ManifestEntry) error {
+	raw, err := json.Marshal(entries)
+	if err != nil {
+		return err
+	}
+	return c.store.PutStepCacheEntry(ctx, c.tenantID, key.Origin, key.Path, key.Text, raw)
+}

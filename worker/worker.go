@@ -430,7 +430,7 @@ func (w *Worker) execute(ctx context.Context, x execution) finish {
 	defer closeSession()
 
 	agent := &orchestrator.Agent{Page: sess, Recorder: &recorder{store: w.store, jobID: claim.JobID, attempt: claim.Attempt,
-		prices: w.cfg.Prices, sealer: w.sealer, retry: w.retry}, Limits: w.cfg.Limits, Log: log}
+		prices: w.cfg.Prices, sealer: w.sealer, retry: w.retry}, Cache: NewStepCache(w.store, claim.TenantID), Limits: w.cfg.Limits, Log: log}
 	if w.model != nil {
 		agent.Model = w.model
 	}

@@ -45,6 +45,7 @@ Usage:
   webpilot explore URL --goal "..." [--scope /path/]... [--max-actions N] [--max-minutes N] [--watch]
                                                   explore an app toward a goal and report the bugs found
   webpilot findings JOB_ID [--json]               an exploration's findings, their evidence and reproductions
+  webpilot cache list|clear [--origin URL]        the steps re-runs take without the model; clear to forget them
   webpilot test list                              the stored tests and their last verdict
   webpilot test show TEST_ID                      a test's script and its versions
   webpilot test diff TEST_ID VERSION              the unified diff a version proposes
@@ -185,6 +186,8 @@ func run(args []string, out io.Writer) error {
 		return exploreCmd(c, args[1:], out)
 	case "findings":
 		return findingsCmd(c, args[1:], out)
+	case "cache":
+		return cacheCmd(c, args[1:], out)
 	case "watch", "job", "script", "cancel":
 		if len(args) != 2 {
 			return fmt.Errorf("usage: webpilot %s JOB_ID", args[0])
@@ -505,6 +508,17 @@ func printStep(out io.Writer, data []byte) {
 	}
 }
 
+// tierLine says how many steps each tier took, cheapest first.
+func tierLine(tiers map[string]int) string {
+	var parts []string
+	for _, t := range []string{"deterministic", "lexical", "cached", "replay", "settle", "relocate", "agent"} {
+		if n := tiers[t]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, t))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
 func summary(c *client, key, id string, out io.Writer) error {
 	var v api.JobView
 	if err := c.do("GET", "/v1/jobs/"+id, key, nil, &v); err != nil {
@@ -522,6 +536,9 @@ func summary(c *client, key, id string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "job %s %s: %d/%d steps, %d LLM tokens, cost %.6f credits (held %.2f)\n",
 		v.ID, v.State, v.Progress.Done, v.Progress.Total, tokens, v.ChargedCredits, v.HoldCredits)
+	if t := tierLine(v.Tiers); t != "" {
+		fmt.Fprintf(out, "steps by tier: %s\n", t)
+	}
 	if v.Error != "" {
 		fmt.Fprintf(out, "error: %s\n", v.Error)
 	}
