@@ -108,7 +108,17 @@ func sources(e *browser.Element) []source {
 		{e.Name, 1, "name"}, {e.Label, 1, "label"}, {e.Placeholder, 0.95, "placeholder"}, {e.Text, 0.95, "text"},
 		{e.TestID, 0.9, "test id"}, {e.Alt, 0.9, "alt text"}, {e.Title, 0.85, "title"}, {near, 0.8, "nearby text"},
 		{e.Hint, 0.7, "id"},
+		// "the item count" for <p id=count>3 items</p>: its words across
+		// what it is called and what it says.
+		{strings.Join([]string{e.Hint, e.Label, near, shortText(e.Text)}, " "), 0.75, "id and text"},
 	}
+}
+
+func shortText(s string) string {
+	if len(s) > 60 {
+		return ""
+	}
+	return s
 }
 
 // nameScore is how well the element's names match the phrase's name.

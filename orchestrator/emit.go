@@ -442,7 +442,7 @@ func locatorCode(c browser.Command, fp *browser.Fingerprint) string {
 	}
 	// Counts and absence are about the target as named, not one element
 	// (a ref names one element, found again by its fingerprint).
-	if fp != nil && (c.Target.Ref != "" || (!strings.HasPrefix(c.Assert, "count") && c.Assert != "isHidden")) {
+	if fp != nil && (c.Target.Ref != "" || !byName(c)) {
 		return targetCode(fp.Locator)
 	}
 	if c.Target.IsZero() || c.Target.Ref != "" || c.Target.IsCoordinate() {

@@ -133,8 +133,7 @@ func (r *run) manifestFor(i int) ([]ManifestEntry, bool) {
 // for counts and absence, which are about the target as named.
 func replayTarget(e ManifestEntry) (browser.Command, error) {
 	c := e.Command
-	byName := c.IsVerify() && (strings.HasPrefix(c.Assert, "count") || c.Assert == "isHidden")
-	if e.Element != nil && !e.Element.Locator.IsZero() && !byName {
+	if e.Element != nil && !e.Element.Locator.IsZero() && !byName(c) {
 		c.Target = e.Element.Locator
 	}
 	if c.Target.Ref != "" {

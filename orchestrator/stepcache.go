@@ -64,10 +64,11 @@ func cachedCommand(e ManifestEntry) (browser.Command, bool) {
 	return c, c.To.Ref == ""
 }
 
-// byName reports whether a check is about its target as named (a count,
-// an absence) rather than one element.
+// byName reports whether a check is about its target as named rather than
+// the one element it found: a count, an absence, or a position (the third
+// item of a list, in an order check), which another locator would lose.
 func byName(c browser.Command) bool {
-	return c.IsVerify() && (strings.HasPrefix(c.Assert, "count") || c.Assert == "isHidden")
+	return c.IsVerify() && (strings.HasPrefix(c.Assert, "count") || c.Assert == "isHidden" || c.Target.Nth != nil)
 }
 
 // toCache stores what the agent did for a step that passed, so the next
