@@ -97,6 +97,13 @@ var grammar = []struct {
 
 func rx(s string) *regexp.Regexp { return regexp.MustCompile(`(?i)` + s) }
 
+// Grammatical reports whether the strict grammar reads a step's text (the
+// deterministic tier's sentences).
+func Grammatical(text string) bool {
+	_, ok := parseSentence(text)
+	return ok
+}
+
 // parseSentence matches a step's text against the grammar.
 func parseSentence(text string) (intent, bool) {
 	text = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(text), "."))

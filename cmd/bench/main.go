@@ -173,6 +173,9 @@ func run(submits, clients, latencyN, jobsN, pageN, chaosN int) error {
 	if err := e.exploreBench(ctx); err != nil {
 		return err
 	}
+	if err := e.lexicalBench(ctx); err != nil {
+		return err
+	}
 	if chaosN > 0 {
 		return chaosBench(ctx, chaosN)
 	}

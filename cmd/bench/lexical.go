@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/webpilot/webpilot/browser"
+	"github.com/webpilot/webpilot/demoapp"
+	"github.com/webpilot/webpilot/lexical/lexicaltest"
+	"github.com/webpilot/webpilot/llm"
+	"github.com/webpilot/webpilot/llm/llmtest"
+	"github.com/webpilot/webpilot/netguard"
+	"github.com/webpilot/webpilot/orchestrator"
+	"github.com/webpilot/webpilot/scenario"
+	"github.com/webpilot/webpilot/store"
+	"github.com/webpilot/webpilot/worker"
+)
+
+// lexicalBench measures the tiers below the agent: how the corpus of steps
+// written the way people write them splits between the grammar, the
+// lexical tier and the agent (and whether any resolved to a wrong
+// element), the time of a lexical resolution, and how many model calls the
+// second run of a scenario makes with the tenant's step cache in Postgres.
+func (e *env) lexicalBench(ctx context.Context) error {
+	srv := httptest.NewServer(lexicaltest.Pages())
+	defer srv.Close()
+	sess, err := e.browser.NewSession(ctx, browser.SessionOptions{Policy: netguard.New([]string{"127.0.0.1"})})
+	if err != nil {
+		return err
+	}
+	out, err := lexicaltest.Measure(ctx, sess, srv.URL)
+	sess.Close()
+	if err != nil {
+		return fmt.Errorf("lexical bench: %w", err)
+	}
+	tiers := map[string]int{}
+	resolved, wrong := 0, 0
+	var times []time.Duration
+	for _, o := range out {
+		switch {
+		case orchestrator.Grammatical(o.Case.Step):
+			tiers[orchestrator.TierDeterministic]++
+		case o.Right:
+			tiers[orchestrator.TierLexical]++
+		default:
+			tiers[orchestrator.TierAgent]++
+		}
+		if o.Right {
+			resolved++
+			times = append(times, o.Duration)
+		}
+		if o.Wrong() {
+			wrong++
+		}
+	}
+	slices.Sort(times)
+	pct := func(p float64) float64 {
+		if len(times) == 0 {
+			return 0
+		}
+		return float64(times[int(p*float64(len(times)-1))].Microseconds()) / 1000
+	}
+	n := len(out)
+	calls, sameSpec, err := e.cachedRerun(ctx)
+	if err != nil {
+		return fmt.Errorf("lexical bench: %w", err)
+	}
+	fmt.Printf("Steps written the way people write them (%d corpus steps on 5 pages; the element each means is marked)\n", n)
+	fmt.Printf("  %-16s %6s %7s\n", "tier", "steps", "share")
+	for _, t := range []string{orchestrator.TierDeterministic, orchestrator.TierLexical, orchestrator.TierAgent} {
+		fmt.Printf("  %-16s %6d %6.0f%%\n", t, tiers[t], 100*float64(tiers[t])/float64(n))
+	}
+	fmt.Printf("  resolved to the element meant: %d (%.0f%%); to a wrong one: %d; steps meant for the agent (ambiguous or not\n", resolved, 100*float64(resolved)/float64(n), wrong)
+	fmt.Printf("  understood) are in the agent row. Lexical resolution: median %.1f ms, p90 %.1f ms (one in-page\n", pct(0.5), pct(0.9))
+	fmt.Printf("  inventory, scoring in Go, one locator check).\n")
+	fmt.Printf("  Re-run of a scenario with an agent step, step cache in Postgres: %d model calls, same spec: %v\n", calls, sameSpec)
+	fmt.Println()
+	fmt.Printf("bench lexical: corpus=%d resolved=%d wrong=%d cached_rerun_calls=%d\n", n, resolved, wrong, calls)
+	fmt.Println()
+	return nil
+}
+
+var refLine = regexp.MustCompile(`button "Sign in"[^\n]*\[ref=([a-z0-9]+)\]`)
+
+// cachedRerun runs a scenario whose sign-in step needs the agent twice for
+// the bench tenant, with its step cache in Postgres, and returns the
+// second run's model calls and whether it wrote the same spec.
+func (e *env) cachedRerun(ctx context.Context) (int, bool, error) {
+	sc := scenario.Scenario{Name: "cached re-run", BaseURL: e.demo + "/login",
+		Data: map[string]string{"EMAIL": demoapp.Email}, Secrets: map[string]string{"PASSWORD": demoapp.Password},
+		Steps: []scenario.Step{
+			{Text: "Sign in as the demo user"},
+			{Text: `Verify "Welcome back" is visible`},
+		}}
+	signIn := llmtest.Reply{PromptTokens: 1500, CompletionTokens: 80, Respond: func(req llmtest.Request) string {
+		ref := ""
+		if m := refLine.FindStringSubmatch(req.Text()); m != nil {
+			ref = m[1]
+		}
+		return llmtest.JSON(map[string]any{"status": "complete", "commands": []any{
+			map[string]any{"action": "fill", "target": map[string]any{"label": "Email"}, "value": "{{EMAIL}}"},
+			map[string]any{"action": "fill", "target": map[string]any{"label": "Password"}, "value": "{{PASSWORD}}"},
+			map[string]any{"action": "click", "target": map[string]any{"ref": ref}},
+		}})
+	}}
+	if _, err := e.st.ClearStepCache(ctx, e.tenant.ID, ""); err != nil {
+		return 0, false, err
+	}
+	runOnce := func(replies ...llmtest.Reply) (orchestrator.Result, int, error) {
+		srv := llmtest.Start(replies...)
+		defer srv.Close()
+		input, _ := json.Marshal(sc)
+		j, err := e.st.SubmitJob(ctx, store.NewJob{TenantID: e.tenant.ID, Kind: "scenario", Input: input, Hold: 1e12, Subject: "jobs.bench"})
+		if err != nil {
+			return orchestrator.Result{}, 0, err
+		}
+		claim, err := e.st.ClaimJob(ctx, j.ID, "bench", time.Hour)
+		if err != nil {
+			return orchestrator.Result{}, 0, err
+		}
+		sess, err := e.browser.NewSession(ctx, browser.SessionOptions{Policy: netguard.New([]string{"127.0.0.1"})})
+		if err != nil {
+			return orchestrator.Result{}, 0, err
+		}
+		defer sess.Close()
+		a := &orchestrator.Agent{Page: sess, Recorder: worker.NewRecorder(e.st, j.ID, claim.Attempt, llm.DefaultPrices, e.sealer),
+			Cache: worker.NewStepCache(e.st, e.tenant.ID), Model: llm.New(llm.Config{APIKey: "bench", BaseURL: srv.BaseURL(), Model: "gpt-4o-mini"})}
+		res, err := a.Run(ctx, orchestrator.Input{Scenario: sc, Secrets: sc.Secrets})
+		if err == nil && res.Status != orchestrator.StatusSucceeded {
+			err = fmt.Errorf("cached re-run: %s: %s", res.Status, res.Error)
+		}
+		return res, len(srv.Requests()), err
+	}
+	first, _, err := runOnce(signIn)
+	if err != nil {
+		return 0, false, err
+	}
+	second, calls, err := runOnce()
+	if err != nil {
+		return calls, false, err
+	}
+	return calls, second.Script == first.Script, nil
+}
