@@ -224,7 +224,7 @@ func TestWorkerKilledMidModelCallIsChargedItsReservation(t *testing.T) {
 	tenantID, key := s.tenant(t, "mid-call", 4)
 	first := s.workerProcess(t, bin, "worker-1", model)
 	job := s.submit(t, key, map[string]any{"name": "one agent step", "base_url": s.demo + "/",
-		"steps": []any{"Open the shopping list", `Verify "Shopping list" is visible`}})
+		"steps": []any{"Find the shopping list and open it", `Verify "Shopping list" is visible`}})
 	for deadline := time.Now().Add(30 * time.Second); len(model.Requests()) == 0; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the model was never called")

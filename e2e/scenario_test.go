@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/webpilot/webpilot/api"
 	"github.com/webpilot/webpilot/browser/browsertest"
 	"github.com/webpilot/webpilot/demoapp"
 	"github.com/webpilot/webpilot/llm"
@@ -177,7 +178,9 @@ func TestExperiencesCarryToLaterJobsOnTheSameOrigin(t *testing.T) {
 	s.startWorker(t, llm.New(llm.Config{APIKey: "test", BaseURL: model.BaseURL(), Model: "gpt-4o-mini"}))
 	learnerID, key := s.tenant(t, "learner", 5)
 	_, otherKey := s.tenant(t, "stranger", 5)
-	sc := map[string]any{"name": "open the list", "base_url": s.demo + "/", "steps": []any{"Open the shopping list"}}
+	// Without the step cache, so the second job asks the model again.
+	sc := map[string]any{"name": "open the list", "base_url": s.demo + "/", "steps": []any{"Find the shopping list and open it"},
+		"options": map[string]any{"no_step_cache": true}}
 	for i, k := range []string{key, key, otherKey} {
 		if v := s.wait(t, k, s.submit(t, k, sc).ID, 30*time.Second); v.State != "succeeded" {
 			t.Fatalf("job %d: %s %s", i+1, v.State, v.Error)
@@ -211,4 +214,56 @@ func TestExperiencesCarryToLaterJobsOnTheSameOrigin(t *testing.T) {
 	if del.Deleted != 1 || s.count(t, `SELECT count(*) FROM experiences WHERE tenant_id = $1`, learnerID) != 0 {
 		t.Fatalf("clear: deleted %d", del.Deleted)
 	}
+}
+
+// TestARerunTakesTheAgentsStepFromTheTenantsCache: the second run of a
+// scenario through the stack takes its agent step from the tenant's step
+// cache (tier cached, no model call, the same spec); another tenant's run
+// does not, and once the tenant clears its cache the agent is asked again.
+func TestARerunTakesTheAgentsStepFromTheTenantsCache(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, 10*time.Second, 0)
+	open := llmtest.Reply{Content: llmtest.JSON(map[string]any{"status": "complete", "reasoning": "the list is linked",
+		"commands": []map[string]any{{"action": "click", "target": map[string]string{"role": "link", "name": "Shopping list"}}}}), PromptTokens: 900}
+	model := llmtest.New(t, open, open, open)
+	s.startWorker(t, llm.New(llm.Config{APIKey: "test", BaseURL: model.BaseURL(), Model: "gpt-4o-mini"}))
+	_, key := s.tenant(t, "cacher", 5)
+	_, otherKey := s.tenant(t, "cache-stranger", 5)
+	sc := map[string]any{"name": "cached list", "base_url": s.demo + "/",
+		"steps": []any{"Find the shopping list and open it", `Verify "Shopping list" is visible`}}
+	run := func(k string, wantTier string, wantRequests int) api.JobView {
+		t.Helper()
+		v := s.wait(t, k, s.submit(t, k, sc).ID, 30*time.Second)
+		if v.State != "succeeded" {
+			t.Fatalf("job ended %s: %s", v.State, v.Error)
+		}
+		if v.Tiers[wantTier] != 1 || v.Tiers["deterministic"] != 1 || len(model.Requests()) != wantRequests {
+			t.Fatalf("tiers %v after %d model requests; want the first step %s and %d requests", v.Tiers, len(model.Requests()), wantTier, wantRequests)
+		}
+		return v
+	}
+	first := run(key, "agent", 1)
+	second := run(key, "cached", 1)
+	if second.Usage != nil && second.Usage.Calls != 0 {
+		t.Fatalf("the cached run made %d model calls", second.Usage.Calls)
+	}
+	_, a := s.call(t, "GET", "/v1/jobs/"+first.ID+"/script", key, nil)
+	_, b := s.call(t, "GET", "/v1/jobs/"+second.ID+"/script", key, nil)
+	if string(a) != string(b) {
+		t.Fatalf("the cached run wrote another spec:\n%s\nwant:\n%s", b, a)
+	}
+	s.passSpec(t, key, second.ID)
+	run(otherKey, "agent", 2) // entries never cross tenants
+
+	var list struct{ Entries []api.StepCacheView }
+	s.mustJSON(t, "GET", "/v1/step-cache?origin="+s.demo, key, nil, http.StatusOK, &list)
+	if len(list.Entries) != 1 || list.Entries[0].Step != "find the shopping list and open it" || list.Entries[0].Hits != 1 || list.Entries[0].Commands != 1 {
+		t.Fatalf("the tenant's step cache: %+v", list.Entries)
+	}
+	var del struct{ Deleted int }
+	s.mustJSON(t, "DELETE", "/v1/step-cache", key, nil, http.StatusOK, &del)
+	if del.Deleted != 1 {
+		t.Fatalf("cleared %d entries, want 1", del.Deleted)
+	}
+	run(key, "agent", 3)
 }

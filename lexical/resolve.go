@@ -36,7 +36,8 @@ type Options struct {
 	// are left as written for the caller to fill in.
 	Expand func(string) string
 	// Wait is how long to wait for a named element that is not on the
-	// page yet (an ambiguous one is never waited for). Default 1.5 s.
+	// page yet (an ambiguous one is never waited for). Default 600 ms:
+	// the step before has already let the page settle.
 	Wait time.Duration
 }
 
@@ -59,7 +60,7 @@ func Resolve(ctx context.Context, page Page, text string, o Options) (Resolution
 		expandIntent(&it, o.Expand)
 	}
 	if o.Wait == 0 {
-		o.Wait = 1500 * time.Millisecond
+		o.Wait = 600 * time.Millisecond
 	}
 	deadline := time.Now().Add(o.Wait)
 	for {
