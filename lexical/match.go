@@ -332,6 +332,10 @@ func inScope(sc Scope, e *browser.Element) bool {
 		}
 		okText := sc.Text == "" || containsText(c.Text, sc.Text)
 		okWords := len(sc.Words) == 0 || scopeWords(sc.Words, e.Containers[i:]) >= MinScore
+		// "the Pear card": a row or card is named by what it says.
+		if !okWords && sc.Text == "" && (c.Kind == "row" || c.Kind == "item") {
+			okWords = containsText(c.Text, strings.Join(sc.Words, " "))
+		}
 		if sc.Text != "" && len(sc.Words) > 0 && len(sc.Kinds) == 0 {
 			// An unquoted "for Buy milk" or "in the cart": either reading.
 			if (okText && (c.Kind == "row" || c.Kind == "item" || c.Kind == "group")) || okWords {

@@ -167,10 +167,8 @@ var rules = []rule{
 			Scopes: []Scope{{Kinds: itemKinds, Text: valueOf(m[1], q)}}}}, true
 	}},
 	// "Delete "Leek"", "Remove "Apple" from the cart": that row's button.
-	{rx(`(delete|remove) (?:the )?(⟦\d+⟧)(?: (?:todo|task|item|entry|row|product|line))?(?: from (?:the |my )?[\w ]+)?`), func(m, q []string) (Intent, bool) {
-		return Intent{Verb: "click", Target: &Phrase{Words: []string{strings.ToLower(m[1])},
-			Scopes: []Scope{{Kinds: itemKinds, Text: valueOf(m[2], q)}}}}, true
-	}},
+	{rx(`(delete|remove) (?:the )?(?:(?:todo|task|item|entry|row|product|line) )?(⟦\d+⟧)(?: (?:todo|task|item|entry|row|product|line))?(?: from (?:the |my )?[\w ]+)?`), rowButton},
+	{rx(`(delete|remove) ([\w ]+?) from (?:the |my )?(?:cart|basket|bag|list|wishlist|favorites|favourites|order)`), rowButton},
 	{rx(`search (?:for )?(.+?)(?: (?:in|using) (?:the )?(.+))?`), func(m, q []string) (Intent, bool) {
 		p := &Phrase{Words: []string{"search"}}
 		if m[2] != "" {
@@ -311,6 +309,13 @@ func Parse(text string) (Intent, bool) {
 		}
 	}
 	return Intent{}, false
+}
+
+// rowButton is the delete or remove button of the row or item holding a
+// text: "Delete "Leek"", "Remove Pear from the cart".
+func rowButton(m, q []string) (Intent, bool) {
+	return Intent{Verb: "click", Target: &Phrase{Words: []string{strings.ToLower(m[1])},
+		Scopes: []Scope{{Kinds: itemKinds, Text: valueOf(m[2], q)}}}}, true
 }
 
 func target(verb string) func(m, q []string) (Intent, bool) {

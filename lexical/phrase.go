@@ -39,7 +39,7 @@ var (
 		{"checkbox", "checkbox"}, {"tickbox", "checkbox"}, {"textbox", "field"}, {"textarea", "field"}, {"field", "field"},
 		{"input", "field"}, {"box", "field"}, {"dropdown", "dropdown"}, {"drop-down", "dropdown"}, {"select", "dropdown"},
 		{"combobox", "dropdown"}, {"picker", "dropdown"}, {"radio", "radio"}, {"toggle", "switch"}, {"switch", "switch"},
-		{"button", "button"}, {"btn", "button"}, {"link", "link"}, {"hyperlink", "link"}, {"tab", "tab"}, {"header", "header"},
+		{"button", "button"}, {"btn", "button"}, {"filter", "button"}, {"link", "link"}, {"hyperlink", "link"}, {"tab", "tab"}, {"header", "header"},
 		{"column", "header"}, {"heading", "heading"}, {"cell", "cell"}, {"image", "image"}, {"picture", "image"},
 		{"photo", "image"}, {"icon", "image"}, {"logo", "image"}, {"slider", "slider"}, {"message", "message"},
 		{"notice", "message"}, {"notification", "message"}, {"alert", "message"}, {"toast", "message"}, {"option", "option"},
