@@ -20,7 +20,7 @@ echo "test: postgres at $DATABASE_URL"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*'))
 if [ -n "$unformatted" ]; then echo "gofmt needed: $unformatted" >&2; exit 1; fi
 go vet ./...
-go test -count=1 -timeout 25m -p 2 "${@:-./...}"
+go test -count=1 -timeout 28m -p 2 "${@:-./...}"
 if [ $# -eq 0 ]; then
   # Brief fuzzing of the API's bad-input paths: any 5xx is a failure.
   go test -run='^$' -fuzz=FuzzSubmitJob -fuzztime=10s ./api/
