@@ -36,37 +36,47 @@ func reproBody(startURL string, f Finding, path []orchestrator.ManifestEntry, se
 		}
 		return m
 	}
+	// What the action started must have answered before the check: the
+	// page's load state says nothing of a fetch sent after the page loaded
+	// (waiting for "networkidle" returns at once once it was reached).
+	idle := []string{"await page.waitForTimeout(500); // a request the action sends a moment later",
+		"await expect.poll(() => inflight.size, { timeout: 15000 }).toBe(0);"}
+	if f.Check.Kind != CheckEffect && f.Check.Kind != CheckVerify {
+		pre = append(pre, "const inflight = new Set<object>();",
+			"page.on('request', rq => { if (['fetch', 'xhr'].includes(rq.resourceType())) inflight.add(rq); });",
+			"page.on('requestfinished', rq => inflight.delete(rq));", "page.on('requestfailed', rq => inflight.delete(rq));")
+	}
 	switch f.Check.Kind {
 	case CheckNoPageError:
 		pre = append(pre, "const pageErrors: string[] = [];",
 			"page.on('pageerror', e => pageErrors.push(`${e.name}: ${e.message}`));")
-		post = append(post, "await page.waitForLoadState('networkidle');",
-			fmt.Sprintf("expect(pageErrors.filter(m => m === %s || %s.endsWith(m) || m.endsWith(%s)), %s).toEqual([]);",
+		post = append(post, idle...)
+		post = append(post, fmt.Sprintf("expect(pageErrors.filter(m => m === %s || %s.endsWith(m) || m.endsWith(%s)), %s).toEqual([]);",
 				q(f.Check.Text), q(f.Check.Text), q(strings.TrimPrefix(f.Check.Text, "Error: ")), reason))
 	case CheckNoConsoleError:
 		pre = append(pre, "const consoleErrors: string[] = [];",
 			"page.on('console', m => { if (m.type() === 'error') consoleErrors.push(m.text()); });")
-		post = append(post, "await page.waitForLoadState('networkidle');",
-			fmt.Sprintf("expect(consoleErrors.filter(m => m === %s), %s).toEqual([]);", q(f.Check.Text), reason))
+		post = append(post, idle...)
+		post = append(post, fmt.Sprintf("expect(consoleErrors.filter(m => m === %s), %s).toEqual([]);", q(f.Check.Text), reason))
 	case CheckNoBadResponse:
 		pre = append(pre, "const failed: string[] = [];",
 			fmt.Sprintf("page.on('response', r => { if (%s && r.status() >= 400) failed.push(`${r.status()} ${r.url()}`); });", matcher()),
 			fmt.Sprintf("page.on('requestfailed', rq => { const r = { request: () => rq, url: () => rq.url() }; if (%s && !/ERR_ABORTED/.test(rq.failure()?.errorText ?? '')) failed.push(`failed ${rq.url()}`); });", matcher()))
-		post = append(post, "await page.waitForLoadState('networkidle');",
-			fmt.Sprintf("expect(failed, %s).toEqual([]);", reason))
+		post = append(post, idle...)
+		post = append(post, fmt.Sprintf("expect(failed, %s).toEqual([]);", reason))
 	case CheckNoSlowResponse:
 		pre = append(pre, "const started = new Map<object, number>();", "const slow: string[] = [];",
 			"page.on('request', rq => started.set(rq, Date.now()));",
 			fmt.Sprintf("page.on('response', r => { const ms = Date.now() - (started.get(r.request()) ?? Date.now()); if (%s && ms > %d) slow.push(`${ms} ms ${r.url()}`); });",
 				matcher(), f.Check.MaxMS))
-		post = append(post, "await page.waitForLoadState('networkidle');",
-			fmt.Sprintf("expect(slow, %s).toEqual([]);", reason))
+		post = append(post, idle...)
+		post = append(post, fmt.Sprintf("expect(slow, %s).toEqual([]);", reason))
 	case CheckEffect:
 		pre = append(pre, "let effects = 0;", "page.on('request', () => effects++);",
 			"page.on('dialog', d => { effects++; void d.dismiss(); });", "page.on('popup', () => effects++);")
 	case CheckAxeRule:
-		post = append(post, "await page.waitForLoadState('networkidle');",
-			"await page.addScriptTag({ path: require.resolve('axe-core/axe.min.js') });",
+		post = append(post, idle...)
+		post = append(post, "await page.addScriptTag({ path: require.resolve('axe-core/axe.min.js') });",
 			fmt.Sprintf("const violations = await page.evaluate(async rule => ((await (window as any).axe.run(document, { runOnly: { type: 'rule', values: [rule] } })).violations as any[]).flatMap(v => v.nodes.map((n: any) => n.target.join(' '))), %s);", q(f.Check.Rule)),
 			fmt.Sprintf("expect(violations, %s).toEqual([]);", reason))
 	}
