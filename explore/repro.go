@@ -52,7 +52,7 @@ func reproBody(startURL string, f Finding, path []orchestrator.ManifestEntry, se
 			"page.on('pageerror', e => pageErrors.push(`${e.name}: ${e.message}`));")
 		post = append(post, idle...)
 		post = append(post, fmt.Sprintf("expect(pageErrors.filter(m => m === %s || %s.endsWith(m) || m.endsWith(%s)), %s).toEqual([]);",
-				q(f.Check.Text), q(f.Check.Text), q(strings.TrimPrefix(f.Check.Text, "Error: ")), reason))
+			q(f.Check.Text), q(f.Check.Text), q(strings.TrimPrefix(f.Check.Text, "Error: ")), reason))
 	case CheckNoConsoleError:
 		pre = append(pre, "const consoleErrors: string[] = [];",
 			"page.on('console', m => { if (m.type() === 'error') consoleErrors.push(m.text()); });")
