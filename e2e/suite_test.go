@@ -203,7 +203,10 @@ func TestBulkRepairOfASuiteSurvivesAWorkerKill(t *testing.T) {
 	specs := map[string]bool{}
 	for _, c := range v.Suite.Children {
 		if c.Verdict != want[c.TestID] {
-			t.Errorf("%s: verdict %q (%s), want %q", c.TestName, c.Verdict, c.Error, want[c.TestID])
+			// The runner's own words, when a repaired spec failed it.
+			var out string
+			_ = s.store.Pool().QueryRow(context.Background(), `SELECT coalesce(result->'repair'->>'verify_output', '') FROM jobs WHERE id = $1`, c.JobID).Scan(&out)
+			t.Errorf("%s: verdict %q (%s), want %q\n%s", c.TestName, c.Verdict, c.Error, want[c.TestID], out)
 		}
 		if c.Verdict == "healed" && (c.VersionStatus != string(store.VersionProposed) || c.Diff == "") {
 			t.Errorf("%s: healed without a proposed version and diff: %+v", c.TestName, c)
