@@ -249,10 +249,10 @@ func (r *run) frontier() []string {
 	seen := map[string]bool{}
 	for _, id := range r.order {
 		for _, e := range r.states[id].Elements {
-			if e.Role != "link" || e.Href == "" || seen[pathTemplate(e.Href)] || !r.scope.allows(e.Href) || r.visited(e.Href) {
+			if e.Role != "link" || e.Href == "" || seen[orchestrator.PathTemplate(e.Href)] || !r.scope.allows(e.Href) || r.visited(e.Href) {
 				continue
 			}
-			seen[pathTemplate(e.Href)] = true
+			seen[orchestrator.PathTemplate(e.Href)] = true
 			out = append(out, e.Href)
 		}
 	}

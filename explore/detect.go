@@ -138,7 +138,7 @@ func (r *run) stateChecks(ctx context.Context, st *stateNode) {
 		click := orchestrator.ManifestEntry{Command: browser.Command{Action: "click", Target: browser.Target{Ref: el.Ref}}, Element: fp}
 		f := &Finding{Type: TypeBrokenLink, Severity: SeverityMajor, Trigger: 1,
 			Title:     fmt.Sprintf("Link %q leads to %s, which answers %d", el.Name, shortURL(link), status),
-			Signature: signature("request", docKey(true), "GET", pathTemplate(link), fmt.Sprint(status/100)),
+			Signature: signature("request", docKey(true), "GET", orchestrator.PathTemplate(link), fmt.Sprint(status/100)),
 			Evidence: Evidence{Message: fmt.Sprintf("the link's target answered %d", status), Element: fmt.Sprintf("link %q", el.Name),
 				Request: &Request{Method: "GET", URL: link, Status: status, Resource: "document"}},
 			Check: Check{Kind: CheckNoBadResponse, Method: "GET", Path: pathPattern(link), Document: true}}

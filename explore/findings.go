@@ -175,7 +175,7 @@ var (
 // normal folds what varies between occurrences of one bug: numbers, ids,
 // URLs (to their path template) and spacing.
 func normal(s string) string {
-	s = urlInMsg.ReplaceAllStringFunc(s, func(u string) string { return pathTemplate(u) })
+	s = urlInMsg.ReplaceAllStringFunc(s, func(u string) string { return orchestrator.PathTemplate(u) })
 	s = hexRun.ReplaceAllString(s, "#")
 	return fold(s)
 }
@@ -189,7 +189,7 @@ func signature(parts ...string) string {
 
 // pathPattern is a regular expression matching a URL's path template.
 func pathPattern(raw string) string {
-	t := pathTemplate(raw)
+	t := orchestrator.PathTemplate(raw)
 	var b strings.Builder
 	b.WriteString("^")
 	for i, seg := range strings.Split(t, "/") {
@@ -247,7 +247,7 @@ func fromProblem(p browser.Problem, app scope, slow time.Duration) *Finding {
 		}
 		f := &Finding{Type: TypeFailedRequest, Severity: sev,
 			Title:     fmt.Sprintf("%s %s answered %d", p.Method, shortURL(p.URL), p.Status),
-			Signature: signature("request", docKey(doc), p.Method, pathTemplate(p.URL), fmt.Sprint(p.Status/100)),
+			Signature: signature("request", docKey(doc), p.Method, orchestrator.PathTemplate(p.URL), fmt.Sprint(p.Status/100)),
 			Evidence:  Evidence{Message: p.Text, Request: req},
 			Check:     Check{Kind: CheckNoBadResponse, Method: p.Method, Path: pathPattern(p.URL), Document: doc}}
 		if doc {
@@ -258,13 +258,13 @@ func fromProblem(p browser.Problem, app scope, slow time.Duration) *Finding {
 		req.Failure = p.Text
 		return &Finding{Type: TypeFailedRequest, Severity: SeverityMajor,
 			Title:     fmt.Sprintf("%s %s failed: %s", p.Method, shortURL(p.URL), clip(p.Text, 80)),
-			Signature: signature("request", docKey(doc), p.Method, pathTemplate(p.URL), "failed"),
+			Signature: signature("request", docKey(doc), p.Method, orchestrator.PathTemplate(p.URL), "failed"),
 			Evidence:  Evidence{Message: p.Text, Request: req},
 			Check:     Check{Kind: CheckNoBadResponse, Method: p.Method, Path: pathPattern(p.URL), Document: doc}}
 	case browser.ProblemSlowResponse:
 		return &Finding{Type: TypeSlowResponse, Severity: SeverityMinor,
 			Title:     fmt.Sprintf("%s %s took %d ms", p.Method, shortURL(p.URL), p.Duration.Milliseconds()),
-			Signature: signature(string(TypeSlowResponse), p.Method, pathTemplate(p.URL)),
+			Signature: signature(string(TypeSlowResponse), p.Method, orchestrator.PathTemplate(p.URL)),
 			Evidence:  Evidence{Message: p.Text, Request: req},
 			Check:     Check{Kind: CheckNoSlowResponse, Method: p.Method, Path: pathPattern(p.URL), MaxMS: slow.Milliseconds()}}
 	}

@@ -283,7 +283,7 @@ func (r *run) observe(ctx context.Context, via *orchestrator.ManifestEntry) erro
 	st := r.states[id]
 	fresh := st == nil
 	if fresh {
-		st = &stateNode{ID: id, Template: pathTemplate(snap.URL), URL: snap.URL, Title: snap.Title}
+		st = &stateNode{ID: id, Template: orchestrator.PathTemplate(snap.URL), URL: snap.URL, Title: snap.Title}
 		r.states[id] = st
 		r.order = append(r.order, id)
 	}

@@ -130,28 +130,6 @@ func resolve(base *url.URL, ref string) (string, error) {
 	return u.String(), nil
 }
 
-var idSegment = regexp.MustCompile(`^(\d+|[0-9a-fA-F-]{8,}|.*\d.*\d.*\d.*)$`)
-
-// pathTemplate is a URL's path with its id-like segments replaced, the
-// first half of a state's identity: /orders/1234 and /orders/98 are one page.
-func pathTemplate(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return raw
-	}
-	segs := strings.Split(u.EscapedPath(), "/")
-	for i, s := range segs {
-		if s != "" && idSegment.MatchString(s) {
-			segs[i] = ":id"
-		}
-	}
-	p := strings.Join(segs, "/")
-	if p == "" {
-		p = "/"
-	}
-	return p
-}
-
 // stateNode is one state of the app the exploration reached.
 type stateNode struct {
 	ID       string `json:"id"`
@@ -175,7 +153,7 @@ type transition struct {
 }
 
 // stateID is a state's identity: the path template and the structure hash.
-func stateID(pageURL, hash string) string { return pathTemplate(pageURL) + "#" + hash }
+func stateID(pageURL, hash string) string { return orchestrator.PathTemplate(pageURL) + "#" + hash }
 
 // scope decides which URLs an exploration may visit: the base URL's host,
 // and under it the listed path prefixes (all paths when none).

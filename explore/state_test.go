@@ -2,21 +2,6 @@ package explore
 
 import "testing"
 
-func TestPathTemplateFoldsIDs(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"http://a.test/orders/1234":                                 "/orders/:id",
-		"http://a.test/orders/98/items?x=1":                         "/orders/:id/items",
-		"http://a.test/u/3f2b9c1e-aaaa-bbbb-cccc-1234567890ab/edit": "/u/:id/edit",
-		"http://a.test/shop/size-guide":                             "/shop/size-guide",
-		"http://a.test":                                             "/",
-	} {
-		if got := pathTemplate(in); got != want {
-			t.Errorf("pathTemplate(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestSafetyMatchesWholeWordsOfNamesAndLinks(t *testing.T) {
 	t.Parallel()
 	s := newSafety([]string{"delete account", "pay", "sign out", "logout"})

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/webpilot/webpilot/browser"
+	"github.com/webpilot/webpilot/orchestrator"
 )
 
 // sweepNext picks the next action of the deterministic sweep, which needs
@@ -77,7 +78,7 @@ func (r *run) sweepCommand(e element) (browser.Command, bool) {
 
 // visited reports whether a page with the URL's path template was reached.
 func (r *run) visited(raw string) bool {
-	tmpl := pathTemplate(raw)
+	tmpl := orchestrator.PathTemplate(raw)
 	for _, st := range r.states {
 		if st.Template == tmpl {
 			return true

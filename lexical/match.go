@@ -380,18 +380,7 @@ func containsText(hay, needle string) bool {
 // related reports whether two elements are one thing to a person: one
 // inside the other, or a label and its control.
 func related(els []browser.Element, a, b int) bool {
-	if a == b || els[a].For == b || els[b].For == a {
-		return true
-	}
-	inside := func(x, y int) bool {
-		for p := els[x].Parent; p >= 0; p = els[p].Parent {
-			if p == y {
-				return true
-			}
-		}
-		return false
-	}
-	return inside(a, b) || inside(b, a)
+	return a == b || els[a].For == b || els[b].For == a || isInside(els, a, b) || isInside(els, b, a)
 }
 
 // match picks the one element a phrase means for a verb. It returns the
@@ -479,6 +468,7 @@ func match(els []browser.Element, p *Phrase, verb string) (*browser.Element, flo
 	return best.el, best.score, ""
 }
 
+// isInside reports whether element x is inside element y.
 func isInside(els []browser.Element, x, y int) bool {
 	for p := els[x].Parent; p >= 0; p = els[p].Parent {
 		if p == y {

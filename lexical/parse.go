@@ -123,7 +123,7 @@ func valueOf(s string, quotes []string) string {
 
 // valuesOf reads a list of values: "a", "b" and "c".
 func valuesOf(s string, quotes []string) []string {
-	parts := regexp.MustCompile(`(?i)\s*(?:,\s*and\s+|,\s*|\s+and\s+|\s*&\s*)\s*`).Split(strings.TrimSpace(s), -1)
+	parts := listSep.Split(strings.TrimSpace(s), -1)
 	var out []string
 	for _, p := range parts {
 		if p == "" {
@@ -270,6 +270,13 @@ var verifications = []rule{
 	{rx(`(.+?) (?:is|equals|should be|should equal|must be) (.+)`), compare("equals")},
 }
 
+var (
+	listSep    = regexp.MustCompile(`(?i)\s*(?:,\s*and\s+|,\s*|\s+and\s+|\s*&\s*)\s*`)
+	bareCheck  = regexp.MustCompile(`(?i)^check\s+$`)
+	checkWords = regexp.MustCompile(`(?i)\b(?:should|must)\b|\bis (?:visible|shown|displayed|hidden|checked|unchecked|disabled|enabled)$`)
+	rowNoun    = regexp.MustCompile(`(?i)^(?:the )?(?:todo|task|item|entry|row) `)
+)
+
 var verifyLeadRe = regexp.MustCompile(`(?i)^(?:verify|check|assert|ensure|confirm|expect|validate|make sure|see|observe)(?: that)?\s+`)
 
 // Parse reads a step sentence. ok is false when it is not a sentence the
@@ -284,8 +291,8 @@ func Parse(text string) (Intent, bool) {
 	body := strings.TrimSpace(masked[len(lead):])
 	// "Check the newsletter box" is an action; "Check that …" and
 	// sentences with "should" are checks.
-	checking := lead != "" && !regexp.MustCompile(`(?i)^check\s+$`).MatchString(lead)
-	if !checking && regexp.MustCompile(`(?i)\b(?:should|must)\b|\bis (?:visible|shown|displayed|hidden|checked|unchecked|disabled|enabled)$`).MatchString(body) {
+	checking := lead != "" && !bareCheck.MatchString(lead)
+	if !checking && checkWords.MatchString(body) {
 		checking = true
 	}
 	if checking {
@@ -379,7 +386,7 @@ func order(m, q []string) (Intent, bool) {
 // rowCheckbox is the checkbox of the row or item a phrase names ("the todo
 // "Buy milk"", "Buy milk").
 func rowCheckbox(s string, q []string) *Phrase {
-	s = regexp.MustCompile(`(?i)^(?:the )?(?:todo|task|item|entry|row) `).ReplaceAllString(strings.TrimSpace(s), "")
+	s = rowNoun.ReplaceAllString(strings.TrimSpace(s), "")
 	text := valueOf(s, q)
 	if text == "" {
 		return &Phrase{}

@@ -314,61 +314,62 @@ func (r *run) generateStep(ctx context.Context, rep *StepReport, i int, st scena
 			r.deterministic(ctx, rep, cmds)
 			break
 		}
-		if cmds, lwhy := r.lexical(ctx, st.Text); lwhy == "" {
+		cmds, lerr := r.lexical(ctx, st.Text)
+		if lerr == nil {
 			rep.Tier = TierLexical
 			r.deterministic(ctx, rep, cmds)
 			break
-		} else if !strings.Contains(lwhy, lexical.ErrNotUnderstood.Error()) {
-			why = lwhy
 		}
-		key, cacheable := r.cacheKey(st)
-		if cacheable && r.fromCache(ctx, rep, key) {
-			break
+		if !errors.Is(lerr, lexical.ErrNotUnderstood) {
+			why = r.secrets.redact(lerr.Error())
 		}
-		if r.Model == nil {
-			if rep.Tier == "" {
-				rep.Tier = TierDeterministic
-			}
-			rep.Status, rep.Error = StepFailed, why+"; "+ErrNoModel.Error()+" for the agent to take it"
-			break
+		err = r.viaAgent(ctx, rep, i, st, why)
+	default:
+		err = r.viaAgent(ctx, rep, i, st, "")
+	}
+	return err
+}
+
+// viaAgent takes a step from the tenant's step cache or, failing that,
+// from the agent, and caches what the agent did. why is what the cheaper
+// tiers said of the step ("" for a step only the agent takes); it is what
+// fails the step when no model is configured, and what the model is told.
+func (r *run) viaAgent(ctx context.Context, rep *StepReport, i int, st scenario.Step, why string) error {
+	key, cacheable := r.cacheKey(st)
+	if cacheable && r.fromCache(ctx, rep, key) {
+		return nil
+	}
+	switch {
+	case r.Model == nil && why == "":
+		rep.Tier = TierAgent
+		rep.Status, rep.Error = StepFailed, fmt.Sprintf("a %s step needs the agent: %v", st.Type, ErrNoModel)
+		return nil
+	case r.Model == nil:
+		if rep.Tier == "" {
+			rep.Tier = TierDeterministic
 		}
+		rep.Status, rep.Error = StepFailed, why+"; "+ErrNoModel.Error()+" for the agent to take it"
+		return nil
+	case why != "":
 		r.Log.Debug("step escalates to the agent", "step", i+1, "why", why)
 		// The model sees why the cheaper tiers gave the step up.
 		r.remember([]Event{{Step: i, Kind: "deterministic", Action: "resolve", Target: r.secrets.redact(r.expand(st.Text)), OK: false, Error: r.secrets.redact(why)}})
-		rep.Tier = TierAgent
-		err = r.agent(ctx, rep, st)
-		if cacheable && err == nil {
-			r.toCache(ctx, rep, key)
-		}
-	default:
-		key, cacheable := r.cacheKey(st)
-		if cacheable && r.fromCache(ctx, rep, key) {
-			break
-		}
-		if r.Model == nil {
-			rep.Tier = TierAgent
-			rep.Status, rep.Error = StepFailed, fmt.Sprintf("a %s step needs the agent: %v", typ, ErrNoModel)
-			break
-		}
-		rep.Tier = TierAgent
-		err = r.agent(ctx, rep, st)
-		if cacheable && err == nil {
-			r.toCache(ctx, rep, key)
-		}
+	}
+	rep.Tier = TierAgent
+	err := r.agent(ctx, rep, st)
+	if cacheable && err == nil {
+		r.toCache(ctx, rep, key)
 	}
 	return err
 }
 
 // lexical resolves a plain sentence against the page (see package
-// lexical); a non-empty why says why it did not.
-func (r *run) lexical(ctx context.Context, text string) ([]browser.Command, string) {
+// lexical); an error says why it did not.
+func (r *run) lexical(ctx context.Context, text string) ([]browser.Command, error) {
 	t := time.Now()
 	defer func() { r.timing.Browser += time.Since(t) }()
 	res, err := lexical.Resolve(ctx, r.Page, text, lexical.Options{Expand: r.expand})
-	if err != nil {
-		return nil, r.secrets.redact(err.Error())
-	}
-	return res.Commands, ""
+	return res.Commands, err
 }
 
 // deterministic runs resolved commands as one batch.

@@ -23,7 +23,7 @@ func (r *run) cacheKey(st scenario.Step) (StepKey, bool) {
 	if err != nil || u.Host == "" {
 		return StepKey{}, false
 	}
-	return StepKey{Origin: u.Scheme + "://" + u.Host, Path: PathTemplate(u.Path), Text: NormalizeStep(r.expand(st.Text))}, true
+	return StepKey{Origin: u.Scheme + "://" + u.Host, Path: PathTemplate(u.String()), Text: NormalizeStep(r.expand(st.Text))}, true
 }
 
 // NormalizeStep is a step's text as the cache compares it: case, spacing
@@ -32,19 +32,26 @@ func NormalizeStep(text string) string {
 	return strings.TrimRight(strings.Join(strings.Fields(strings.ToLower(text)), " "), ".!;")
 }
 
-var idSegment = regexp.MustCompile(`^(?:\d+|[0-9a-fA-F-]{16,}|[0-9a-fA-F]{8}-[0-9a-fA-F-]+)$`)
+// idSegment is a path segment that names a record rather than a page: a
+// number, a UUID or hash, or anything with three digits or more.
+var idSegment = regexp.MustCompile(`^(\d+|[0-9a-fA-F-]{8,}|.*\d.*\d.*\d.*)$`)
 
-// PathTemplate folds a path's id segments (numbers, UUIDs, hashes), so
-// /orders/41 and /orders/42 are one page to the cache.
-func PathTemplate(p string) string {
-	parts := strings.Split(p, "/")
-	for i, s := range parts {
-		if idSegment.MatchString(s) {
-			parts[i] = ":id"
+// PathTemplate is a URL's path with its id-like segments replaced:
+// /orders/1234 and /orders/98 are one page (to the step cache, and the
+// first half of an exploration state's identity).
+func PathTemplate(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	segs := strings.Split(u.EscapedPath(), "/")
+	for i, s := range segs {
+		if s != "" && idSegment.MatchString(s) {
+			segs[i] = ":id"
 		}
 	}
-	if t := strings.Join(parts, "/"); t != "" {
-		return t
+	if p := strings.Join(segs, "/"); p != "" {
+		return p
 	}
 	return "/"
 }

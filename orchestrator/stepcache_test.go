@@ -129,3 +129,18 @@ func TestARerunTakesTheAgentsStepFromTheCacheUntilTheAppDrifts(t *testing.T) {
 		t.Fatalf("the refreshed entry was not used: tier %s, %d calls", fourth.Steps[0].Tier, len(model.Requests()))
 	}
 }
+
+func TestPathTemplateFoldsIDs(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"http://a.test/orders/1234":                                 "/orders/:id",
+		"http://a.test/orders/98/items?x=1":                         "/orders/:id/items",
+		"http://a.test/u/3f2b9c1e-aaaa-bbbb-cccc-1234567890ab/edit": "/u/:id/edit",
+		"http://a.test/shop/size-guide":                             "/shop/size-guide",
+		"http://a.test":                                             "/",
+	} {
+		if got := orchestrator.PathTemplate(in); got != want {
+			t.Errorf("PathTemplate(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
