@@ -35,7 +35,8 @@ const probeScript = `() => {
 type netTracker struct {
 	mu       sync.Mutex
 	inflight map[playwright.Request]inflightReq
-	started  int // requests seen so far (Activity)
+	started  int       // requests seen so far (Activity)
+	fetched  time.Time // when the page last sent a fetch or XHR
 }
 
 type inflightReq struct {
@@ -56,6 +57,9 @@ func (n *netTracker) attach(p playwright.Page) {
 		n.mu.Lock()
 		n.inflight[r] = inflightReq{url: r.URL(), started: time.Now()}
 		n.started++
+		if t := r.ResourceType(); t == "fetch" || t == "xhr" {
+			n.fetched = time.Now()
+		}
 		n.mu.Unlock()
 	})
 	done := func(r playwright.Request) {
@@ -65,6 +69,13 @@ func (n *netTracker) attach(p playwright.Page) {
 	}
 	p.OnRequestFinished(done)
 	p.OnRequestFailed(done)
+}
+
+// fetchedWithin reports whether the page sent a fetch or XHR lately.
+func (n *netTracker) fetchedWithin(d time.Duration) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return !n.fetched.IsZero() && time.Since(n.fetched) < d
 }
 
 // pending lists requests started since `since` that have not finished and
@@ -91,7 +102,26 @@ type SettleOptions struct {
 	QuietWindow time.Duration // DOM must be unchanged this long; default 40ms
 	LongPoll    time.Duration // requests open longer are ignored; default 3s
 	StartURL    string        // the URL before the batch, to detect navigation
+	// Acted says the batch clicked, pressed, checked, selected, dragged or
+	// uploaded: what that causes can start after the command returned (a
+	// handler that fetches after a timeout, a request announced late by
+	// the driver), so the page is watched longer before it is called
+	// quiet, and longer still when it has been fetching lately.
+	Acted bool
+	// MinWindow, when set, is how long the page is watched at least after
+	// the batch, instead of the adaptive window.
+	MinWindow time.Duration
 }
+
+// The least time the page is watched after a batch: any batch, one that
+// acted, one that acted on a page that has been fetching (a request its
+// handlers start up to 300 ms later is still seen).
+const (
+	settleWindowQuiet    = 40 * time.Millisecond
+	settleWindowActed    = 150 * time.Millisecond
+	settleWindowFetching = 400 * time.Millisecond
+	fetchingLately       = time.Minute
+)
 
 // SettleReport says how the wait ended.
 type SettleReport struct {
@@ -122,6 +152,16 @@ func (s *Session) Settle(ctx context.Context, o SettleOptions) SettleReport {
 	start := time.Now()
 	deadline := start.Add(o.Timeout)
 	rep := SettleReport{}
+	window := o.MinWindow
+	if window == 0 {
+		window = settleWindowQuiet
+		if o.Acted {
+			window = settleWindowActed
+			if s.net.fetchedWithin(fetchingLately) {
+				window = settleWindowFetching
+			}
+		}
+	}
 	waited := map[string]time.Duration{}
 	if o.StartURL != "" && s.page.URL() != o.StartURL {
 		rep.Navigated = true
@@ -149,8 +189,12 @@ func (s *Session) Settle(ctx context.Context, o SettleOptions) SettleReport {
 			signal, blocking = "network", []string{fmt.Sprintf("%d request(s) in flight: %s", len(pending), strings.Join(first(pending, 3), ", "))}
 		case len(probe.Busy) > 0:
 			signal, blocking = "busy", []string{"busy indicator visible: " + strings.Join(probe.Busy, ", ")}
-		case time.Duration(probe.Quiet*float64(time.Millisecond)) < o.QuietWindow:
+		// Quiet counts from the end of the batch at the earliest: a DOM
+		// unchanged since before the click says nothing of what the click did.
+		case min(time.Duration(probe.Quiet*float64(time.Millisecond)), time.Since(start)) < o.QuietWindow:
 			signal, blocking = "dom", []string{"DOM still changing"}
+		case time.Since(start) < window:
+			signal, blocking = "window", []string{"watching for what the batch starts late"}
 		}
 		now := time.Now()
 		if signal != "" {

@@ -250,7 +250,7 @@ func (r *run) login(ctx context.Context) error {
 	if out := r.Page.Execute(ctx, press, browser.ExecOptions{}); out.Err != nil {
 		return fmt.Errorf("login: could not submit: %v", out.Err)
 	}
-	r.Page.Settle(ctx, browser.SettleOptions{Since: t0, StartURL: from, Timeout: 10 * time.Second})
+	r.Page.Settle(ctx, browser.SettleOptions{Since: t0, StartURL: from, Timeout: 10 * time.Second, Acted: true})
 	after, err := r.Page.Snapshot(ctx, browser.SnapshotOptions{FullPage: true})
 	if err != nil {
 		return fmt.Errorf("login: %w", err)
@@ -501,17 +501,10 @@ func (r *run) act(ctx context.Context, c browser.Command) (*orchestrator.Manifes
 	return entry, r.detect(ctx, t0, c, el, out, before, from)
 }
 
-// settle waits for the page to be ready after an action. A request the
-// action starts can be announced a moment after the action returns, so
-// the page is watched a little longer before it is called quiet.
+// settle waits for the page to be ready after an action (watched long
+// enough to see what the action starts late; see browser.SettleOptions.Acted).
 func (r *run) settle(ctx context.Context, t0 time.Time, from string) {
-	r.Page.Settle(ctx, browser.SettleOptions{Since: t0, StartURL: from, Timeout: 8 * time.Second})
-	select {
-	case <-ctx.Done():
-		return
-	case <-time.After(60 * time.Millisecond):
-	}
-	r.Page.Settle(ctx, browser.SettleOptions{Since: t0, StartURL: from, Timeout: 8 * time.Second})
+	r.Page.Settle(ctx, browser.SettleOptions{Since: t0, StartURL: from, Timeout: 8 * time.Second, Acted: true})
 }
 
 // expand substitutes test data for {{NAME}} in a value the model wrote.

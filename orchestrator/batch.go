@@ -101,7 +101,7 @@ func (r *run) batchWith(ctx context.Context, rep *StepReport, iter int, cmds []b
 		res.completed++
 	}
 
-	res.settle = r.Page.Settle(ctx, browser.SettleOptions{Since: batchStart, StartURL: startURL})
+	res.settle = r.Page.Settle(ctx, browser.SettleOptions{Since: batchStart, StartURL: startURL, Acted: acted(cmds[:min(len(cmds), res.completed+1)])})
 	r.timing.Settle += res.settle.Duration
 	rep.Settle = append(rep.Settle, res.settle)
 	// What appeared while the page settled belongs to the last action.
@@ -269,6 +269,18 @@ func (r *run) commandValue(c browser.Command) string {
 		return r.expand(c.Value)
 	}
 	return r.secrets.fill(r.expand(c.Value))
+}
+
+// acted reports whether commands include one whose effects can start
+// after it returned (see browser.SettleOptions.Acted).
+func acted(cmds []browser.Command) bool {
+	for _, c := range cmds {
+		switch c.Action {
+		case "click", "dblclick", "rightclick", "press", "check", "uncheck", "select", "drag", "upload":
+			return true
+		}
+	}
+	return false
 }
 
 // navigationProblems says why model-issued navigations may not run: a
