@@ -17,7 +17,8 @@ demo: setup build
 test: setup
 	@bash scripts/test.sh
 
-bench: setup build
+bench: build
+	@bash scripts/setup.sh peer
 	@bash scripts/bench.sh
 
 pg-start:

@@ -50,6 +50,10 @@ var chromiumArgs = []string{
 	"--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
 }
 
+// ChromiumArgs are the flags Chromium is started with (the bench starts
+// its peer's browser with the same ones).
+func ChromiumArgs() []string { return append([]string(nil), chromiumArgs...) }
+
 // Launch starts the Playwright driver (never downloading anything) and Chromium.
 func Launch(ctx context.Context, cfg Config) (*Browser, error) {
 	if cfg.DriverDir == "" {

@@ -11,23 +11,67 @@ import (
 	"github.com/playwright-community/playwright-go"
 )
 
-// initScript runs in every document before the page's own scripts and
-// records when the DOM last changed, so settling can wait for quiet.
+// initScript runs in every document before the page's own scripts. It
+// records when the DOM last changed, the short timers the page schedules
+// (a handler that fetches "a moment later", a debounce) and the fetch/XHR
+// requests it has open. All three are read in the page by the settle probe,
+// so nothing depends on when the driver announces an event to Go.
 const initScript = `(() => {
   if (window.__wp) return;
-  const wp = window.__wp = { last: performance.now(), n: 0 };
-  const mark = () => { wp.last = performance.now(); wp.n++; };
+  const now = () => performance.now();
+  const wp = window.__wp = { last: now(), n: 0, timers: new Map(), fired: [], reqs: new Map(), seq: 0 };
+  const mark = () => { wp.last = now(); wp.n++; };
   new MutationObserver(mark).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  const setT = window.setTimeout, clearT = window.clearTimeout;
+  window.setTimeout = function (fn, delay, ...args) {
+    const d = Number(delay) || 0;
+    if (typeof fn !== 'function' || d > 1000) return setT.call(window, fn, delay, ...args);
+    const created = now();
+    const id = setT.call(window, function () {
+      wp.timers.delete(id);
+      wp.fired.push([created, now()]);
+      if (wp.fired.length > 32) wp.fired.shift();
+      return fn.apply(this, arguments);
+    }, delay, ...args);
+    wp.timers.set(id, created);
+    return id;
+  };
+  window.clearTimeout = function (id) { wp.timers.delete(id); return clearT.call(window, id); };
+  const open = () => { const k = ++wp.seq; wp.reqs.set(k, now()); return () => { wp.reqs.delete(k); mark(); }; };
+  const f = window.fetch;
+  if (f) window.fetch = function () {
+    const done = open();
+    let p;
+    try { p = f.apply(this, arguments); } catch (e) { done(); throw e; }
+    // Open until the answer's headers arrive; the body is followed by the
+    // driver's request events, which by then have certainly been sent.
+    Promise.resolve(p).then(done, done);
+    return p;
+  };
+  const send = XMLHttpRequest.prototype.send;
+  XMLHttpRequest.prototype.send = function () {
+    const done = open();
+    this.addEventListener('loadend', done, { once: true });
+    try { return send.apply(this, arguments); } catch (e) { done(); throw e; }
+  };
 })();`
 
-// probeScript reports DOM quiet time, busy indicators and readiness.
-const probeScript = `() => {
-  const wp = window.__wp || { last: 0 };
+// probeScript reports DOM quiet time, busy indicators and readiness, and,
+// for the batch that ran between since and until milliseconds ago, the
+// timers it scheduled that have not fired, how long ago the last of them
+// fired, and the fetch/XHR requests opened since it started.
+const probeScript = `([since, until, longPoll]) => {
+  const wp = window.__wp || { last: 0, timers: new Map(), fired: [], reqs: new Map() };
+  const t = performance.now(), from = t - since - 5, to = t - until + 5;
   const visible = (e) => { const r = e.getBoundingClientRect(); if (r.width === 0 || r.height === 0) return false;
     const st = getComputedStyle(e); return st.visibility !== 'hidden' && st.display !== 'none' && st.opacity !== '0'; };
   const busy = [...document.querySelectorAll('[aria-busy="true"], [role="progressbar"], .spinner, .loading, .loader, [data-loading="true"]')]
     .filter(visible).slice(0, 3).map(e => e.tagName.toLowerCase() + (e.className ? '.' + String(e.className).split(' ')[0] : ''));
-  return { quiet: performance.now() - wp.last, busy, ready: document.readyState };
+  let timers = 0, fired = -1, reqs = 0;
+  for (const c of wp.timers.values()) if (c >= from && c <= to) timers++;
+  for (const [c, at] of wp.fired) if (c >= from && c <= to) fired = Math.max(fired, at);
+  for (const s of wp.reqs.values()) if (s >= from && t - s < longPoll) reqs++;
+  return { quiet: t - wp.last, busy, ready: document.readyState, timers, sinceTimer: fired < 0 ? -1 : t - fired, reqs };
 }`
 
 // netTracker follows the page's requests so settling can wait for the ones
@@ -103,10 +147,9 @@ type SettleOptions struct {
 	LongPoll    time.Duration // requests open longer are ignored; default 3s
 	StartURL    string        // the URL before the batch, to detect navigation
 	// Acted says the batch clicked, pressed, checked, selected, dragged or
-	// uploaded: what that causes can start after the command returned (a
-	// handler that fetches after a timeout, a request announced late by
-	// the driver), so the page is watched longer before it is called
-	// quiet, and longer still when it has been fetching lately.
+	// uploaded: what that causes can start after the command returned, so
+	// the page is watched longer before it is called quiet, and longer
+	// still when it has been fetching lately.
 	Acted bool
 	// MinWindow, when set, is how long the page is watched at least after
 	// the batch, instead of the adaptive window.
@@ -114,12 +157,14 @@ type SettleOptions struct {
 }
 
 // The least time the page is watched after a batch: any batch, one that
-// acted, one that acted on a page that has been fetching (a request its
-// handlers start up to 300 ms later is still seen).
+// acted, one that acted on a page that has been fetching. These only cover
+// what the page's own trackers cannot see (a promise chain, an animation
+// frame): a timer the batch scheduled, or a fetch/XHR it opened, holds
+// the wait however late it comes.
 const (
-	settleWindowQuiet    = 40 * time.Millisecond
-	settleWindowActed    = 150 * time.Millisecond
-	settleWindowFetching = 400 * time.Millisecond
+	settleWindowQuiet    = 30 * time.Millisecond
+	settleWindowActed    = 60 * time.Millisecond
+	settleWindowFetching = 200 * time.Millisecond
 	fetchingLately       = time.Minute
 )
 
@@ -129,7 +174,7 @@ type SettleReport struct {
 	EndedBy   string        `json:"ended_by"` // quiet, timeout
 	TimedOut  bool          `json:"timed_out"`
 	Reason    string        `json:"reason,omitempty"`    // what was still pending on timeout
-	LastWait  string        `json:"last_wait,omitempty"` // the signal that held the wait longest: load, network, dom, busy
+	LastWait  string        `json:"last_wait,omitempty"` // the signal that held the wait longest: load, network, timer, busy, dom, window
 	Navigated bool          `json:"navigated,omitempty"`
 }
 
@@ -174,7 +219,7 @@ func (s *Session) Settle(ctx context.Context, o SettleOptions) SettleReport {
 	last := time.Now()
 	for {
 		pending := s.net.pending(o.Since, o.LongPoll)
-		probe, perr := s.probe()
+		probe, perr := s.probe(time.Since(o.Since), time.Since(start), o.LongPoll)
 		var blocking []string
 		var signal string
 		switch {
@@ -187,6 +232,13 @@ func (s *Session) Settle(ctx context.Context, o SettleOptions) SettleReport {
 			signal, blocking = "load", []string{"a new page is opening"}
 		case len(pending) > 0:
 			signal, blocking = "network", []string{fmt.Sprintf("%d request(s) in flight: %s", len(pending), strings.Join(first(pending, 3), ", "))}
+		case probe.Requests > 0:
+			// Opened in the page but not yet announced to us by the driver.
+			signal, blocking = "network", []string{fmt.Sprintf("%d fetch/XHR request(s) opened by the page", probe.Requests)}
+		case probe.Timers > 0:
+			signal, blocking = "timer", []string{fmt.Sprintf("%d timer(s) the batch scheduled have not fired", probe.Timers)}
+		case probe.SinceTimer >= 0 && probe.SinceTimer < float64(o.QuietWindow.Milliseconds()):
+			signal, blocking = "timer", []string{"a timer the batch scheduled has just fired"}
 		case len(probe.Busy) > 0:
 			signal, blocking = "busy", []string{"busy indicator visible: " + strings.Join(probe.Busy, ", ")}
 		// Quiet counts from the end of the batch at the earliest: a DOM
@@ -222,14 +274,20 @@ func (s *Session) Settle(ctx context.Context, o SettleOptions) SettleReport {
 }
 
 type probeResult struct {
-	Quiet float64  `json:"quiet"`
-	Busy  []string `json:"busy"`
-	Ready string   `json:"ready"`
+	Quiet      float64  `json:"quiet"`
+	Busy       []string `json:"busy"`
+	Ready      string   `json:"ready"`
+	Timers     int      `json:"timers"`
+	SinceTimer float64  `json:"sinceTimer"`
+	Requests   int      `json:"reqs"`
 }
 
-func (s *Session) probe() (probeResult, error) {
+// probe reads the page's trackers for a batch that started since ago and
+// ended until ago.
+func (s *Session) probe(since, until, longPoll time.Duration) (probeResult, error) {
 	var p probeResult
-	v, err := s.page.Evaluate(probeScript)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	v, err := s.page.Evaluate(probeScript, []float64{ms(since), ms(until), ms(longPoll)})
 	if err != nil {
 		return p, err
 	}
@@ -239,6 +297,9 @@ func (s *Session) probe() (probeResult, error) {
 	}
 	p.Quiet = toFloat(m["quiet"])
 	p.Ready, _ = m["ready"].(string)
+	p.Timers = int(toFloat(m["timers"]))
+	p.SinceTimer = toFloat(m["sinceTimer"])
+	p.Requests = int(toFloat(m["reqs"]))
 	if b, ok := m["busy"].([]any); ok {
 		for _, x := range b {
 			if s, ok := x.(string); ok {

@@ -47,5 +47,17 @@ if [ ! -f "$RUNNER/node_modules/axe-core/package.json" ] || ! grep -q "\"version
   (cd "$RUNNER" && npm install --silent --no-audit --no-fund "axe-core@$AXE_VERSION" >/dev/null)
 fi
 
+# make bench measures webpilot side by side with Playwright MCP (the peer),
+# driving the same Chromium: `setup.sh peer` installs it.
+if [ "${1:-}" = peer ]; then
+  PEER=$CACHE/pwmcp PEER_VERSION=0.0.83
+  if [ ! -f "$PEER/node_modules/@playwright/mcp/package.json" ] || ! grep -q "\"version\": \"$PEER_VERSION\"" "$PEER/node_modules/@playwright/mcp/package.json"; then
+    echo "setup: installing @playwright/mcp@$PEER_VERSION for the side-by-side bench"
+    mkdir -p "$PEER"
+    (cd "$PEER" && [ -f package.json ] || echo '{"name":"webpilot-bench-peer","private":true}' > package.json)
+    (cd "$PEER" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --silent --no-audit --no-fund "@playwright/mcp@$PEER_VERSION" >/dev/null)
+  fi
+fi
+
 go mod download
 echo "setup: ok (chromium $(/usr/lib/chromium/chromium --version 2>/dev/null | awk '{print $2}'), playwright driver $PW_VERSION, $(ls -d /usr/lib/postgresql/*/ | xargs -n1 basename | sed 's/^/postgres /'))"

@@ -139,6 +139,10 @@ type TestResult struct {
 	Error  string `json:"error,omitempty"`
 	// Line is where in the spec file the test failed (0 when it passed).
 	Line int `json:"line,omitempty"`
+	// Duration is the test's time as the runner reports it; Body is that
+	// without its hooks and fixtures (opening the browser context and page).
+	Duration time.Duration `json:"duration_ns,omitempty"`
+	Body     time.Duration `json:"body_ns,omitempty"`
 }
 
 // RunReport runs spec and reports each of its tests. A spec whose tests
@@ -179,7 +183,12 @@ type jsonSpec struct {
 	Title string `json:"title"`
 	Tests []struct {
 		Results []struct {
-			Status string `json:"status"`
+			Status   string  `json:"status"`
+			Duration float64 `json:"duration"` // ms
+			Steps    []struct {
+				Title    string  `json:"title"`
+				Duration float64 `json:"duration"`
+			} `json:"steps"`
 			Errors []struct {
 				Message  string `json:"message"`
 				Location *struct {
@@ -201,6 +210,13 @@ func (s jsonSuite) collect(prefix string, out *[]TestResult) {
 		for _, tt := range sp.Tests {
 			for _, res := range tt.Results {
 				t.Status = res.Status
+				t.Duration = time.Duration(res.Duration * float64(time.Millisecond))
+				t.Body = t.Duration
+				for _, st := range res.Steps {
+					if st.Title == "Before Hooks" || st.Title == "After Hooks" {
+						t.Body -= time.Duration(st.Duration * float64(time.Millisecond))
+					}
+				}
 				for _, e := range res.Errors {
 					if t.Error == "" {
 						t.Error = stripANSI(e.Message)

@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,8 +44,17 @@ func main() {
 	jobsN := flag.Int("jobs", 10, "5-step jobs run end to end")
 	pageN := flag.Int("page-runs", 15, "runs of each page-level measurement")
 	chaosN := flag.Int("chaos-jobs", 120, "jobs of the crash drill (0 skips it)")
+	peerN := flag.Int("peer-samples", 40, "samples of each action side by side with Playwright MCP (0 skips it)")
+	replayN := flag.Int("replay-runs", 5, "runs of the 14-step replay and its spec under @playwright/test")
+	only := flag.String("only", "", "comma-separated areas to run (dispatcher, jobs, page, repair, exploration, lexical, peer, chaos); all when empty")
 	flag.Parse()
-	if err := run(*submits, *clients, *latencyN, *jobsN, *pageN, *chaosN); err != nil {
+	areas = map[string]bool{}
+	for _, a := range strings.Split(*only, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			areas[a] = true
+		}
+	}
+	if err := run(*submits, *clients, *latencyN, *jobsN, *pageN, *chaosN, *peerN, *replayN); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -131,7 +141,12 @@ func setup(ctx context.Context) (*env, func(), error) {
 	}, nil
 }
 
-func run(submits, clients, latencyN, jobsN, pageN, chaosN int) error {
+// areas are the parts of the bench -only asks for (all when empty).
+var areas map[string]bool
+
+func want(area string) bool { return len(areas) == 0 || areas[area] }
+
+func run(submits, clients, latencyN, jobsN, pageN, chaosN, peerN, replayN int) error {
 	ctx := context.Background()
 	e, done, err := setup(ctx)
 	if err != nil {
@@ -141,42 +156,62 @@ func run(submits, clients, latencyN, jobsN, pageN, chaosN int) error {
 	fmt.Println("webpilot bench — real PostgreSQL, embedded NATS JetStream (file store), Chromium; this machine")
 	fmt.Println()
 
-	rate, err := e.submitRate(ctx, submits, clients)
-	if err != nil {
-		return err
+	var rate float64
+	if want("dispatcher") || want("peer") {
+		if rate, err = e.submitRate(ctx, submits, clients); err != nil {
+			return err
+		}
+		fmt.Println("Dispatcher and queue")
+		fmt.Printf("  %-58s %12s\n", "measure", "value")
+		fmt.Printf("  %-58s %9.0f /s\n", fmt.Sprintf("submissions accepted (HTTP 202, %d jobs, %d clients)", submits, clients), rate)
 	}
-	lat, err := e.queueLatency(ctx, latencyN)
-	if err != nil {
-		return err
-	}
-	split, err := e.jobWallTime(ctx, jobsN)
-	if err != nil {
-		return err
-	}
-	fmt.Println("Dispatcher and queue")
-	fmt.Printf("  %-58s %12s\n", "measure", "value")
-	fmt.Printf("  %-58s %9.0f /s\n", fmt.Sprintf("submissions accepted (HTTP 202, %d jobs, %d clients)", submits, clients), rate)
-	fmt.Printf("  %-58s %9.2f ms\n", fmt.Sprintf("queue latency publish -> claim, p50 (%d jobs)", latencyN), ms(percentile(lat, 50)))
-	fmt.Printf("  %-58s %9.2f ms\n", "queue latency publish -> claim, p99", ms(percentile(lat, 99)))
-	fmt.Println()
-	fmt.Printf("5-step deterministic scenario job, submit -> succeeded (median of %d)\n", jobsN)
-	for _, row := range split {
-		fmt.Printf("  %-58s %9.1f ms\n", row.name, ms(row.d))
+	if want("dispatcher") {
+		lat, err := e.queueLatency(ctx, latencyN)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("  %-58s %9.2f ms\n", fmt.Sprintf("queue latency publish -> claim, p50 (%d jobs)", latencyN), ms(percentile(lat, 50)))
+		fmt.Printf("  %-58s %9.2f ms\n", "queue latency publish -> claim, p99", ms(percentile(lat, 99)))
 	}
 	fmt.Println()
-	if err := e.pageBench(ctx, pageN); err != nil {
-		return err
+	if want("jobs") {
+		split, err := e.jobWallTime(ctx, jobsN)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("5-step deterministic scenario job, submit -> succeeded (median of %d)\n", jobsN)
+		for _, row := range split {
+			fmt.Printf("  %-58s %9.1f ms\n", row.name, ms(row.d))
+		}
+		fmt.Println()
 	}
-	if err := e.repairBench(ctx); err != nil {
-		return err
+	for _, a := range []struct {
+		name string
+		run  func(context.Context) error
+	}{
+		{"page", func(ctx context.Context) error { return e.pageBench(ctx, pageN) }},
+		{"repair", e.repairBench},
+		{"exploration", e.exploreBench},
+		{"lexical", e.lexicalBench},
+		{"peer", func(ctx context.Context) error {
+			if peerN == 0 {
+				return nil
+			}
+			ratio, err := e.replayVsRunner(ctx, replayN)
+			if err != nil {
+				return err
+			}
+			return e.peerBench(ctx, peerN, ratio, rate)
+		}},
+	} {
+		if !want(a.name) {
+			continue
+		}
+		if err := a.run(ctx); err != nil {
+			return fmt.Errorf("%s: %w", a.name, err)
+		}
 	}
-	if err := e.exploreBench(ctx); err != nil {
-		return err
-	}
-	if err := e.lexicalBench(ctx); err != nil {
-		return err
-	}
-	if chaosN > 0 {
+	if chaosN > 0 && want("chaos") {
 		return chaosBench(ctx, chaosN)
 	}
 	return nil
