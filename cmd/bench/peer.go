@@ -282,6 +282,7 @@ func startPeer(ctx context.Context) (*peerProc, error) {
 		return nil, err
 	}
 	cmd := exec.Command("node", cli, "--config", filepath.Join(dir, "config.json"), "--output-dir", dir)
+	cmd.Dir = dir // the workspace its snapshot links are relative to
 	cmd.Stderr = os.Stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "webpilot-bench", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
@@ -315,6 +316,25 @@ func (p *peerProc) call(ctx context.Context, name string, args map[string]any) (
 		return b.String(), d, fmt.Errorf("%s: %s", name, first(b.String(), 400))
 	}
 	return b.String(), d, nil
+}
+
+var snapshotLink = regexp.MustCompile(`\[Snapshot\]\(([^)]+)\)`)
+
+// linked returns the snapshot an action's answer holds or links to.
+func (p *peerProc) linked(answer string) (string, error) {
+	m := snapshotLink.FindStringSubmatch(answer)
+	if m == nil {
+		return answer, nil
+	}
+	path := m[1]
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(p.dir, path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read the snapshot MCP linked: %w", err)
+	}
+	return string(b), nil
 }
 
 var mcpRefLine = regexp.MustCompile(`- (\w+) "([^"]*)"[^\n]*\[ref=(\w+)\]`)
@@ -359,8 +379,15 @@ func (p *peerProc) run(ctx context.Context, url string, a peerAction, n int, enc
 		if err != nil {
 			return nil, 0, 0, err
 		}
-		if a.answer != "" && !answered(a.answer, i, text) {
-			early++
+		if a.answer != "" {
+			// An action's snapshot is written to a file the answer links.
+			state, err := p.linked(text)
+			if err != nil {
+				return nil, 0, 0, err
+			}
+			if !answered(a.answer, i, state) {
+				early++
+			}
 		}
 		out = append(out, d)
 	}
