@@ -168,6 +168,65 @@ type ExecOptions struct {
 	RequireLocator bool
 }
 
+// prepareScript resolves a command's element in one round trip: where text
+// typed at it goes (see editingHostScript) and its fingerprint.
+const prepareScript = `(e, o) => {
+  const host = o.host ? (` + editingHostScript + `)(e) : null;
+  const fp = o.fp && (!host || host[0] === 'self') ? (` + fingerprintScript + `)(e) : null;
+  return { host, fp };
+}`
+
+// prepare finds the one element c acts on, the editor text typed at it
+// goes to (fill, type) with what that holds now, and, when asked, its
+// fingerprint. The common case — one element matches, and it is what
+// receives the text — takes a single round trip.
+func (s *Session) prepare(c Command, o ExecOptions, out *Outcome) (loc playwright.Locator, text, kind string, err error) {
+	typing := c.Action == "fill" || c.Action == "type"
+	if loc, err = s.locator(c.Target); err != nil {
+		return nil, "", "", err
+	}
+	start := time.Now()
+	var v any
+	n := 0
+	if c.Target.Ref == "" && len(c.Target.Frames) == 0 && c.Target.Within == nil {
+		v, n, err = matchOne(loc, prepareScript, map[string]any{"host": typing, "fp": o.Fingerprint})
+	}
+	if err == nil && n == 1 {
+		m, _ := v.(map[string]any)
+		if typing {
+			loc, text, kind = hostOf(loc, m["host"])
+		}
+		if fp, ok := m["fp"].(map[string]any); ok {
+			out.Element = s.fingerprintOf(fp, s.framesOf(c.Target), c.Target.Ref)
+			out.fpTime += time.Since(start)
+			if o.RequireLocator && out.Element.Locator.IsZero() {
+				return nil, "", "", errNoLocator(out.Element)
+			}
+			return loc, text, kind, nil
+		}
+		if !o.Fingerprint {
+			return loc, text, kind, nil
+		}
+		// The text goes to an enclosing editor: that is what is described.
+		return loc, text, kind, s.takeFingerprint(loc, c.Target, o, out)
+	}
+	// A ref, a frame, none or several matching, or a failed evaluation:
+	// the full rules.
+	if loc, err = s.unique(c.Target); err != nil {
+		return nil, "", "", err
+	}
+	if typing {
+		// Text goes into the editor, not a paragraph inside it.
+		loc, text, kind = editingHost(loc)
+	}
+	if o.Fingerprint {
+		if err := s.takeFingerprint(loc, c.Target, o, out); err != nil {
+			return nil, "", "", err
+		}
+	}
+	return loc, text, kind, nil
+}
+
 // Execute runs one command against the page.
 func (s *Session) Execute(ctx context.Context, c Command, o ExecOptions) Outcome {
 	start := time.Now()
@@ -203,17 +262,8 @@ func (s *Session) execute(ctx context.Context, c Command, o ExecOptions, out *Ou
 	var text, kind string // a text field's content and kind before fill or type
 	if c.NeedsTarget() || (!c.Target.IsZero() && (c.Action == "press" || c.Action == "scroll" || c.Action == "wait")) {
 		var err error
-		if loc, err = s.unique(c.Target); err != nil {
+		if loc, text, kind, err = s.prepare(c, o, out); err != nil {
 			return err
-		}
-		if c.Action == "fill" || c.Action == "type" {
-			// Text goes into the editor, not a paragraph inside it.
-			loc, text, kind = editingHost(loc)
-		}
-		if o.Fingerprint {
-			if err := s.takeFingerprint(loc, c.Target, o, out); err != nil {
-				return err
-			}
 		}
 	}
 	switch c.Action {

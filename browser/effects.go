@@ -34,9 +34,17 @@ const editingHostScript = `(e) => {
 // belongs to, so fill and type change the editor's text (any other element
 // is returned as it is), with the text and kind that field holds now.
 func editingHost(loc playwright.Locator) (playwright.Locator, string, string) {
-	v, err := loc.Evaluate(editingHostScript, nil, playwright.LocatorEvaluateOptions{Timeout: playwright.Float(2000)})
+	v, n, err := evalOne(loc, editingHostScript, nil)
+	if err != nil || n != 1 {
+		return loc, "", ""
+	}
+	return hostOf(loc, v)
+}
+
+// hostOf reads what editingHostScript returned for loc's element.
+func hostOf(loc playwright.Locator, v any) (playwright.Locator, string, string) {
 	arr, _ := v.([]any)
-	if err != nil || len(arr) != 3 {
+	if len(arr) != 3 {
 		return loc, "", ""
 	}
 	text, _ := arr[1].(string)
@@ -51,8 +59,8 @@ func editingHost(loc playwright.Locator) (playwright.Locator, string, string) {
 }
 
 func fieldText(loc playwright.Locator) (string, string) {
-	v, err := loc.Evaluate(fieldScript, nil, playwright.LocatorEvaluateOptions{Timeout: playwright.Float(2000)})
-	if err != nil {
+	v, n, err := evalOne(loc, fieldScript, nil)
+	if err != nil || n != 1 {
 		return "", ""
 	}
 	arr, _ := v.([]any)
@@ -187,9 +195,13 @@ func (s *Session) takeFingerprint(loc playwright.Locator, t Target, o ExecOption
 	}
 	out.Element = fp
 	if o.RequireLocator && fp.Locator.IsZero() {
-		return fmt.Errorf("no locator the test runner would resolve to exactly this element could be written (%s); target it another way, or a parent that names it", fp.Path)
+		return errNoLocator(fp)
 	}
 	return nil
+}
+
+func errNoLocator(fp *Fingerprint) error {
+	return fmt.Errorf("no locator the test runner would resolve to exactly this element could be written (%s); target it another way, or a parent that names it", fp.Path)
 }
 
 const fileNamesScript = `(e) => e.tagName === 'INPUT' && e.type === 'file' ? [...e.files].map(f => f.name) : null`

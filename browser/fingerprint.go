@@ -73,12 +73,19 @@ const fingerprintScript = `(e) => {
 // fingerprint describes the element loc resolves to. For a ref, the role
 // and name come from the snapshot the ref belongs to.
 func (s *Session) fingerprint(loc playwright.Locator, frames []string, ref string) (*Fingerprint, error) {
-	// Bounded: describing a target must not eat the time the page is given
-	// (resolving some role locators for evaluation can stall to the default timeout).
-	v, err := loc.Evaluate(fingerprintScript, nil, playwright.LocatorEvaluateOptions{Timeout: playwright.Float(2000)})
+	v, n, err := evalOne(loc, fingerprintScript, nil)
 	if err != nil {
 		return nil, fmt.Errorf("fingerprint element: %w", err)
 	}
+	if n != 1 {
+		return nil, fmt.Errorf("fingerprint element: %d elements match", n)
+	}
+	return s.fingerprintOf(v, frames, ref), nil
+}
+
+// fingerprintOf completes what fingerprintScript returned for an element:
+// the role and name of its ref, and the most robust locator.
+func (s *Session) fingerprintOf(v any, frames []string, ref string) *Fingerprint {
 	m, _ := v.(map[string]any)
 	fp := parseFingerprint(m)
 	fp.Frames = frames
@@ -89,7 +96,36 @@ func (s *Session) fingerprint(loc playwright.Locator, frames []string, ref strin
 		fp.Role, fp.Name = info.role, info.name
 	}
 	fp.Locator = s.robust(fp)
-	return fp, nil
+	return fp
+}
+
+// evalOne evaluates script, a function of an element and arg, on the
+// element loc resolves to (waiting up to 2 s: resolving some role locators
+// for evaluation can stall). n is 1 when it was evaluated.
+func evalOne(loc playwright.Locator, script string, arg any) (v any, n int, err error) {
+	v, err = loc.Evaluate(script, arg, playwright.LocatorEvaluateOptions{Timeout: playwright.Float(2000)})
+	if err != nil {
+		return nil, 0, err
+	}
+	return v, 1, nil
+}
+
+// matchOne evaluates script on the one element loc matches in the page's
+// world, in one round trip: Locator.Evaluate takes three (wait for the
+// element, evaluate on its handle, release it), which on a large page made
+// preparing a command cost more than the command. Nothing is waited for.
+// Only for locators of the main frame that are not refs: a ref of the aria
+// snapshot resolves in the driver's own world, and frames differ too.
+func matchOne(loc playwright.Locator, script string, arg any) (v any, n int, err error) {
+	res, err := loc.EvaluateAll(`(els, arg) => els.length === 1 ? [1, (`+script+`)(els[0], arg)] : [els.length, null]`, arg)
+	if err != nil {
+		return nil, 0, err
+	}
+	arr, _ := res.([]any)
+	if len(arr) != 2 {
+		return nil, 0, fmt.Errorf("unexpected evaluation result %T", res)
+	}
+	return arr[1], int(toFloat(arr[0])), nil
 }
 
 // parseFingerprint reads what fingerprintScript returned.
@@ -139,8 +175,8 @@ func (s *Session) names(t Target, fp *Fingerprint) bool {
 	if err != nil {
 		return false
 	}
-	v, err := loc.Evaluate(pathScript, nil, playwright.LocatorEvaluateOptions{Timeout: playwright.Float(2000)})
-	return err == nil && v == fp.Path
+	v, n, err := evalOne(loc, pathScript, nil)
+	return err == nil && n == 1 && v == fp.Path
 }
 
 // robust picks the most robust target for a fingerprinted element that is

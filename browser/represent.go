@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -62,7 +63,9 @@ const viewportScript = `() => {
     for (const h of root.querySelectorAll('*')) if (h.shadowRoot) walk(h.shadowRoot);
   };
   walk(document);
-  return { y: scrollY, vh, ph: document.documentElement.scrollHeight, els, doc: String(performance.timeOrigin) };
+  // One string: the driver's typed serialization of thousands of small
+  // arrays cost more than computing them.
+  return JSON.stringify({ y: scrollY, vh, ph: document.documentElement.scrollHeight, els, doc: String(performance.timeOrigin) });
 }`
 
 // viewport is where elements sit relative to the viewport.
@@ -77,6 +80,11 @@ type viewport struct {
 }
 
 func parseViewport(v any) (viewport, bool) {
+	if s, ok := v.(string); ok {
+		if err := json.Unmarshal([]byte(s), &v); err != nil {
+			return viewport{}, false
+		}
+	}
 	m, ok := v.(map[string]any)
 	if !ok {
 		return viewport{}, false

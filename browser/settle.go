@@ -62,7 +62,9 @@ const initScript = `(() => {
 // fired, and the fetch/XHR requests opened since it started.
 const probeScript = `([since, until, longPoll]) => {
   const wp = window.__wp || { last: 0, timers: new Map(), fired: [], reqs: new Map() };
-  const t = performance.now(), from = t - since - 5, to = t - until + 5;
+  // A click's handler can run a moment after the driver's click returned,
+  // so timers created shortly after the batch ended are the batch's too.
+  const t = performance.now(), from = t - since - 5, to = t - until + 100;
   const visible = (e) => { const r = e.getBoundingClientRect(); if (r.width === 0 || r.height === 0) return false;
     const st = getComputedStyle(e); return st.visibility !== 'hidden' && st.display !== 'none' && st.opacity !== '0'; };
   const busy = [...document.querySelectorAll('[aria-busy="true"], [role="progressbar"], .spinner, .loading, .loader, [data-loading="true"]')]
@@ -143,7 +145,7 @@ func (n *netTracker) pending(since time.Time, longPoll time.Duration) []string {
 type SettleOptions struct {
 	Since       time.Time     // when the batch started: requests from before it are not waited for
 	Timeout     time.Duration // default 5s
-	QuietWindow time.Duration // DOM must be unchanged this long; default 40ms
+	QuietWindow time.Duration // DOM must be unchanged this long; default 25ms
 	LongPoll    time.Duration // requests open longer are ignored; default 3s
 	StartURL    string        // the URL before the batch, to detect navigation
 	// Acted says the batch clicked, pressed, checked, selected, dragged or
@@ -162,7 +164,10 @@ type SettleOptions struct {
 // frame): a timer the batch scheduled, or a fetch/XHR it opened, holds
 // the wait however late it comes.
 const (
-	settleWindowQuiet    = 30 * time.Millisecond
+	// defaultQuietWindow is how long the DOM must be unchanged. Short: a
+	// debounce or a deferred render is held by the timer tracker instead.
+	defaultQuietWindow   = 25 * time.Millisecond
+	settleWindowQuiet    = 25 * time.Millisecond
 	settleWindowActed    = 60 * time.Millisecond
 	settleWindowFetching = 200 * time.Millisecond
 	fetchingLately       = time.Minute
@@ -186,7 +191,7 @@ func (s *Session) Settle(ctx context.Context, o SettleOptions) SettleReport {
 		o.Timeout = 5 * time.Second
 	}
 	if o.QuietWindow == 0 {
-		o.QuietWindow = 40 * time.Millisecond
+		o.QuietWindow = defaultQuietWindow
 	}
 	if o.LongPoll == 0 {
 		o.LongPoll = 3 * time.Second
