@@ -34,8 +34,8 @@ const editingHostScript = `(e) => {
 // belongs to, so fill and type change the editor's text (any other element
 // is returned as it is), with the text and kind that field holds now.
 func editingHost(loc playwright.Locator) (playwright.Locator, string, string) {
-	v, n, err := evalOne(loc, editingHostScript, nil)
-	if err != nil || n != 1 {
+	v, err := evaluate(loc, editingHostScript)
+	if err != nil {
 		return loc, "", ""
 	}
 	return hostOf(loc, v)
@@ -59,8 +59,8 @@ func hostOf(loc playwright.Locator, v any) (playwright.Locator, string, string) 
 }
 
 func fieldText(loc playwright.Locator) (string, string) {
-	v, n, err := evalOne(loc, fieldScript, nil)
-	if err != nil || n != 1 {
+	v, err := evaluate(loc, fieldScript)
+	if err != nil {
 		return "", ""
 	}
 	arr, _ := v.([]any)

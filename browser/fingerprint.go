@@ -73,12 +73,9 @@ const fingerprintScript = `(e) => {
 // fingerprint describes the element loc resolves to. For a ref, the role
 // and name come from the snapshot the ref belongs to.
 func (s *Session) fingerprint(loc playwright.Locator, frames []string, ref string) (*Fingerprint, error) {
-	v, n, err := evalOne(loc, fingerprintScript, nil)
+	v, err := evaluate(loc, fingerprintScript)
 	if err != nil {
 		return nil, fmt.Errorf("fingerprint element: %w", err)
-	}
-	if n != 1 {
-		return nil, fmt.Errorf("fingerprint element: %d elements match", n)
 	}
 	return s.fingerprintOf(v, frames, ref), nil
 }
@@ -99,15 +96,11 @@ func (s *Session) fingerprintOf(v any, frames []string, ref string) *Fingerprint
 	return fp
 }
 
-// evalOne evaluates script, a function of an element and arg, on the
-// element loc resolves to (waiting up to 2 s: resolving some role locators
-// for evaluation can stall). n is 1 when it was evaluated.
-func evalOne(loc playwright.Locator, script string, arg any) (v any, n int, err error) {
-	v, err = loc.Evaluate(script, arg, playwright.LocatorEvaluateOptions{Timeout: playwright.Float(2000)})
-	if err != nil {
-		return nil, 0, err
-	}
-	return v, 1, nil
+// evaluate evaluates script, a function of an element, on the element loc
+// resolves to, waiting at most 2 s (resolving some role locators for
+// evaluation can stall to the default timeout).
+func evaluate(loc playwright.Locator, script string) (any, error) {
+	return loc.Evaluate(script, nil, playwright.LocatorEvaluateOptions{Timeout: playwright.Float(2000)})
 }
 
 // matchOne evaluates script on the one element loc matches in the page's
@@ -175,8 +168,8 @@ func (s *Session) names(t Target, fp *Fingerprint) bool {
 	if err != nil {
 		return false
 	}
-	v, n, err := evalOne(loc, pathScript, nil)
-	return err == nil && n == 1 && v == fp.Path
+	v, err := evaluate(loc, pathScript)
+	return err == nil && v == fp.Path
 }
 
 // robust picks the most robust target for a fingerprinted element that is

@@ -153,9 +153,6 @@ type SettleOptions struct {
 	// the page is watched longer before it is called quiet, and longer
 	// still when it has been fetching lately.
 	Acted bool
-	// MinWindow, when set, is how long the page is watched at least after
-	// the batch, instead of the adaptive window.
-	MinWindow time.Duration
 }
 
 // The least time the page is watched after a batch: any batch, one that
@@ -202,14 +199,11 @@ func (s *Session) Settle(ctx context.Context, o SettleOptions) SettleReport {
 	start := time.Now()
 	deadline := start.Add(o.Timeout)
 	rep := SettleReport{}
-	window := o.MinWindow
-	if window == 0 {
-		window = settleWindowQuiet
-		if o.Acted {
-			window = settleWindowActed
-			if s.net.fetchedWithin(fetchingLately) {
-				window = settleWindowFetching
-			}
+	window := settleWindowQuiet
+	if o.Acted {
+		window = settleWindowActed
+		if s.net.fetchedWithin(fetchingLately) {
+			window = settleWindowFetching
 		}
 	}
 	waited := map[string]time.Duration{}

@@ -222,14 +222,17 @@ func toNum(v any) float64 {
 }
 
 // testdataDir finds pkg's testdata directory from the module root.
-func testdataDir(pkg string) string {
+func testdataDir(pkg string) string { return filepath.Join(moduleRoot(), pkg, "testdata") }
+
+// moduleRoot is the directory of go.mod above the working directory.
+func moduleRoot() string {
 	wd, _ := os.Getwd()
 	for d := wd; d != "/"; d = filepath.Dir(d) {
 		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return filepath.Join(d, pkg, "testdata")
+			return d
 		}
 	}
-	return filepath.Join(pkg, "testdata")
+	return "."
 }
 
 // timedModel measures every model call so the overhead around it can be

@@ -266,8 +266,7 @@ type peerProc struct {
 }
 
 func startPeer(ctx context.Context) (*peerProc, error) {
-	root := filepath.Dir(filepath.Dir(testdataDir("x")))
-	cli := filepath.Join(root, ".cache", "pwmcp", "node_modules", "@playwright", "mcp", "cli.js")
+	cli := filepath.Join(moduleRoot(), ".cache", "pwmcp", "node_modules", "@playwright", "mcp", "cli.js")
 	if _, err := os.Stat(cli); err != nil {
 		return nil, fmt.Errorf("@playwright/mcp is not installed (make bench runs scripts/setup.sh peer): %w", err)
 	}
