@@ -130,35 +130,16 @@ func (s *Store) SubmitJob(ctx context.Context, n NewJob) (Job, error) {
 			return Job{}, err
 		}
 	}
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx,
-			`UPDATE credit_accounts SET held = held + $2 WHERE tenant_id = $1 AND balance - held >= $2`,
-			n.TenantID, n.Hold)
-		if err != nil {
-			return fmt.Errorf("place hold: %w", err)
-		}
-		if tag.RowsAffected() == 0 {
-			return ErrInsufficientCredits
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO jobs (id, tenant_id, kind, input, test_id, parent_id) VALUES ($1, $2, $3, $4, $5, $6)`,
-			id, n.TenantID, n.Kind, n.Input, nullable(n.TestID), nullable(n.ParentID)); err != nil {
-			return fmt.Errorf("insert job: %w", err)
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO credit_holds (job_id, tenant_id, amount) VALUES ($1, $2, $3)`,
-			id, n.TenantID, n.Hold); err != nil {
-			return fmt.Errorf("insert hold: %w", err)
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO job_outbox (job_id, subject) VALUES ($1, $2)`, id, n.Subject); err != nil {
-			return fmt.Errorf("insert outbox: %w", err)
-		}
-		if n.IdempotencyKey != "" {
-			if _, err := tx.Exec(ctx, `INSERT INTO submit_keys (tenant_id, key, request_hash, job_id) VALUES ($1, $2, $3, $4)`,
-				n.TenantID, n.IdempotencyKey, n.RequestHash, id); err != nil {
-				return fmt.Errorf("insert idempotency key: %w", err)
-			}
-		}
-		return nil
-	})
+	// One statement, so one round trip and its own transaction: the hold,
+	// the job, its hold row, its outbox row and its idempotency key are
+	// written together or not at all (foreign keys are checked at its end).
+	var j Job
+	err := s.pool.QueryRow(ctx, submitSQL, n.TenantID, n.Hold, id, n.Kind, n.Input, nullable(n.TestID), nullable(n.ParentID),
+		n.Subject, n.IdempotencyKey, n.RequestHash).
+		Scan(&j.ID, &j.TenantID, &j.Kind, &j.State, &j.Input, &j.Attempt, &j.CancelRequested, &j.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Job{}, ErrInsufficientCredits
+	}
 	if n.IdempotencyKey != "" && isUniqueViolation(err) {
 		// A concurrent submission with the same key won the race.
 		if kerr := s.keyReused(ctx, s.pool, n); kerr != nil {
@@ -166,10 +147,25 @@ func (s *Store) SubmitJob(ctx context.Context, n NewJob) (Job, error) {
 		}
 	}
 	if err != nil {
-		return Job{}, err
+		return Job{}, fmt.Errorf("submit job: %w", err)
 	}
-	return s.GetJob(ctx, n.TenantID, id)
+	j.HoldMicro = n.Hold
+	return j, nil
 }
+
+const submitSQL = `WITH hold AS (
+  UPDATE credit_accounts SET held = held + $2 WHERE tenant_id = $1 AND balance - held >= $2 RETURNING tenant_id
+), job AS (
+  INSERT INTO jobs (id, tenant_id, kind, input, test_id, parent_id) SELECT $3, tenant_id, $4, $5, $6, $7 FROM hold
+  RETURNING id::text, tenant_id::text, kind, state, input, attempt, cancel_requested, created_at
+), held AS (
+  INSERT INTO credit_holds (job_id, tenant_id, amount) SELECT $3, tenant_id, $2 FROM hold
+), outbox AS (
+  INSERT INTO job_outbox (job_id, subject) SELECT $3, $8 FROM hold
+), idem AS (
+  INSERT INTO submit_keys (tenant_id, key, request_hash, job_id) SELECT tenant_id, $9, $10, $3 FROM hold WHERE $9::text <> ''
+)
+SELECT * FROM job`
 
 // OutboxItem is a job message to publish. Seq numbers the job's publishes:
 // a parked job is published again under a new message id once it may run,
