@@ -17,6 +17,7 @@ import (
 	"github.com/webpilot/webpilot/jobs"
 	"github.com/webpilot/webpilot/jobs/natstest"
 	"github.com/webpilot/webpilot/netguard"
+	"github.com/webpilot/webpilot/outbox"
 	"github.com/webpilot/webpilot/store"
 	"github.com/webpilot/webpilot/store/storetest"
 )
@@ -28,7 +29,10 @@ func abuseServer(t *testing.T, cfg api.Config, timeouts api.ServerTimeouts) (bas
 	st = storetest.New(t)
 	q := natstest.New(t, 30*time.Second)
 	sealer, _ := jobs.NewSealer(make([]byte, 32))
-	srv := api.New(cfg, st, jobs.NewPublisher(q.JS), netguard.New([]string{"127.0.0.1"}), sealer, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	sender := outbox.Start(jobs.NewPublisher(q.JS), st, quiet, outbox.Options{})
+	t.Cleanup(sender.Close)
+	srv := api.New(cfg, st, sender, netguard.New([]string{"127.0.0.1"}), sealer, quiet)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go srv.FollowChanges(ctx)
@@ -236,4 +240,36 @@ func submitSmall(t *testing.T, base, key string) (job struct{ ID string }) {
 		t.Fatalf("submit: %d %v", resp.StatusCode, err)
 	}
 	return job
+}
+
+// TestAVerifiedKeyDoesNotOpenTheDoorToItsNeighbours: verified keys are
+// remembered for a while, and a key that differs from one only in its
+// secret (same tenant id) is still refused every time.
+func TestAVerifiedKeyDoesNotOpenTheDoorToItsNeighbours(t *testing.T) {
+	t.Parallel()
+	base, _, key := abuseServer(t, api.Config{AuthFailures: -1}, api.DefaultServerTimeouts())
+	get := func(k string) int {
+		req, _ := http.NewRequest("GET", base+"/v1/jobs", nil)
+		req.Header.Set("Authorization", "Bearer "+k)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	last := key[len(key)-1:]
+	flipped := "a"
+	if last == "a" {
+		flipped = "b"
+	}
+	neighbour := key[:len(key)-1] + flipped
+	for i := range 3 {
+		if code := get(key); code != http.StatusOK {
+			t.Fatalf("round %d: the right key answered %d", i, code)
+		}
+		if code := get(neighbour); code != http.StatusUnauthorized {
+			t.Fatalf("round %d: a key with one changed character of the secret answered %d, want 401", i, code)
+		}
+	}
 }

@@ -7,6 +7,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -18,14 +19,19 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/expirable"
+
 	"github.com/webpilot/webpilot/jobs"
 	"github.com/webpilot/webpilot/scenario"
 	"github.com/webpilot/webpilot/store"
 )
 
-// Publisher sends a job id to the queue; *jobs.Publisher implements it.
-type Publisher interface {
-	Publish(ctx context.Context, subject, jobID string, seq int) error
+// Sender hands a stored job's message over for publishing; *outbox.Sender
+// implements it. It may return before the message is on the stream: the job
+// is already safe in the outbox, and the reconciler publishes whatever was
+// not confirmed.
+type Sender interface {
+	Send(store.OutboxItem) bool
 }
 
 // Config tunes the API.
@@ -51,14 +57,15 @@ type Server struct {
 	auth   *keyedLimiters // failed authentications per client address
 	submit *keyedLimiters // submissions per tenant
 	store  *store.Store
-	pub    Publisher
+	keys   *expirable.LRU[[sha256.Size]byte, store.Tenant] // recently verified API keys
+	pub    Sender
 	urls   scenario.URLPolicy
 	sealer *jobs.Sealer
 	log    *slog.Logger
 }
 
 // New builds the API server.
-func New(cfg Config, st *store.Store, pub Publisher, urls scenario.URLPolicy, sealer *jobs.Sealer, log *slog.Logger) *Server {
+func New(cfg Config, st *store.Store, pub Sender, urls scenario.URLPolicy, sealer *jobs.Sealer, log *slog.Logger) *Server {
 	if cfg.DefaultHold == 0 {
 		cfg.DefaultHold = 2 * store.MicroCredits
 	}
@@ -77,7 +84,11 @@ func New(cfg Config, st *store.Store, pub Publisher, urls scenario.URLPolicy, se
 	if cfg.MaxStreams <= 0 {
 		cfg.MaxStreams = 20
 	}
-	srv := &Server{cfg: cfg, hub: newHub(), store: st, pub: pub, urls: urls, sealer: sealer, log: log}
+	srv := &Server{cfg: cfg, hub: newHub(), store: st, pub: pub, urls: urls, sealer: sealer, log: log,
+		// Tenants never change once created and keys are never reissued,
+		// so a verified key may skip the database for a while; failures
+		// are never remembered, so they keep counting against the address.
+		keys: expirable.NewLRU[[sha256.Size]byte, store.Tenant](10_000, nil, 30*time.Second)}
 	if cfg.AuthFailures > 0 {
 		srv.auth = newKeyedLimiters(cfg.AuthFailures, 20)
 	}
@@ -150,7 +161,7 @@ func (s *Server) tenant(next http.HandlerFunc) http.HandlerFunc {
 			writeError(w, http.StatusUnauthorized, "missing API key: send Authorization: Bearer <key>", nil)
 			return
 		}
-		t, err := s.store.Authenticate(r.Context(), key)
+		t, err := s.authenticate(r.Context(), key)
 		if errors.Is(err, store.ErrNotFound) {
 			s.authFailed(addr)
 			writeError(w, http.StatusUnauthorized, "invalid API key", nil)
@@ -162,6 +173,19 @@ func (s *Server) tenant(next http.HandlerFunc) http.HandlerFunc {
 		}
 		next(w, r.WithContext(context.WithValue(r.Context(), tenantKey{}, t)))
 	}
+}
+
+// authenticate resolves an API key to its tenant.
+func (s *Server) authenticate(ctx context.Context, key string) (store.Tenant, error) {
+	sum := sha256.Sum256([]byte(key))
+	if t, ok := s.keys.Get(sum); ok {
+		return t, nil
+	}
+	t, err := s.store.Authenticate(ctx, key)
+	if err == nil {
+		s.keys.Add(sum, t)
+	}
+	return t, err
 }
 
 func (s *Server) authFailed(addr string) {

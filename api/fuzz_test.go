@@ -14,6 +14,7 @@ import (
 	"github.com/webpilot/webpilot/jobs"
 	"github.com/webpilot/webpilot/jobs/natstest"
 	"github.com/webpilot/webpilot/netguard"
+	"github.com/webpilot/webpilot/outbox"
 	"github.com/webpilot/webpilot/store/storetest"
 )
 
@@ -28,7 +29,9 @@ func fuzzServer(f *testing.F) (srv *httptest.Server, key, tenantID string) {
 		f.Fatal(err)
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv = httptest.NewServer(api.New(api.Config{AdminToken: "admin", MaxBody: 64 << 10}, st, jobs.NewPublisher(q.JS),
+	sender := outbox.Start(jobs.NewPublisher(q.JS), st, quiet, outbox.Options{})
+	f.Cleanup(sender.Close)
+	srv = httptest.NewServer(api.New(api.Config{AdminToken: "admin", MaxBody: 64 << 10}, st, sender,
 		netguard.New([]string{"127.0.0.1"}), sealer, quiet).Handler())
 	f.Cleanup(srv.Close)
 	tn, key := storetest.Tenant(f, st, "fuzzed", 1e6)

@@ -271,12 +271,8 @@ func (s *Server) submitValid(w http.ResponseWriter, r *http.Request, sub jobs.Su
 		s.internal(w, r, err)
 		return
 	}
-	// The job is safe in Postgres; a failed publish is retried by the reconciler.
-	if err := s.pub.Publish(r.Context(), jobs.Subject(sub.Kind, t.ID), job.ID, 0); err != nil {
-		s.log.Warn("publish failed; the reconciler will retry", "job", job.ID, "err", err)
-	} else if err := s.store.MarkPublished(r.Context(), job.ID); err != nil {
-		s.log.Warn("could not mark published", "job", job.ID, "err", err)
-	}
+	// The job is safe in Postgres; a message not confirmed is republished by the reconciler.
+	s.pub.Send(store.OutboxItem{Subject: jobs.Subject(sub.Kind, t.ID), JobID: job.ID})
 	writeJSON(w, http.StatusAccepted, view(job, false))
 }
 

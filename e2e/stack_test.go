@@ -25,6 +25,7 @@ import (
 	"github.com/webpilot/webpilot/jobs/natstest"
 	"github.com/webpilot/webpilot/netguard"
 	"github.com/webpilot/webpilot/orchestrator"
+	"github.com/webpilot/webpilot/outbox"
 	"github.com/webpilot/webpilot/specrun"
 	"github.com/webpilot/webpilot/store"
 	"github.com/webpilot/webpilot/store/storetest"
@@ -85,7 +86,9 @@ func newStackOn(t *testing.T, dbURL string, ackWait time.Duration, demoDelay tim
 	if s.sealer, err = jobs.NewSealer(key); err != nil {
 		t.Fatal(err)
 	}
-	srv := api.New(api.Config{AdminToken: adminToken, MaxBody: 64 << 10}, st, jobs.NewPublisher(s.queue.JS),
+	sender := outbox.Start(jobs.NewPublisher(s.queue.JS), st, quietLog(), outbox.Options{})
+	t.Cleanup(sender.Close)
+	srv := api.New(api.Config{AdminToken: adminToken, MaxBody: 64 << 10}, st, sender,
 		netguard.New([]string{"127.0.0.1"}), s.sealer, quietLog())
 	s.api = httptest.NewServer(srv.Handler())
 	t.Cleanup(s.api.Close)

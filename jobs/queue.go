@@ -97,13 +97,28 @@ func MsgID(jobID string, seq int) string {
 
 // Publish sends a job id under MsgID(jobID, seq).
 func (p *Publisher) Publish(ctx context.Context, subject, jobID string, seq int) error {
-	body, _ := json.Marshal(Message{JobID: jobID})
-	msg := &nats.Msg{Subject: subject, Data: body, Header: nats.Header{}}
-	msg.Header.Set(jetstream.MsgIDHeader, MsgID(jobID, seq))
-	if _, err := p.js.PublishMsg(ctx, msg); err != nil {
+	if _, err := p.js.PublishMsg(ctx, jobMsg(subject, jobID, seq)); err != nil {
 		return fmt.Errorf("publish job %s: %w", jobID, err)
 	}
 	return nil
+}
+
+// PublishAsync starts sending a job id under MsgID(jobID, seq) without
+// waiting for the stream's acknowledgement, so that many publishes share
+// one round trip; the future reports the outcome.
+func (p *Publisher) PublishAsync(subject, jobID string, seq int) (jetstream.PubAckFuture, error) {
+	f, err := p.js.PublishMsgAsync(jobMsg(subject, jobID, seq))
+	if err != nil {
+		return nil, fmt.Errorf("publish job %s: %w", jobID, err)
+	}
+	return f, nil
+}
+
+func jobMsg(subject, jobID string, seq int) *nats.Msg {
+	body, _ := json.Marshal(Message{JobID: jobID})
+	msg := &nats.Msg{Subject: subject, Data: body, Header: nats.Header{}}
+	msg.Header.Set(jetstream.MsgIDHeader, MsgID(jobID, seq))
+	return msg
 }
 
 // ParseMessage decodes a job message.

@@ -14,13 +14,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/webpilot/webpilot/jobs"
+	"github.com/webpilot/webpilot/outbox"
 	"github.com/webpilot/webpilot/store"
 )
 
-// Publisher sends a job id to the queue.
-type Publisher interface {
-	Publish(ctx context.Context, subject, jobID string, seq int) error
-}
+// Publisher sends job ids to the queue; *jobs.Publisher implements it.
+type Publisher = outbox.Publisher
 
 // Config tunes the loops.
 type Config struct {
@@ -132,17 +131,7 @@ func (l *Loops) Wake(ctx context.Context) (int, error) {
 }
 
 func (l *Loops) publish(ctx context.Context, items []store.OutboxItem) (int, error) {
-	n := 0
-	for _, it := range items {
-		if err := l.pub.Publish(ctx, it.Subject, it.JobID, it.Seq); err != nil {
-			return n, err
-		}
-		if err := l.store.MarkPublished(ctx, it.JobID); err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, nil
+	return outbox.Publish(ctx, l.pub, l.store, items)
 }
 
 // maxDeliveries is the advisory JetStream publishes when a message reaches

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/webpilot/webpilot/reconcile"
 	"github.com/webpilot/webpilot/store"
 	"github.com/webpilot/webpilot/store/storetest"
@@ -18,12 +21,23 @@ type countingPub struct {
 	sent []string
 }
 
-func (p *countingPub) Publish(_ context.Context, subject, jobID string, seq int) error {
+func (p *countingPub) PublishAsync(subject, jobID string, seq int) (jetstream.PubAckFuture, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.sent = append(p.sent, jobID)
-	return nil
+	return acked{}, nil
 }
+
+// acked is a publish the stream has acknowledged.
+type acked struct{}
+
+func (acked) Ok() <-chan *jetstream.PubAck {
+	c := make(chan *jetstream.PubAck, 1)
+	c <- &jetstream.PubAck{}
+	return c
+}
+func (acked) Err() <-chan error { return nil }
+func (acked) Msg() *nats.Msg    { return nil }
 
 func (p *countingPub) count() int {
 	p.mu.Lock()

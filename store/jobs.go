@@ -176,11 +176,14 @@ type OutboxItem struct {
 	Seq     int
 }
 
-// MarkPublished records that a job's message reached the stream.
-func (s *Store) MarkPublished(ctx context.Context, jobID string) error {
-	_, err := s.pool.Exec(ctx, `UPDATE job_outbox SET sent_at = now() WHERE job_id = $1 AND sent_at IS NULL`, jobID)
+// MarkPublished records that the jobs' messages reached the stream.
+func (s *Store) MarkPublished(ctx context.Context, jobIDs ...string) error {
+	if len(jobIDs) == 0 {
+		return nil
+	}
+	_, err := s.pool.Exec(ctx, `UPDATE job_outbox SET sent_at = now() WHERE job_id = ANY($1::uuid[]) AND sent_at IS NULL`, jobIDs)
 	if err != nil {
-		return fmt.Errorf("mark %s published: %w", jobID, err)
+		return fmt.Errorf("mark %d job(s) published: %w", len(jobIDs), err)
 	}
 	return nil
 }

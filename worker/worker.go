@@ -23,6 +23,7 @@ import (
 	"github.com/webpilot/webpilot/llm"
 	"github.com/webpilot/webpilot/netguard"
 	"github.com/webpilot/webpilot/orchestrator"
+	"github.com/webpilot/webpilot/outbox"
 	"github.com/webpilot/webpilot/scenario"
 	"github.com/webpilot/webpilot/store"
 )
@@ -61,9 +62,7 @@ type Browser interface {
 
 // Publisher publishes job messages (parked jobs a finished job woke);
 // *jobs.Publisher implements it.
-type Publisher interface {
-	Publish(ctx context.Context, subject, jobID string, seq int) error
-}
+type Publisher = outbox.Publisher
 
 // Worker runs jobs.
 type Worker struct {
@@ -212,14 +211,8 @@ func (w *Worker) waitForStore(ctx context.Context) {
 // jobs a freed slot woke, a suite's children). A failure is left to the
 // reconciler, which republishes unconfirmed outbox rows.
 func (w *Worker) publishWoken(ctx context.Context, items []store.OutboxItem) {
-	for _, it := range items {
-		if err := w.pub.Publish(ctx, it.Subject, it.JobID, it.Seq); err != nil {
-			w.log.Warn("could not publish a woken job; the reconciler will", "job", it.JobID, "err", err)
-			continue
-		}
-		if err := w.store.MarkPublished(ctx, it.JobID); err != nil {
-			w.log.Warn("could not mark a woken job published", "job", it.JobID, "err", err)
-		}
+	if _, err := outbox.Publish(ctx, w.pub, w.store, items); err != nil {
+		w.log.Warn("could not publish woken jobs; the reconciler will", "jobs", len(items), "err", err)
 	}
 }
 

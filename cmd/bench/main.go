@@ -33,6 +33,7 @@ import (
 	"github.com/webpilot/webpilot/demoapp"
 	"github.com/webpilot/webpilot/jobs"
 	"github.com/webpilot/webpilot/netguard"
+	"github.com/webpilot/webpilot/outbox"
 	"github.com/webpilot/webpilot/store"
 	"github.com/webpilot/webpilot/worker"
 )
@@ -115,7 +116,8 @@ func setup(ctx context.Context) (*env, func(), error) {
 	_, _ = rand.Read(key)
 	sealer, _ := jobs.NewSealer(key)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := api.New(api.Config{AdminToken: "bench", Submissions: -1, AuthFailures: -1}, st, jobs.NewPublisher(js), netguard.New([]string{"127.0.0.1"}), sealer, log)
+	sender := outbox.Start(jobs.NewPublisher(js), st, log, outbox.Options{})
+	srv := api.New(api.Config{AdminToken: "bench", Submissions: -1, AuthFailures: -1}, st, sender, netguard.New([]string{"127.0.0.1"}), sealer, log)
 	apiSrv := httptest.NewServer(srv.Handler())
 	demo := httptest.NewServer(demoapp.Handler(demoapp.Options{Delay: 300 * time.Millisecond}))
 	t, apiKey, err := st.CreateTenant(ctx, "bench", 10_000)
@@ -133,6 +135,7 @@ func setup(ctx context.Context) (*env, func(), error) {
 	return e, func() {
 		_ = b.Close()
 		apiSrv.Close()
+		sender.Close()
 		demo.Close()
 		nc.Close()
 		ns.Shutdown()

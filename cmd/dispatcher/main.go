@@ -23,6 +23,7 @@ import (
 	"github.com/webpilot/webpilot/api"
 	"github.com/webpilot/webpilot/jobs"
 	"github.com/webpilot/webpilot/netguard"
+	"github.com/webpilot/webpilot/outbox"
 	"github.com/webpilot/webpilot/reconcile"
 	"github.com/webpilot/webpilot/store"
 )
@@ -99,12 +100,14 @@ func run(log *slog.Logger) error {
 		return err
 	}
 	pub := jobs.NewPublisher(js)
+	sender := outbox.Start(pub, st, log, outbox.Options{})
+	defer sender.Close() // after the HTTP server drained: the last submissions' messages go out
 	policy := netguard.New(strings.Split(os.Getenv("WEBPILOT_ALLOW_HOSTS"), ","))
 	hold, err := strconv.ParseFloat(env("WEBPILOT_DEFAULT_HOLD", "2"), 64)
 	if err != nil || hold <= 0 || hold > 1e9 {
 		return fmt.Errorf("WEBPILOT_DEFAULT_HOLD must be a positive number of credits, got %q", os.Getenv("WEBPILOT_DEFAULT_HOLD"))
 	}
-	srv := api.New(api.Config{AdminToken: adminToken, DefaultHold: int64(hold * store.MicroCredits)}, st, pub, policy, sealer, log)
+	srv := api.New(api.Config{AdminToken: adminToken, DefaultHold: int64(hold * store.MicroCredits)}, st, sender, policy, sealer, log)
 
 	go reconcile.New(reconcile.Config{InStream: func(ctx context.Context) (int, error) { return jobs.InStream(ctx, cons) }},
 		st, pub, log).Run(ctx)

@@ -38,6 +38,7 @@ import (
 	"github.com/webpilot/webpilot/jobs"
 	"github.com/webpilot/webpilot/llm/llmtest"
 	"github.com/webpilot/webpilot/netguard"
+	"github.com/webpilot/webpilot/outbox"
 	"github.com/webpilot/webpilot/reconcile"
 	"github.com/webpilot/webpilot/store"
 	"github.com/webpilot/webpilot/store/storetest"
@@ -123,6 +124,7 @@ type drill struct {
 	token   string
 	nc      *nats.Conn
 	api     *httptest.Server
+	sender  *outbox.Sender
 	demo    *httptest.Server
 	model   *llmtest.Server
 	sealKey string
@@ -202,7 +204,8 @@ func (d *drill) setUp(ctx context.Context) error {
 	}
 	pub := jobs.NewPublisher(js)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := api.New(api.Config{AdminToken: "chaos"}, d.st, pub, netguard.New([]string{"127.0.0.1"}), sealer, quiet)
+	d.sender = outbox.Start(pub, d.st, quiet, outbox.Options{})
+	srv := api.New(api.Config{AdminToken: "chaos"}, d.st, d.sender, netguard.New([]string{"127.0.0.1"}), sealer, quiet)
 	go srv.FollowChanges(ctx)
 	d.api = httptest.NewServer(srv.Handler())
 	d.demo = httptest.NewServer(demoapp.Handler(demoapp.Options{}))
@@ -226,6 +229,9 @@ func (d *drill) close() {
 		if s != nil {
 			s.Close()
 		}
+	}
+	if d.sender != nil {
+		d.sender.Close()
 	}
 	if d.model != nil {
 		d.model.Close()
