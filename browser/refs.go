@@ -142,13 +142,10 @@ const clickableScript = `([limit, fullPage]) => {
   return out;
 }`
 
-// clickables lists the page's role-less clickable elements as lines of the
-// representation, giving each a handle ref.
-func (s *Session) clickables(m *refMap, fullPage bool) string {
-	v, err := s.page.Evaluate(clickableScript, []any{40, fullPage})
-	if err != nil {
-		return ""
-	}
+// clickableLines renders the page's role-less clickable elements (what
+// clickableScript found) as lines of the representation, giving each a
+// handle ref.
+func clickableLines(m *refMap, v any) string {
 	list, _ := v.([]any)
 	var b strings.Builder
 	for i, x := range list {

@@ -39,12 +39,38 @@ const Redacted = "«redacted»"
 // characters with interactive lines first. Refs inside frames are prefixed
 // with their frame (f2s3e7). Full keeps the whole page for inspect_page.
 func (s *Session) Snapshot(ctx context.Context, o SnapshotOptions) (Snapshot, error) {
-	snap := Snapshot{URL: s.page.URL(), Title: s.Title()}
+	snap := Snapshot{URL: s.page.URL()}
+	// The rest of what the representation needs is read in one evaluation,
+	// while the aria tree is built: both only read the page, and on a small
+	// page the round trips cost more than the work.
+	type result struct {
+		v   any
+		err error
+	}
+	factsc := make(chan result, 1)
+	go func() {
+		v, err := s.page.Evaluate(pageFactsScript, []any{40, o.FullPage})
+		factsc <- result{v, err}
+	}()
 	opts := playwright.LocatorAriaSnapshotOptions{Ref: playwright.Bool(true), Timeout: playwright.Float(5000)}
 	text, err := ariaSnapshot(s.page.MainFrame(), opts)
+	facts := <-factsc
 	if err != nil {
 		return snap, fmt.Errorf("aria snapshot: %w", err)
 	}
+	var title, census any
+	var passwords []string
+	var clickable any
+	if arr, ok := facts.v.([]any); facts.err == nil && ok && len(arr) == 4 {
+		title, census, clickable = arr[0], arr[1], arr[3]
+		passwords = stringsOf(arr[2])
+	} else {
+		// Read one by one: a password must never go out unredacted.
+		title, passwords = s.Title(), passwordValues(s.page.MainFrame())
+		census, _ = s.page.Evaluate(viewportScript)
+		clickable, _ = s.page.Evaluate(clickableScript, []any{40, o.FullPage})
+	}
+	snap.Title, _ = title.(string)
 	s.mu.Lock()
 	seq := 1
 	if s.refs != nil {
@@ -54,18 +80,15 @@ func (s *Session) Snapshot(ctx context.Context, o SnapshotOptions) (Snapshot, er
 	m := &refMap{seq: seq, actual: map[string]string{}, frames: map[string][]string{}, handles: map[string]string{}}
 	text = m.renumber(text, "")
 	var vp *viewport
-	if v, err := s.page.Evaluate(viewportScript); err == nil {
-		if p, ok := parseViewport(v); ok {
-			vp = &p
-			snap.Document = p.doc
-		}
+	if p, ok := parseViewport(census); ok {
+		vp = &p
+		snap.Document = p.doc
 	}
 	full := text
 	header, shown := represent(text, vp, o)
-	passwords := passwordValues(s.page.MainFrame())
 	var b, fb strings.Builder
 	b.WriteString(shown)
-	b.WriteString(s.clickables(m, o.FullPage))
+	b.WriteString(clickableLines(m, clickable))
 	frameOpts := playwright.LocatorAriaSnapshotOptions{Ref: playwright.Bool(true), Timeout: playwright.Float(3000)}
 	for i, f := range liveFrames(s.page)[1:] {
 		if f.IsDetached() {
@@ -207,16 +230,26 @@ func ariaSnapshot(f playwright.Frame, o playwright.LocatorAriaSnapshotOptions) (
 	return text, err
 }
 
+// pageFactsScript reads, in one evaluation, what a snapshot needs of the
+// main frame besides its aria tree: the title, the viewport census,
+// password values and role-less clickables ([limit, fullPage]).
+const pageFactsScript = `(a) => [document.title, (` + viewportScript + `)(), (` + passwordValuesScript + `)(), (` + clickableScript + `)(a)]`
+
 func passwordValues(f playwright.Frame) []string {
 	v, err := f.Evaluate(passwordValuesScript)
 	if err != nil {
 		return nil
 	}
+	return stringsOf(v)
+}
+
+// stringsOf keeps the non-empty strings of an evaluated list.
+func stringsOf(v any) []string {
 	var out []string
 	if list, ok := v.([]any); ok {
 		for _, x := range list {
-			if pw, ok := x.(string); ok && pw != "" {
-				out = append(out, pw)
+			if s, ok := x.(string); ok && s != "" {
+				out = append(out, s)
 			}
 		}
 	}

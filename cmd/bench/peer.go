@@ -57,6 +57,7 @@ type peerFigures struct {
 	tokensOurs, tokensPeer map[string]int
 	click, typ             [2][]time.Duration // 0: webpilot, 1: MCP
 	early, samples         [2]int
+	bare                   []time.Duration // MCP's type without its snapshot
 }
 
 // peerBench runs webpilot and Playwright MCP side by side on the same pages
@@ -137,6 +138,7 @@ func (e *env) peerBench(ctx context.Context, samples int, replayRatio, submits f
 		}
 		fmt.Printf("  %-44s done\n", p.name)
 	}
+	f.bare = peer.bare
 	return f.print(samples, replayRatio, submits)
 }
 
@@ -157,7 +159,8 @@ func (f peerFigures) print(samples int, replayRatio, submits float64) error {
 	clickX := ms(percentile(f.click[1], 50)) / ms(percentile(f.click[0], 50))
 	typeX := ms(percentile(f.typ[1], 50)) / ms(percentile(f.typ[0], 50))
 	fmt.Printf("  %-34s %7.1f ms %7.1f ms %7.2fx\n", "click", ms(percentile(f.click[0], 50)), ms(percentile(f.click[1], 50)), clickX)
-	fmt.Printf("  %-34s %7.1f ms %7.1f ms %7.2fx\n", "type", ms(percentile(f.typ[0], 50)), ms(percentile(f.typ[1], 50)), typeX)
+	fmt.Printf("  %-34s %7.1f ms %7.1f ms %7.2fx\n", "type (MCP: type, then snapshot)", ms(percentile(f.typ[0], 50)), ms(percentile(f.typ[1], 50)), typeX)
+	fmt.Printf("  %-34s %10s %7.1f ms\n", "  MCP's type alone (no page state)", "", ms(percentile(f.bare, 50)))
 	fmt.Printf("  %-34s %6d/%-3d %6d/%-3d\n", "early returns (request 0-300 ms late)", f.early[0], f.samples[0], f.early[1], f.samples[1])
 	fmt.Printf("\nbench peer: early_returns=%d samples=%d click_speedup=%.2f type_speedup=%.2f tokens_ratio=%.2f replay_vs_runner=%.2f submits_per_s=%.0f\n\n",
 		f.early[0], f.samples[0], clickX, typeX, median(ratios), replayRatio, submits)
@@ -261,8 +264,9 @@ func (nopRecorder) Settle(context.Context, orchestrator.Call) (int64, int64, err
 
 // peerProc is a running Playwright MCP server spoken to over stdio.
 type peerProc struct {
-	cs  *mcp.ClientSession
-	dir string
+	cs   *mcp.ClientSession
+	dir  string
+	bare []time.Duration // browser_type alone, before its snapshot
 }
 
 func startPeer(ctx context.Context) (*peerProc, error) {
@@ -374,6 +378,15 @@ func (p *peerProc) run(ctx context.Context, url string, a peerAction, n int, enc
 			text, d, err = p.call(ctx, "browser_click", map[string]any{"element": a.name, "target": r})
 		} else {
 			text, d, err = p.call(ctx, "browser_type", map[string]any{"element": a.name, "target": r, "text": a.text})
+			if err == nil {
+				// MCP's type answers with no page state (0.0.83): its
+				// post-action state is the snapshot its model asks for next,
+				// as webpilot's step ends with the page it shows next.
+				var ds time.Duration
+				_, ds, err = p.call(ctx, "browser_snapshot", map[string]any{})
+				p.bare = append(p.bare, d)
+				d += ds
+			}
 		}
 		if err != nil {
 			return nil, 0, 0, err
