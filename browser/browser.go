@@ -162,6 +162,9 @@ type Session struct {
 	problems    []Problem // see watchProblems
 	reqStart    map[playwright.Request]time.Time
 	slow        time.Duration
+	// ariaTook is how long the page's recent aria snapshots took (see
+	// snapshotTimeout).
+	ariaTook []time.Duration
 }
 
 // AvoidInLocators keeps values (a job's secrets) out of every locator the

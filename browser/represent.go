@@ -3,8 +3,10 @@ package browser
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -63,10 +65,32 @@ const viewportScript = `() => {
     for (const h of root.querySelectorAll('*')) if (h.shadowRoot) walk(h.shadowRoot);
   };
   walk(document);
+  // Where long runs of text sit, keyed by their first characters: a long
+  // text off screen is what a representation can best do without.
+  const txt = [];
+  if (document.body) {
+    const tw = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let t = tw.nextNode(); t && txt.length < 2000; t = tw.nextNode()) {
+      const s = t.data.trim().replace(/\s+/g, ' ');
+      if (s.length < ` + longTextJS + ` || !t.parentElement) continue;
+      const r = t.parentElement.getBoundingClientRect();
+      const pos = !(r.width > 0 || r.height > 0) ? 'hidden' : r.bottom < 0 ? 'above' : r.top > vh ? 'below' : (r.right < 0 || r.left > vw) ? 'aside' : 'in';
+      txt.push([s.slice(0, ` + textKeyJS + `), pos]);
+    }
+  }
   // One string: the driver's typed serialization of thousands of small
   // arrays cost more than computing them.
-  return JSON.stringify({ y: scrollY, vh, ph: document.documentElement.scrollHeight, els, doc: String(performance.timeOrigin) });
+  return JSON.stringify({ y: scrollY, vh, ph: document.documentElement.scrollHeight, els, txt, doc: String(performance.timeOrigin) });
 }`
+
+// A text line at least longTextChars long is placed by the census, by its
+// first textKeyChars characters.
+const (
+	longTextChars = 80
+	textKeyChars  = 40
+	longTextJS    = "80"
+	textKeyJS     = "40"
+)
 
 // viewport is where elements sit relative to the viewport.
 type viewport struct {
@@ -77,6 +101,8 @@ type viewport struct {
 	// notes are what the aria snapshot does not say (test id, focus) of
 	// elements whose role and name are unique on the page.
 	notes map[[2]string]string
+	// text lists where long texts sit, by their first textKeyChars characters.
+	text map[string][]string
 }
 
 func parseViewport(v any) (viewport, bool) {
@@ -91,7 +117,15 @@ func parseViewport(v any) (viewport, bool) {
 	}
 	doc, _ := m["doc"].(string)
 	vp := viewport{doc: doc, scrollY: toFloat(m["y"]), height: toFloat(m["vh"]), pageHeight: toFloat(m["ph"]),
-		pos: map[[2]string][]string{}, notes: map[[2]string]string{}}
+		pos: map[[2]string][]string{}, notes: map[[2]string]string{}, text: map[string][]string{}}
+	txt, _ := m["txt"].([]any)
+	for _, x := range txt {
+		if e, ok := x.([]any); ok && len(e) == 2 {
+			key, _ := e[0].(string)
+			pos, _ := e[1].(string)
+			vp.text[key] = append(vp.text[key], pos)
+		}
+	}
 	seen := map[[2]string]int{}
 	els, _ := m["els"].([]any)
 	for _, x := range els {
@@ -193,32 +227,50 @@ func render(b *strings.Builder, nodes []*node) {
 	}
 }
 
-// elideLists keeps the first items of long runs of same-role siblings and
-// says how many were left out.
-func elideLists(nodes []*node, keep int) []*node {
+// elideLists shortens long runs of same-role siblings: the first keep items
+// and every item in the viewport stay, and each stretch left out is one line
+// saying how many items it held. What the page shows is never elided: a
+// model that must scroll or inspect to see visible links pays a round trip.
+func elideLists(nodes []*node, keep int, inView func(*node) bool) []*node {
 	var out []*node
+	keepAll := func(ns []*node) {
+		for _, n := range ns {
+			n.children = elideLists(n.children, keep, inView)
+			out = append(out, n)
+		}
+	}
 	for i := 0; i < len(nodes); {
 		j := i
 		for j < len(nodes) && nodes[j].role == nodes[i].role && nodes[i].role != "" {
 			j++
 		}
-		run := j - i
-		if run == 0 {
-			run, j = 1, i+1
+		if j == i {
+			j = i + 1
 		}
-		if run > keep+2 {
-			for _, n := range nodes[i : i+keep] {
-				n.children = elideLists(n.children, keep)
-				out = append(out, n)
+		if j-i <= keep+2 {
+			keepAll(nodes[i:j])
+			i = j
+			continue
+		}
+		var gap []*node // items left out since the last one kept
+		flush := func() {
+			if len(gap) <= 2 {
+				keepAll(gap) // a note would cost as much as the items
+			} else {
+				pad := strings.Repeat(" ", gap[0].indent)
+				out = append(out, &node{line: fmt.Sprintf("%s- (%d more %s elided; inspect_page with the list's ref shows them)", pad, len(gap), gap[0].role), indent: gap[0].indent})
 			}
-			pad := strings.Repeat(" ", nodes[i].indent)
-			out = append(out, &node{line: fmt.Sprintf("%s- (%d more %s elided; inspect_page with the list's ref shows them)", pad, run-keep, nodes[i].role), indent: nodes[i].indent})
-		} else {
-			for _, n := range nodes[i:j] {
-				n.children = elideLists(n.children, keep)
-				out = append(out, n)
+			gap = nil
+		}
+		for k, n := range nodes[i:j] {
+			if k < keep || inView(n) {
+				flush()
+				keepAll([]*node{n})
+			} else {
+				gap = append(gap, n)
 			}
 		}
+		flush()
 		i = j
 	}
 	return out
@@ -243,6 +295,16 @@ func dropOutside(nodes []*node, vp viewport, counts map[string]int, total map[[2
 		where := ""
 		if n.role != "" && n.ref != "" {
 			where = vp.where(n.role, n.name, n.occ, total[[2]string{n.role, n.name}])
+		}
+		if where == "" && len(n.children) == 0 && !interactiveRoles[n.role] {
+			// Long text is placed by the census of texts.
+			switch side := vp.textWhere(n.line); side {
+			case "above", "below", "aside":
+				counts[side]++
+				continue
+			}
+		}
+		if n.role != "" && n.ref != "" {
 			switch where {
 			case "above", "below", "aside":
 				if interactiveRoles[n.role] {
@@ -267,6 +329,75 @@ func dropOutside(nodes []*node, vp viewport, counts map[string]int, total map[[2
 				continue
 			}
 		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// textWhere says where the long text a line carries lies (see where), ""
+// when the line carries no long text or its place is not known.
+func (vp viewport) textWhere(line string) string {
+	v := lineText(line)
+	if len(v) < longTextChars {
+		return ""
+	}
+	u := utf16.Encode([]rune(v))
+	list := vp.text[string(utf16.Decode(u[:min(len(u), textKeyChars)]))]
+	if len(list) == 0 {
+		return ""
+	}
+	for _, p := range list[1:] {
+		if p != list[0] {
+			return ""
+		}
+	}
+	return list[0]
+}
+
+// lineText is the text value of an aria snapshot line ("- text: …",
+// "- paragraph [ref=e3]: …"), unquoted.
+func lineText(line string) string {
+	l := strings.TrimSpace(line)
+	v := ""
+	if i := strings.Index(l, "]: "); i >= 0 {
+		v = l[i+3:]
+	} else if m := plainValueLine.FindStringSubmatch(l); m != nil {
+		v = m[1]
+	}
+	if strings.HasPrefix(v, `"`) {
+		if u, err := strconv.Unquote(v); err == nil {
+			v = u
+		}
+	}
+	return v
+}
+
+var plainValueLine = regexp.MustCompile(`^- [a-z]+: (.+)$`)
+
+// plainer drops what repeats without telling the model anything: a label's
+// text beside the control it names (the control's line carries the name),
+// and the refs of a native select's options (select takes the option's
+// label, so an option is never a target of its own).
+func plainer(nodes []*node) []*node {
+	out := nodes[:0]
+	for i, n := range nodes {
+		if t, ok := strings.CutPrefix(strings.TrimSpace(n.line), "- text: "); ok && len(n.children) == 0 {
+			if u, err := strconv.Unquote(t); err == nil {
+				t = u
+			}
+			names := func(m *node) bool { return interactiveRoles[m.role] && m.name == t }
+			if (i > 0 && names(nodes[i-1])) || (i+1 < len(nodes) && names(nodes[i+1])) {
+				continue
+			}
+		}
+		if n.role == "combobox" {
+			for _, c := range n.children {
+				if c.role == "option" && c.ref != "" {
+					c.line = strings.Replace(c.line, " [ref="+c.ref+"]", "", 1)
+				}
+			}
+		}
+		n.children = plainer(n.children)
 		out = append(out, n)
 	}
 	return out
@@ -355,7 +486,13 @@ func represent(text string, vp *viewport, o SnapshotOptions) (string, string) {
 	tree := parseTree(text)
 	total := map[[2]string]int{}
 	tally(tree, total) // numbers each element among those of its role and name
-	nodes := elideLists(tree, keep)
+	inView := func(*node) bool { return false }
+	if vp != nil {
+		inView = func(n *node) bool {
+			return n.ref != "" && vp.where(n.role, n.name, n.occ, total[[2]string{n.role, n.name}]) == "in"
+		}
+	}
+	nodes := elideLists(tree, keep, inView)
 	header := ""
 	if vp != nil {
 		counts := map[string]int{}
@@ -363,13 +500,19 @@ func represent(text string, vp *viewport, o SnapshotOptions) (string, string) {
 		if !o.FullPage {
 			nodes = dropOutside(nodes, *vp, counts, total)
 		}
-		header = fmt.Sprintf("# viewport: y %.0f-%.0f of %.0f px; controls outside it are kept, marked [above], [below] or [beside]", vp.scrollY, vp.scrollY+vp.height, vp.pageHeight)
-		if n := counts["above"] + counts["below"] + counts["aside"]; n > 0 {
-			header += fmt.Sprintf("; other content left out as outside the viewport: %d elements above, %d below, %d beside (scroll, or inspect_page with search)",
-				counts["above"], counts["below"], counts["aside"])
+		left := counts["above"] + counts["below"] + counts["aside"]
+		// A page that fits in the viewport, with nothing left out, needs no
+		// word about the viewport.
+		if left > 0 || vp.scrollY > 0 || vp.pageHeight > vp.height+1 {
+			header = fmt.Sprintf("# viewport: y %.0f-%.0f of %.0f px; controls outside it are kept, marked [above], [below] or [beside]", vp.scrollY, vp.scrollY+vp.height, vp.pageHeight)
+			if left > 0 {
+				header += fmt.Sprintf("; other content left out as outside the viewport: %d elements above, %d below, %d beside (scroll, or inspect_page with search)",
+					counts["above"], counts["below"], counts["aside"])
+			}
+			header += "\n"
 		}
-		header += "\n"
 	}
+	nodes = plainer(nodes)
 	var b strings.Builder
 	render(&b, nodes)
 	return header, collapseLong(b.String())

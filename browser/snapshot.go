@@ -2,10 +2,12 @@ package browser
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/playwright-community/playwright-go"
 )
@@ -52,8 +54,7 @@ func (s *Session) Snapshot(ctx context.Context, o SnapshotOptions) (Snapshot, er
 		v, err := s.page.Evaluate(pageFactsScript, []any{40, o.FullPage})
 		factsc <- result{v, err}
 	}()
-	opts := playwright.LocatorAriaSnapshotOptions{Ref: playwright.Bool(true), Timeout: playwright.Float(5000)}
-	text, err := ariaSnapshot(s.page.MainFrame(), opts)
+	text, err := s.mainAriaSnapshot(ctx)
 	facts := <-factsc
 	if err != nil {
 		return snap, fmt.Errorf("aria snapshot: %w", err)
@@ -215,6 +216,59 @@ func (s *Session) pagesHeader() string {
 		parts = append(parts, fmt.Sprintf("%d%s %s", p.Number, cur, p.URL))
 	}
 	return "# pages: " + strings.Join(parts, ", ") + " (switch_page acts in another)\n"
+}
+
+// Aria snapshot timeouts: a page that took long before is given longer,
+// and a timed-out snapshot is tried once more with twice the time before
+// the step that needs it fails.
+const (
+	minAriaTimeout = 5 * time.Second
+	maxAriaTimeout = 30 * time.Second
+	ariaSlack      = 4 // times the slowest recent snapshot
+	ariaRecent     = 8
+)
+
+// snapshotTimeout is the time the next aria snapshot of the page gets.
+func (s *Session) snapshotTimeout() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := minAriaTimeout
+	for _, d := range s.ariaTook {
+		t = max(t, ariaSlack*d)
+	}
+	return min(t, maxAriaTimeout)
+}
+
+func (s *Session) ariaDone(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ariaTook = append(s.ariaTook, d)
+	if len(s.ariaTook) > ariaRecent {
+		s.ariaTook = s.ariaTook[1:]
+	}
+}
+
+// mainAriaSnapshot snapshots the main frame with an adaptive timeout and
+// one retry.
+func (s *Session) mainAriaSnapshot(ctx context.Context) (string, error) {
+	timeout := s.snapshotTimeout()
+	for try := 1; ; try++ {
+		start := time.Now()
+		text, err := ariaSnapshot(s.page.MainFrame(), playwright.LocatorAriaSnapshotOptions{Ref: playwright.Bool(true),
+			Timeout: playwright.Float(float64(timeout.Milliseconds()))})
+		if err == nil {
+			s.ariaDone(time.Since(start))
+			return text, nil
+		}
+		if !errors.Is(err, playwright.ErrTimeout) || ctx.Err() != nil {
+			return "", err
+		}
+		s.ariaDone(timeout) // the page is at least this slow now
+		if try == 2 {
+			return "", fmt.Errorf("%w (tried twice, the second time for %s)", err, timeout)
+		}
+		timeout = min(2*timeout, maxAriaTimeout)
+	}
 }
 
 // ariaSnapshot snapshots a frame's body, or its frameset, so reading a

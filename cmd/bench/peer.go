@@ -450,18 +450,29 @@ func (e *env) replayVsRunner(ctx context.Context, runs int) (float64, error) {
 		return 0, err
 	}
 	sc := fourteenSteps(e.demo)
-	var ours, body []time.Duration
-	for i := 0; i <= runs; i++ { // the first of each warms up
+	var ours, replays, body []time.Duration
+	run := func(in orchestrator.Input) (orchestrator.Result, time.Duration, error) {
 		sess, err := e.browser.NewSession(ctx, browser.SessionOptions{Policy: netguard.New([]string{"127.0.0.1"})})
+		if err != nil {
+			return orchestrator.Result{}, 0, err
+		}
+		defer sess.Close()
+		t := time.Now()
+		res, err := (&orchestrator.Agent{Page: sess, Recorder: nopRecorder{}}).Run(ctx, in)
+		return res, time.Since(t), err
+	}
+	for i := 0; i <= runs; i++ { // the first of each warms up
+		res, d, err := run(orchestrator.Input{Scenario: sc, Secrets: sc.Secrets})
 		if err != nil {
 			return 0, err
 		}
-		t := time.Now()
-		res, err := (&orchestrator.Agent{Page: sess, Recorder: nopRecorder{}}).Run(ctx, orchestrator.Input{Scenario: sc, Secrets: sc.Secrets})
-		d := time.Since(t)
-		sess.Close()
+		// The same test replayed from its stored manifest, as a suite run does.
+		rep, dr, err := run(orchestrator.Input{Scenario: sc, Secrets: sc.Secrets, Replay: &orchestrator.Replay{Steps: res.Manifest}})
 		if err != nil {
 			return 0, err
+		}
+		if rep.Status != orchestrator.StatusSucceeded {
+			return 0, fmt.Errorf("the 14-step job's replay %s: %s", rep.Status, rep.Error)
 		}
 		if res.Status != orchestrator.StatusSucceeded {
 			return 0, fmt.Errorf("the 14-step job %s: %s", res.Status, res.Error)
@@ -479,11 +490,12 @@ func (e *env) replayVsRunner(ctx context.Context, runs int) (float64, error) {
 			return 0, fmt.Errorf("the 14-step job's spec under @playwright/test: %+v", results)
 		}
 		if i > 0 {
-			ours, body = append(ours, d), append(body, results[0].Body)
+			ours, replays, body = append(ours, d), append(replays, dr), append(body, results[0].Body)
 		}
 	}
 	fmt.Printf("Replay of a 14-step deterministic job (median of %d) against its spec under @playwright/test\n", runs)
 	fmt.Printf("  %-58s %9.1f ms\n", "webpilot run (open session, navigation to the last check)", ms(percentile(ours, 50)))
+	fmt.Printf("  %-58s %9.1f ms\n", "webpilot replay of its stored manifest (a suite run)", ms(percentile(replays, 50)))
 	fmt.Printf("  %-58s %9.1f ms\n", "@playwright/test test body (without context/page fixtures)", ms(percentile(body, 50)))
 	fmt.Println()
 	return ms(percentile(ours, 50)) / ms(percentile(body, 50)), nil
