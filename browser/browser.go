@@ -398,6 +398,16 @@ type Document struct {
 
 const documentScript = `() => [String(performance.timeOrigin), ((performance.getEntriesByType('navigation')[0] || {}).name) || location.href]`
 
+func parseDocument(v any) (Document, bool) {
+	arr, _ := v.([]any)
+	if len(arr) != 2 {
+		return Document{}, false
+	}
+	id, _ := arr[0].(string)
+	u, _ := arr[1].(string)
+	return Document{ID: id, URL: u}, id != ""
+}
+
 // Document returns the current document's identity. A navigation that is
 // committing can destroy the context mid-call, so it is asked twice.
 func (s *Session) Document(ctx context.Context) (Document, error) {
@@ -405,11 +415,8 @@ func (s *Session) Document(ctx context.Context) (Document, error) {
 	for range 2 {
 		var v any
 		if v, err = s.page.Evaluate(documentScript); err == nil {
-			arr, _ := v.([]any)
-			if len(arr) == 2 {
-				id, _ := arr[0].(string)
-				u, _ := arr[1].(string)
-				return Document{ID: id, URL: u}, nil
+			if d, ok := parseDocument(v); ok {
+				return d, nil
 			}
 			err = fmt.Errorf("unexpected document identity %v", v)
 		}

@@ -147,7 +147,9 @@ type Outcome struct {
 	// Waited is Duration less the time spent describing the target: how
 	// long the page took to let the command succeed.
 	Waited time.Duration
-	fpTime time.Duration
+	// Document is the document the command acted on (ExecOptions.Document).
+	Document Document
+	fpTime   time.Duration
 }
 
 // File is a file a job carries for uploads: its content travels with the
@@ -166,6 +168,10 @@ type ExecOptions struct {
 	// RequireLocator refuses to act on an element no stable locator can be
 	// written for: the spec could not do what the job did.
 	RequireLocator bool
+	// Document reads the identity of the document the command acts on,
+	// before it acts (Outcome.Document); for a command on one element of
+	// the main frame it comes with the element, in the same evaluation.
+	Document bool
 }
 
 // prepareScript resolves a command's element in one round trip: where text
@@ -173,7 +179,8 @@ type ExecOptions struct {
 const prepareScript = `(e, o) => {
   const host = o.host ? (` + editingHostScript + `)(e) : null;
   const fp = o.fp && (!host || host[0] === 'self') ? (` + fingerprintScript + `)(e) : null;
-  return { host, fp };
+  const doc = o.doc ? (` + documentScript + `)() : null;
+  return { host, fp, doc };
 }`
 
 // prepare finds the one element c acts on, the editor text typed at it
@@ -189,10 +196,13 @@ func (s *Session) prepare(c Command, o ExecOptions, out *Outcome) (loc playwrigh
 	var v any
 	n := 0
 	if c.Target.Ref == "" && len(c.Target.Frames) == 0 && c.Target.Within == nil {
-		v, n, err = matchOne(loc, prepareScript, map[string]any{"host": typing, "fp": o.Fingerprint})
+		v, n, err = matchOne(loc, prepareScript, map[string]any{"host": typing, "fp": o.Fingerprint, "doc": o.Document})
 	}
 	if err == nil && n == 1 {
 		m, _ := v.(map[string]any)
+		if d, ok := parseDocument(m["doc"]); ok && o.Document {
+			out.Document = d
+		}
 		if typing {
 			loc, text, kind = hostOf(loc, m["host"])
 		}
@@ -253,9 +263,11 @@ func (s *Session) execute(ctx context.Context, c Command, o ExecOptions, out *Ou
 	}
 	ms := playwright.Float(float64(timeout.Milliseconds()))
 	if c.IsVerify() {
+		s.readDocument(ctx, o, out)
 		return s.verify(c, ms, out, o)
 	}
 	if c.Target.IsCoordinate() {
+		s.readDocument(ctx, o, out)
 		return s.coordinate(c)
 	}
 	var loc playwright.Locator
@@ -266,6 +278,7 @@ func (s *Session) execute(ctx context.Context, c Command, o ExecOptions, out *Ou
 			return err
 		}
 	}
+	s.readDocument(ctx, o, out) // unless prepare read it with the element
 	switch c.Action {
 	case "click":
 		return loc.Click(playwright.LocatorClickOptions{Timeout: ms})
@@ -370,6 +383,17 @@ func (s *Session) execute(ctx context.Context, c Command, o ExecOptions, out *Ou
 		}
 	}
 	return fmt.Errorf("unknown action %q", c.Action)
+}
+
+// readDocument fills out.Document when asked and not yet known. Its time,
+// like describing the target, is not time the page took.
+func (s *Session) readDocument(ctx context.Context, o ExecOptions, out *Outcome) {
+	if !o.Document || out.Document.ID != "" {
+		return
+	}
+	start := time.Now()
+	out.Document, _ = s.Document(ctx)
+	out.fpTime += time.Since(start)
 }
 
 func (s *Session) coordinate(c Command) error {

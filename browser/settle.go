@@ -153,6 +153,10 @@ type SettleOptions struct {
 	// the page is watched longer before it is called quiet, and longer
 	// still when it has been fetching lately.
 	Acted bool
+	// Ended is when the batch's last command returned; the quiet window and
+	// the watch after acting count from it (default: the call). A wait
+	// taken up again later counts only what is still missing.
+	Ended time.Time
 }
 
 // The least time the page is watched after a batch: any batch, one that
@@ -164,7 +168,6 @@ const (
 	// defaultQuietWindow is how long the DOM must be unchanged. Short: a
 	// debounce or a deferred render is held by the timer tracker instead.
 	defaultQuietWindow   = 25 * time.Millisecond
-	settleWindowQuiet    = 25 * time.Millisecond
 	settleWindowActed    = 60 * time.Millisecond
 	settleWindowFetching = 200 * time.Millisecond
 	fetchingLately       = time.Minute
@@ -198,8 +201,12 @@ func (s *Session) Settle(ctx context.Context, o SettleOptions) SettleReport {
 	}
 	start := time.Now()
 	deadline := start.Add(o.Timeout)
+	ended := start
+	if !o.Ended.IsZero() && o.Ended.Before(start) {
+		ended = o.Ended
+	}
 	rep := SettleReport{}
-	window := settleWindowQuiet
+	window := o.QuietWindow
 	if o.Acted {
 		window = settleWindowActed
 		if s.net.fetchedWithin(fetchingLately) {
@@ -218,7 +225,7 @@ func (s *Session) Settle(ctx context.Context, o SettleOptions) SettleReport {
 	last := time.Now()
 	for {
 		pending := s.net.pending(o.Since, o.LongPoll)
-		probe, perr := s.probe(time.Since(o.Since), time.Since(start), o.LongPoll)
+		probe, perr := s.probe(time.Since(o.Since), time.Since(ended), o.LongPoll)
 		var blocking []string
 		var signal string
 		switch {
@@ -242,9 +249,9 @@ func (s *Session) Settle(ctx context.Context, o SettleOptions) SettleReport {
 			signal, blocking = "busy", []string{"busy indicator visible: " + strings.Join(probe.Busy, ", ")}
 		// Quiet counts from the end of the batch at the earliest: a DOM
 		// unchanged since before the click says nothing of what the click did.
-		case min(time.Duration(probe.Quiet*float64(time.Millisecond)), time.Since(start)) < o.QuietWindow:
+		case min(time.Duration(probe.Quiet*float64(time.Millisecond)), time.Since(ended)) < o.QuietWindow:
 			signal, blocking = "dom", []string{"DOM still changing"}
-		case time.Since(start) < window:
+		case time.Since(ended) < window:
 			signal, blocking = "window", []string{"watching for what the batch starts late"}
 		}
 		now := time.Now()

@@ -436,6 +436,7 @@ func (r *run) representation(ctx context.Context) (browser.Snapshot, error) {
 		r.fresh = nil
 		return snap, nil
 	}
+	r.catchUp(ctx)
 	t := time.Now()
 	snap, err := r.Page.Snapshot(ctx, r.snapshotOptions())
 	r.timing.Browser += time.Since(t)

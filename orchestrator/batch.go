@@ -45,13 +45,17 @@ func (r *run) batchWith(ctx context.Context, rep *StepReport, iter int, cmds []b
 	prevEnd := batchStart // when the previous command finished
 
 	for i, shown := range cmds {
+		if shown.IsVerify() {
+			// A check must not pass on the page as it was before the
+			// previous action took effect.
+			r.catchUp(ctx)
+		}
 		real := shown
 		real.Value = r.commandValue(shown)
-		td := time.Now()
-		doc, _ := r.Page.Document(ctx) // which document the command changes, for an exact resume
 		page := r.Page.CurrentPage()
-		r.timing.Browser += time.Since(td)
-		out := r.Page.Execute(ctx, real, browser.ExecOptions{Fingerprint: true, RequireLocator: true, Files: r.files, Timeout: timeout})
+		// Document: which document the command changes, for an exact resume.
+		out := r.Page.Execute(ctx, real, browser.ExecOptions{Fingerprint: true, RequireLocator: true, Files: r.files, Timeout: timeout, Document: true})
+		doc := out.Document
 		r.timing.Browser += out.Duration
 		end := time.Now()
 		if out.Waited > time.Second {
@@ -101,9 +105,28 @@ func (r *run) batchWith(ctx context.Context, rep *StepReport, iter int, cmds []b
 		res.completed++
 	}
 
-	res.settle = r.Page.Settle(ctx, browser.SettleOptions{Since: batchStart, StartURL: startURL, Acted: acted(cmds[:min(len(cmds), res.completed+1)])})
-	r.timing.Settle += res.settle.Duration
-	rep.Settle = append(rep.Settle, res.settle)
+	ran := cmds[:min(len(cmds), res.completed+1)]
+	full := browser.SettleOptions{Since: batchStart, StartURL: startURL, Acted: acted(ran), Ended: time.Now()}
+	so := full
+	switch {
+	case before == nil && onlyChecks(ran):
+		// Checks change nothing, and nobody looks at the page next.
+	case before == nil:
+		// Nobody looks at the page before the next command, which waits for
+		// its own element as the spec does, and a check polls after taking
+		// up this wait: the watch for what starts late is left for the next
+		// check or representation, if any.
+		so.Acted, so.QuietWindow = false, lightQuietWindow
+		r.unsettled = &full
+		fallthrough
+	default:
+		if before != nil {
+			r.unsettled = nil
+		}
+		res.settle = r.Page.Settle(ctx, so)
+		r.timing.Settle += res.settle.Duration
+		rep.Settle = append(rep.Settle, res.settle)
+	}
 	// What appeared while the page settled belongs to the last action.
 	if actor >= 0 {
 		_, pagesSeen = r.attribute(rep, actor, dialogsSeen, pagesSeen)
@@ -153,6 +176,22 @@ func (r *run) batchWith(ctx context.Context, rep *StepReport, iter int, cmds []b
 		r.Log.Warn("history not recorded", "err", err)
 	}
 	return res
+}
+
+// lightQuietWindow is how long the DOM must be unchanged after a batch no
+// model looks at (a deterministic step, a replay).
+const lightQuietWindow = 10 * time.Millisecond
+
+// catchUp finishes the wait the last batch left short before the page is
+// shown to the model: only what is still missing is waited for.
+func (r *run) catchUp(ctx context.Context) {
+	if r.unsettled == nil {
+		return
+	}
+	o := *r.unsettled
+	r.unsettled = nil
+	rep := r.Page.Settle(ctx, o)
+	r.timing.Settle += rep.Duration
 }
 
 // errNoDelta marks a batch that computes no delta.
@@ -273,6 +312,16 @@ func (r *run) commandValue(c browser.Command) string {
 
 // acted reports whether commands include one whose effects can start
 // after it returned (see browser.SettleOptions.Acted).
+// onlyChecks says a batch only verified.
+func onlyChecks(cmds []browser.Command) bool {
+	for _, c := range cmds {
+		if !c.IsVerify() {
+			return false
+		}
+	}
+	return len(cmds) > 0
+}
+
 func acted(cmds []browser.Command) bool {
 	for _, c := range cmds {
 		switch c.Action {

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/webpilot/webpilot/browser"
@@ -186,24 +187,48 @@ func (r *run) resolveTarget(ctx context.Context, kind targetKind, name string) (
 	start := time.Now()
 	defer func() { r.timing.Browser += time.Since(start) }()
 	deadline := start.Add(5 * time.Second)
+	cands := candidates(kind, name)
+	if len(cands) == 0 {
+		return browser.Target{}, fmt.Sprintf("%q names no kind of element", name)
+	}
 	for {
-		for _, c := range candidates(kind, name) {
-			n, err := r.Page.Count(ctx, c)
-			if err != nil {
-				continue
+		// The first candidate is the usual match; the others are counted
+		// together, so a miss costs one more round trip, not one each.
+		counts := make([]int, len(cands))
+		counts[0] = r.count(ctx, cands[0])
+		if counts[0] == 0 && len(cands) > 1 {
+			var wg sync.WaitGroup
+			for i := 1; i < len(cands); i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					counts[i] = r.count(ctx, cands[i])
+				}()
 			}
+			wg.Wait()
+		}
+		for i, n := range counts {
 			if n == 1 {
-				return c, ""
+				return cands[i], ""
 			}
 			if n > 1 {
-				return browser.Target{}, fmt.Sprintf("%q is ambiguous: %d elements match %s", name, n, c)
+				return browser.Target{}, fmt.Sprintf("%q is ambiguous: %d elements match %s", name, n, cands[i])
 			}
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return browser.Target{}, fmt.Sprintf("no element on %s matches %q", r.Page.URL(), name)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(25 * time.Millisecond)
 	}
+}
+
+// count is how many elements t matches, 0 when that cannot be told.
+func (r *run) count(ctx context.Context, t browser.Target) int {
+	n, err := r.Page.Count(ctx, t)
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // explicitCommand builds the command of an action step object.

@@ -64,6 +64,9 @@ type run struct {
 	// fresh is the representation the last batch took after settling: the
 	// next one the model sees, and the "before" of the next delta.
 	fresh *browser.Snapshot
+	// unsettled is the wait a batch nobody looked at after left short (see
+	// batchWith); the next representation takes it up.
+	unsettled *browser.SettleOptions
 }
 
 // NewBoundary returns a random marker that untrusted blocks of a prompt are
