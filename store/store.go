@@ -40,6 +40,10 @@ var (
 	ErrTenantBusy = errors.New("tenant is at its running-jobs limit")
 )
 
+// defaultMaxConns is the pool size when the database URL sets none
+// (pool_max_conns).
+const defaultMaxConns = 16
+
 // Store wraps a pgx pool.
 type Store struct {
 	pool *pgxpool.Pool
@@ -50,6 +54,12 @@ func Open(ctx context.Context, databaseURL string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	if !strings.Contains(databaseURL, "pool_max_conns") {
+		// pgx's default (the CPU count, at least 4) queues a busy
+		// dispatcher's submissions behind each other's round trips; the
+		// work is short, so more connections hide latency, not add load.
+		cfg.MaxConns = max(cfg.MaxConns, defaultMaxConns)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"encoding/hex"
 	"net/url"
 	"os"
+	"runtime"
+	"strconv"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -48,6 +50,11 @@ func URL(t testing.TB) string {
 		t.Fatalf("storetest: parse DATABASE_URL: %v", err)
 	}
 	u.Path = "/" + name
+	// Tests open many stores at once: pgx's own default pool size keeps
+	// them within the test server's connections.
+	q := u.Query()
+	q.Set("pool_max_conns", strconv.Itoa(max(4, runtime.NumCPU())))
+	u.RawQuery = q.Encode()
 	st, err := store.Open(ctx, u.String())
 	if err != nil {
 		t.Fatalf("storetest: open: %v", err)
