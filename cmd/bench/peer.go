@@ -58,7 +58,12 @@ type peerFigures struct {
 	click, typ             [2][]time.Duration // 0: webpilot, 1: MCP
 	early, samples         [2]int
 	bare                   []time.Duration // MCP's type without its snapshot
+	perAction              map[string][]peerTimes
+	typeNames              []string
 }
+
+// peerTimes are one block's samples of an action: 0 webpilot, 1 MCP.
+type peerTimes [2][]time.Duration
 
 // peerBench runs webpilot and Playwright MCP side by side on the same pages
 // in the same run, alternating blocks of samples, and prints the peer table
@@ -95,7 +100,12 @@ func (e *env) peerBench(ctx context.Context, samples int, replayRatio, submits f
 			peerAction{kind: "click", role: "button", name: "Count", command: click("Count"), answer: "answer %d"}})
 	}
 
-	f := peerFigures{tokensOurs: map[string]int{}, tokensPeer: map[string]int{}}
+	f := peerFigures{tokensOurs: map[string]int{}, tokensPeer: map[string]int{}, perAction: map[string][]peerTimes{}}
+	for _, p := range pages {
+		if p.action.kind == "type" {
+			f.typeNames = append(f.typeNames, p.name)
+		}
+	}
 	const block = 5
 	for _, p := range pages {
 		url := srv.URL + p.path
@@ -123,6 +133,8 @@ func (e *env) peerBench(ctx context.Context, samples int, replayRatio, submits f
 					f.click[tool] = append(f.click[tool], times...)
 				} else {
 					f.typ[tool] = append(f.typ[tool], times...)
+					f.perAction[p.name] = append(f.perAction[p.name], peerTimes{})
+					f.perAction[p.name][len(f.perAction[p.name])-1][tool] = times
 				}
 				if p.action.answer != "" {
 					f.early[tool] += early
@@ -161,6 +173,15 @@ func (f peerFigures) print(samples int, replayRatio, submits float64) error {
 	fmt.Printf("  %-34s %7.1f ms %7.1f ms %7.2fx\n", "click", ms(percentile(f.click[0], 50)), ms(percentile(f.click[1], 50)), clickX)
 	fmt.Printf("  %-34s %7.1f ms %7.1f ms %7.2fx\n", "type (MCP: type, then snapshot)", ms(percentile(f.typ[0], 50)), ms(percentile(f.typ[1], 50)), typeX)
 	fmt.Printf("  %-34s %10s %7.1f ms\n", "  MCP's type alone (no page state)", "", ms(percentile(f.bare, 50)))
+	for _, name := range f.typeNames {
+		var t [2][]time.Duration
+		for _, b := range f.perAction[name] {
+			t[0], t[1] = append(t[0], b[0]...), append(t[1], b[1]...)
+		}
+		if len(t[0]) > 0 && len(t[1]) > 0 {
+			fmt.Printf("  %-34s %7.1f ms %7.1f ms %7.2fx\n", "  "+name, ms(percentile(t[0], 50)), ms(percentile(t[1], 50)), ms(percentile(t[1], 50))/ms(percentile(t[0], 50)))
+		}
+	}
 	fmt.Printf("  %-34s %6d/%-3d %6d/%-3d\n", "early returns (request 0-300 ms late)", f.early[0], f.samples[0], f.early[1], f.samples[1])
 	fmt.Printf("\nbench peer: early_returns=%d samples=%d click_speedup=%.2f type_speedup=%.2f tokens_ratio=%.2f replay_vs_runner=%.2f submits_per_s=%.0f\n\n",
 		f.early[0], f.samples[0], clickX, typeX, median(ratios), replayRatio, submits)
@@ -197,20 +218,24 @@ func (e *env) oursRun(ctx context.Context, url string, a peerAction, n int, enc 
 	defer sess.Close()
 	var mu sync.Mutex
 	early, tokens := 0, 0
+	// Step 0 only looks at the page (MCP's first snapshot is not timed
+	// either); steps 1..n act, and the prompt of step k+1 shows the state
+	// action k left; step n+1 ends the job.
+	look := llmtest.JSON(map[string]any{"status": "complete", "commands": []any{
+		map[string]any{"action": "verify", "assert": "isVisible", "target": map[string]any{"css": "body"}}}})
 	var replies []llmtest.Reply
-	for i := 0; i <= n; i++ {
+	for i := 0; i <= n+1; i++ {
 		replies = append(replies, llmtest.Reply{PromptTokens: 1000, CompletionTokens: 40, Respond: func(req llmtest.Request) string {
 			text := req.Text()
 			mu.Lock()
 			if i == 0 {
 				tokens = pageTokens(enc, text)
-			} else if a.answer != "" && !answered(a.answer, i, text) {
+			} else if i >= 2 && a.answer != "" && !answered(a.answer, i-1, text) {
 				early++
 			}
 			mu.Unlock()
-			if i == n {
-				return llmtest.JSON(map[string]any{"status": "complete", "commands": []any{
-					map[string]any{"action": "verify", "assert": "isVisible", "target": map[string]any{"css": "body"}}}})
+			if i == 0 || i == n+1 {
+				return look
 			}
 			return llmtest.JSON(map[string]any{"status": "complete", "commands": []any{a.command}})
 		}})
@@ -219,7 +244,7 @@ func (e *env) oursRun(ctx context.Context, url string, a peerAction, n int, enc 
 	defer srv.Close()
 	model := &timedModel{inner: llm.New(llm.Config{APIKey: "bench", BaseURL: srv.BaseURL(), Model: "gpt-4o-mini"})}
 	sc := scenario.Scenario{Name: "peer", BaseURL: url}
-	for range n + 1 {
+	for range n + 2 {
 		sc.Steps = append(sc.Steps, scenario.Step{Type: "ai_action", Text: "Do the next thing"})
 	}
 	ag := &orchestrator.Agent{Page: sess, Model: model, Recorder: nopRecorder{}}
@@ -227,11 +252,12 @@ func (e *env) oursRun(ctx context.Context, url string, a peerAction, n int, enc 
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	if res.Status != orchestrator.StatusSucceeded || len(model.calls) != n+1 {
+	if res.Status != orchestrator.StatusSucceeded || len(model.calls) != n+2 {
 		return nil, 0, 0, fmt.Errorf("run %s (%s) with %d calls", res.Status, res.Error, len(model.calls))
 	}
 	var out []time.Duration
-	for i, s := range res.Steps[:n] {
+	for i := 1; i <= n; i++ {
+		s := res.Steps[i]
 		if s.Iterations != 1 {
 			return nil, 0, 0, fmt.Errorf("step %d took %d iterations", i+1, s.Iterations)
 		}
