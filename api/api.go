@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/webpilot/webpilot/jobs"
 	"github.com/webpilot/webpilot/scenario"
@@ -48,6 +49,12 @@ type Config struct {
 	Submissions float64
 	// MaxStreams bounds a tenant's open progress streams. Zero means 20.
 	MaxStreams int
+	// Metrics is where the API's metrics are registered and what /metrics
+	// serves (the process's other collectors included). Nil: a registry of
+	// the API's own.
+	Metrics *prometheus.Registry
+	// Ready are the dependencies /readyz checks.
+	Ready []ReadyCheck
 }
 
 // Server holds the API's dependencies.
@@ -58,10 +65,13 @@ type Server struct {
 	submit *keyedLimiters // submissions per tenant
 	store  *store.Store
 	keys   *expirable.LRU[[sha256.Size]byte, store.Tenant] // recently verified API keys
-	pub    Sender
-	urls   scenario.URLPolicy
-	sealer *jobs.Sealer
-	log    *slog.Logger
+	// metrics count requests and submissions; gatherer is what /metrics serves.
+	metrics  *httpMetrics
+	gatherer prometheus.Gatherer
+	pub      Sender
+	urls     scenario.URLPolicy
+	sealer   *jobs.Sealer
+	log      *slog.Logger
 }
 
 // New builds the API server.
@@ -89,6 +99,11 @@ func New(cfg Config, st *store.Store, pub Sender, urls scenario.URLPolicy, seale
 		// so a verified key may skip the database for a while; failures
 		// are never remembered, so they keep counting against the address.
 		keys: expirable.NewLRU[[sha256.Size]byte, store.Tenant](10_000, nil, 30*time.Second)}
+	reg := cfg.Metrics
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	srv.metrics, srv.gatherer = newHTTPMetrics(reg), reg
 	if cfg.AuthFailures > 0 {
 		srv.auth = newKeyedLimiters(cfg.AuthFailures, 20)
 	}
@@ -129,7 +144,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/admin/tenants/{id}/credits", s.admin(s.grant))
 	mux.HandleFunc("GET /v1/admin/tenants/{id}/credits", s.admin(s.account))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]string{"status": "ok"}) })
-	return s.recover(mux)
+	mux.HandleFunc("GET /readyz", s.ready)
+	mux.Handle("GET /metrics", s.metricsHandler())
+	return s.recover(s.observe(mux))
 }
 
 type tenantKey struct{}
@@ -216,7 +233,7 @@ func (s *Server) recover(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if v := recover(); v != nil {
-				s.log.Error("handler panic", "path", r.URL.Path, "panic", v)
+				s.log.Error("handler panic", "request_id", requestID(r.Context()), "path", r.URL.Path, "panic", v)
 				writeError(w, http.StatusInternalServerError, "internal error", nil)
 			}
 		}()
@@ -228,12 +245,12 @@ func (s *Server) internal(w http.ResponseWriter, r *http.Request, err error) {
 	if store.Transient(err) {
 		// An outage of the database, not a fault of the request: nothing was
 		// written (or a retry with the same Idempotency-Key finds it).
-		s.log.Warn("request failed: database unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
+		s.log.Warn("request failed: database unavailable", "request_id", requestID(r.Context()), "method", r.Method, "path", r.URL.Path, "err", err)
 		w.Header().Set("Retry-After", "2")
 		writeError(w, http.StatusServiceUnavailable, "the service is briefly unavailable; retry shortly", nil)
 		return
 	}
-	s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	s.log.Error("request failed", "request_id", requestID(r.Context()), "method", r.Method, "path", r.URL.Path, "err", err)
 	writeError(w, http.StatusInternalServerError, "internal error", nil)
 }
 

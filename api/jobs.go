@@ -165,6 +165,7 @@ const maxHold = 1e9
 func (s *Server) throttled(w http.ResponseWriter, r *http.Request) bool {
 	t := tenantFrom(r.Context())
 	if s.submit != nil && !s.submit.take(t.ID) {
+		s.metrics.submissions.WithLabelValues("unknown", "throttled").Inc()
 		tooMany(w, s.submit.retryAfter(t.ID), "too many submissions; slow down (the limit is per tenant)")
 		return true
 	}
@@ -201,6 +202,14 @@ func (s *Server) submitSuite(kind jobs.Kind) http.HandlerFunc {
 // publishes it.
 func (s *Server) submitValid(w http.ResponseWriter, r *http.Request, sub jobs.Submission) {
 	t := tenantFrom(r.Context())
+	outcome := "invalid"
+	defer func() {
+		kind := sub.Kind
+		if !kind.Known() {
+			kind = "unknown" // a caller's made-up kind must not grow the series
+		}
+		s.metrics.submissions.WithLabelValues(string(kind), outcome).Inc()
+	}()
 	if err := sub.Validate(s.urls); err != nil {
 		var ve scenario.ValidationError
 		if errors.As(err, &ve) {
@@ -249,28 +258,34 @@ func (s *Server) submitValid(w http.ResponseWriter, r *http.Request, sub jobs.Su
 		}})
 	var reused *store.KeyReusedError
 	if errors.As(err, &reused) {
+		outcome = "conflict"
 		if !reused.SameRequest {
 			writeError(w, http.StatusConflict, "this Idempotency-Key was already used for a different request (job "+reused.JobID+"); use a new key for a new job", nil)
 			return
 		}
 		first, gerr := s.store.GetJob(r.Context(), t.ID, reused.JobID)
 		if gerr != nil {
+			outcome = "error"
 			s.internal(w, r, gerr)
 			return
 		}
+		outcome = "replayed"
 		w.Header().Set("Idempotent-Replayed", "true")
 		writeJSON(w, http.StatusAccepted, view(first, false))
 		return
 	}
 	if errors.Is(err, store.ErrInsufficientCredits) {
+		outcome = "insufficient_credits"
 		acct, _ := s.store.Account(r.Context(), t.ID)
 		writeError(w, http.StatusPaymentRequired, fmt.Sprintf("not enough credits: this job holds %.6g credits and %.6g are available", credits(hold), credits(acct.Available)), nil)
 		return
 	}
 	if err != nil {
+		outcome = "error"
 		s.internal(w, r, err)
 		return
 	}
+	outcome = "accepted"
 	// The job is safe in Postgres; a message not confirmed is republished by the reconciler.
 	s.pub.Send(store.OutboxItem{Subject: jobs.Subject(sub.Kind, t.ID), JobID: job.ID})
 	writeJSON(w, http.StatusAccepted, view(job, false))

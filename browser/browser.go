@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -25,14 +24,8 @@ type Config struct {
 	Headful        bool
 }
 
-// ConfigFromEnv reads PLAYWRIGHT_DRIVER_PATH and WEBPILOT_CHROMIUM.
-func ConfigFromEnv() Config {
-	c := Config{DriverDir: os.Getenv("PLAYWRIGHT_DRIVER_PATH"), ExecutablePath: os.Getenv("WEBPILOT_CHROMIUM")}
-	if c.ExecutablePath == "" {
-		c.ExecutablePath = "/usr/lib/chromium/chromium"
-	}
-	return c
-}
+// DefaultChromium is where Debian's chromium package puts the browser.
+const DefaultChromium = "/usr/lib/chromium/chromium"
 
 // Browser is a running Chromium shared by all of a process's jobs. If
 // Chromium dies, the next session relaunches it.

@@ -99,9 +99,7 @@ func TestSettleWaitsForFetchAndBlocksPrivateHosts(t *testing.T) {
 
 func TestBrowserRelaunchesAfterChromiumDies(t *testing.T) {
 	t.Parallel()
-	cfg := browser.ConfigFromEnv()
-	cfg.DriverDir = browsertest.DriverDir()
-	b, err := browser.Launch(context.Background(), cfg)
+	b, err := browser.Launch(context.Background(), browsertest.Config())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -166,6 +166,43 @@ func TestAgentStepIsChargedWhatTheModelReported(t *testing.T) {
 		t.Fatalf("agent commands missing from the spec:\n%s", script)
 	}
 	browsertest.MustPassSpec(t, string(script), nil)
+
+	// What an operator sees of it.
+	_, dispatcher := s.call(t, "GET", "/metrics", "", nil)
+	for _, want := range []string{
+		`webpilot_jobs{kind="scenario",state="succeeded"} 1`,
+		`webpilot_queue_depth 0`,
+		`webpilot_scrape_source_up{source="postgres"} 1`,
+		`webpilot_scrape_source_up{source="nats"} 1`,
+		`webpilot_submissions_total{kind="scenario",outcome="accepted"} 1`,
+	} {
+		if !strings.Contains(string(dispatcher), want) {
+			t.Errorf("the dispatcher's /metrics lacks %s", want)
+		}
+	}
+	var ready struct {
+		Status string
+		Checks map[string]string
+	}
+	if code, body := s.call(t, "GET", "/readyz", "", nil); code != http.StatusOK || json.Unmarshal(body, &ready) != nil || ready.Checks["postgres"] != "ok" {
+		t.Errorf("/readyz: %d %s", code, body)
+	}
+	workerText := s.workerMetricsText(t)
+	for _, want := range []string{
+		`webpilot_jobs_finished_total{kind="scenario",state="succeeded"} 1`,
+		`webpilot_claim_latency_seconds_count 1`,
+		`webpilot_step_duration_seconds_count{tier="agent"} 1`,
+		`webpilot_step_duration_seconds_count{tier="deterministic"} 1`,
+		`webpilot_model_calls_total{model="gpt-4o-mini"} 2`,
+		`webpilot_model_tokens_total{model="gpt-4o-mini",type="prompt"} 5000`,
+		`webpilot_model_tokens_total{model="gpt-4o-mini",type="completion"} 210`,
+		`webpilot_browser_contexts 0`,
+		`webpilot_settles_total{ended_by="quiet"}`,
+	} {
+		if !strings.Contains(workerText, want) {
+			t.Errorf("the worker's metrics lack %s", want)
+		}
+	}
 }
 
 func TestExperiencesCarryToLaterJobsOnTheSameOrigin(t *testing.T) {

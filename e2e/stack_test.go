@@ -18,11 +18,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/webpilot/webpilot/api"
 	"github.com/webpilot/webpilot/browser/browsertest"
 	"github.com/webpilot/webpilot/demoapp"
 	"github.com/webpilot/webpilot/jobs"
 	"github.com/webpilot/webpilot/jobs/natstest"
+	"github.com/webpilot/webpilot/metrics"
 	"github.com/webpilot/webpilot/netguard"
 	"github.com/webpilot/webpilot/orchestrator"
 	"github.com/webpilot/webpilot/outbox"
@@ -44,6 +48,9 @@ type stack struct {
 	demo    string
 	app     *demoapp.App // the demo app's variant switch
 	ackWait time.Duration
+	// workerMetrics is the registry of the last in-process worker started
+	// without metrics of its own.
+	workerMetrics *prometheus.Registry
 
 	mu      sync.Mutex
 	secrets map[string]map[string]string // job id → the secrets its spec reads from the environment
@@ -88,7 +95,10 @@ func newStackOn(t *testing.T, dbURL string, ackWait time.Duration, demoDelay tim
 	}
 	sender := outbox.Start(jobs.NewPublisher(s.queue.JS), st, quietLog(), outbox.Options{})
 	t.Cleanup(sender.Close)
-	srv := api.New(api.Config{AdminToken: adminToken, MaxBody: 64 << 10}, st, sender,
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(metrics.NewCollector(st, func(ctx context.Context) (int, error) { return jobs.InStream(ctx, s.queue.Consumer) }, quietLog()))
+	srv := api.New(api.Config{AdminToken: adminToken, MaxBody: 64 << 10, Metrics: reg,
+		Ready: []api.ReadyCheck{{Name: "postgres", Check: st.Ping}}}, st, sender,
 		netguard.New([]string{"127.0.0.1"}), s.sealer, quietLog())
 	s.api = httptest.NewServer(srv.Handler())
 	t.Cleanup(s.api.Close)
@@ -134,6 +144,13 @@ func (s *stack) startWorkerLogged(t *testing.T, model orchestrator.Model, cfg wo
 	if cfg.Explore.AxeSource == "" {
 		cfg.Explore.AxeSource = browsertest.AxeSource(t)
 	}
+	if cfg.Metrics == nil {
+		reg := prometheus.NewRegistry()
+		cfg.Metrics = worker.NewMetrics(reg)
+		s.mu.Lock()
+		s.workerMetrics = reg
+		s.mu.Unlock()
+	}
 	w := worker.New(cfg, s.store, s.queue.Consumer, jobs.NewPublisher(s.queue.JS), browsertest.Browser(t), model, netguard.New([]string{"127.0.0.1"}), s.sealer, log)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -142,6 +159,20 @@ func (s *stack) startWorkerLogged(t *testing.T, model orchestrator.Model, cfg wo
 	stop = func() { once.Do(func() { cancel(); <-done }) }
 	t.Cleanup(stop)
 	return stop
+}
+
+// workerMetricsText is the exposition of the last worker's metrics.
+func (s *stack) workerMetricsText(t *testing.T) string {
+	t.Helper()
+	s.mu.Lock()
+	reg := s.workerMetrics
+	s.mu.Unlock()
+	if reg == nil {
+		t.Fatal("no worker with metrics was started")
+	}
+	rec := httptest.NewRecorder()
+	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	return rec.Body.String()
 }
 
 // tenant creates a tenant through the admin API and grants it credits.

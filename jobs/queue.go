@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -140,31 +139,6 @@ func KindFromSubject(subject string) Kind {
 		return ""
 	}
 	return Kind(parts[1])
-}
-
-// QueueConfigFromEnv reads WEBPILOT_ACK_WAIT and WEBPILOT_MAX_ATTEMPTS over
-// the defaults, and returns the attempts a job gets. Workers enforce the
-// attempts in Postgres; the consumer's MaxDeliver is a generous backstop
-// because fairness re-queues count as deliveries too.
-func QueueConfigFromEnv() (QueueConfig, int, error) {
-	cfg := DefaultQueueConfig()
-	if v := os.Getenv("WEBPILOT_ACK_WAIT"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < time.Second {
-			return cfg, 0, fmt.Errorf("WEBPILOT_ACK_WAIT must be a duration of at least 1s, got %q", v)
-		}
-		cfg.AckWait = d
-	}
-	attempts := 5
-	if v := os.Getenv("WEBPILOT_MAX_ATTEMPTS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return cfg, 0, fmt.Errorf("WEBPILOT_MAX_ATTEMPTS must be a positive whole number, got %q", v)
-		}
-		attempts = n
-	}
-	cfg.MaxDeliver = attempts * 20
-	return cfg, attempts, nil
 }
 
 // InStream counts the job messages the consumer still holds: not yet

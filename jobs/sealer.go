@@ -70,12 +70,13 @@ func (s *Sealer) Open(sealed, associated string) ([]byte, error) {
 	return plain, nil
 }
 
-// LoadSealer uses WEBPILOT_SECRET_KEY (base64 of 32 bytes) when set. On a
-// single machine without it, the key lives in dataDir/secret.key (created
-// with mode 0600 on first use) so the dispatcher and workers share it.
-func LoadSealer(dataDir string) (*Sealer, error) {
-	if v := os.Getenv("WEBPILOT_SECRET_KEY"); v != "" {
-		key, err := ParseSealingKey(v)
+// LoadSealer uses key (base64 of 32 bytes, WEBPILOT_SECRET_KEY) when set.
+// On a single machine without it, the key lives in dataDir/secret.key
+// (created with mode 0600 on first use) so the dispatcher and workers
+// share it.
+func LoadSealer(encoded, dataDir string) (*Sealer, error) {
+	if encoded != "" {
+		key, err := ParseSealingKey(encoded)
 		if err != nil {
 			return nil, err
 		}

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -25,16 +24,6 @@ type Config struct {
 	MaxRetries int
 	Backoff    time.Duration // first retry delay; doubles each time
 	Timeout    time.Duration // per request
-}
-
-// ConfigFromEnv reads OPENAI_API_KEY, OPENAI_BASE_URL and WEBPILOT_MODEL.
-// Enabled reports whether a key was given.
-func ConfigFromEnv() (Config, bool) {
-	c := Config{APIKey: os.Getenv("OPENAI_API_KEY"), BaseURL: os.Getenv("OPENAI_BASE_URL"), Model: os.Getenv("WEBPILOT_MODEL")}
-	if c.Model == "" {
-		c.Model = "gpt-4o-mini"
-	}
-	return c, c.APIKey != ""
 }
 
 // Client is a chat client with retries and usage accounting.
@@ -136,6 +125,7 @@ func (c *Client) Chat(ctx context.Context, r Request) (Reply, error) {
 	if reasoningModel(c.cfg.Model) {
 		req.MaxCompletionTokens = maxTokens
 	} else {
+		//lint:ignore SA1019 most OpenAI-compatible servers other than OpenAI's accept only max_tokens
 		req.MaxTokens = maxTokens
 	}
 	if r.ClientRequestID != "" {

@@ -17,11 +17,13 @@ else
 fi
 export DATABASE_URL
 echo "test: postgres at $DATABASE_URL"
-unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*'))
-if [ -n "$unformatted" ]; then echo "gofmt needed: $unformatted" >&2; exit 1; fi
-go vet ./...
+bash scripts/lint.sh
 go test -count=1 -timeout 28m -p 2 "${@:-./...}"
 if [ $# -eq 0 ]; then
+  # The race detector where its cost is affordable: the packages whose
+  # goroutines share state (the API, the outbox sender, the store's pool,
+  # the reconciler) and the pure ones.
+  go test -race -count=1 -timeout 10m -p 2 ./api ./outbox ./store ./reconcile ./config ./metrics ./jobs ./netguard ./scenario ./llm
   # Brief fuzzing of the API's bad-input paths: any 5xx is a failure.
   go test -run='^$' -fuzz=FuzzSubmitJob -fuzztime=10s ./api/
   go test -run='^$' -fuzz=FuzzAdminAPI -fuzztime=10s ./api/

@@ -286,9 +286,7 @@ func (p *importer) useBase(call *ast.CallExpression) (string, bool) {
 			p.unsupported(call, "test.use option "+k+" (only baseURL)")
 			continue
 		}
-		if base, ok = p.str(v); !ok {
-			continue
-		}
+		base, _ = p.str(v)
 	}
 	return base, base != ""
 }

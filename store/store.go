@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -171,14 +170,13 @@ func Transient(err error) bool {
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
 
-// OpenFromEnv opens DATABASE_URL and applies pending migrations, as both
-// the dispatcher and the workers do at start. While the database cannot be
+// OpenMigrated opens url and applies pending migrations, as both the
+// dispatcher and the workers do at start. While the database cannot be
 // reached it waits (logging why, backing off to 5 s) until ctx ends, so a
 // process started before Postgres, or during an outage, comes up with it.
-func OpenFromEnv(ctx context.Context, log *slog.Logger) (*Store, error) {
-	url := os.Getenv("DATABASE_URL")
+func OpenMigrated(ctx context.Context, url string, log *slog.Logger) (*Store, error) {
 	if url == "" {
-		return nil, errors.New("DATABASE_URL is required")
+		return nil, errors.New("no database URL (DATABASE_URL)")
 	}
 	delay := 250 * time.Millisecond
 	for {

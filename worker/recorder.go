@@ -28,6 +28,7 @@ type recorder struct {
 	prices  llm.Prices
 	sealer  *jobs.Sealer
 	retry   *retrier
+	metrics *Metrics
 }
 
 func (r *recorder) History(ctx context.Context, events []orchestrator.Event) error {
@@ -64,6 +65,9 @@ func (r *recorder) Settle(ctx context.Context, c orchestrator.Call) (int64, int6
 			Credits: r.prices.MicroCredits(c.Model, c.Usage)})
 		return err
 	})
+	if err == nil && r.metrics != nil {
+		r.metrics.modelCall(c.Model, c.Usage, r.prices.MicroCredits(c.Model, c.Usage))
+	}
 	return ch.Consumed, ch.Hold, err
 }
 

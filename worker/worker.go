@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/webpilot/webpilot/browser"
 	"github.com/webpilot/webpilot/explore"
@@ -53,6 +54,9 @@ type Config struct {
 	// Explore tunes explorations (axe-core's source, the slow-response
 	// threshold).
 	Explore explore.Config
+	// Metrics counts claims, steps, model calls and browser contexts (nil:
+	// counted in a registry nobody reads).
+	Metrics *Metrics
 }
 
 // Browser opens job sessions; *browser.Browser implements it.
@@ -106,6 +110,9 @@ func New(cfg Config, st *store.Store, cons jetstream.Consumer, pub Publisher, b 
 	}
 	if cfg.Prices == nil {
 		cfg.Prices = llm.DefaultPrices
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics(prometheus.NewRegistry())
 	}
 	if cfg.Limits.MaxIterationsPerStep == 0 {
 		cfg.Limits = orchestrator.DefaultLimits()
@@ -249,9 +256,13 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		_ = msg.NakWithDelay(2 * time.Second)
 		return
 	case err != nil:
+		w.cfg.Metrics.errors.WithLabelValues("claim").Inc()
 		log.Error("claim failed", "err", err)
 		_ = msg.NakWithDelay(time.Second)
 		return
+	}
+	if claim.Attempt == 1 {
+		w.cfg.Metrics.claimLatency.Observe(claim.ClaimedAt.Sub(claim.CreatedAt).Seconds())
 	}
 	log = log.With("attempt", claim.Attempt, "tenant", claim.TenantID)
 	if claim.Attempt > w.cfg.MaxAttempts {
@@ -318,9 +329,11 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		if errors.Is(err, store.ErrFenced) {
 			return
 		}
+		w.cfg.Metrics.errors.WithLabelValues("finish").Inc()
 		log.Error("finish failed; the message will be redelivered", "err", err)
 		return
 	}
+	w.cfg.Metrics.finished.WithLabelValues(claim.Kind, fin.Finish.State).Inc()
 	if err := msg.Ack(); err != nil {
 		log.Warn("ack failed (the next delivery will find the job finished)", "err", err)
 	}
@@ -423,7 +436,7 @@ func (w *Worker) execute(ctx context.Context, x execution) finish {
 	defer closeSession()
 
 	agent := &orchestrator.Agent{Page: sess, Recorder: &recorder{store: w.store, jobID: claim.JobID, attempt: claim.Attempt,
-		prices: w.cfg.Prices, sealer: w.sealer, retry: w.retry}, Cache: NewStepCache(w.store, claim.TenantID), Limits: w.cfg.Limits, Log: log}
+		prices: w.cfg.Prices, sealer: w.sealer, retry: w.retry, metrics: w.cfg.Metrics}, Cache: NewStepCache(w.store, claim.TenantID), Limits: w.cfg.Limits, Log: log}
 	if w.model != nil {
 		agent.Model = w.model
 	}
@@ -431,6 +444,11 @@ func (w *Worker) execute(ctx context.Context, x execution) finish {
 	in.Resume, in.Cancelled, in.Yield = resume, x.cancelled, w.yield.Load
 	in.CallIDPrefix = fmt.Sprintf("%s/%d", claim.JobID, claim.Attempt)
 	res, runErr := agent.Run(ctx, in)
+	from := 0
+	if resume != nil {
+		from = resume.NextStep
+	}
+	w.cfg.Metrics.ran(res, from)
 	switch {
 	case errors.Is(runErr, store.ErrFenced):
 		return finish{err: runErr}
@@ -454,9 +472,14 @@ func (w *Worker) openSession(ctx context.Context, tun *netguard.Tunnel, log *slo
 	opts.Egress = &browser.EgressProxy{Server: w.proxy.Server(), Username: tun.User, Password: tun.Password, Blocked: tun.Blocked}
 	sess, err := w.browser.NewSession(ctx, opts)
 	if err != nil {
+		w.cfg.Metrics.errors.WithLabelValues("session").Inc()
 		return nil, nil, fmt.Errorf("browser unavailable: %w", err)
 	}
-	return sess, sync.OnceFunc(func() { _ = sess.Close() }), nil
+	w.cfg.Metrics.contexts.Inc()
+	return sess, sync.OnceFunc(func() {
+		_ = sess.Close()
+		w.cfg.Metrics.contexts.Dec()
+	}), nil
 }
 
 // encodeResult stores the agent's result with where the job's time went.

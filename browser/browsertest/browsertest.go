@@ -37,14 +37,22 @@ func DriverDir() string {
 	return ""
 }
 
+// Config is the browser the tests launch: the driver of DriverDir and
+// WEBPILOT_CHROMIUM, or Debian's Chromium.
+func Config() browser.Config {
+	c := browser.Config{DriverDir: DriverDir(), ExecutablePath: os.Getenv("WEBPILOT_CHROMIUM")}
+	if c.ExecutablePath == "" {
+		c.ExecutablePath = browser.DefaultChromium
+	}
+	return c
+}
+
 // Browser returns the shared browser, launching it on first use. The
 // process exit closes it.
 func Browser(t testing.TB) *browser.Browser {
 	t.Helper()
 	once.Do(func() {
-		cfg := browser.ConfigFromEnv()
-		cfg.DriverDir = DriverDir()
-		shared, initErr = browser.Launch(context.Background(), cfg)
+		shared, initErr = browser.Launch(context.Background(), Config())
 	})
 	if initErr != nil {
 		t.Fatalf("browsertest: launch chromium (run make setup): %v", initErr)

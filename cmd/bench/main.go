@@ -30,6 +30,7 @@ import (
 
 	"github.com/webpilot/webpilot/api"
 	"github.com/webpilot/webpilot/browser"
+	"github.com/webpilot/webpilot/browser/browsertest"
 	"github.com/webpilot/webpilot/demoapp"
 	"github.com/webpilot/webpilot/jobs"
 	"github.com/webpilot/webpilot/netguard"
@@ -127,7 +128,7 @@ func setup(ctx context.Context) (*env, func(), error) {
 	if _, err := st.Grant(ctx, t.ID, 1e15, "bench"); err != nil {
 		return nil, nil, err
 	}
-	b, err := browser.Launch(ctx, browser.ConfigFromEnv())
+	b, err := browser.Launch(ctx, browsertest.Config())
 	if err != nil {
 		return nil, nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/tiktoken-go/tokenizer"
 
 	"github.com/webpilot/webpilot/browser"
+	"github.com/webpilot/webpilot/browser/browsertest"
 	"github.com/webpilot/webpilot/demoapp"
 	"github.com/webpilot/webpilot/llm"
 	"github.com/webpilot/webpilot/llm/llmtest"
@@ -305,7 +306,7 @@ func startPeer(ctx context.Context) (*peerProc, error) {
 		return nil, err
 	}
 	cfg := map[string]any{"browser": map[string]any{"browserName": "chromium", "isolated": true,
-		"launchOptions": map[string]any{"headless": true, "executablePath": browser.ConfigFromEnv().ExecutablePath, "args": browser.ChromiumArgs()}}}
+		"launchOptions": map[string]any{"headless": true, "executablePath": browsertest.Config().ExecutablePath, "args": browser.ChromiumArgs()}}}
 	b, _ := json.Marshal(cfg)
 	if err := os.WriteFile(filepath.Join(dir, "config.json"), b, 0o600); err != nil {
 		return nil, err

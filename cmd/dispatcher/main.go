@@ -12,16 +12,19 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/webpilot/webpilot/api"
+	"github.com/webpilot/webpilot/config"
 	"github.com/webpilot/webpilot/jobs"
+	"github.com/webpilot/webpilot/metrics"
 	"github.com/webpilot/webpilot/netguard"
 	"github.com/webpilot/webpilot/outbox"
 	"github.com/webpilot/webpilot/reconcile"
@@ -29,47 +32,45 @@ import (
 )
 
 func main() {
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("proc", "dispatcher")
-	if err := run(log); err != nil {
+	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
+		// A container's HEALTHCHECK (the image has no shell or curl).
+		addr := os.Getenv("WEBPILOT_ADDR")
+		if addr == "" {
+			addr = "127.0.0.1:8080"
+		}
+		os.Exit(config.Healthcheck(addr))
+	}
+	cfg, err := config.LoadDispatcher()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "dispatcher:", err)
+		os.Exit(2)
+	}
+	log := cfg.Log.Logger(os.Stderr, "dispatcher")
+	if err := run(cfg, log); err != nil {
 		log.Error("dispatcher failed", "err", err)
 		os.Exit(1)
 	}
 }
 
-func env(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
-
-func run(log *slog.Logger) error {
+func run(cfg config.Dispatcher, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	dataDir := env("WEBPILOT_DATA_DIR", ".data")
-	st, err := store.OpenFromEnv(ctx, log)
+	dataDir := cfg.DataDir
+	st, err := store.OpenMigrated(ctx, cfg.DatabaseURL, log)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 
-	qcfg, _, err := jobs.QueueConfigFromEnv()
-	if err != nil {
-		return err
-	}
-	natsURL := os.Getenv("NATS_URL")
-	natsToken := os.Getenv("WEBPILOT_NATS_TOKEN")
+	qcfg := cfg.Queue.Stream()
+	natsURL, natsToken := cfg.NATS.URL, cfg.NATS.Token
 	if natsURL == "" {
 		if natsToken == "" {
 			if natsToken, err = jobs.EmbeddedToken(dataDir); err != nil {
 				return err
 			}
 		}
-		port, err := strconv.Atoi(env("WEBPILOT_NATS_PORT", "4222"))
-		if err != nil || port < 0 || port > 65535 {
-			return fmt.Errorf("WEBPILOT_NATS_PORT must be a port number, got %q", os.Getenv("WEBPILOT_NATS_PORT"))
-		}
-		ns, err := jobs.StartEmbedded(filepath.Join(dataDir, "nats"), port, natsToken)
+		ns, err := jobs.StartEmbedded(filepath.Join(dataDir, "nats"), cfg.NATS.Port, natsToken)
 		if err != nil {
 			return err
 		}
@@ -77,7 +78,7 @@ func run(log *slog.Logger) error {
 		natsURL = ns.ClientURL()
 		log.Info("embedded NATS JetStream started", "url", natsURL)
 	}
-	nc, err := nats.Connect(natsURL, append(jobs.ClientOptions(natsToken, os.Getenv("NATS_CREDS"), os.Getenv("NATS_CA")),
+	nc, err := nats.Connect(natsURL, append(jobs.ClientOptions(natsToken, cfg.NATS.Creds, cfg.NATS.CA),
 		nats.Name("webpilot-dispatcher"), nats.MaxReconnects(-1))...)
 	if err != nil {
 		return fmt.Errorf("connect to NATS %s: %w", natsURL, err)
@@ -91,31 +92,41 @@ func run(log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	sealer, err := jobs.LoadSealer(dataDir)
+	sealer, err := jobs.LoadSealer(cfg.SecretKey, dataDir)
 	if err != nil {
 		return err
 	}
-	adminToken, err := adminToken(dataDir, log)
+	adminToken, err := adminToken(cfg.AdminToken, dataDir, log)
 	if err != nil {
 		return err
 	}
 	pub := jobs.NewPublisher(js)
 	sender := outbox.Start(pub, st, log, outbox.Options{})
 	defer sender.Close() // after the HTTP server drained: the last submissions' messages go out
-	policy := netguard.New(strings.Split(os.Getenv("WEBPILOT_ALLOW_HOSTS"), ","))
-	hold, err := strconv.ParseFloat(env("WEBPILOT_DEFAULT_HOLD", "2"), 64)
-	if err != nil || hold <= 0 || hold > 1e9 {
-		return fmt.Errorf("WEBPILOT_DEFAULT_HOLD must be a positive number of credits, got %q", os.Getenv("WEBPILOT_DEFAULT_HOLD"))
+	policy := netguard.New(cfg.AllowHosts)
+	inStream := func(ctx context.Context) (int, error) { return jobs.InStream(ctx, cons) }
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		metrics.NewCollector(st, inStream, log))
+	ready := []api.ReadyCheck{
+		{Name: "postgres", Check: st.Ping},
+		{Name: "nats", Check: func(ctx context.Context) error {
+			if !nc.IsConnected() {
+				return fmt.Errorf("not connected (%s)", nc.Status())
+			}
+			_, err := js.AccountInfo(ctx)
+			return err
+		}},
 	}
-	srv := api.New(api.Config{AdminToken: adminToken, DefaultHold: int64(hold * store.MicroCredits)}, st, sender, policy, sealer, log)
+	srv := api.New(api.Config{AdminToken: adminToken, DefaultHold: int64(cfg.DefaultHold * store.MicroCredits), Metrics: reg, Ready: ready},
+		st, sender, policy, sealer, log)
 
-	go reconcile.New(reconcile.Config{InStream: func(ctx context.Context) (int, error) { return jobs.InStream(ctx, cons) }},
-		st, pub, log).Run(ctx)
+	go reconcile.New(reconcile.Config{InStream: inStream}, st, pub, log).Run(ctx)
 	if err := reconcile.WatchMaxDeliveries(ctx, nc, js, st, log); err != nil {
 		return err
 	}
 
-	addr := env("WEBPILOT_ADDR", "127.0.0.1:8080")
+	addr := cfg.Addr
 	go srv.FollowChanges(ctx)
 	hs := api.NewHTTPServer(addr, srv.Handler(), api.DefaultServerTimeouts())
 	errc := make(chan error, 1)
@@ -131,11 +142,11 @@ func run(log *slog.Logger) error {
 	return hs.Shutdown(shutdown)
 }
 
-// adminToken is WEBPILOT_ADMIN_TOKEN, or on a single machine a token kept in
-// dataDir/admin.token (mode 0600) for the CLI to read.
-func adminToken(dataDir string, log *slog.Logger) (string, error) {
-	if t := os.Getenv("WEBPILOT_ADMIN_TOKEN"); t != "" {
-		return t, nil
+// adminToken is the configured token (WEBPILOT_ADMIN_TOKEN), or on a single
+// machine a token kept in dataDir/admin.token (mode 0600) for the CLI to read.
+func adminToken(configured, dataDir string, log *slog.Logger) (string, error) {
+	if configured != "" {
+		return configured, nil
 	}
 	path := filepath.Join(dataDir, "admin.token")
 	if b, err := os.ReadFile(path); err == nil {

@@ -252,7 +252,7 @@ func tenantCmd(c *client, args []string, out io.Writer) error {
 
 func creditsCmd(c *client, args []string, out io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: webpilot credits grant|show ...")
+		return errors.New("usage: webpilot credits grant|show")
 	}
 	var res struct {
 		Balance   float64 `json:"balance_credits"`

@@ -4,20 +4,24 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/webpilot/webpilot/browser"
+	"github.com/webpilot/webpilot/config"
 	"github.com/webpilot/webpilot/jobs"
 	"github.com/webpilot/webpilot/llm"
 	"github.com/webpilot/webpilot/netguard"
@@ -28,48 +32,48 @@ import (
 )
 
 func main() {
-	host, _ := os.Hostname()
-	id := env("WEBPILOT_WORKER_ID", fmt.Sprintf("%s-%d", host, os.Getpid()))
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("proc", "worker")
-	if err := run(id, log); err != nil {
+	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
+		// A container's HEALTHCHECK: the metrics server's /healthz.
+		os.Exit(config.Healthcheck(os.Getenv("WEBPILOT_METRICS_ADDR")))
+	}
+	cfg, err := config.LoadWorker()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(2)
+	}
+	if cfg.ID == "" {
+		host, _ := os.Hostname()
+		cfg.ID = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	log := cfg.Log.Logger(os.Stderr, "worker")
+	if err := run(cfg, log); err != nil {
 		log.Error("worker failed", "err", err)
 		os.Exit(1)
 	}
 }
 
-func env(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
-
-func run(id string, log *slog.Logger) error {
+func run(c config.Worker, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	dataDir := env("WEBPILOT_DATA_DIR", ".data")
-	st, err := store.OpenFromEnv(ctx, log)
+	dataDir := c.DataDir
+	st, err := store.OpenMigrated(ctx, c.DatabaseURL, log)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	qcfg, maxAttempts, err := jobs.QueueConfigFromEnv()
-	if err != nil {
-		return err
-	}
-	natsURL := os.Getenv("NATS_URL")
-	natsToken := os.Getenv("WEBPILOT_NATS_TOKEN")
+	qcfg := c.Queue.Stream()
+	natsURL, natsToken := c.NATS.URL, c.NATS.Token
 	if natsURL == "" {
 		// The dispatcher's embedded server on this machine: its token is in the data dir.
-		natsURL = "nats://127.0.0.1:" + env("WEBPILOT_NATS_PORT", "4222")
+		natsURL = fmt.Sprintf("nats://127.0.0.1:%d", c.NATS.Port)
 		if natsToken == "" {
 			if natsToken, err = jobs.EmbeddedToken(dataDir); err != nil {
 				return err
 			}
 		}
 	}
-	nc, err := nats.Connect(natsURL, append(jobs.ClientOptions(natsToken, os.Getenv("NATS_CREDS"), os.Getenv("NATS_CA")),
-		nats.Name("webpilot-worker-"+id), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true))...)
+	nc, err := nats.Connect(natsURL, append(jobs.ClientOptions(natsToken, c.NATS.Creds, c.NATS.CA),
+		nats.Name("webpilot-worker-"+c.ID), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true))...)
 	if err != nil {
 		return fmt.Errorf("connect to NATS %s: %w", natsURL, err)
 	}
@@ -89,35 +93,28 @@ func run(id string, log *slog.Logger) error {
 		log.Info("waiting for NATS", "url", natsURL, "err", err)
 		time.Sleep(time.Second)
 	}
-	sealer, err := jobs.LoadSealer(dataDir)
+	sealer, err := jobs.LoadSealer(c.SecretKey, dataDir)
 	if err != nil {
 		return err
 	}
-	prices, err := llm.ParsePrices(os.Getenv("WEBPILOT_PRICES"))
+	prices, err := llm.ParsePrices(c.Model.Prices)
 	if err != nil {
 		return err
 	}
-	b, err := browser.Launch(ctx, browser.ConfigFromEnv())
+	b, err := browser.Launch(ctx, browser.Config{DriverDir: c.DriverPath, ExecutablePath: c.Chromium})
 	if err != nil {
 		return err
 	}
 	defer b.Close()
 
-	cfg := worker.Config{ID: id, AckWait: qcfg.AckWait, MaxAttempts: maxAttempts, Prices: prices}
-	if v := os.Getenv("WEBPILOT_DRAIN_GRACE"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return fmt.Errorf("WEBPILOT_DRAIN_GRACE must be a duration of 0s or more, got %q", v)
-		}
-		cfg.DrainGrace = d
-		if d == 0 {
+	cfg := worker.Config{ID: c.ID, AckWait: qcfg.AckWait, MaxAttempts: c.Queue.MaxAttempts, Prices: prices, Concurrency: c.Concurrency}
+	if c.DrainGrace != nil {
+		cfg.DrainGrace = *c.DrainGrace
+		if cfg.DrainGrace == 0 {
 			cfg.DrainGrace = -1 // hand back at the next step boundary at once
 		}
 	}
-	if cfg.Concurrency, err = strconv.Atoi(env("WEBPILOT_CONCURRENCY", "2")); err != nil || cfg.Concurrency < 1 || cfg.Concurrency > 64 {
-		return fmt.Errorf("WEBPILOT_CONCURRENCY must be a whole number from 1 to 64, got %q", os.Getenv("WEBPILOT_CONCURRENCY"))
-	}
-	runner := specrun.Runner{Dir: env("WEBPILOT_SPEC_RUNNER", filepath.Join(".cache", "pwtest")), Chromium: os.Getenv("WEBPILOT_CHROMIUM")}
+	runner := specrun.Runner{Dir: c.SpecRunner, Chromium: c.Chromium}
 	if err := runner.Available(); err != nil {
 		log.Warn("repairs will be reported but not proposed: no runner to verify them", "err", err)
 	} else {
@@ -125,19 +122,48 @@ func run(id string, log *slog.Logger) error {
 	}
 	// axe-core is installed beside the runner by make setup; without it
 	// explorations run every detector but the accessibility one.
-	axePath := env("WEBPILOT_AXE", filepath.Join(runner.Dir, "node_modules", "axe-core", "axe.min.js"))
+	axePath := c.Axe
+	if axePath == "" {
+		axePath = filepath.Join(runner.Dir, "node_modules", "axe-core", "axe.min.js")
+	}
 	if src, err := os.ReadFile(axePath); err != nil {
 		log.Warn("explorations will not check accessibility: axe-core not found", "path", axePath, "err", err)
 	} else {
 		cfg.Explore.AxeSource = string(src)
 	}
 	var model orchestrator.Model // stays nil without a key: deterministic tier only
-	if lc, ok := llm.ConfigFromEnv(); ok {
+	if c.Model.APIKey != "" {
+		lc := llm.Config{APIKey: c.Model.APIKey, BaseURL: c.Model.BaseURL, Model: c.Model.Name}
 		model = llm.New(lc)
 		log.Info("agent tier enabled", "model", lc.Model, "base_url", lc.BaseURL)
 	} else {
 		log.Info("no OPENAI_API_KEY: deterministic tier only")
 	}
-	policy := netguard.New(strings.Split(os.Getenv("WEBPILOT_ALLOW_HOSTS"), ","))
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	cfg.Metrics = worker.NewMetrics(reg)
+	if c.MetricsAddr != "" {
+		go serveMetrics(ctx, c.MetricsAddr, reg, log)
+	}
+	policy := netguard.New(c.AllowHosts)
 	return worker.New(cfg, st, cons, jobs.NewPublisher(js), b, model, policy, sealer, log).Run(ctx)
+}
+
+// serveMetrics serves /metrics and a cheap /healthz until ctx ends.
+func serveMetrics(ctx context.Context, addr string, reg *prometheus.Registry, log *slog.Logger) {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"ok"}`))
+	})
+	hs := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		_ = hs.Close()
+	}()
+	log.Info("metrics listening", "addr", addr)
+	if err := hs.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Error("metrics server failed", "err", err)
+	}
 }
