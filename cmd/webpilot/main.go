@@ -135,7 +135,7 @@ func (c *client) doWith(method, path, token string, body any, out any, header ma
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
+		return c.unreachable(method+" "+path, err)
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
@@ -161,6 +161,12 @@ func (c *client) doWith(method, path, token string, body any, out any, header ma
 		return nil
 	}
 	return json.Unmarshal(raw, out)
+}
+
+// unreachable says what to do when the dispatcher does not answer.
+func (c *client) unreachable(what string, err error) error {
+	return fmt.Errorf("%s: cannot reach the dispatcher at %s (%w)\n"+
+		"  start it (make demo, or bin/dispatcher) or point WEBPILOT_API at a running one", what, c.base, err)
 }
 
 func run(args []string, out io.Writer) error {
@@ -433,7 +439,7 @@ func watch(c *client, key, id string, out io.Writer) error {
 	req.Header.Set("Authorization", "Bearer "+key)
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return err
+		return c.unreachable("watch "+id, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -476,7 +482,16 @@ func watch(c *client, key, id string, out io.Writer) error {
 			}
 		}
 	}
-	return sc.Err()
+	// The stream ended without the job's end (the dispatcher restarted, a
+	// proxy cut it): that is not success, whatever the job does next.
+	state := lastState
+	if state == "" {
+		state = "unknown"
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("watch %s: the event stream broke before the job ended (last state %s): %w; run webpilot watch %s again", id, state, err, id)
+	}
+	return fmt.Errorf("watch %s: the event stream ended before the job did (last state %s); run webpilot watch %s again", id, state, id)
 }
 
 func printStep(out io.Writer, data []byte) {
