@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,6 +92,67 @@ func TestCLISubmitsATextScenarioAndFollowsItLive(t *testing.T) {
 	}
 	if out, err := cli([]string{"WEBPILOT_API_KEY=wp_nope"}, "job", job); err == nil || !strings.Contains(out, "invalid API key (HTTP 401)") {
 		t.Fatalf("wrong key: %v\n%s", err, out)
+	}
+
+	// Ordinary habits: help anywhere exits 0, flags go before or after
+	// arguments, every listing has --json.
+	for _, args := range [][]string{{"--help"}, {"submit", "--help"}, {"help", "suite", "repair"}, {"credits", "grant", "-h"}} {
+		if out, err := cli(nil, args...); err != nil || !strings.Contains(out, "Usage:") {
+			t.Errorf("%v: %v\n%s", args, err, out)
+		}
+	}
+	if out, err := cli(nil, "version"); err != nil || !strings.HasPrefix(out, "webpilot ") {
+		t.Errorf("version: %v %q", err, out)
+	}
+	if out, err := cli(nil, "completion", "bash"); err != nil || !strings.Contains(out, "bash completion") {
+		t.Errorf("completion: %v", err)
+	}
+	out, err = cli(nil, "tenant", "create", "--max-running", "3", "acme")
+	acme := regexp.MustCompile(`tenant_id: (\S+)`).FindStringSubmatch(out)
+	if err != nil || acme == nil || s.count(t, `SELECT count(*) FROM tenants WHERE id = $1 AND name = 'acme' AND max_running = 3`, acme[1]) != 1 {
+		t.Fatalf("tenant create --max-running 3 acme: %v\n%s", err, out)
+	}
+	// The same grant sent twice under one key is applied once.
+	for range 2 {
+		if out, err := cli(nil, "credits", "grant", "--key", "invoice-7", acme[1], "2.5"); err != nil || !strings.Contains(out, "balance 2.500000") {
+			t.Fatalf("credits grant --key: %v\n%s", err, out)
+		}
+	}
+	out, err = cli(tenant, "jobs", "--json", "--limit", "10")
+	var page struct {
+		Jobs []struct{ ID, State string }
+	}
+	if err != nil || json.Unmarshal([]byte(out), &page) != nil || len(page.Jobs) != 2 {
+		t.Fatalf("jobs --json: %v\n%s", err, out)
+	}
+	if out, err := cli(tenant, "jobs"); err != nil || !strings.Contains(out, job) || !strings.Contains(out, "succeeded") {
+		t.Errorf("jobs: %v\n%s", err, out)
+	}
+	if out, err := cli(tenant, "history", job); err != nil || !strings.Contains(out, `step 2    command      ok       click role="button" name="Add"`) || !strings.Contains(out, "3 entries") {
+		t.Errorf("history: %v\n%s", err, out)
+	}
+	out, err = cli(tenant, "--json", "history", job)
+	var hist struct{ History []struct{ Kind string } }
+	if err != nil || json.Unmarshal([]byte(out), &hist) != nil || len(hist.History) == 0 {
+		t.Errorf("history --json: %v\n%s", err, out)
+	}
+	if out, err := cli(tenant, "tests", "--json"); err != nil || !json.Valid([]byte(out)) {
+		t.Errorf("tests --json: %v\n%s", err, out)
+	}
+	// Following with --json prints one object per event, the job last.
+	out, err = cli(tenant, "watch", "--json", job)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var last struct{ ID, State string }
+	if err != nil || json.Unmarshal([]byte(lines[len(lines)-1]), &last) != nil || last.ID != job || last.State != "succeeded" {
+		t.Errorf("watch --json: %v\n%s", err, out)
+	}
+	for _, l := range lines {
+		if !json.Valid([]byte(l)) {
+			t.Errorf("watch --json printed a line that is not JSON: %q", l)
+		}
+	}
+	if out, err := cli(append(tenant, "WEBPILOT_API=http://127.0.0.1:1"), "jobs"); err == nil || !strings.Contains(out, "start it") || !strings.Contains(out, "WEBPILOT_API") {
+		t.Errorf("no dispatcher: %v\n%s", err, out)
 	}
 }
 

@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -13,67 +11,20 @@ import (
 )
 
 // exploreCmd submits an exploration.
-func exploreCmd(c *client, args []string, out io.Writer) error {
-	const use = `usage: webpilot explore URL --goal "..." [--journey "..."]... [--scope /path/]... [--max-actions N] [--max-minutes N] [--max-credits N] [--deny WORD]... [--allow WORD]... [--watch]`
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return errors.New(use)
-	}
-	fs := flag.NewFlagSet("explore", flag.ContinueOnError)
-	goal := fs.String("goal", "", "the journey to explore, e.g. \"check out as a guest\"")
-	var journeys, scope, deny, allow listFlag
-	fs.Var(&journeys, "journey", "explore several journeys, one child job each (repeatable; instead of --goal)")
-	fs.Var(&scope, "scope", "a path prefix the exploration may visit (repeatable; default: the whole host)")
-	fs.Var(&deny, "deny", "a word that keeps the exploration from clicking an element naming it (repeatable)")
-	fs.Var(&allow, "allow", "a default deny word the exploration may click after all (repeatable)")
-	maxActions := fs.Int("max-actions", 0, "actions at most (default 60)")
-	maxMinutes := fs.Int("max-minutes", 0, "minutes at most (default 10)")
-	maxCredits := fs.Float64("max-credits", 0, "credits at most (the job's hold)")
-	follow := fs.Bool("watch", false, "follow the exploration finding by finding until it ends")
-	secrets := secretFlag(fs)
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return errors.New(use)
-	}
+func exploreCmd(c *client, req jobs.ExplorationRequest, follow bool, out io.Writer, asJSON bool) error {
 	key, err := tenantKey()
 	if err != nil {
 		return err
-	}
-	req := jobs.ExplorationRequest{BaseURL: args[0], Goal: *goal, Journeys: journeys, Scope: scope, Secrets: secrets,
-		Budget: jobs.Budget{MaxActions: *maxActions, MaxMinutes: *maxMinutes, MaxCredits: *maxCredits},
-		Safety: jobs.Safety{Deny: deny, Allow: allow}}
-	if len(secrets) == 0 {
-		req.Secrets = nil
 	}
 	v, err := c.submit(key, "/v1/jobs", jobs.Submission{Kind: jobs.KindExploration, Exploration: &req})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "submitted exploration %s (%.2f credits held)\n", v.ID, v.HoldCredits)
-	if !*follow {
-		return nil
-	}
-	return watch(c, key, v.ID, out)
+	return submitted(c, key, v, fmt.Sprintf("submitted exploration %s (%.2f credits held)", v.ID, v.HoldCredits), follow, out, asJSON)
 }
 
 // findingsCmd prints a job's findings.
-func findingsCmd(c *client, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("findings", flag.ContinueOnError)
-	asJSON := fs.Bool("json", false, "print the findings as JSON")
-	var id string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		id, args = args[0], args[1:]
-	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if id == "" && fs.NArg() == 1 {
-		id = fs.Arg(0)
-	}
-	if id == "" {
-		return errors.New("usage: webpilot findings JOB_ID [--json]")
-	}
+func findingsCmd(c *client, id string, out io.Writer, asJSON bool) error {
 	key, err := tenantKey()
 	if err != nil {
 		return err
@@ -82,7 +33,7 @@ func findingsCmd(c *client, args []string, out io.Writer) error {
 	if err := c.do("GET", "/v1/jobs/"+id+"/findings", key, nil, &raw); err != nil {
 		return err
 	}
-	if *asJSON {
+	if asJSON {
 		fmt.Fprint(out, raw)
 		return nil
 	}

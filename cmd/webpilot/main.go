@@ -1,18 +1,14 @@
-// Command webpilot is the user CLI: submit scenarios, follow their progress,
-// fetch generated tests, and (with the admin token) manage tenants and credits.
 package main
 
 import (
 	"bufio"
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -25,45 +21,6 @@ import (
 	"github.com/webpilot/webpilot/jobs"
 	"github.com/webpilot/webpilot/scenario"
 )
-
-const usage = `webpilot — turn test scenarios into Playwright tests
-
-Usage:
-  webpilot tenant create NAME [--max-running N]   (admin) create a tenant; prints its API key once
-  webpilot credits grant TENANT_ID CREDITS        (admin) add credits
-  webpilot credits show [TENANT_ID]               balance and ledger (admin with TENANT_ID)
-  webpilot submit FILE [--base URL] [--watch]     submit a scenario (.json, or text: one step per line)
-  webpilot watch JOB_ID                           follow a job step by step until it ends
-  webpilot job JOB_ID                             the job as JSON
-  webpilot script JOB_ID                          print the generated @playwright/test spec
-  webpilot cancel JOB_ID                          cancel a job (a suite's children with it)
-  webpilot suite run [--tag T]... [--test ID]... [--watch]
-                                                  replay stored tests (all, by tag, or listed) at 0 tokens
-  webpilot suite repair [--tag T]... [--test ID]... [--auto-accept] [--max-credits N] [--watch]
-                                                  replay and repair them: drift healed, regressions reported
-  webpilot import FILE... [--base URL] [--tag T]  store existing @playwright/test specs as tests
-  webpilot explore URL --goal "..." [--scope /path/]... [--max-actions N] [--max-minutes N] [--watch]
-                                                  explore an app toward a goal and report the bugs found
-  webpilot findings JOB_ID [--json]               an exploration's findings, their evidence and reproductions
-  webpilot cache list|clear [--origin URL]        the steps re-runs take without the model; clear to forget them
-  webpilot test list                              the stored tests and their last verdict
-  webpilot test show TEST_ID                      a test's script and its versions
-  webpilot test diff TEST_ID VERSION              the unified diff a version proposes
-  webpilot test accept|reject TEST_ID VERSION     decide a proposed version
-  (submit and suite take --secret NAME=env:VAR|file:PATH, repeatable)
-
-Environment:
-  WEBPILOT_API          dispatcher URL (default http://127.0.0.1:8080)
-  WEBPILOT_API_KEY      tenant API key
-  WEBPILOT_ADMIN_TOKEN  admin token (default: read from $WEBPILOT_DATA_DIR/admin.token)
-`
-
-func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "webpilot:", err)
-		os.Exit(1)
-	}
-}
 
 type client struct {
 	base string
@@ -169,141 +126,102 @@ func (c *client) unreachable(what string, err error) error {
 		"  start it (make demo, or bin/dispatcher) or point WEBPILOT_API at a running one", what, c.base, err)
 }
 
-func run(args []string, out io.Writer) error {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprint(out, usage)
-		return nil
-	}
-	c := newClient()
-	switch args[0] {
-	case "tenant":
-		return tenantCmd(c, args[1:], out)
-	case "credits":
-		return creditsCmd(c, args[1:], out)
-	case "submit":
-		return submitCmd(c, args[1:], out)
-	case "suite":
-		return suiteCmd(c, args[1:], out)
-	case "test":
-		return testCmd(c, args[1:], out)
-	case "import":
-		return importCmd(c, args[1:], out)
-	case "explore":
-		return exploreCmd(c, args[1:], out)
-	case "findings":
-		return findingsCmd(c, args[1:], out)
-	case "cache":
-		return cacheCmd(c, args[1:], out)
-	case "watch", "job", "script", "cancel":
-		if len(args) != 2 {
-			return fmt.Errorf("usage: webpilot %s JOB_ID", args[0])
-		}
-		key, err := tenantKey()
-		if err != nil {
-			return err
-		}
-		id := args[1]
-		switch args[0] {
-		case "watch":
-			return watch(c, key, id, out)
-		case "job":
-			var s string
-			if err := c.do("GET", "/v1/jobs/"+id, key, nil, &s); err != nil {
-				return err
-			}
-			fmt.Fprint(out, s)
-			return nil
-		case "script":
-			var s string
-			if err := c.do("GET", "/v1/jobs/"+id+"/script", key, nil, &s); err != nil {
-				return err
-			}
-			fmt.Fprint(out, s)
-			return nil
-		default:
-			var v api.JobView
-			if err := c.do("POST", "/v1/jobs/"+id+"/cancel", key, nil, &v); err != nil {
-				return err
-			}
-			fmt.Fprintf(out, "job %s: %s (cancel requested)\n", v.ID, v.State)
-			return nil
-		}
-	}
-	return fmt.Errorf("unknown command %q\n\n%s", args[0], usage)
-}
-
-func tenantCmd(c *client, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("tenant create", flag.ContinueOnError)
-	maxRunning := fs.Int("max-running", 0, "running jobs cap (0: default)")
-	if len(args) < 2 || args[0] != "create" {
-		return errors.New("usage: webpilot tenant create NAME [--max-running N]")
-	}
-	if err := fs.Parse(args[2:]); err != nil {
-		return err
-	}
+func tenantCmd(c *client, name string, maxRunning int, out io.Writer, asJSON bool) error {
 	tok, err := adminToken()
 	if err != nil {
 		return err
+	}
+	var raw string
+	if err := c.do("POST", "/v1/admin/tenants", tok, map[string]any{"name": name, "max_running": maxRunning}, &raw); err != nil {
+		return err
+	}
+	if asJSON {
+		fmt.Fprintln(out, strings.TrimSpace(raw))
+		return nil
 	}
 	var res struct {
 		Tenant struct{ ID, Name string }
 		APIKey string `json:"api_key"`
 	}
-	if err := c.do("POST", "/v1/admin/tenants", tok, map[string]any{"name": args[1], "max_running": *maxRunning}, &res); err != nil {
+	if err := json.Unmarshal([]byte(raw), &res); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "tenant_id: %s\napi_key: %s\n", res.Tenant.ID, res.APIKey)
 	return nil
 }
 
-func creditsCmd(c *client, args []string, out io.Writer) error {
-	if len(args) == 0 {
-		return errors.New("usage: webpilot credits grant|show")
+// accountJSON is the credits answer the CLI prints.
+type accountJSON struct {
+	Balance   float64 `json:"balance_credits"`
+	Held      float64 `json:"held_credits"`
+	Available float64 `json:"available_credits"`
+	Ledger    []struct {
+		JobID   *string `json:"job_id"`
+		Credits float64 `json:"credits"`
+		Reason  string  `json:"reason"`
+		At      string  `json:"at"`
+	} `json:"ledger"`
+}
+
+// creditsGrant adds credits under one idempotency key: retried after a
+// lost answer or a 503 with the same key, the grant is applied once; the
+// key is printed so that a person can retry by hand with --key.
+func creditsGrant(c *client, tenantID string, amount float64, key string, out io.Writer, asJSON bool) error {
+	tok, err := adminToken()
+	if err != nil {
+		return err
 	}
-	var res struct {
-		Balance   float64 `json:"balance_credits"`
-		Held      float64 `json:"held_credits"`
-		Available float64 `json:"available_credits"`
-		Ledger    []struct {
-			JobID   *string `json:"job_id"`
-			Credits float64 `json:"credits"`
-			Reason  string  `json:"reason"`
-			At      string  `json:"at"`
-		} `json:"ledger"`
+	if key == "" {
+		key = "cli-" + uuid.NewString()
 	}
-	switch {
-	case args[0] == "grant" && len(args) == 3:
+	var raw string
+	for try := 1; ; try++ {
+		err = c.do("POST", "/v1/admin/tenants/"+tenantID+"/credits", tok, map[string]any{"credits": amount, "idempotency_key": key}, &raw)
+		var ae *apiError
+		retry := err != nil && (!errors.As(err, &ae) || ae.status == http.StatusServiceUnavailable)
+		if !retry || try == 4 {
+			break
+		}
+		time.Sleep(time.Duration(try) * 500 * time.Millisecond)
+	}
+	if err != nil {
+		return fmt.Errorf("%w\n  retrying with --key %s never grants twice", err, key)
+	}
+	return printAccount(raw, out, asJSON, "grant key "+key)
+}
+
+// creditsShow prints a balance and its ledger: a tenant's own (API key),
+// or any tenant's (admin token).
+func creditsShow(c *client, tenantID string, out io.Writer, asJSON bool) error {
+	var raw string
+	if tenantID != "" {
 		tok, err := adminToken()
 		if err != nil {
 			return err
 		}
-		amount, err := strconv.ParseFloat(args[2], 64)
-		if err != nil {
-			return fmt.Errorf("CREDITS must be a number: %w", err)
-		}
-		idem := make([]byte, 8)
-		_, _ = rand.Read(idem)
-		if err := c.do("POST", "/v1/admin/tenants/"+args[1]+"/credits", tok, map[string]any{"credits": amount, "idempotency_key": hex.EncodeToString(idem)}, &res); err != nil {
+		if err := c.do("GET", "/v1/admin/tenants/"+tenantID+"/credits", tok, nil, &raw); err != nil {
 			return err
 		}
-	case args[0] == "show" && len(args) == 2:
-		tok, err := adminToken()
-		if err != nil {
-			return err
-		}
-		if err := c.do("GET", "/v1/admin/tenants/"+args[1]+"/credits", tok, nil, &res); err != nil {
-			return err
-		}
-	case args[0] == "show" && len(args) == 1:
+	} else {
 		key, err := tenantKey()
 		if err != nil {
 			return err
 		}
-		if err := c.do("GET", "/v1/credits", key, nil, &res); err != nil {
+		if err := c.do("GET", "/v1/credits", key, nil, &raw); err != nil {
 			return err
 		}
-	default:
-		return errors.New("usage: webpilot credits grant TENANT_ID CREDITS | credits show [TENANT_ID]")
+	}
+	return printAccount(raw, out, asJSON, "")
+}
+
+func printAccount(raw string, out io.Writer, asJSON bool, note string) error {
+	if asJSON {
+		fmt.Fprintln(out, strings.TrimSpace(raw))
+		return nil
+	}
+	var res accountJSON
+	if err := json.Unmarshal([]byte(raw), &res); err != nil {
+		return err
 	}
 	fmt.Fprintf(out, "balance %.6f  held %.6f  available %.6f credits\n", res.Balance, res.Held, res.Available)
 	for _, e := range res.Ledger {
@@ -313,38 +231,43 @@ func creditsCmd(c *client, args []string, out io.Writer) error {
 		}
 		fmt.Fprintf(out, "  %s  %+.6f  %s%s\n", e.At, e.Credits, e.Reason, job)
 	}
+	if note != "" {
+		fmt.Fprintln(out, note)
+	}
 	return nil
 }
 
-// secretFlag registers the repeatable --secret flag on fs.
-func secretFlag(fs *flag.FlagSet) map[string]string {
+// parseSecrets reads --secret NAME=env:VAR|file:PATH values. A value on
+// the command line itself would land in shell history and process lists,
+// so it is refused.
+func parseSecrets(specs []string) (map[string]string, error) {
 	secrets := map[string]string{}
-	fs.Func("secret", "NAME=env:VAR or NAME=file:PATH: a secret for {{NAME}}, typed into fields but never shown, stored or logged in the clear (repeatable)",
-		func(v string) error {
-			name, src, ok := strings.Cut(v, "=")
-			if !ok || name == "" {
-				return errors.New("want NAME=env:VAR or NAME=file:PATH")
+	for _, v := range specs {
+		name, src, ok := strings.Cut(v, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("--secret %q: want NAME=env:VAR or NAME=file:PATH", v)
+		}
+		switch {
+		case strings.HasPrefix(src, "env:"):
+			val, set := os.LookupEnv(strings.TrimPrefix(src, "env:"))
+			if !set || val == "" {
+				return nil, fmt.Errorf("secret %s: environment variable %s is not set", name, strings.TrimPrefix(src, "env:"))
 			}
-			switch {
-			case strings.HasPrefix(src, "env:"):
-				val, set := os.LookupEnv(strings.TrimPrefix(src, "env:"))
-				if !set || val == "" {
-					return fmt.Errorf("secret %s: environment variable %s is not set", name, strings.TrimPrefix(src, "env:"))
-				}
-				secrets[name] = val
-			case strings.HasPrefix(src, "file:"):
-				b, err := os.ReadFile(strings.TrimPrefix(src, "file:"))
-				if err != nil {
-					return fmt.Errorf("secret %s: %w", name, err)
-				}
-				secrets[name] = strings.TrimRight(string(b), "\r\n")
-			default:
-				// A value on the command line would land in shell history and process lists.
-				return fmt.Errorf("secret %s: give it as env:VAR or file:PATH, not inline", name)
+			secrets[name] = val
+		case strings.HasPrefix(src, "file:"):
+			b, err := os.ReadFile(strings.TrimPrefix(src, "file:"))
+			if err != nil {
+				return nil, fmt.Errorf("secret %s: %w", name, err)
 			}
-			return nil
-		})
-	return secrets
+			secrets[name] = strings.TrimRight(string(b), "\r\n")
+		default:
+			return nil, fmt.Errorf("secret %s: give it as env:VAR or file:PATH, not inline", name)
+		}
+	}
+	if len(secrets) == 0 {
+		return nil, nil
+	}
+	return secrets, nil
 }
 
 // loadScenario reads a JSON scenario, or a text file with one step per line.
@@ -369,29 +292,12 @@ func loadScenario(path, base string) (scenario.Scenario, error) {
 	return scenario.ParseTextScenario(name, string(b), base), nil
 }
 
-func submitCmd(c *client, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("submit", flag.ContinueOnError)
-	base := fs.String("base", "", "base URL (overrides the file's)")
-	follow := fs.Bool("watch", false, "follow progress until the job ends, then print the spec")
-	secrets := secretFlag(fs)
-	var file string
-	rest := args
-	for len(rest) > 0 {
-		if err := fs.Parse(rest); err != nil {
-			return err
-		}
-		if rest = fs.Args(); len(rest) > 0 {
-			file, rest = rest[0], rest[1:]
-		}
-	}
-	if file == "" {
-		return errors.New("usage: webpilot submit FILE [--base URL] [--secret NAME=env:VAR] [--watch]")
-	}
+func submitCmd(c *client, file, base string, follow bool, secrets map[string]string, out io.Writer, asJSON bool) error {
 	key, err := tenantKey()
 	if err != nil {
 		return err
 	}
-	sc, err := loadScenario(file, *base)
+	sc, err := loadScenario(file, base)
 	if err != nil {
 		return err
 	}
@@ -405,11 +311,21 @@ func submitCmd(c *client, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "submitted job %s (%d steps, %.2f credits held)\n", v.ID, v.Progress.Total, v.HoldCredits)
-	if !*follow {
+	return submitted(c, key, v, fmt.Sprintf("submitted job %s (%d steps, %.2f credits held)", v.ID, v.Progress.Total, v.HoldCredits), follow, out, asJSON)
+}
+
+// submitted prints a new job (its JSON, or what) and follows it if asked.
+func submitted(c *client, key string, v api.JobView, what string, follow bool, out io.Writer, asJSON bool) error {
+	if asJSON {
+		b, _ := json.Marshal(v)
+		fmt.Fprintln(out, string(b))
+	} else {
+		fmt.Fprintln(out, what)
+	}
+	if !follow {
 		return nil
 	}
-	return watch(c, key, v.ID, out)
+	return watch(c, key, v.ID, out, asJSON)
 }
 
 // submit posts a new job, retrying a lost answer or a 503 under one
@@ -431,7 +347,7 @@ func (c *client) submit(key, path string, body any) (api.JobView, error) {
 }
 
 // watch follows the job's event stream and prints each step as it ends.
-func watch(c *client, key, id string, out io.Writer) error {
+func watch(c *client, key, id string, out io.Writer, asJSON bool) error {
 	req, err := http.NewRequest("GET", c.base+"/v1/jobs/"+id+"/events", nil)
 	if err != nil {
 		return err
@@ -457,6 +373,24 @@ func watch(c *client, key, id string, out io.Writer) error {
 			event = strings.TrimPrefix(line, "event: ")
 		case strings.HasPrefix(line, "data: "):
 			data := []byte(strings.TrimPrefix(line, "data: "))
+			if asJSON && event != "end" {
+				// One JSON object per event, for scripts.
+				b, _ := json.Marshal(struct {
+					Event string          `json:"event"`
+					Data  json.RawMessage `json:"data"`
+				}{event, data})
+				fmt.Fprintln(out, string(b))
+			}
+			if event == "state" {
+				var s struct{ State string }
+				_ = json.Unmarshal(data, &s)
+				if asJSON {
+					lastState = s.State
+				}
+			}
+			if asJSON && event != "end" {
+				continue
+			}
 			switch event {
 			case "step":
 				printStep(out, data)
@@ -478,7 +412,7 @@ func watch(c *client, key, id string, out io.Writer) error {
 					lastState = s.State
 				}
 			case "end":
-				return summary(c, key, id, out)
+				return summary(c, key, id, out, asJSON)
 			}
 		}
 	}
@@ -534,10 +468,18 @@ func tierLine(tiers map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-func summary(c *client, key, id string, out io.Writer) error {
+func summary(c *client, key, id string, out io.Writer, asJSON bool) error {
 	var v api.JobView
 	if err := c.do("GET", "/v1/jobs/"+id, key, nil, &v); err != nil {
 		return err
+	}
+	if asJSON {
+		b, _ := json.Marshal(v)
+		fmt.Fprintln(out, string(b))
+		if v.State != "succeeded" {
+			return fmt.Errorf("job ended %s", v.State)
+		}
+		return nil
 	}
 	if v.Suite != nil {
 		return suiteSummary(v, out)
@@ -559,6 +501,116 @@ func summary(c *client, key, id string, out io.Writer) error {
 	}
 	if v.State != "succeeded" {
 		return fmt.Errorf("job ended %s", v.State)
+	}
+	return nil
+}
+
+// jobAction runs a command on one job: watch, job, script, cancel, history.
+func jobAction(c *client, key, name, id string, out io.Writer, asJSON bool) error {
+	switch name {
+	case "watch":
+		return watch(c, key, id, out, asJSON)
+	case "script":
+		var s string
+		if err := c.do("GET", "/v1/jobs/"+id+"/script", key, nil, &s); err != nil {
+			return err
+		}
+		if asJSON {
+			b, _ := json.Marshal(map[string]string{"job_id": id, "script": s})
+			fmt.Fprintln(out, string(b))
+			return nil
+		}
+		fmt.Fprint(out, s)
+		return nil
+	case "cancel":
+		var v api.JobView
+		if err := c.do("POST", "/v1/jobs/"+id+"/cancel", key, nil, &v); err != nil {
+			return err
+		}
+		if asJSON {
+			b, _ := json.Marshal(v)
+			fmt.Fprintln(out, string(b))
+			return nil
+		}
+		fmt.Fprintf(out, "job %s: %s (cancel requested)\n", v.ID, v.State)
+		return nil
+	case "history":
+		var raw string
+		if err := c.do("GET", "/v1/jobs/"+id+"/history", key, nil, &raw); err != nil {
+			return err
+		}
+		if asJSON {
+			fmt.Fprintln(out, strings.TrimSpace(raw))
+			return nil
+		}
+		var h struct {
+			History []struct {
+				Step      int    `json:"step"`
+				Iteration int    `json:"iteration"`
+				Kind      string `json:"kind"`
+				Action    string `json:"action"`
+				Target    string `json:"target"`
+				Result    string `json:"result"`
+				Error     string `json:"error"`
+			} `json:"history"`
+		}
+		if err := json.Unmarshal([]byte(raw), &h); err != nil {
+			return err
+		}
+		for _, e := range h.History {
+			at := fmt.Sprintf("step %d", e.Step)
+			if e.Iteration > 0 {
+				at += fmt.Sprintf(".%d", e.Iteration) // the agent's turn within the step
+			}
+			line := fmt.Sprintf("  %-9s %-12s %-8s %s %s", at, e.Kind, e.Result, e.Action, e.Target)
+			if e.Error != "" {
+				line += "  — " + e.Error
+			}
+			fmt.Fprintln(out, strings.TrimRight(line, " "))
+		}
+		fmt.Fprintf(out, "%d entries\n", len(h.History))
+		return nil
+	default: // job
+		var s string
+		if err := c.do("GET", "/v1/jobs/"+id, key, nil, &s); err != nil {
+			return err
+		}
+		fmt.Fprint(out, s)
+		return nil
+	}
+}
+
+// jobsList prints a page of the tenant's jobs.
+func jobsList(c *client, key string, limit int, after string, out io.Writer, asJSON bool) error {
+	q := url.Values{"limit": {strconv.Itoa(limit)}}
+	if after != "" {
+		q.Set("after", after)
+	}
+	var raw string
+	if err := c.do("GET", "/v1/jobs?"+q.Encode(), key, nil, &raw); err != nil {
+		return err
+	}
+	if asJSON {
+		fmt.Fprintln(out, strings.TrimSpace(raw))
+		return nil
+	}
+	var res struct {
+		Jobs []api.JobView `json:"jobs"`
+		Next string        `json:"next"`
+	}
+	if err := json.Unmarshal([]byte(raw), &res); err != nil {
+		return err
+	}
+	for _, v := range res.Jobs {
+		tokens := 0
+		if v.Usage != nil {
+			tokens = v.Usage.PromptTokens + v.Usage.CompletionTokens
+		}
+		fmt.Fprintf(out, "%s  %-12s %-15s %3d/%-3d steps  %7d tokens  %9.6f credits  %s  %s\n", v.ID, v.Kind, v.State,
+			v.Progress.Done, v.Progress.Total, tokens, v.ChargedCredits, v.CreatedAt.Format("2006-01-02 15:04"), v.Name)
+	}
+	if res.Next != "" {
+		fmt.Fprintf(out, "next page: webpilot jobs --after %s\n", res.Next)
 	}
 	return nil
 }

@@ -19,7 +19,7 @@ func TestWatchFailsWhenTheStreamEndsBeforeTheJob(t *testing.T) {
 	}))
 	defer srv.Close()
 	var out bytes.Buffer
-	err := watch(&client{base: srv.URL, http: srv.Client()}, "key", "job-1", &out)
+	err := watch(&client{base: srv.URL, http: srv.Client()}, "key", "job-1", &out, false)
 	if err == nil || !strings.Contains(err.Error(), "ended before the job did") || !strings.Contains(err.Error(), "running") {
 		t.Fatalf("watch of a cut stream returned %v", err)
 	}
