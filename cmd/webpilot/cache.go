@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"strings"
 
 	"github.com/webpilot/webpilot/api"
 )
@@ -29,7 +28,7 @@ func cacheCmd(c *client, action, origin string, out io.Writer, asJSON bool) erro
 		return err
 	}
 	if asJSON {
-		fmt.Fprintln(out, strings.TrimSpace(raw))
+		printRaw(out, raw)
 		return nil
 	}
 	if action == "clear" {

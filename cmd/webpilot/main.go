@@ -136,7 +136,7 @@ func tenantCmd(c *client, name string, maxRunning int, out io.Writer, asJSON boo
 		return err
 	}
 	if asJSON {
-		fmt.Fprintln(out, strings.TrimSpace(raw))
+		printRaw(out, raw)
 		return nil
 	}
 	var res struct {
@@ -175,15 +175,9 @@ func creditsGrant(c *client, tenantID string, amount float64, key string, out io
 		key = "cli-" + uuid.NewString()
 	}
 	var raw string
-	for try := 1; ; try++ {
-		err = c.do("POST", "/v1/admin/tenants/"+tenantID+"/credits", tok, map[string]any{"credits": amount, "idempotency_key": key}, &raw)
-		var ae *apiError
-		retry := err != nil && (!errors.As(err, &ae) || ae.status == http.StatusServiceUnavailable)
-		if !retry || try == 4 {
-			break
-		}
-		time.Sleep(time.Duration(try) * 500 * time.Millisecond)
-	}
+	err = retried(func() error {
+		return c.do("POST", "/v1/admin/tenants/"+tenantID+"/credits", tok, map[string]any{"credits": amount, "idempotency_key": key}, &raw)
+	})
 	if err != nil {
 		return fmt.Errorf("%w\n  retrying with --key %s never grants twice", err, key)
 	}
@@ -216,7 +210,7 @@ func creditsShow(c *client, tenantID string, out io.Writer, asJSON bool) error {
 
 func printAccount(raw string, out io.Writer, asJSON bool, note string) error {
 	if asJSON {
-		fmt.Fprintln(out, strings.TrimSpace(raw))
+		printRaw(out, raw)
 		return nil
 	}
 	var res accountJSON
@@ -334,16 +328,27 @@ func submitted(c *client, key string, v api.JobView, what string, follow bool, o
 func (c *client) submit(key, path string, body any) (api.JobView, error) {
 	idem := map[string]string{"Idempotency-Key": "cli-" + uuid.NewString()}
 	var v api.JobView
-	var err error
+	err := retried(func() error { return c.doWith("POST", path, key, body, &v, idem) })
+	return v, err
+}
+
+// retried runs an idempotent request up to 4 times, again only after a
+// lost answer or a 503: any other answer is the request's outcome.
+func retried(do func() error) error {
 	for try := 1; ; try++ {
-		err = c.doWith("POST", path, key, body, &v, idem)
+		err := do()
 		var ae *apiError
 		retry := err != nil && (!errors.As(err, &ae) || ae.status == http.StatusServiceUnavailable)
 		if !retry || try == 4 {
-			return v, err
+			return err
 		}
 		time.Sleep(time.Duration(try) * 500 * time.Millisecond)
 	}
+}
+
+// printRaw prints an API answer as it came (--json).
+func printRaw(out io.Writer, raw string) {
+	fmt.Fprintln(out, strings.TrimSpace(raw))
 }
 
 // watch follows the job's event stream and prints each step as it ends.
@@ -540,7 +545,7 @@ func jobAction(c *client, key, name, id string, out io.Writer, asJSON bool) erro
 			return err
 		}
 		if asJSON {
-			fmt.Fprintln(out, strings.TrimSpace(raw))
+			printRaw(out, raw)
 			return nil
 		}
 		var h struct {
@@ -591,7 +596,7 @@ func jobsList(c *client, key string, limit int, after string, out io.Writer, asJ
 		return err
 	}
 	if asJSON {
-		fmt.Fprintln(out, strings.TrimSpace(raw))
+		printRaw(out, raw)
 		return nil
 	}
 	var res struct {

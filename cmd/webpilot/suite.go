@@ -100,7 +100,7 @@ func testList(c *client, out io.Writer, asJSON bool) error {
 		return err
 	}
 	if asJSON {
-		fmt.Fprintln(out, strings.TrimSpace(raw))
+		printRaw(out, raw)
 		return nil
 	}
 	var res struct{ Tests []store.Test }
@@ -176,7 +176,7 @@ func testDecide(c *client, decision, id, version string, out io.Writer, asJSON b
 		return err
 	}
 	if asJSON {
-		fmt.Fprintln(out, strings.TrimSpace(raw))
+		printRaw(out, raw)
 		return nil
 	}
 	var v store.TestVersion
@@ -207,7 +207,7 @@ func importCmd(c *client, files []string, base string, tags []string, out io.Wri
 		return err
 	}
 	if asJSON {
-		fmt.Fprintln(out, strings.TrimSpace(raw))
+		printRaw(out, raw)
 		return nil
 	}
 	var res struct{ Tests []store.Test }
