@@ -56,24 +56,24 @@ const initScript = `(() => {
   };
 })();`
 
-// probeScript reports DOM quiet time, busy indicators and readiness, and,
-// for the batch that ran between since and until milliseconds ago, the
-// timers it scheduled that have not fired, how long ago the last of them
-// fired, and the fetch/XHR requests opened since it started.
-const probeScript = `([since, until, longPoll]) => {
+// probeScript reports DOM quiet time, busy indicators and readiness, and
+// the ages (milliseconds before the probe ran) of the short timers that have
+// not fired, of the ones that fired lately (created, fired) and of the
+// fetch/XHR requests still open, up to maxAge. Which of them belong to the
+// batch is decided in Go, which knows when the probe was sent and answered:
+// the page cannot tell how long the probe waited to run, and under load that
+// wait is long enough to push a batch's own timer out of a window computed
+// here.
+const probeScript = `(maxAge) => {
   const wp = window.__wp || { last: 0, timers: new Map(), fired: [], reqs: new Map() };
-  // A click's handler can run a moment after the driver's click returned,
-  // so timers created shortly after the batch ended are the batch's too.
-  const t = performance.now(), from = t - since - 5, to = t - until + 100;
+  const t = performance.now();
+  const ages = (xs) => { const out = []; for (const c of xs) if (t - c <= maxAge) out.push(t - c); return out.slice(-256); };
   const visible = (e) => { const r = e.getBoundingClientRect(); if (r.width === 0 || r.height === 0) return false;
     const st = getComputedStyle(e); return st.visibility !== 'hidden' && st.display !== 'none' && st.opacity !== '0'; };
   const busy = [...document.querySelectorAll('[aria-busy="true"], [role="progressbar"], .spinner, .loading, .loader, [data-loading="true"]')]
     .filter(visible).slice(0, 3).map(e => e.tagName.toLowerCase() + (e.className ? '.' + String(e.className).split(' ')[0] : ''));
-  let timers = 0, fired = -1, reqs = 0;
-  for (const c of wp.timers.values()) if (c >= from && c <= to) timers++;
-  for (const [c, at] of wp.fired) if (c >= from && c <= to) fired = Math.max(fired, at);
-  for (const s of wp.reqs.values()) if (s >= from && t - s < longPoll) reqs++;
-  return { quiet: t - wp.last, busy, ready: document.readyState, timers, sinceTimer: fired < 0 ? -1 : t - fired, reqs };
+  return { quiet: t - wp.last, busy, ready: document.readyState, timers: ages(wp.timers.values()),
+    fired: wp.fired.filter(([c]) => t - c <= maxAge).map(([c, at]) => [t - c, t - at]), reqs: ages(wp.reqs.values()) };
 }`
 
 // netTracker follows the page's requests so settling can wait for the ones
@@ -225,7 +225,7 @@ func (s *Session) Settle(ctx context.Context, o SettleOptions) SettleReport {
 	last := time.Now()
 	for {
 		pending := s.net.pending(o.Since, o.LongPoll)
-		probe, perr := s.probe(time.Since(o.Since), time.Since(ended), o.LongPoll)
+		probe, perr := s.probe(o.Since, ended, o.LongPoll)
 		var blocking []string
 		var signal string
 		switch {
@@ -280,32 +280,68 @@ func (s *Session) Settle(ctx context.Context, o SettleOptions) SettleReport {
 }
 
 type probeResult struct {
-	Quiet      float64  `json:"quiet"`
-	Busy       []string `json:"busy"`
-	Ready      string   `json:"ready"`
-	Timers     int      `json:"timers"`
-	SinceTimer float64  `json:"sinceTimer"`
-	Requests   int      `json:"reqs"`
+	Quiet      float64 // ms since the DOM last changed
+	Busy       []string
+	Ready      string
+	Timers     int     // the batch's timers that have not fired
+	SinceTimer float64 // ms since the last of the batch's timers fired, -1 if none has
+	Requests   int     // the batch's fetch/XHR requests still open
 }
 
-// probe reads the page's trackers for a batch that started since ago and
-// ended until ago.
-func (s *Session) probe(since, until, longPoll time.Duration) (probeResult, error) {
+// batchWindow says whether something the page created age before the probe
+// ran belongs to a batch that ran from since to ended. The probe ran at some
+// moment between sent and answered, so the creation time is only known to
+// lie in [sent-age, answered-age]: anything that may be in the window is
+// counted, so a slow probe can lengthen the wait but never shorten it.
+type batchWindow struct{ since, ended, sent, answered time.Time }
+
+func (w batchWindow) has(age time.Duration) bool {
+	// A click's handler can run a moment after the driver's click returned,
+	// so timers created shortly after the batch ended are the batch's too.
+	return !w.answered.Add(-age).Before(w.since.Add(-5*time.Millisecond)) &&
+		!w.sent.Add(-age).After(w.ended.Add(100*time.Millisecond))
+}
+
+// probe reads the page's trackers for a batch that ran from since to ended.
+func (s *Session) probe(since, ended time.Time, longPoll time.Duration) (probeResult, error) {
 	var p probeResult
-	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	v, err := s.page.Evaluate(probeScript, []float64{ms(since), ms(until), ms(longPoll)})
+	maxAge := time.Since(since) + 10*time.Second
+	sent := time.Now()
+	v, err := s.page.Evaluate(probeScript, float64(maxAge.Milliseconds()))
 	if err != nil {
 		return p, err
 	}
+	w := batchWindow{since: since, ended: ended, sent: sent, answered: time.Now()}
 	m, ok := v.(map[string]any)
 	if !ok {
 		return p, fmt.Errorf("unexpected probe result %T", v)
 	}
+	ms := func(v any) time.Duration { return time.Duration(toFloat(v) * float64(time.Millisecond)) }
 	p.Quiet = toFloat(m["quiet"])
 	p.Ready, _ = m["ready"].(string)
-	p.Timers = int(toFloat(m["timers"]))
-	p.SinceTimer = toFloat(m["sinceTimer"])
-	p.Requests = int(toFloat(m["reqs"]))
+	for _, a := range anys(m["timers"]) {
+		if w.has(ms(a)) {
+			p.Timers++
+		}
+	}
+	p.SinceTimer = -1
+	for _, f := range anys(m["fired"]) {
+		pair := anys(f)
+		if len(pair) != 2 || !w.has(ms(pair[0])) {
+			continue
+		}
+		// The age at the probe's run is the least it can be now.
+		if at := toFloat(pair[1]); p.SinceTimer < 0 || at < p.SinceTimer {
+			p.SinceTimer = at
+		}
+	}
+	for _, a := range anys(m["reqs"]) {
+		// Only the start bound applies: a request is the batch's however
+		// late it opens, until it is old enough to be a long-poll.
+		if age := ms(a); age < longPoll && !w.answered.Add(-age).Before(since.Add(-5*time.Millisecond)) {
+			p.Requests++
+		}
+	}
 	if b, ok := m["busy"].([]any); ok {
 		for _, x := range b {
 			if s, ok := x.(string); ok {
@@ -314,6 +350,11 @@ func (s *Session) probe(since, until, longPoll time.Duration) (probeResult, erro
 		}
 	}
 	return p, nil
+}
+
+func anys(v any) []any {
+	xs, _ := v.([]any)
+	return xs
 }
 
 func toFloat(v any) float64 {
