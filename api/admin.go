@@ -11,11 +11,51 @@ import (
 	"github.com/webpilot/webpilot/store"
 )
 
+// TenantRequest is the body of POST /v1/admin/tenants.
+type TenantRequest struct {
+	Name string `json:"name"`
+	// MaxRunning bounds the tenant's jobs running at once (0: the default, 4).
+	MaxRunning int `json:"max_running,omitempty"`
+}
+
+// TenantCreated answers a tenant's creation with its API key, shown once.
+type TenantCreated struct {
+	Tenant store.Tenant `json:"tenant"`
+	APIKey string       `json:"api_key"`
+	Note   string       `json:"note"`
+}
+
+// GrantRequest is the body of POST /v1/admin/tenants/{id}/credits.
+type GrantRequest struct {
+	Credits float64 `json:"credits"`
+	// IdempotencyKey makes a retried grant apply once.
+	IdempotencyKey string `json:"idempotency_key"`
+}
+
+// AccountView is a tenant's credit account and, where asked, its ledger.
+type AccountView struct {
+	TenantID         string  `json:"tenant_id"`
+	BalanceCredits   float64 `json:"balance_credits"`
+	HeldCredits      float64 `json:"held_credits"`
+	AvailableCredits float64 `json:"available_credits"`
+	BalanceMicro     int64   `json:"balance_micro"`
+	HeldMicro        int64   `json:"held_micro"`
+	// Ledger is the latest movements, newest first (absent when none or
+	// not asked for).
+	Ledger []LedgerEntry `json:"ledger,omitempty"`
+}
+
+// LedgerEntry is one credit movement: a grant, a hold, a charge, a release.
+type LedgerEntry struct {
+	ID      int64   `json:"id"`
+	JobID   *string `json:"job_id,omitempty"`
+	Credits float64 `json:"credits"`
+	Reason  string  `json:"reason"`
+	At      string  `json:"at"`
+}
+
 func (s *Server) createTenant(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Name       string `json:"name"`
-		MaxRunning int    `json:"max_running"`
-	}
+	var req TenantRequest
 	if !s.decode(w, r, &req) {
 		return
 	}
@@ -35,15 +75,11 @@ func (s *Server) createTenant(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"tenant": t, "api_key": key,
-		"note": "store the API key now: only its hash is kept"})
+	writeJSON(w, http.StatusCreated, TenantCreated{Tenant: t, APIKey: key, Note: "store the API key now: only its hash is kept"})
 }
 
 func (s *Server) grant(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Credits        float64 `json:"credits"`
-		IdempotencyKey string  `json:"idempotency_key"`
-	}
+	var req GrantRequest
 	if !s.decode(w, r, &req) {
 		return
 	}
@@ -107,23 +143,12 @@ func (s *Server) credits(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, accountView(acct, ledger))
 }
 
-type ledgerView struct {
-	ID      int64   `json:"id"`
-	JobID   *string `json:"job_id,omitempty"`
-	Credits float64 `json:"credits"`
-	Reason  string  `json:"reason"`
-	At      string  `json:"at"`
-}
-
-func accountView(a store.Account, ledger []store.Entry) map[string]any {
-	out := map[string]any{"tenant_id": a.TenantID, "balance_credits": credits(a.Balance), "held_credits": credits(a.Held),
-		"available_credits": credits(a.Available), "balance_micro": a.Balance, "held_micro": a.Held}
-	if ledger != nil {
-		lv := make([]ledgerView, len(ledger))
-		for i, e := range ledger {
-			lv[i] = ledgerView{ID: e.ID, JobID: e.JobID, Credits: credits(e.Amount), Reason: e.Reason, At: e.CreatedAt.Format("2006-01-02T15:04:05Z07:00")}
-		}
-		out["ledger"] = lv
+func accountView(a store.Account, ledger []store.Entry) AccountView {
+	out := AccountView{TenantID: a.TenantID, BalanceCredits: credits(a.Balance), HeldCredits: credits(a.Held),
+		AvailableCredits: credits(a.Available), BalanceMicro: a.Balance, HeldMicro: a.Held}
+	for _, e := range ledger {
+		out.Ledger = append(out.Ledger, LedgerEntry{ID: e.ID, JobID: e.JobID, Credits: credits(e.Amount), Reason: e.Reason,
+			At: e.CreatedAt.Format("2006-01-02T15:04:05Z07:00")})
 	}
 	return out
 }

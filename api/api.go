@@ -21,10 +21,12 @@ import (
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
 	"github.com/webpilot/webpilot/jobs"
 	"github.com/webpilot/webpilot/scenario"
 	"github.com/webpilot/webpilot/store"
+	"github.com/webpilot/webpilot/tracing"
 )
 
 // Sender hands a stored job's message over for publishing; *outbox.Sender
@@ -72,6 +74,17 @@ type Server struct {
 	urls     scenario.URLPolicy
 	sealer   *jobs.Sealer
 	log      *slog.Logger
+	// mounts are handlers served beside the API (the console).
+	mounts map[string]http.Handler
+}
+
+// Mount serves h for pattern beside the API, behind the same request ids,
+// metrics and recovery (the console at "/console/"). Call it before Handler.
+func (s *Server) Mount(pattern string, h http.Handler) {
+	if s.mounts == nil {
+		s.mounts = map[string]http.Handler{}
+	}
+	s.mounts[pattern] = h
 }
 
 // New builds the API server.
@@ -116,37 +129,23 @@ func New(cfg Config, st *store.Store, pub Sender, urls scenario.URLPolicy, seale
 // Handler routes the API.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/jobs", s.tenant(s.submitJob))
-	mux.HandleFunc("POST /v1/suites/run", s.tenant(s.submitSuite(jobs.KindSuiteRun)))
-	mux.HandleFunc("POST /v1/suites/repair", s.tenant(s.submitSuite(jobs.KindSuiteRepair)))
-	mux.HandleFunc("GET /v1/jobs", s.tenant(s.list))
-	mux.HandleFunc("GET /v1/jobs/{id}", s.tenant(s.get))
-	mux.HandleFunc("GET /v1/jobs/{id}/script", s.tenant(s.script))
-	mux.HandleFunc("GET /v1/jobs/{id}/history", s.tenant(s.history))
-	mux.HandleFunc("GET /v1/jobs/{id}/events", s.tenant(s.events))
-	mux.HandleFunc("POST /v1/jobs/{id}/cancel", s.tenant(s.cancel))
-	mux.HandleFunc("GET /v1/credits", s.tenant(s.credits))
-	mux.HandleFunc("GET /v1/experiences", s.tenant(s.experiences))
-	mux.HandleFunc("DELETE /v1/experiences", s.tenant(s.forgetExperiences))
-	mux.HandleFunc("GET /v1/step-cache", s.tenant(s.stepCache))
-	mux.HandleFunc("DELETE /v1/step-cache", s.tenant(s.clearStepCache))
-	mux.HandleFunc("GET /v1/tests", s.tenant(s.tests))
-	mux.HandleFunc("POST /v1/tests/import", s.tenant(s.importTests))
-	mux.HandleFunc("GET /v1/tests/{id}", s.tenant(s.test))
-	mux.HandleFunc("GET /v1/tests/{id}/versions", s.tenant(s.versions))
-	mux.HandleFunc("GET /v1/tests/{id}/versions/{v}", s.tenant(s.version))
-	mux.HandleFunc("GET /v1/tests/{id}/versions/{v}/diff", s.tenant(s.versionDiff))
-	mux.HandleFunc("POST /v1/tests/{id}/versions/{v}/accept", s.tenant(s.decide(true)))
-	mux.HandleFunc("POST /v1/tests/{id}/versions/{v}/reject", s.tenant(s.decide(false)))
-	mux.HandleFunc("GET /v1/jobs/{id}/artifacts/{name}", s.tenant(s.artifact))
-	mux.HandleFunc("GET /v1/jobs/{id}/findings", s.tenant(s.findings))
-	mux.HandleFunc("POST /v1/admin/tenants", s.admin(s.createTenant))
-	mux.HandleFunc("POST /v1/admin/tenants/{id}/credits", s.admin(s.grant))
-	mux.HandleFunc("GET /v1/admin/tenants/{id}/credits", s.admin(s.account))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]string{"status": "ok"}) })
-	mux.HandleFunc("GET /readyz", s.ready)
-	mux.Handle("GET /metrics", s.metricsHandler())
-	return s.recover(s.observe(mux))
+	for _, rt := range s.routes() {
+		h := rt.handler
+		switch rt.access {
+		case tenantOnly:
+			h = s.tenant(h)
+		case adminOnly:
+			h = s.admin(h)
+		}
+		mux.HandleFunc(rt.method+" "+rt.path, h)
+	}
+	for pattern, h := range s.mounts {
+		mux.Handle(pattern, h)
+	}
+	// Each request is a server span (the caller's traceparent continued);
+	// a job it submits carries the trace on to the worker.
+	return otelhttp.NewHandler(s.recover(s.observe(mux)), "dispatcher", otelhttp.WithPropagators(tracing.Propagator),
+		otelhttp.WithFilter(func(r *http.Request) bool { return r.URL.Path != "/metrics" && r.URL.Path != "/healthz" }))
 }
 
 type tenantKey struct{}
@@ -254,14 +253,15 @@ func (s *Server) internal(w http.ResponseWriter, r *http.Request, err error) {
 	writeError(w, http.StatusInternalServerError, "internal error", nil)
 }
 
-// errorBody is every error response.
-type errorBody struct {
+// ErrorBody is every error response: what is wrong and, for invalid input,
+// each field at fault by its JSON path.
+type ErrorBody struct {
 	Error  string                `json:"error"`
 	Fields []scenario.FieldError `json:"fields,omitempty"`
 }
 
 func writeError(w http.ResponseWriter, status int, msg string, fields []scenario.FieldError) {
-	writeJSON(w, status, errorBody{Error: msg, Fields: fields})
+	writeJSON(w, status, ErrorBody{Error: msg, Fields: fields})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -5,7 +5,18 @@ import (
 	"strconv"
 
 	"github.com/webpilot/webpilot/scenario"
+	"github.com/webpilot/webpilot/store"
 )
+
+// ExperienceList is what the tenant's jobs learned about its apps.
+type ExperienceList struct {
+	Experiences []store.Experience `json:"experiences"`
+}
+
+// Deleted counts what a DELETE removed.
+type Deleted struct {
+	Deleted int64 `json:"deleted"`
+}
 
 // experiencesQuery reads the optional origin and id filters.
 func experiencesQuery(w http.ResponseWriter, r *http.Request) (origin string, id int64, ok bool) {
@@ -33,7 +44,10 @@ func (s *Server) experiences(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"experiences": list})
+	if list == nil {
+		list = []store.Experience{}
+	}
+	writeJSON(w, http.StatusOK, ExperienceList{Experiences: list})
 }
 
 // forgetExperiences deletes one learned note (?id=), an origin's
@@ -48,5 +62,5 @@ func (s *Server) forgetExperiences(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"deleted": n})
+	writeJSON(w, http.StatusOK, Deleted{Deleted: n})
 }

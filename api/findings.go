@@ -28,6 +28,16 @@ type FindingView struct {
 	FoundAt      time.Time       `json:"found_at"`
 }
 
+// FindingList is an exploration's findings.
+type FindingList struct {
+	JobID    string        `json:"job_id"`
+	State    string        `json:"state"`
+	Findings []FindingView `json:"findings"`
+}
+
+// FindingViewOf is a stored finding as the API shows it.
+func FindingViewOf(f store.FindingRecord) FindingView { return findingView(f) }
+
 func findingView(f store.FindingRecord) FindingView {
 	v := FindingView{Seq: f.Seq, JobID: f.JobID, Type: f.Type, Severity: f.Severity, Title: f.Title, URL: f.URL, State: f.State,
 		Signature: f.Signature, Evidence: f.Evidence, Reproduction: f.Reproduction, FoundAt: f.CreatedAt, Path: []string{}}
@@ -80,11 +90,7 @@ func (s *Server) findings(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	out := struct {
-		JobID    string        `json:"job_id"`
-		State    string        `json:"state"`
-		Findings []FindingView `json:"findings"`
-	}{JobID: j.ID, State: j.State, Findings: []FindingView{}}
+	out := FindingList{JobID: j.ID, State: j.State, Findings: []FindingView{}}
 	for _, f := range fs {
 		out.Findings = append(out.Findings, findingView(f))
 	}

@@ -92,3 +92,15 @@ func (h *hub) close(tenantID string) {
 func (s *Server) FollowChanges(ctx context.Context) {
 	s.store.ListenJobChanges(ctx, s.hub.notify, s.hub.setLive)
 }
+
+// Watch follows a job's changes for a progress stream outside the API (the
+// console's): changed is signalled when the job changes, while the change
+// feed is live (poll as well: it may not be). ok is false when the tenant
+// already has as many streams open as it may; stop ends the watch.
+func (s *Server) Watch(tenantID, jobID string) (changed <-chan struct{}, stop func(), ok bool) {
+	if !s.hub.open(tenantID, s.cfg.MaxStreams) {
+		return nil, nil, false
+	}
+	ch, unsubscribe := s.hub.subscribe(jobID)
+	return ch, func() { unsubscribe(); s.hub.close(tenantID) }, true
+}

@@ -114,7 +114,10 @@ func (s *Server) importTests(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"tests": stored})
+	if stored == nil {
+		stored = []store.Test{}
+	}
+	writeJSON(w, http.StatusCreated, TestList{Tests: stored})
 }
 
 // navigations lists the URLs a test's commands go to.

@@ -17,6 +17,7 @@ import (
 	"github.com/webpilot/webpilot/jobs"
 	"github.com/webpilot/webpilot/scenario"
 	"github.com/webpilot/webpilot/store"
+	"github.com/webpilot/webpilot/tracing"
 )
 
 // JobView is a job as the API returns it.
@@ -50,6 +51,18 @@ type JobView struct {
 	CreatedAt   time.Time       `json:"created_at"`
 	StartedAt   *time.Time      `json:"started_at,omitempty"`
 	FinishedAt  *time.Time      `json:"finished_at,omitempty"`
+}
+
+// JobList is a page of the tenant's jobs, newest first.
+type JobList struct {
+	Jobs []JobView `json:"jobs"`
+	// Next is the after= of the following page; absent on the last.
+	Next string `json:"next,omitempty"`
+}
+
+// HistoryList is everything a job's attempts did, in order.
+type HistoryList struct {
+	History []store.HistoryEntry `json:"history"`
 }
 
 // Progress counts a job's steps.
@@ -243,8 +256,9 @@ func (s *Server) submitValid(w http.ResponseWriter, r *http.Request, sub jobs.Su
 		hold = int64(math.Ceil(in.options.MaxCredits * store.MicroCredits))
 	}
 	// Secrets are sealed to the job's id, so a sealed value cannot be replayed into another job.
+	traceParent := tracing.TraceParent(r.Context())
 	job, err := s.store.SubmitJob(r.Context(), store.NewJob{TenantID: t.ID, Kind: string(sub.Kind), Hold: hold,
-		IdempotencyKey: idemKey, RequestHash: requestHash(sub), TestID: in.testID,
+		IdempotencyKey: idemKey, RequestHash: requestHash(sub), TestID: in.testID, TraceParent: traceParent,
 		Subject: jobs.Subject(sub.Kind, t.ID), Prepare: func(jobID string) (json.RawMessage, error) {
 			sealed := ""
 			if len(in.secrets) > 0 {
@@ -287,7 +301,7 @@ func (s *Server) submitValid(w http.ResponseWriter, r *http.Request, sub jobs.Su
 	}
 	outcome = "accepted"
 	// The job is safe in Postgres; a message not confirmed is republished by the reconciler.
-	s.pub.Send(store.OutboxItem{Subject: jobs.Subject(sub.Kind, t.ID), JobID: job.ID})
+	s.pub.Send(store.OutboxItem{Subject: jobs.Subject(sub.Kind, t.ID), JobID: job.ID, TraceParent: traceParent})
 	writeJSON(w, http.StatusAccepted, view(job, false))
 }
 
@@ -296,12 +310,21 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	v := s.bulkView(r.Context(), j, true)
-	if u, err := s.store.JobUsage(r.Context(), j.ID); err == nil {
+	writeJSON(w, http.StatusOK, s.JobView(r.Context(), j))
+}
+
+// JobView is a job as GET /v1/jobs/{id} answers it: steps, usage, and its
+// repair, suite or exploration report.
+func (s *Server) JobView(ctx context.Context, j store.Job) JobView {
+	v := s.bulkView(ctx, j, true)
+	if u, err := s.store.JobUsage(ctx, j.ID); err == nil {
 		v.Usage = &u
 	}
-	writeJSON(w, http.StatusOK, v)
+	return v
 }
+
+// ListView is a job as GET /v1/jobs lists it.
+func ListView(j store.Job) JobView { return view(j, false) }
 
 func (s *Server) job(w http.ResponseWriter, r *http.Request) (store.Job, bool) {
 	j, err := s.store.GetJob(r.Context(), tenantFrom(r.Context()).ID, r.PathValue("id"))
@@ -339,7 +362,10 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"history": h})
+	if h == nil {
+		h = []store.HistoryEntry{}
+	}
+	writeJSON(w, http.StatusOK, HistoryList{History: h})
 }
 
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
@@ -352,8 +378,19 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	after := r.URL.Query().Get("after")
-	list, err := s.store.ListJobs(r.Context(), tenantFrom(r.Context()).ID, after, limit+1)
+	f := store.JobFilter{After: r.URL.Query().Get("after"), Limit: limit + 1, State: r.URL.Query().Get("state"), Kind: r.URL.Query().Get("kind")}
+	var fe []scenario.FieldError
+	if f.State != "" && !slices.Contains(store.States, f.State) {
+		fe = append(fe, scenario.FieldError{Field: "state", Message: "must be one of " + strings.Join(store.States, ", ")})
+	}
+	if f.Kind != "" && !jobs.Kind(f.Kind).Known() {
+		fe = append(fe, scenario.FieldError{Field: "kind", Message: "is not a job kind"})
+	}
+	if len(fe) > 0 {
+		writeError(w, http.StatusBadRequest, "invalid query", fe)
+		return
+	}
+	list, err := s.store.ListJobs(r.Context(), tenantFrom(r.Context()).ID, f)
 	if errors.Is(err, store.ErrNotFound) {
 		writeError(w, http.StatusBadRequest, "invalid query", []scenario.FieldError{{Field: "after", Message: "is not a job id"}})
 		return
@@ -362,10 +399,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	out := struct {
-		Jobs []JobView `json:"jobs"`
-		Next string    `json:"next,omitempty"`
-	}{Jobs: []JobView{}}
+	out := JobList{Jobs: []JobView{}}
 	for i, j := range list {
 		if i == limit {
 			out.Next = list[i-1].ID

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // ReadyCheck is a dependency /readyz asks: nil means it can serve.
@@ -87,6 +88,7 @@ func (s *Server) observe(mux *http.ServeMux) http.Handler {
 		if route == "" {
 			route = "unmatched"
 		}
+		trace.SpanFromContext(r.Context()).SetName(route)
 		code := sw.code
 		if code == 0 {
 			code = http.StatusOK
@@ -128,14 +130,14 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	}
 	if !ok {
 		w.Header().Set("Retry-After", "2")
-		writeJSON(w, http.StatusServiceUnavailable, readyView{Status: "unavailable", Checks: checks})
+		writeJSON(w, http.StatusServiceUnavailable, ReadyView{Status: "unavailable", Checks: checks})
 		return
 	}
-	writeJSON(w, http.StatusOK, readyView{Status: "ready", Checks: checks})
+	writeJSON(w, http.StatusOK, ReadyView{Status: "ready", Checks: checks})
 }
 
-// readyView is /readyz's body.
-type readyView struct {
+// ReadyView is /readyz's body: each dependency's state ("ok" or why not).
+type ReadyView struct {
 	Status string            `json:"status"`
 	Checks map[string]string `json:"checks"`
 }

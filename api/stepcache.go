@@ -20,6 +20,11 @@ type StepCacheView struct {
 	UsedAt    *time.Time `json:"used_at,omitempty"`
 }
 
+// StepCacheList is the tenant's step cache.
+type StepCacheList struct {
+	Entries []StepCacheView `json:"entries"`
+}
+
 // stepCache lists the tenant's step cache (?origin= for one app, ?limit=
 // up to 500, default 100): what re-runs take without the model.
 func (s *Server) stepCache(w http.ResponseWriter, r *http.Request) {
@@ -44,7 +49,7 @@ func (s *Server) stepCache(w http.ResponseWriter, r *http.Request) {
 		n := len(entries)
 		out = append(out, StepCacheView{Origin: c.Origin, Path: c.Path, Step: c.Step, Commands: n, Hits: c.Hits, UpdatedAt: c.UpdatedAt, UsedAt: c.UsedAt})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"entries": out})
+	writeJSON(w, http.StatusOK, StepCacheList{Entries: out})
 }
 
 // clearStepCache deletes the tenant's step cache (?origin= for one app):
@@ -55,5 +60,5 @@ func (s *Server) clearStepCache(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"deleted": n})
+	writeJSON(w, http.StatusOK, Deleted{Deleted: n})
 }

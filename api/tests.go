@@ -5,9 +5,20 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/webpilot/webpilot/store"
 )
+
+// TestList is the tenant's suite; an import answers the tests it stored.
+type TestList struct {
+	Tests []store.Test `json:"tests"`
+}
+
+// VersionList is a test's versions, newest first.
+type VersionList struct {
+	Versions []store.TestVersion `json:"versions"`
+}
 
 // tests lists the tenant's stored suite.
 func (s *Server) tests(w http.ResponseWriter, r *http.Request) {
@@ -19,7 +30,7 @@ func (s *Server) tests(w http.ResponseWriter, r *http.Request) {
 	if list == nil {
 		list = []store.Test{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"tests": list})
+	writeJSON(w, http.StatusOK, TestList{Tests: list})
 }
 
 // test returns one stored test: scenario, current script and step manifest.
@@ -40,7 +51,7 @@ func (s *Server) versions(w http.ResponseWriter, r *http.Request) {
 	if list == nil {
 		list = []store.TestVersion{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"versions": list})
+	writeJSON(w, http.StatusOK, VersionList{Versions: list})
 }
 
 // testVersion loads the version the path names, answering 404 itself.
@@ -101,7 +112,10 @@ func (s *Server) artifact(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ct := "application/octet-stream"
-	if kind == "screenshot" {
+	switch {
+	case strings.HasSuffix(r.PathValue("name"), ".jpg"):
+		ct = "image/jpeg"
+	case kind == "screenshot":
 		ct = "image/png"
 	}
 	w.Header().Set("Content-Type", ct)

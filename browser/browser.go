@@ -91,6 +91,17 @@ func (b *Browser) current() (playwright.Browser, error) {
 	return br, nil
 }
 
+// NewContext opens a plain browser context, without the job guard, on the
+// same Chromium: for tests and tools that drive pages of their own (the
+// console's tests).
+func (b *Browser) NewContext(o playwright.BrowserNewContextOptions) (playwright.BrowserContext, error) {
+	br, err := b.current()
+	if err != nil {
+		return nil, err
+	}
+	return br.NewContext(o)
+}
+
 // Close stops Chromium and the driver.
 func (b *Browser) Close() error {
 	b.mu.Lock()
@@ -365,6 +376,17 @@ func (s *Session) StorageState() ([]byte, error) {
 // Screenshot takes a PNG of the viewport (or the full page).
 func (s *Session) Screenshot(fullPage bool) ([]byte, error) {
 	return s.page.Screenshot(playwright.PageScreenshotOptions{FullPage: playwright.Bool(fullPage), Timeout: playwright.Float(10000)})
+}
+
+// StepShot is a small picture of the viewport for a job's step timeline
+// (JPEG). With maskFields every form field is painted over, so a typed
+// secret cannot show in it.
+func (s *Session) StepShot(maskFields bool) ([]byte, error) {
+	o := playwright.PageScreenshotOptions{Type: playwright.ScreenshotTypeJpeg, Quality: playwright.Int(60), Timeout: playwright.Float(5000)}
+	if maskFields {
+		o.Mask = []playwright.Locator{s.page.Locator("input, textarea, select, [contenteditable]")}
+	}
+	return s.page.Screenshot(o)
 }
 
 // Close closes the context and everything in it.

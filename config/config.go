@@ -77,6 +77,16 @@ type Common struct {
 	Log        Log
 	NATS       NATS
 	Queue      Queue
+	Tracing    Tracing
+}
+
+// Tracing says where a process sends its OpenTelemetry spans; off unless an
+// endpoint is set.
+type Tracing struct {
+	// Endpoint is the OTLP/HTTP collector (http://collector:4318).
+	Endpoint string `env:"OTEL_EXPORTER_OTLP_ENDPOINT"`
+	// Sample is the share of new traces kept, 0 to 1.
+	Sample float64 `env:"WEBPILOT_TRACE_SAMPLE" envDefault:"1"`
 }
 
 func (c Common) validate() error {
@@ -96,6 +106,12 @@ func (c Common) validate() error {
 	if c.Queue.MaxAttempts < 1 {
 		errs = append(errs, fmt.Errorf("WEBPILOT_MAX_ATTEMPTS must be a positive whole number, got %d", c.Queue.MaxAttempts))
 	}
+	if c.Tracing.Sample < 0 || c.Tracing.Sample > 1 {
+		errs = append(errs, fmt.Errorf("WEBPILOT_TRACE_SAMPLE must be a number from 0 to 1, got %g", c.Tracing.Sample))
+	}
+	if c.Tracing.Endpoint != "" && !strings.HasPrefix(c.Tracing.Endpoint, "http://") && !strings.HasPrefix(c.Tracing.Endpoint, "https://") {
+		errs = append(errs, fmt.Errorf("OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL, got %q", c.Tracing.Endpoint))
+	}
 	if c.SecretKey != "" {
 		if _, err := jobs.ParseSealingKey(c.SecretKey); err != nil {
 			errs = append(errs, fmt.Errorf("WEBPILOT_SECRET_KEY: %w", err))
@@ -114,6 +130,11 @@ type Dispatcher struct {
 	AdminToken string `env:"WEBPILOT_ADMIN_TOKEN"`
 	// DefaultHold is the credits a job holds unless it says otherwise.
 	DefaultHold float64 `env:"WEBPILOT_DEFAULT_HOLD" envDefault:"2"`
+	// ArtifactRetention is how long jobs' files (step pictures, failing
+	// states' screenshots) are kept.
+	ArtifactRetention time.Duration `env:"WEBPILOT_ARTIFACT_RETENTION" envDefault:"720h"`
+	// ConsoleSession is how long a console sign-in lasts.
+	ConsoleSession time.Duration `env:"WEBPILOT_CONSOLE_SESSION" envDefault:"12h"`
 }
 
 func (d Dispatcher) validate() error {
@@ -123,6 +144,12 @@ func (d Dispatcher) validate() error {
 	}
 	if d.DefaultHold <= 0 || d.DefaultHold > 1e9 {
 		errs = append(errs, fmt.Errorf("WEBPILOT_DEFAULT_HOLD must be a positive number of credits up to 1e9, got %g", d.DefaultHold))
+	}
+	if d.ArtifactRetention < time.Hour {
+		errs = append(errs, fmt.Errorf("WEBPILOT_ARTIFACT_RETENTION must be a duration of at least 1h, got %s", d.ArtifactRetention))
+	}
+	if d.ConsoleSession < time.Minute || d.ConsoleSession > 30*24*time.Hour {
+		errs = append(errs, fmt.Errorf("WEBPILOT_CONSOLE_SESSION must be a duration from 1m to 720h, got %s", d.ConsoleSession))
 	}
 	if strings.TrimSpace(d.Addr) == "" {
 		errs = append(errs, errors.New("WEBPILOT_ADDR must not be empty"))
@@ -157,7 +184,10 @@ type Worker struct {
 	Axe string `env:"WEBPILOT_AXE"`
 	// MetricsAddr serves the worker's /metrics and /healthz when set.
 	MetricsAddr string `env:"WEBPILOT_METRICS_ADDR"`
-	Model       Model
+	// StepShots pictures the page after each step for the console's
+	// timeline (form fields masked when a job has secrets).
+	StepShots bool `env:"WEBPILOT_STEP_SCREENSHOTS" envDefault:"true"`
+	Model     Model
 }
 
 func (w Worker) validate() error {

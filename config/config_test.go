@@ -18,7 +18,8 @@ func clean(t *testing.T) {
 		"WEBPILOT_LOG_LEVEL", "WEBPILOT_LOG_FORMAT", "NATS_URL", "WEBPILOT_NATS_TOKEN", "NATS_CREDS", "NATS_CA", "WEBPILOT_NATS_PORT",
 		"WEBPILOT_ACK_WAIT", "WEBPILOT_MAX_ATTEMPTS", "WEBPILOT_ADDR", "WEBPILOT_ADMIN_TOKEN", "WEBPILOT_DEFAULT_HOLD",
 		"WEBPILOT_WORKER_ID", "WEBPILOT_CONCURRENCY", "WEBPILOT_DRAIN_GRACE", "PLAYWRIGHT_DRIVER_PATH", "WEBPILOT_CHROMIUM",
-		"WEBPILOT_SPEC_RUNNER", "WEBPILOT_AXE", "WEBPILOT_METRICS_ADDR", "OPENAI_API_KEY", "OPENAI_BASE_URL", "WEBPILOT_MODEL", "WEBPILOT_PRICES"} {
+		"WEBPILOT_SPEC_RUNNER", "WEBPILOT_AXE", "WEBPILOT_METRICS_ADDR", "OPENAI_API_KEY", "OPENAI_BASE_URL", "WEBPILOT_MODEL", "WEBPILOT_PRICES",
+		"WEBPILOT_ARTIFACT_RETENTION", "WEBPILOT_CONSOLE_SESSION", "WEBPILOT_STEP_SCREENSHOTS", "OTEL_EXPORTER_OTLP_ENDPOINT", "WEBPILOT_TRACE_SAMPLE"} {
 		t.Setenv(name, "")
 	}
 }
@@ -32,7 +33,8 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if d.Addr != "127.0.0.1:8080" || d.DefaultHold != 2 || d.DataDir != ".data" || d.NATS.Port != 4222 ||
-		d.Queue.AckWait != 30*time.Second || d.Queue.MaxAttempts != 5 || d.Log.Level != slog.LevelInfo || d.Log.Format != "json" {
+		d.Queue.AckWait != 30*time.Second || d.Queue.MaxAttempts != 5 || d.Log.Level != slog.LevelInfo || d.Log.Format != "json" ||
+		d.ArtifactRetention != 30*24*time.Hour || d.ConsoleSession != 12*time.Hour || d.Tracing.Endpoint != "" || d.Tracing.Sample != 1 {
 		t.Fatalf("dispatcher defaults: %+v", d)
 	}
 	if len(d.AllowHosts) != 2 || d.AllowHosts[1] != "intranet:8443" {
@@ -45,7 +47,7 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.Concurrency != 2 || w.Model.Name != "gpt-4o-mini" || w.Model.APIKey != "" || w.DrainGrace != nil || w.Chromium == "" {
+	if w.Concurrency != 2 || w.Model.Name != "gpt-4o-mini" || w.Model.APIKey != "" || w.DrainGrace != nil || w.Chromium == "" || !w.StepShots {
 		t.Fatalf("worker defaults: %+v", w)
 	}
 	t.Setenv("WEBPILOT_DRAIN_GRACE", "0s")
@@ -72,6 +74,11 @@ func TestBadValuesAreNamed(t *testing.T) {
 		{"log level", map[string]string{"DATABASE_URL": "x", "WEBPILOT_LOG_LEVEL": "loud"}, false, []string{"WEBPILOT_LOG_LEVEL"}},
 		{"worker concurrency", map[string]string{"DATABASE_URL": "x", "WEBPILOT_CONCURRENCY": "65"}, true, []string{"WEBPILOT_CONCURRENCY"}},
 		{"negative grace", map[string]string{"DATABASE_URL": "x", "WEBPILOT_DRAIN_GRACE": "-1s"}, true, []string{"WEBPILOT_DRAIN_GRACE"}},
+		{"short retention", map[string]string{"DATABASE_URL": "x", "WEBPILOT_ARTIFACT_RETENTION": "10m", "WEBPILOT_CONSOLE_SESSION": "1s"}, false,
+			[]string{"WEBPILOT_ARTIFACT_RETENTION must be a duration of at least 1h", "WEBPILOT_CONSOLE_SESSION"}},
+		{"tracing", map[string]string{"DATABASE_URL": "x", "WEBPILOT_TRACE_SAMPLE": "1.5", "OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318"}, true,
+			[]string{"WEBPILOT_TRACE_SAMPLE must be a number from 0 to 1", "OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL"}},
+		{"step pictures", map[string]string{"DATABASE_URL": "x", "WEBPILOT_STEP_SCREENSHOTS": "maybe"}, true, []string{"WEBPILOT_STEP_SCREENSHOTS"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clean(t)

@@ -22,7 +22,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/webpilot/webpilot/api"
+	"github.com/webpilot/webpilot/api/apitest"
 	"github.com/webpilot/webpilot/browser/browsertest"
+	"github.com/webpilot/webpilot/console"
 	"github.com/webpilot/webpilot/demoapp"
 	"github.com/webpilot/webpilot/jobs"
 	"github.com/webpilot/webpilot/jobs/natstest"
@@ -39,15 +41,17 @@ import (
 const adminToken = "test-admin-token"
 
 type stack struct {
-	dbURL   string
-	store   *store.Store
-	queue   *natstest.Queue
-	api     *httptest.Server
-	sealer  *jobs.Sealer
-	sealKey string
-	demo    string
-	app     *demoapp.App // the demo app's variant switch
-	ackWait time.Duration
+	dbURL string
+	store *store.Store
+	queue *natstest.Queue
+	api   *httptest.Server
+	// contract validates the API's traffic against its OpenAPI document.
+	contract *apitest.Contract
+	sealer   *jobs.Sealer
+	sealKey  string
+	demo     string
+	app      *demoapp.App // the demo app's variant switch
+	ackWait  time.Duration
 	// workerMetrics is the registry of the last in-process worker started
 	// without metrics of its own.
 	workerMetrics *prometheus.Registry
@@ -100,7 +104,15 @@ func newStackOn(t *testing.T, dbURL string, ackWait time.Duration, demoDelay tim
 	srv := api.New(api.Config{AdminToken: adminToken, MaxBody: 64 << 10, Metrics: reg,
 		Ready: []api.ReadyCheck{{Name: "postgres", Check: st.Ping}}}, st, sender,
 		netguard.New([]string{"127.0.0.1"}), s.sealer, quietLog())
-	s.api = httptest.NewServer(srv.Handler())
+	con, err := console.New(console.Config{}, st, srv, quietLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Mount("/console/", con)
+	// Every exchange with the API, the CLI's included, is checked against
+	// the OpenAPI document it serves.
+	s.contract = apitest.NewContract(t, srv.Handler())
+	s.api = httptest.NewServer(s.contract)
 	t.Cleanup(s.api.Close)
 	follow, stopFollow := context.WithCancel(context.Background())
 	go srv.FollowChanges(follow)

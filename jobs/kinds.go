@@ -6,6 +6,7 @@ package jobs
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/google/uuid"
 
@@ -25,6 +26,9 @@ const (
 	KindSuiteRepair Kind = "suite_repair"
 )
 
+// Kinds are every kind, in the order the API documents them.
+var Kinds = []Kind{KindScenario, KindExploration, KindReplay, KindRepair, KindSuiteRun, KindSuiteRepair}
+
 // kindNames lists the kinds for error messages.
 const kindNames = "one of scenario, exploration, replay, repair, suite_run, suite_repair"
 
@@ -33,11 +37,7 @@ func (k Kind) Supported() bool { return k.Known() }
 
 // Known reports whether k is a kind the API recognises.
 func (k Kind) Known() bool {
-	switch k {
-	case KindScenario, KindExploration, KindReplay, KindRepair, KindSuiteRun, KindSuiteRepair:
-		return true
-	}
-	return false
+	return slices.Contains(Kinds, k)
 }
 
 // Bulk reports whether jobs of this kind fan out one child per test.

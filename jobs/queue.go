@@ -96,7 +96,7 @@ func MsgID(jobID string, seq int) string {
 
 // Publish sends a job id under MsgID(jobID, seq).
 func (p *Publisher) Publish(ctx context.Context, subject, jobID string, seq int) error {
-	if _, err := p.js.PublishMsg(ctx, jobMsg(subject, jobID, seq)); err != nil {
+	if _, err := p.js.PublishMsg(ctx, jobMsg(subject, jobID, seq, "")); err != nil {
 		return fmt.Errorf("publish job %s: %w", jobID, err)
 	}
 	return nil
@@ -104,19 +104,26 @@ func (p *Publisher) Publish(ctx context.Context, subject, jobID string, seq int)
 
 // PublishAsync starts sending a job id under MsgID(jobID, seq) without
 // waiting for the stream's acknowledgement, so that many publishes share
-// one round trip; the future reports the outcome.
-func (p *Publisher) PublishAsync(subject, jobID string, seq int) (jetstream.PubAckFuture, error) {
-	f, err := p.js.PublishMsgAsync(jobMsg(subject, jobID, seq))
+// one round trip; the future reports the outcome. A traceparent, when
+// given, travels in the message's header (see package tracing).
+func (p *Publisher) PublishAsync(subject, jobID string, seq int, traceParent string) (jetstream.PubAckFuture, error) {
+	f, err := p.js.PublishMsgAsync(jobMsg(subject, jobID, seq, traceParent))
 	if err != nil {
 		return nil, fmt.Errorf("publish job %s: %w", jobID, err)
 	}
 	return f, nil
 }
 
-func jobMsg(subject, jobID string, seq int) *nats.Msg {
+// TraceParentHeader carries a job's trace in its message.
+const TraceParentHeader = "traceparent"
+
+func jobMsg(subject, jobID string, seq int, traceParent string) *nats.Msg {
 	body, _ := json.Marshal(Message{JobID: jobID})
 	msg := &nats.Msg{Subject: subject, Data: body, Header: nats.Header{}}
 	msg.Header.Set(jetstream.MsgIDHeader, MsgID(jobID, seq))
+	if traceParent != "" {
+		msg.Header.Set(TraceParentHeader, traceParent)
+	}
 	return msg
 }
 

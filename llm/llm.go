@@ -4,10 +4,13 @@
 package llm
 
 import (
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+
 	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/webpilot/webpilot/tracing"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -41,7 +44,10 @@ func New(cfg Config) *Client {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 120 * time.Second
 	}
-	oc.HTTPClient = &http.Client{Timeout: cfg.Timeout, Transport: headerTransport{base: http.DefaultTransport}}
+	// Each call is a client span of the job's trace when tracing is on.
+	oc.HTTPClient = &http.Client{Timeout: cfg.Timeout, Transport: headerTransport{base: otelhttp.NewTransport(http.DefaultTransport,
+		otelhttp.WithPropagators(tracing.Propagator),
+		otelhttp.WithSpanNameFormatter(func(string, *http.Request) string { return "model call" }))}}
 	if cfg.MaxRetries == 0 {
 		cfg.MaxRetries = 4
 	}

@@ -35,6 +35,9 @@ type Page interface {
 	CurrentPage() int
 	StorageState() ([]byte, error)
 	Screenshot(fullPage bool) ([]byte, error)
+	// StepShot pictures the viewport for the step timeline, form fields
+	// masked when asked.
+	StepShot(maskFields bool) ([]byte, error)
 	SetOfMarks(ctx context.Context, snap browser.Snapshot, limit int) ([]byte, []browser.Mark, error)
 	Read(ctx context.Context, t browser.Target, attr string) (string, *browser.Fingerprint, error)
 	// Attributes lists an element's identifying attributes, for inspect_page.
@@ -96,6 +99,9 @@ type Recorder interface {
 	Checkpoint(ctx context.Context, cp Checkpoint) error
 	// Extracted stores a named value the job extracted.
 	Extracted(ctx context.Context, key string, value json.RawMessage) error
+	// Artifact stores a file of the job at once (a step's screenshot), so
+	// it can be shown while the job runs.
+	Artifact(ctx context.Context, a Artifact) error
 }
 
 // Event is one executed command or tool call.
@@ -199,6 +205,10 @@ type Input struct {
 	// Replay runs a stored test from its manifest (and repairs it when
 	// Replay.Repair is set) instead of generating its steps.
 	Replay *Replay
+	// StepShots pictures the page after each step for the job's timeline
+	// (StepReport.Screenshot names the artifact). Form fields are masked
+	// when the scenario has secrets.
+	StepShots bool
 }
 
 // Outcome statuses of a run.
@@ -263,6 +273,9 @@ type StepReport struct {
 	Manifest   []ManifestEntry        `json:"manifest,omitempty"`
 	// Repair is how a replayed step went (replays only).
 	Repair *StepRepair `json:"repair,omitempty"`
+	// Screenshot names the artifact picturing the page after the step
+	// (with Input.StepShots).
+	Screenshot string `json:"screenshot,omitempty"`
 }
 
 // Tiers a generated step is resolved by, cheapest first.

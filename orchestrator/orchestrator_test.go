@@ -25,6 +25,7 @@ type memRecorder struct {
 	calls       []orchestrator.Call
 	checkpoints []orchestrator.Checkpoint
 	extracted   map[string]json.RawMessage
+	artifacts   []orchestrator.Artifact
 	hold        int64
 	spent       int64
 	reserved    int64
@@ -61,6 +62,13 @@ func (m *memRecorder) Checkpoint(_ context.Context, cp orchestrator.Checkpoint) 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.checkpoints = append(m.checkpoints, cp)
+	return nil
+}
+
+func (m *memRecorder) Artifact(_ context.Context, a orchestrator.Artifact) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.artifacts = append(m.artifacts, a)
 	return nil
 }
 

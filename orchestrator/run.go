@@ -162,6 +162,9 @@ func (r *run) execute(ctx context.Context) (Result, error) {
 			return r.result(StatusFailed, fmt.Sprintf("handed back before step %d", i+1)), ErrYielded
 		}
 		rep, err := r.runStep(ctx, i)
+		if r.in.StepShots && err == nil {
+			r.stepShot(ctx, &rep)
+		}
 		r.steps = append(r.steps, rep)
 		r.usage = addUsage(r.usage, rep.Usage)
 		switch {
@@ -220,6 +223,28 @@ func (r *run) checkpoint(ctx context.Context, next int) error {
 	}
 	r.timing.Browser += time.Since(t)
 	return r.persist(func() error { return r.Recorder.Checkpoint(ctx, cp) })
+}
+
+// stepShot pictures the page after a step, once what the step started has
+// settled, and stores it at once. A picture that cannot be taken or stored
+// costs the job nothing but the picture.
+func (r *run) stepShot(ctx context.Context, rep *StepReport) {
+	t := time.Now()
+	r.catchUp(ctx)
+	shot, err := r.Page.StepShot(len(r.secrets.names) > 0)
+	r.timing.Browser += time.Since(t)
+	if err != nil {
+		r.Log.Debug("step screenshot failed", "step", rep.Index+1, "err", err)
+		return
+	}
+	// The run's boundary is random: a resumed attempt's pictures never
+	// take the name of an earlier attempt's.
+	name := fmt.Sprintf("step-%d-%s.jpg", rep.Index+1, strings.TrimPrefix(r.boundary, "UNTRUSTED-")[:8])
+	if err := r.persist(func() error { return r.Recorder.Artifact(ctx, Artifact{Kind: "step", Name: name, Content: shot}) }); err != nil {
+		r.Log.Warn("storing a step screenshot failed", "step", rep.Index+1, "err", err)
+		return
+	}
+	rep.Screenshot = name
 }
 
 func (r *run) persist(fn func() error) error {

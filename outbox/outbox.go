@@ -22,7 +22,7 @@ import (
 
 // Publisher starts a job's publish without waiting for its acknowledgement.
 type Publisher interface {
-	PublishAsync(subject, jobID string, seq int) (jetstream.PubAckFuture, error)
+	PublishAsync(subject, jobID string, seq int, traceParent string) (jetstream.PubAckFuture, error)
 }
 
 // Marker records that jobs' messages reached the stream.
@@ -51,7 +51,7 @@ func Publish(ctx context.Context, pub Publisher, mark Marker, items []store.Outb
 	}
 	started := make([]pending, 0, len(items))
 	for _, it := range items {
-		f, err := pub.PublishAsync(it.Subject, it.JobID, it.Seq)
+		f, err := pub.PublishAsync(it.Subject, it.JobID, it.Seq, it.TraceParent)
 		if err != nil {
 			fail(err)
 			continue

@@ -36,6 +36,9 @@ type Config struct {
 	// when it is lower than the number of jobs waiting for a message, so a
 	// long but intact backlog is not duplicated.
 	InStream func(ctx context.Context) (int, error)
+	// ArtifactRetention is how long jobs' files are kept; the sweep deletes
+	// older ones. Zero keeps them.
+	ArtifactRetention time.Duration
 }
 
 // Loops runs the background work.
@@ -95,6 +98,16 @@ func (l *Loops) Run(ctx context.Context) {
 			}
 			if _, err := l.store.ForgetSubmitKeys(ctx, 48*time.Hour); err != nil {
 				l.log.Warn("idempotency key sweep failed", "err", err)
+			}
+			if _, err := l.store.PruneConsoleSessions(ctx); err != nil {
+				l.log.Warn("console session sweep failed", "err", err)
+			}
+			if l.cfg.ArtifactRetention > 0 {
+				if n, err := l.store.PruneArtifacts(ctx, l.cfg.ArtifactRetention); err != nil {
+					l.log.Warn("artifact sweep failed", "err", err)
+				} else if n > 0 {
+					l.log.Info("deleted artifacts past retention", "count", n, "retention", l.cfg.ArtifactRetention)
+				}
 			}
 		}
 	}

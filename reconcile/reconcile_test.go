@@ -21,7 +21,7 @@ type countingPub struct {
 	sent []string
 }
 
-func (p *countingPub) PublishAsync(subject, jobID string, seq int) (jetstream.PubAckFuture, error) {
+func (p *countingPub) PublishAsync(subject, jobID string, seq int, _ string) (jetstream.PubAckFuture, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.sent = append(p.sent, jobID)

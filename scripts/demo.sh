@@ -3,7 +3,9 @@
 # the dispatcher (with embedded NATS JetStream) and a worker; creates a
 # tenant, submits the example scenario through the CLI, follows it, prints
 # the generated spec and its cost, runs the spec under @playwright/test, and
-# shuts everything down.
+# ends with the job's page in the web console (checked: its steps, their
+# pictures and the spec are there). Run from a terminal, the stack stays up
+# until Enter so the page can be opened; otherwise everything shuts down.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -69,4 +71,22 @@ export default defineConfig({ testDir: '.', reporter: 'list', retries: 0,
   use: { launchOptions: { executablePath: '/usr/lib/chromium/chromium', args: ['--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-dev-shm-usage'] } } });
 CFG
 (cd "$RUN" && PASSWORD='s3cret-pass' node "$ROOT/.cache/pwtest/node_modules/@playwright/test/cli.js" test --config playwright.config.ts)
+
+echo
+echo "== the job in the web console"
+CONSOLE=$WEBPILOT_API/console/jobs/$job
+jar=$(mktemp)
+curl -sf -o /dev/null -c "$jar" -H "Origin: $WEBPILOT_API" --data-urlencode "api_key=$WEBPILOT_API_KEY" "$WEBPILOT_API/console/login"
+page=$(curl -sf -b "$jar" "$CONSOLE")
+rm -f "$jar"
+steps=$(grep -o 'id="step-[0-9]*"' <<<"$page" | sort -u | wc -l)
+shots=$(grep -o "/console/jobs/$job/artifacts/step-[^\"]*" <<<"$page" | sort -u | wc -l)
+grep -q 'id="spec"' <<<"$page" || { echo "the console's job page shows no spec"; exit 1; }
+[ "$steps" -gt 0 ] && [ "$shots" -eq "$steps" ] || { echo "the console's job page shows $steps steps and $shots step pictures"; exit 1; }
+echo "   the page shows $steps steps, a picture of each and the spec"
 echo "== demo finished"
+echo "console: $CONSOLE"
+echo "   (sign in with the demo tenant's API key: $WEBPILOT_API_KEY)"
+if [ -t 0 ] && [ -t 1 ]; then
+  read -r -p "the stack stays up for the console; press Enter to stop it " _ || true
+fi

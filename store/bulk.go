@@ -109,7 +109,9 @@ func (s *Store) FanOut(ctx context.Context, parentID string, attempt int, childr
 				return fmt.Errorf("insert child for test %s: %w", c.TestID, err)
 			}
 			if tag.RowsAffected() == 1 {
-				if _, err := tx.Exec(ctx, `INSERT INTO job_outbox (job_id, subject) VALUES ($1, $2)`, id, c.Subject); err != nil {
+				// A child continues its parent's trace.
+				if _, err := tx.Exec(ctx, `INSERT INTO job_outbox (job_id, subject, trace_parent)
+					VALUES ($1, $2, (SELECT trace_parent FROM job_outbox WHERE job_id = $3))`, id, c.Subject, parentID); err != nil {
 					return fmt.Errorf("insert child outbox: %w", err)
 				}
 			}
@@ -126,15 +128,12 @@ func (s *Store) FanOut(ctx context.Context, parentID string, attempt int, childr
 			}
 		}
 		rows, err := tx.Query(ctx,
-			`SELECT o.job_id::text, o.subject, o.seq FROM job_outbox o JOIN jobs c ON c.id = o.job_id
+			`SELECT `+outboxColumns+` FROM job_outbox o JOIN jobs c ON c.id = o.job_id
 			 WHERE c.parent_id = $1 AND c.state = 'queued' AND o.sent_at IS NULL ORDER BY c.created_at, c.id`, parentID)
 		if err != nil {
 			return fmt.Errorf("children to publish: %w", err)
 		}
-		if out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (OutboxItem, error) {
-			var o OutboxItem
-			return o, r.Scan(&o.JobID, &o.Subject, &o.Seq)
-		}); err != nil {
+		if out, err = pgx.CollectRows(rows, scanOutbox); err != nil {
 			return fmt.Errorf("children to publish: %w", err)
 		}
 		return settleParent(ctx, tx, parentID, "")

@@ -22,6 +22,17 @@ const (
 	StateBudgetExhausted = "budget_exhausted"
 )
 
+// States are every job state, in the order a job can reach them.
+var States = []string{StateQueued, StateRunning, StateWaiting, StateSucceeded, StateFailed, StateCancelled, StateBudgetExhausted}
+
+// JobFilter selects a page of a tenant's jobs, newest first.
+type JobFilter struct {
+	After string // the id of the last job of the previous page
+	Limit int
+	State string // "" for any
+	Kind  string // "" for any
+}
+
 // Job is a job row as the API shows it.
 type Job struct {
 	ID              string          `json:"id"`
@@ -75,6 +86,9 @@ type NewJob struct {
 	// the first one created (KeyReusedError) instead of creating another.
 	IdempotencyKey string
 	RequestHash    []byte // what the key was first used for
+	// TraceParent is the submitting request's W3C traceparent, carried in
+	// the job's messages ("" when tracing is off).
+	TraceParent string
 	// TestID is the stored test the job replays or repairs, if any.
 	TestID string
 	// ParentID is the bulk job this one is a child of, if any.
@@ -135,7 +149,7 @@ func (s *Store) SubmitJob(ctx context.Context, n NewJob) (Job, error) {
 	// written together or not at all (foreign keys are checked at its end).
 	var j Job
 	err := s.pool.QueryRow(ctx, submitSQL, n.TenantID, n.Hold, id, n.Kind, n.Input, nullable(n.TestID), nullable(n.ParentID),
-		n.Subject, n.IdempotencyKey, n.RequestHash).
+		n.Subject, n.IdempotencyKey, n.RequestHash, n.TraceParent).
 		Scan(&j.ID, &j.TenantID, &j.Kind, &j.State, &j.Input, &j.Attempt, &j.CancelRequested, &j.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Job{}, ErrInsufficientCredits
@@ -161,7 +175,7 @@ const submitSQL = `WITH hold AS (
 ), held AS (
   INSERT INTO credit_holds (job_id, tenant_id, amount) SELECT $3, tenant_id, $2 FROM hold
 ), outbox AS (
-  INSERT INTO job_outbox (job_id, subject) SELECT $3, $8 FROM hold
+  INSERT INTO job_outbox (job_id, subject, trace_parent) SELECT $3, $8, NULLIF($11, '') FROM hold
 ), idem AS (
   INSERT INTO submit_keys (tenant_id, key, request_hash, job_id) SELECT tenant_id, $9, $10, $3 FROM hold WHERE $9::text <> ''
 )
@@ -174,6 +188,16 @@ type OutboxItem struct {
 	JobID   string
 	Subject string
 	Seq     int
+	// TraceParent continues the submitting request's trace in the worker.
+	TraceParent string
+}
+
+// outboxColumns and scanOutbox read outbox rows aliased o.
+const outboxColumns = `o.job_id::text, o.subject, o.seq, COALESCE(o.trace_parent, '')`
+
+func scanOutbox(r pgx.CollectableRow) (OutboxItem, error) {
+	var o OutboxItem
+	return o, r.Scan(&o.JobID, &o.Subject, &o.Seq, &o.TraceParent)
 }
 
 // MarkPublished records that the jobs' messages reached the stream.
@@ -209,14 +233,11 @@ func (s *Store) Unpublished(ctx context.Context, age, stale time.Duration, limit
 		 UPDATE job_outbox o SET republished = o.republished + 1,
 		   next_check = now() + $1::interval * power(2, LEAST(o.republished, 5))
 		 FROM due WHERE o.job_id = due.job_id
-		 RETURNING o.job_id::text, o.subject, o.seq`, age, stale, limit)
+		 RETURNING `+outboxColumns, age, stale, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read outbox: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (OutboxItem, error) {
-		var o OutboxItem
-		return o, r.Scan(&o.JobID, &o.Subject, &o.Seq)
-	})
+	return pgx.CollectRows(rows, scanOutbox)
 }
 
 // wakeParked unparks as many of a tenant's parked jobs as it has free
@@ -239,14 +260,11 @@ func wakeParked(ctx context.Context, tx pgx.Tx, tenantID string) ([]OutboxItem, 
 		   RETURNING id)
 		 UPDATE job_outbox o SET seq = o.seq + 1, sent_at = NULL, republished = 0, next_check = now()
 		 FROM woken WHERE o.job_id = woken.id
-		 RETURNING o.job_id::text, o.subject, o.seq`, tenantID)
+		 RETURNING `+outboxColumns, tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("wake parked jobs: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (OutboxItem, error) {
-		var o OutboxItem
-		return o, r.Scan(&o.JobID, &o.Subject, &o.Seq)
-	})
+	return pgx.CollectRows(rows, scanOutbox)
 }
 
 // WakeParked unparks parked jobs of every tenant that has free running
@@ -294,15 +312,23 @@ func (s *Store) GetJob(ctx context.Context, tenantID, id string) (Job, error) {
 
 // ListJobs returns a tenant's jobs, newest first, starting after the cursor
 // (the id of the last job of the previous page; empty for the first page).
-func (s *Store) ListJobs(ctx context.Context, tenantID, after string, limit int) ([]Job, error) {
+func (s *Store) ListJobs(ctx context.Context, tenantID string, f JobFilter) ([]Job, error) {
 	q := `SELECT ` + jobColumns + ` FROM jobs j LEFT JOIN credit_holds h ON h.job_id = j.id WHERE j.tenant_id = $1`
-	args := []any{tenantID, limit}
-	if after != "" {
-		if _, err := uuid.Parse(after); err != nil {
+	args := []any{tenantID, f.Limit}
+	if f.After != "" {
+		if _, err := uuid.Parse(f.After); err != nil {
 			return nil, ErrNotFound
 		}
-		q += ` AND (j.created_at, j.id) < (SELECT created_at, id FROM jobs WHERE id = $3 AND tenant_id = $1)`
-		args = append(args, after)
+		args = append(args, f.After)
+		q += fmt.Sprintf(` AND (j.created_at, j.id) < (SELECT created_at, id FROM jobs WHERE id = $%d AND tenant_id = $1)`, len(args))
+	}
+	if f.State != "" {
+		args = append(args, f.State)
+		q += fmt.Sprintf(` AND j.state = $%d`, len(args))
+	}
+	if f.Kind != "" {
+		args = append(args, f.Kind)
+		q += fmt.Sprintf(` AND j.kind = $%d`, len(args))
 	}
 	q += ` ORDER BY j.created_at DESC, j.id DESC LIMIT $2`
 	rows, err := s.pool.Query(ctx, q, args...)

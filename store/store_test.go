@@ -45,7 +45,7 @@ func TestCreditLifecycle(t *testing.T) {
 		Hold: 3_000_001, Subject: "s"}); !errors.Is(err, store.ErrInsufficientCredits) {
 		t.Fatalf("oversized hold: %v", err)
 	}
-	jobs, _ := st.ListJobs(ctx, tn.ID, "", 10)
+	jobs, _ := st.ListJobs(ctx, tn.ID, store.JobFilter{Limit: 10})
 	if len(jobs) != 1 {
 		t.Fatalf("a refused submit left %d jobs", len(jobs))
 	}

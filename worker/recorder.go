@@ -115,6 +115,10 @@ func (r *recorder) sealState(state []byte) (string, error) {
 	return sealed, nil
 }
 
+func (r *recorder) Artifact(ctx context.Context, a orchestrator.Artifact) error {
+	return r.retry.do(ctx, "store artifact", func() error { return r.store.AddArtifact(ctx, r.jobID, a.Kind, a.Name, a.Content) })
+}
+
 func (r *recorder) Extracted(ctx context.Context, key string, value json.RawMessage) error {
 	return r.retry.do(ctx, "save extracted data", func() error { return r.store.SaveExtracted(ctx, r.jobID, r.attempt, key, value) })
 }

@@ -56,7 +56,7 @@ func (w *Worker) runTest(ctx context.Context, claim store.Claim, cancelled func(
 	}
 	sc.Options = req.Options
 	return w.execute(ctx, execution{claim: claim, cancelled: cancelled, log: log,
-		in: orchestrator.Input{Scenario: sc, Secrets: secrets, Replay: &orchestrator.Replay{Steps: manifest, Repair: repair}},
+		in: orchestrator.Input{Scenario: sc, Secrets: secrets, Replay: &orchestrator.Replay{Steps: manifest, Repair: repair}, StepShots: w.cfg.StepShots},
 		then: func(res orchestrator.Result, tun *netguard.Tunnel) finish {
 			rep := suite.Summarize(test.ID, test.Version, test.Script, res)
 			f := store.Finish{State: store.StateSucceeded, Script: test.Script, TestID: test.ID, TestStatus: string(rep.Verdict)}

@@ -17,6 +17,9 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/webpilot/webpilot/browser"
 	"github.com/webpilot/webpilot/explore"
@@ -27,6 +30,7 @@ import (
 	"github.com/webpilot/webpilot/outbox"
 	"github.com/webpilot/webpilot/scenario"
 	"github.com/webpilot/webpilot/store"
+	"github.com/webpilot/webpilot/tracing"
 )
 
 // Config tunes a worker.
@@ -57,6 +61,9 @@ type Config struct {
 	// Metrics counts claims, steps, model calls and browser contexts (nil:
 	// counted in a registry nobody reads).
 	Metrics *Metrics
+	// StepShots pictures the page after each step of scenario, replay and
+	// repair jobs, for the console's timeline.
+	StepShots bool
 }
 
 // Browser opens job sessions; *browser.Browser implements it.
@@ -277,7 +284,13 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	}
 	log.Info("job claimed", "queued_for", claim.ClaimedAt.Sub(claim.CreatedAt))
 
-	jobCtx, cancelJob := context.WithCancel(ctx)
+	// The job's span continues the trace of the request that submitted it
+	// (its message's traceparent); its model calls are its children.
+	spanCtx, span := tracing.Tracer().Start(tracing.WithTraceParent(ctx, msg.Headers().Get(jobs.TraceParentHeader)), "job "+claim.Kind,
+		trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attribute.String("webpilot.job.id", claim.JobID),
+			attribute.Int("webpilot.job.attempt", claim.Attempt), attribute.String("webpilot.tenant.id", claim.TenantID)))
+	defer span.End()
+	jobCtx, cancelJob := context.WithCancel(spanCtx)
 	defer cancelJob()
 	var cancelRequested, lost atomic.Bool
 	hbDone := make(chan struct{})
@@ -308,6 +321,10 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	fin := w.run(jobCtx, claim, cancelRequested.Load, log)
 	cancelJob()
 	<-hbDone
+	span.SetAttributes(attribute.String("webpilot.job.state", fin.Finish.State))
+	if fin.Finish.State == store.StateFailed {
+		span.SetStatus(codes.Error, fin.Finish.Error)
+	}
 
 	if lost.Load() || errors.Is(fin.err, store.ErrFenced) {
 		return // a newer attempt owns the job; its worker acks
@@ -519,7 +536,7 @@ func (w *Worker) runScenario(ctx context.Context, claim store.Claim, cancelled f
 		log.Warn("experiences unavailable", "err", err)
 	}
 	return w.execute(ctx, execution{claim: claim, cancelled: cancelled, log: log,
-		in: orchestrator.Input{Scenario: sc, Secrets: secrets, Experiences: exps},
+		in: orchestrator.Input{Scenario: sc, Secrets: secrets, Experiences: exps, StepShots: w.cfg.StepShots},
 		then: func(res orchestrator.Result, _ *netguard.Tunnel) finish {
 			if len(res.Experiences) > 0 {
 				if err := w.store.AddExperiences(ctx, claim.TenantID, origin, res.Experiences, w.cfg.Limits.ExperiencesCap); err != nil {

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/playwright-community/playwright-go"
+
 	"github.com/webpilot/webpilot/browser"
 	"github.com/webpilot/webpilot/netguard"
 )
@@ -70,6 +72,18 @@ func Session(t testing.TB) *browser.Session {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s
+}
+
+// Context opens a plain context on the shared browser (no job guard), for
+// tests that drive pages of their own; it is closed when the test ends.
+func Context(t testing.TB, o playwright.BrowserNewContextOptions) playwright.BrowserContext {
+	t.Helper()
+	c, err := Browser(t).NewContext(o)
+	if err != nil {
+		t.Fatalf("browsertest: new context: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
 }
 
 // Serve serves the files of dir (a testdata directory) on 127.0.0.1 until

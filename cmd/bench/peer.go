@@ -285,6 +285,7 @@ func (nopRecorder) History(context.Context, []orchestrator.Event) error       { 
 func (nopRecorder) Reserve(context.Context, orchestrator.Call) error          { return nil }
 func (nopRecorder) Checkpoint(context.Context, orchestrator.Checkpoint) error { return nil }
 func (nopRecorder) Extracted(context.Context, string, json.RawMessage) error  { return nil }
+func (nopRecorder) Artifact(context.Context, orchestrator.Artifact) error     { return nil }
 func (nopRecorder) Settle(context.Context, orchestrator.Call) (int64, int64, error) {
 	return 0, 1 << 40, nil
 }

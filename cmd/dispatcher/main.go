@@ -23,12 +23,14 @@ import (
 
 	"github.com/webpilot/webpilot/api"
 	"github.com/webpilot/webpilot/config"
+	"github.com/webpilot/webpilot/console"
 	"github.com/webpilot/webpilot/jobs"
 	"github.com/webpilot/webpilot/metrics"
 	"github.com/webpilot/webpilot/netguard"
 	"github.com/webpilot/webpilot/outbox"
 	"github.com/webpilot/webpilot/reconcile"
 	"github.com/webpilot/webpilot/store"
+	"github.com/webpilot/webpilot/tracing"
 )
 
 func main() {
@@ -55,6 +57,16 @@ func main() {
 func run(cfg config.Dispatcher, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	endTracing, err := tracing.Setup(ctx, tracing.Config{Endpoint: cfg.Tracing.Endpoint, Sample: cfg.Tracing.Sample, Service: "webpilot-dispatcher"})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// Flush what is buffered, briefly: a stopping process must not hang on a collector.
+		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = endTracing(fctx)
+	}()
 	dataDir := cfg.DataDir
 	st, err := store.OpenMigrated(ctx, cfg.DatabaseURL, log)
 	if err != nil {
@@ -120,8 +132,13 @@ func run(cfg config.Dispatcher, log *slog.Logger) error {
 	}
 	srv := api.New(api.Config{AdminToken: adminToken, DefaultHold: int64(cfg.DefaultHold * store.MicroCredits), Metrics: reg, Ready: ready},
 		st, sender, policy, sealer, log)
+	con, err := console.New(console.Config{SessionTTL: cfg.ConsoleSession}, st, srv, log)
+	if err != nil {
+		return err
+	}
+	srv.Mount("/console/", con)
 
-	go reconcile.New(reconcile.Config{InStream: inStream}, st, pub, log).Run(ctx)
+	go reconcile.New(reconcile.Config{InStream: inStream, ArtifactRetention: cfg.ArtifactRetention}, st, pub, log).Run(ctx)
 	if err := reconcile.WatchMaxDeliveries(ctx, nc, js, st, log); err != nil {
 		return err
 	}
@@ -131,7 +148,7 @@ func run(cfg config.Dispatcher, log *slog.Logger) error {
 	hs := api.NewHTTPServer(addr, srv.Handler(), api.DefaultServerTimeouts())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.ListenAndServe() }()
-	log.Info("dispatcher listening", "addr", addr, "allow_hosts", policy.AllowedHosts())
+	log.Info("dispatcher listening", "addr", addr, "console", "http://"+addr+"/console/", "allow_hosts", policy.AllowedHosts())
 	select {
 	case err := <-errc:
 		return err

@@ -28,6 +28,7 @@ import (
 	"github.com/webpilot/webpilot/orchestrator"
 	"github.com/webpilot/webpilot/specrun"
 	"github.com/webpilot/webpilot/store"
+	"github.com/webpilot/webpilot/tracing"
 	"github.com/webpilot/webpilot/worker"
 )
 
@@ -55,6 +56,16 @@ func main() {
 func run(c config.Worker, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	endTracing, err := tracing.Setup(ctx, tracing.Config{Endpoint: c.Tracing.Endpoint, Sample: c.Tracing.Sample, Service: "webpilot-worker"})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// Flush what is buffered, briefly: a stopping process must not hang on a collector.
+		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = endTracing(fctx)
+	}()
 	dataDir := c.DataDir
 	st, err := store.OpenMigrated(ctx, c.DatabaseURL, log)
 	if err != nil {
@@ -107,7 +118,8 @@ func run(c config.Worker, log *slog.Logger) error {
 	}
 	defer b.Close()
 
-	cfg := worker.Config{ID: c.ID, AckWait: qcfg.AckWait, MaxAttempts: c.Queue.MaxAttempts, Prices: prices, Concurrency: c.Concurrency}
+	cfg := worker.Config{ID: c.ID, AckWait: qcfg.AckWait, MaxAttempts: c.Queue.MaxAttempts, Prices: prices, Concurrency: c.Concurrency,
+		StepShots: c.StepShots}
 	if c.DrainGrace != nil {
 		cfg.DrainGrace = *c.DrainGrace
 		if cfg.DrainGrace == 0 {
