@@ -111,15 +111,20 @@ func (s *Server) artifact(w http.ResponseWriter, r *http.Request) {
 	if !s.found(w, r, err, "artifact not found") {
 		return
 	}
-	ct := "application/octet-stream"
-	switch {
-	case strings.HasSuffix(r.PathValue("name"), ".jpg"):
-		ct = "image/jpeg"
-	case kind == "screenshot":
-		ct = "image/png"
-	}
-	w.Header().Set("Content-Type", ct)
+	w.Header().Set("Content-Type", ArtifactType(kind, r.PathValue("name")))
 	_, _ = w.Write(content)
+}
+
+// ArtifactType is the media type an artifact is served as: a step's
+// picture is a JPEG, a failing state's screenshot a PNG.
+func ArtifactType(kind, name string) string {
+	switch {
+	case strings.HasSuffix(name, ".jpg"):
+		return "image/jpeg"
+	case kind == "screenshot":
+		return "image/png"
+	}
+	return "application/octet-stream"
 }
 
 // found answers a store error — 404 naming what was not found, 500

@@ -30,19 +30,24 @@ func (c *Console) live(w http.ResponseWriter, r *http.Request, s session) {
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
-	send := func(event, html string) bool {
-		// The server's write timeout would cut a long stream: each event extends it.
+	lastSent := time.Now()
+	write := func(s string) bool {
+		// The server's write timeout would cut a long stream: each write extends it.
 		_ = rc.SetWriteDeadline(time.Now().Add(time.Minute))
+		if _, err := w.Write([]byte(s)); err != nil {
+			return false
+		}
+		lastSent = time.Now()
+		return rc.Flush() == nil
+	}
+	send := func(event, html string) bool {
 		var b strings.Builder
 		fmt.Fprintf(&b, "event: %s\n", event)
 		for _, line := range strings.Split(html, "\n") {
 			fmt.Fprintf(&b, "data: %s\n", line)
 		}
 		b.WriteString("\n")
-		if _, err := w.Write([]byte(b.String())); err != nil {
-			return false
-		}
-		return rc.Flush() == nil
+		return write(b.String())
 	}
 	end := time.After(c.cfg.StreamLife)
 	lastHead := ""
@@ -83,6 +88,11 @@ func (c *Console) live(w http.ResponseWriter, r *http.Request, s session) {
 			return
 		case <-changed:
 		case <-time.After(c.cfg.Poll):
+			// A long step sends nothing: a comment keeps the connection
+			// (and any proxy on the way) from timing out.
+			if time.Since(lastSent) > 15*time.Second && !write(": keep-alive\n\n") {
+				return
+			}
 		}
 		if j, err = c.store.GetJob(r.Context(), s.Tenant.ID, j.ID); err != nil {
 			return

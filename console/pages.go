@@ -237,9 +237,16 @@ type finalView struct {
 	Repair      *suite.Report
 	Suite       *store.BulkReport
 	Exploration *explore.Result
-	Findings    []api.FindingView
+	Findings    []findingView
 	History     []store.HistoryEntry
 	HistoryMore int
+}
+
+// findingView is a finding with its evidence and reproduction read.
+type findingView struct {
+	api.FindingView
+	Evidence explore.Evidence
+	Repro    *explore.Reproduction
 }
 
 // maxHistory bounds the history a page shows.
@@ -313,7 +320,15 @@ func (c *Console) final(ctx context.Context, s session, j store.Job, v api.JobVi
 			return f, err
 		}
 		for _, x := range fs {
-			f.Findings = append(f.Findings, api.FindingViewOf(x))
+			v := findingView{FindingView: api.FindingViewOf(x)}
+			_ = json.Unmarshal(v.FindingView.Evidence, &v.Evidence)
+			if len(v.FindingView.Reproduction) > 0 {
+				v.Repro = &explore.Reproduction{}
+				if json.Unmarshal(v.FindingView.Reproduction, v.Repro) != nil {
+					v.Repro = nil
+				}
+			}
+			f.Findings = append(f.Findings, v)
 		}
 	}
 	h, err := c.store.History(ctx, s.Tenant.ID, j.ID)
@@ -373,14 +388,7 @@ func (c *Console) artifact(w http.ResponseWriter, r *http.Request, s session) {
 		c.fail(w, r, err)
 		return
 	}
-	ct := "application/octet-stream"
-	switch {
-	case strings.HasSuffix(r.PathValue("name"), ".jpg"):
-		ct = "image/jpeg"
-	case kind == "screenshot":
-		ct = "image/png"
-	}
-	w.Header().Set("Content-Type", ct)
+	w.Header().Set("Content-Type", api.ArtifactType(kind, r.PathValue("name")))
 	w.Header().Set("Cache-Control", "private, max-age=86400")
 	_, _ = w.Write(content)
 }

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"image/png"
+	"io"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,6 +44,23 @@ func consoleSignIn(t *testing.T, s *stack, key, path string) (playwright.Browser
 	return bc, page
 }
 
+// listModel is a scripted model that puts item on the demo app's shopping
+// list in two calls: 2,400 + 120 and 2,600 + 90 tokens.
+func listModel(t *testing.T, item string) *llmtest.Server {
+	t.Helper()
+	return llmtest.New(t,
+		llmtest.Reply{Content: llmtest.JSON(map[string]any{"status": "continue", "reasoning": "open the list",
+			"commands": []map[string]any{{"action": "click", "target": map[string]string{"role": "link", "name": "Shopping list"}}}}),
+			PromptTokens: 2400, CompletionTokens: 120},
+		llmtest.Reply{Content: llmtest.JSON(map[string]any{"status": "complete", "reasoning": "add it",
+			"commands": []map[string]any{
+				{"action": "fill", "target": map[string]string{"placeholder": "Add an item"}, "value": item},
+				{"action": "press", "target": map[string]string{"placeholder": "Add an item"}, "value": "Enter"},
+			}}),
+			PromptTokens: 2600, CompletionTokens: 90},
+	)
+}
+
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
@@ -59,17 +79,7 @@ func must(t *testing.T, err error) {
 func TestConsoleFollowsAJobLiveForItsTenantOnly(t *testing.T) {
 	t.Parallel()
 	s := newStack(t, 10*time.Second, 200*time.Millisecond)
-	model := llmtest.New(t,
-		llmtest.Reply{Content: llmtest.JSON(map[string]any{"status": "continue", "reasoning": "open the list",
-			"commands": []map[string]any{{"action": "click", "target": map[string]string{"role": "link", "name": "Shopping list"}}}}),
-			PromptTokens: 2400, CompletionTokens: 120},
-		llmtest.Reply{Content: llmtest.JSON(map[string]any{"status": "complete", "reasoning": "add it",
-			"commands": []map[string]any{
-				{"action": "fill", "target": map[string]string{"placeholder": "Add an item"}, "value": "Coffee beans"},
-				{"action": "press", "target": map[string]string{"placeholder": "Add an item"}, "value": "Enter"},
-			}}),
-			PromptTokens: 2600, CompletionTokens: 90},
-	)
+	model := listModel(t, "Coffee beans")
 	_, key := s.tenant(t, "consoleco", 3)
 	_, otherKey := s.tenant(t, "otherco", 3)
 	job := s.submit(t, key, map[string]any{
@@ -151,6 +161,15 @@ func TestConsoleFollowsAJobLiveForItsTenantOnly(t *testing.T) {
 	must(t, err)
 	must(t, expect.Locator(row).ToHaveCount(0))
 
+	// Credits: the job's two model calls are in the ledger; the suite holds
+	// the test the job stored.
+	_, err = page.Goto(s.api.URL + "/console/credits")
+	must(t, err)
+	must(t, expect.Locator(page.Locator(`table.ledger a[href="`+jobPath+`"]`)).ToHaveCount(2))
+	_, err = page.Goto(s.api.URL + "/console/tests")
+	must(t, err)
+	must(t, expect.Locator(page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "console follows an agent step"})).ToBeVisible())
+
 	// The session cookie.
 	cookies, err := bc.Cookies()
 	must(t, err)
@@ -190,4 +209,23 @@ func TestConsoleFollowsAJobLiveForItsTenantOnly(t *testing.T) {
 	if !strings.Contains(ap.URL(), "/console/login") {
 		t.Fatalf("signed out, the picture's address led to %s", ap.URL())
 	}
+}
+
+// consolePage signs in to the console with key as the sign-in form does
+// and returns the status and body of path.
+func (s *stack) consolePage(t *testing.T, key, path string) (int, string) {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	req, _ := http.NewRequest("POST", s.api.URL+"/console/login", strings.NewReader(url.Values{"api_key": {key}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", s.api.URL)
+	res, err := c.Do(req)
+	must(t, err)
+	res.Body.Close()
+	res, err = c.Get(s.api.URL + path)
+	must(t, err)
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(body)
 }

@@ -109,6 +109,14 @@ func TestExplorationOfTheShopThroughTheStack(t *testing.T) {
 			t.Errorf("finding %d: %+v", f.Seq, f)
 		}
 	}
+	// The console shows each finding with its evidence picture and its
+	// verified reproduction.
+	code, page := s.consolePage(t, key, "/console/jobs/"+id[1])
+	if code != http.StatusOK || strings.Count(page, `<article class="finding`) != demoapp.ShopSeededBugs ||
+		strings.Count(page, "(verified under @playwright/test)") != demoapp.ShopSeededBugs ||
+		strings.Count(page, `alt="The page when finding`) != demoapp.ShopSeededBugs {
+		t.Errorf("the console's exploration page (%d) does not show the %d findings with pictures and reproductions", code, demoapp.ShopSeededBugs)
+	}
 	out, err = cli("findings", id[1])
 	if err != nil || strings.Count(out, "reproduction: fails_as_expected") != demoapp.ShopSeededBugs {
 		t.Errorf("webpilot findings: %v\n%s", err, out)

@@ -103,6 +103,18 @@ func TestRepairJobProposesAVerifiedVersionAndReportsRegressions(t *testing.T) {
 	if code != http.StatusOK || !strings.HasPrefix(string(png), "\x89PNG") {
 		t.Fatalf("screenshot artifact: %d", code)
 	}
+	// The console shows the regression's verdict and evidence, and the
+	// test's page the proposed version's diff.
+	code, page := s.consolePage(t, key, "/console/jobs/"+v.ID)
+	for _, want := range []string{`verdict-app_regression">app_regression<`, "expected 2 items; observed 3 items"} {
+		if code != http.StatusOK || !strings.Contains(page, want) {
+			t.Errorf("the console's repair page (%d) lacks %q", code, want)
+		}
+	}
+	code, page = s.consolePage(t, key, "/console/tests/"+testID)
+	if code != http.StatusOK || !strings.Contains(page, `<span class="add">+  await page.getByTestId(&#39;add-entry-btn&#39;).click();</span>`) {
+		t.Errorf("the console's test page (%d) lacks the version's diff", code)
+	}
 	s.mustJSON(t, "GET", "/v1/tests/"+testID+"/versions", key, nil, http.StatusOK, &versions)
 	if len(versions.Versions) != 2 {
 		t.Fatalf("a regression produced a version: %+v", versions.Versions)

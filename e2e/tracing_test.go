@@ -15,7 +15,6 @@ import (
 
 	"github.com/webpilot/webpilot/api"
 	"github.com/webpilot/webpilot/llm"
-	"github.com/webpilot/webpilot/llm/llmtest"
 )
 
 // recorded installs, once for the test binary, a tracer provider that keeps
@@ -35,16 +34,7 @@ func TestATraceFollowsAJobFromTheRequestToTheModelCall(t *testing.T) {
 	t.Parallel()
 	spans := recorded()
 	s := newStack(t, 10*time.Second, 0)
-	model := llmtest.New(t,
-		llmtest.Reply{Content: llmtest.JSON(map[string]any{"status": "continue", "reasoning": "open the list",
-			"commands": []map[string]any{{"action": "click", "target": map[string]string{"role": "link", "name": "Shopping list"}}}}),
-			PromptTokens: 1000, CompletionTokens: 50},
-		llmtest.Reply{Content: llmtest.JSON(map[string]any{"status": "complete", "reasoning": "add it",
-			"commands": []map[string]any{
-				{"action": "fill", "target": map[string]string{"placeholder": "Add an item"}, "value": "Tea"},
-				{"action": "press", "target": map[string]string{"placeholder": "Add an item"}, "value": "Enter"},
-			}}),
-			PromptTokens: 1000, CompletionTokens: 50})
+	model := listModel(t, "Tea")
 	s.startWorker(t, llm.New(llm.Config{APIKey: "test", BaseURL: model.BaseURL(), Model: "gpt-4o-mini"}))
 	_, key := s.tenant(t, "traced", 3)
 

@@ -7,6 +7,7 @@ package tracing
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -40,11 +41,12 @@ type Config struct {
 }
 
 // Setup installs the process's tracer provider and returns its shutdown,
-// which flushes what is buffered. Without an endpoint it installs nothing.
-func Setup(ctx context.Context, c Config) (shutdown func(context.Context) error, err error) {
+// which flushes what is buffered for at most 5 s (a stopping process must
+// not hang on a collector). Without an endpoint it installs nothing.
+func Setup(ctx context.Context, c Config) (shutdown func(), err error) {
 	otel.SetTextMapPropagator(Propagator)
 	if c.Endpoint == "" {
-		return func(context.Context) error { return nil }, nil
+		return func() {}, nil
 	}
 	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(c.Endpoint))
 	if err != nil {
@@ -56,7 +58,11 @@ func Setup(ctx context.Context, c Config) (shutdown func(context.Context) error,
 		sdktrace.WithResource(resource.NewSchemaless(semconv.ServiceName(c.Service))),
 	)
 	otel.SetTracerProvider(tp)
-	return tp.Shutdown, nil
+	return func() {
+		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = tp.Shutdown(fctx)
+	}, nil
 }
 
 // mapCarrier is a TextMapCarrier over one header map.

@@ -61,12 +61,7 @@ func run(cfg config.Dispatcher, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		// Flush what is buffered, briefly: a stopping process must not hang on a collector.
-		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = endTracing(fctx)
-	}()
+	defer endTracing()
 	dataDir := cfg.DataDir
 	st, err := store.OpenMigrated(ctx, cfg.DatabaseURL, log)
 	if err != nil {

@@ -60,12 +60,7 @@ func run(c config.Worker, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		// Flush what is buffered, briefly: a stopping process must not hang on a collector.
-		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = endTracing(fctx)
-	}()
+	defer endTracing()
 	dataDir := c.DataDir
 	st, err := store.OpenMigrated(ctx, c.DatabaseURL, log)
 	if err != nil {
