@@ -461,8 +461,18 @@ func (c *Console) test(w http.ResponseWriter, r *http.Request, s session) {
 		c.fail(w, r, err)
 		return
 	}
+	// The list leaves out the diffs; the latest versions are read whole.
+	for i := range versions[:min(len(versions), maxVersionDiffs)] {
+		if versions[i], err = c.store.GetTestVersion(r.Context(), s.Tenant.ID, t.ID, versions[i].Version); err != nil {
+			c.fail(w, r, err)
+			return
+		}
+	}
 	c.render(w, r, http.StatusOK, "test", testData{page: s.page(t.Name), Test: t, Versions: versions})
 }
+
+// maxVersionDiffs is how many of a test's latest versions show their diff.
+const maxVersionDiffs = 20
 
 // decide accepts or rejects a proposed version, as the API does.
 func (c *Console) decide(w http.ResponseWriter, r *http.Request, s session) {

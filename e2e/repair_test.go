@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"html"
 	"net/http"
 	"strings"
 	"testing"
@@ -112,7 +113,7 @@ func TestRepairJobProposesAVerifiedVersionAndReportsRegressions(t *testing.T) {
 		}
 	}
 	code, page = s.consolePage(t, key, "/console/tests/"+testID)
-	if code != http.StatusOK || !strings.Contains(page, `<span class="add">+  await page.getByTestId(&#39;add-entry-btn&#39;).click();</span>`) {
+	if code != http.StatusOK || !strings.Contains(html.UnescapeString(page), `<span class="add">+  await page.getByTestId('add-entry-btn').click();</span>`) {
 		t.Errorf("the console's test page (%d) lacks the version's diff", code)
 	}
 	s.mustJSON(t, "GET", "/v1/tests/"+testID+"/versions", key, nil, http.StatusOK, &versions)
