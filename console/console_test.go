@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"html"
 	"io"
 	"log/slog"
 	"net/http"
@@ -167,4 +168,61 @@ func between(s, from, to string) string {
 	}
 	out, _, _ := strings.Cut(rest, to)
 	return out
+}
+
+// signIn signs c in as the tenant of key.
+func signIn(t *testing.T, c *http.Client, srv *httptest.Server, key string) {
+	t.Helper()
+	if res := post(t, c, srv.URL+"/console/login", srv.URL, url.Values{"api_key": {key}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign-in answered %d", res.StatusCode)
+	}
+}
+
+func get(t *testing.T, c *http.Client, u string) (int, string) {
+	t.Helper()
+	res, err := c.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+// TestTheJobsListPagesAndKeepsItsFilters: 52 jobs are two pages, the link
+// to the older ones keeps the filter, and a filter shows only its jobs.
+func TestTheJobsListPagesAndKeepsItsFilters(t *testing.T) {
+	t.Parallel()
+	srv, st := newConsole(t)
+	tn, key := storetest.Tenant(t, st, "acme", 100)
+	for i := range 52 {
+		kind := "scenario"
+		if i == 0 {
+			kind = "exploration"
+		}
+		if _, err := st.SubmitJob(context.Background(), store.NewJob{TenantID: tn.ID, Kind: kind, Input: []byte(`{"name":"job"}`),
+			Hold: 1, Subject: "jobs." + kind + "." + tn.ID}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := client(t)
+	signIn(t, c, srv, key)
+	code, page := get(t, c, srv.URL+"/console/jobs?state=queued&kind=scenario")
+	if code != 200 || strings.Count(page, "<tr data-job=") != 50 {
+		t.Fatalf("first page: %d with %d rows", code, strings.Count(page, "<tr data-job="))
+	}
+	older := html.UnescapeString(between(page, `<p><a href="`, `">Older jobs`))
+	if !strings.Contains(older, "state=queued") || !strings.Contains(older, "kind=scenario") || !strings.Contains(older, "after=") {
+		t.Fatalf("the older jobs' link %q loses the filter", older)
+	}
+	code, page = get(t, c, srv.URL+older)
+	if code != 200 || strings.Count(page, "<tr data-job=") != 1 || strings.Contains(page, "Older jobs") {
+		t.Fatalf("second page: %d with %d rows", code, strings.Count(page, "<tr data-job="))
+	}
+	if _, page = get(t, c, srv.URL+"/console/jobs?kind=exploration"); strings.Count(page, "<tr data-job=") != 1 {
+		t.Fatalf("exploration filter: %d rows", strings.Count(page, "<tr data-job="))
+	}
+	if _, page = get(t, c, srv.URL+"/console/jobs?state=failed"); strings.Count(page, "<tr data-job=") != 0 || !strings.Contains(page, "match these filters") {
+		t.Fatal("a filter nothing matches shows jobs")
+	}
 }

@@ -84,7 +84,10 @@ var funcs = template.FuncMap{
 		}
 		return out
 	},
-	"query": func(f store.JobFilter, after string) string {
+	// jobsURL is the jobs list's address for a filter and page; built from
+	// url.Values, so it is safe as it is (html/template would otherwise
+	// escape the query's own "=" and "&").
+	"jobsURL": func(f store.JobFilter, after string) template.URL {
 		q := url.Values{}
 		if f.State != "" {
 			q.Set("state", f.State)
@@ -95,7 +98,7 @@ var funcs = template.FuncMap{
 		if after != "" {
 			q.Set("after", after)
 		}
-		return q.Encode()
+		return template.URL("/console/jobs?" + q.Encode())
 	},
 }
 
