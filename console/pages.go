@@ -235,7 +235,6 @@ type stepView struct {
 // report, a suite's tests, an exploration's findings, the history.
 type finalView struct {
 	JobID       string
-	State       string
 	Spec        string
 	Repair      *suite.Report
 	Suite       *store.BulkReport
@@ -304,7 +303,7 @@ func steps(v api.JobView) []stepView {
 }
 
 func (c *Console) final(ctx context.Context, s session, j store.Job, v api.JobView) (finalView, error) {
-	f := finalView{JobID: j.ID, State: j.State, Spec: j.Script, Suite: v.Suite}
+	f := finalView{JobID: j.ID, Spec: j.Script, Suite: v.Suite}
 	if len(v.Repair) > 0 {
 		f.Repair = &suite.Report{}
 		if json.Unmarshal(v.Repair, f.Repair) != nil {
