@@ -111,6 +111,7 @@ func TestConsoleFollowsAJobLiveForItsTenantOnly(t *testing.T) {
 	if still, _ := page.Evaluate(`() => window.__notReloaded === true`); still != true {
 		t.Fatal("the page was reloaded: the updates did not arrive live")
 	}
+	s.passSpec(t, key, job.ID)
 	// Each step's picture is an image that loaded.
 	for i := range 2 {
 		img := steps.Nth(i).Locator("img")

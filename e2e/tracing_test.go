@@ -53,6 +53,7 @@ func TestATraceFollowsAJobFromTheRequestToTheModelCall(t *testing.T) {
 	if v := s.wait(t, key, job.ID, 60*time.Second); v.State != "succeeded" || v.Usage == nil || v.Usage.Calls != 2 {
 		t.Fatalf("job ended %s (%s) with usage %+v, want succeeded after 2 model calls", v.State, v.Error, v.Usage)
 	}
+	s.passSpec(t, key, job.ID)
 
 	var submit, run sdktrace.ReadOnlySpan
 	var calls []sdktrace.ReadOnlySpan

@@ -47,6 +47,7 @@ func TestEachStepIsPicturedWithFieldsMaskedWhenTheJobHasSecrets(t *testing.T) {
 			if err != nil || res.Status != orchestrator.StatusSucceeded {
 				t.Fatalf("status %s: %s %v", res.Status, res.Error, err)
 			}
+			mustPassSpec(t, res, sc.Secrets)
 			stored := map[string][]byte{}
 			for _, a := range rec.artifacts {
 				stored[a.Name] = a.Content
