@@ -22,6 +22,7 @@ import (
 	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/webpilot/webpilot/jobs"
 	"github.com/webpilot/webpilot/scenario"
@@ -74,6 +75,8 @@ type Server struct {
 	urls     scenario.URLPolicy
 	sealer   *jobs.Sealer
 	log      *slog.Logger
+	// parsing bounds the spec bytes parsed at once (imports).
+	parsing *semaphore.Weighted
 	// mounts are handlers served beside the API (the console).
 	mounts map[string]http.Handler
 }
@@ -107,7 +110,7 @@ func New(cfg Config, st *store.Store, pub Sender, urls scenario.URLPolicy, seale
 	if cfg.MaxStreams <= 0 {
 		cfg.MaxStreams = 20
 	}
-	srv := &Server{cfg: cfg, hub: newHub(), store: st, pub: pub, urls: urls, sealer: sealer, log: log,
+	srv := &Server{cfg: cfg, hub: newHub(), parsing: semaphore.NewWeighted(parseBudget), store: st, pub: pub, urls: urls, sealer: sealer, log: log,
 		// Tenants never change once created and keys are never reissued,
 		// so a verified key may skip the database for a while; failures
 		// are never remembered, so they keep counting against the address.

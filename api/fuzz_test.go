@@ -20,6 +20,10 @@ import (
 
 // fuzzServer is the real API on a real database and queue.
 func fuzzServer(f *testing.F) (srv *httptest.Server, key, tenantID string) {
+	return fuzzServerWith(f, api.Config{AdminToken: "admin", MaxBody: 64 << 10})
+}
+
+func fuzzServerWith(f *testing.F, cfg api.Config) (srv *httptest.Server, key, tenantID string) {
 	st := storetest.New(f)
 	q := natstest.New(f, 0)
 	k := make([]byte, 32)
@@ -31,7 +35,7 @@ func fuzzServer(f *testing.F) (srv *httptest.Server, key, tenantID string) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	sender := outbox.Start(jobs.NewPublisher(q.JS), st, quiet, outbox.Options{})
 	f.Cleanup(sender.Close)
-	srv = httptest.NewServer(api.New(api.Config{AdminToken: "admin", MaxBody: 64 << 10}, st, sender,
+	srv = httptest.NewServer(api.New(cfg, st, sender,
 		netguard.New([]string{"127.0.0.1"}), sealer, quiet).Handler())
 	f.Cleanup(srv.Close)
 	tn, key := storetest.Tenant(f, st, "fuzzed", 1e6)

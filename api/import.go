@@ -1,11 +1,13 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/webpilot/webpilot/scenario"
 	"github.com/webpilot/webpilot/specimport"
@@ -15,7 +17,13 @@ import (
 // Import limits.
 const (
 	maxImportFiles = 50
-	maxImportFile  = 256 << 10
+	maxImportFile  = specimport.MaxFileBytes
+	// parseBudget bounds the spec bytes being parsed at once by the whole
+	// dispatcher (a parse holds a small multiple of its input), and
+	// parseDeadline how long one import may parse: what is bounded before
+	// the parser (size, nesting) keeps every parse far below both.
+	parseBudget   = 4 << 20
+	parseDeadline = 10 * time.Second
 )
 
 // ImportRequest is the body of POST /v1/tests/import: existing
@@ -69,10 +77,16 @@ func (s *Server) importTests(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid import", v)
 		return
 	}
+	parsed, err := s.parseSpecs(r.Context(), req)
+	if err != nil {
+		w.Header().Set("Retry-After", "2")
+		writeError(w, http.StatusServiceUnavailable, "spec files are being read for other imports; retry shortly", nil)
+		return
+	}
 	var list []store.ImportedTest
 	names := map[string]string{}
 	for i, f := range req.Files {
-		tests, err := specimport.Parse(f.Name, f.Content, specimport.Options{BaseURL: req.BaseURL, Tags: req.Tags})
+		tests, err := parsed[i].tests, parsed[i].err
 		var ie *specimport.Error
 		if errors.As(err, &ie) {
 			for _, p := range ie.Problems {
@@ -131,4 +145,36 @@ func navigations(t specimport.Test) []string {
 		}
 	}
 	return out
+}
+
+type parsedSpec struct {
+	tests []specimport.Test
+	err   error
+}
+
+// parseSpecs reads an import's files within the dispatcher's parse budget
+// (imports past it wait their turn, up to the deadline) and the import's
+// deadline: a file not reached by then is a problem of that file. One
+// file's parse is bounded by the size and nesting caps checked before it.
+func (s *Server) parseSpecs(ctx context.Context, req ImportRequest) ([]parsedSpec, error) {
+	var size int64
+	for _, f := range req.Files {
+		size += int64(len(f.Content))
+	}
+	size = min(size, parseBudget)
+	ctx, cancel := context.WithTimeout(ctx, parseDeadline)
+	defer cancel()
+	if err := s.parsing.Acquire(ctx, size); err != nil {
+		return nil, fmt.Errorf("parse budget: %w", err)
+	}
+	defer s.parsing.Release(size)
+	out := make([]parsedSpec, len(req.Files))
+	for i, f := range req.Files {
+		if ctx.Err() != nil {
+			out[i].err = fmt.Errorf("the file could not be read within %s", parseDeadline)
+			continue
+		}
+		out[i].tests, out[i].err = specimport.Parse(f.Name, f.Content, specimport.Options{BaseURL: req.BaseURL, Tags: req.Tags})
+	}
+	return out, nil
 }

@@ -27,4 +27,6 @@ if [ $# -eq 0 ]; then
   # Brief fuzzing of the API's bad-input paths: any 5xx is a failure.
   go test -run='^$' -fuzz=FuzzSubmitJob -fuzztime=10s ./api/
   go test -run='^$' -fuzz=FuzzAdminAPI -fuzztime=10s ./api/
+  # Deep and long spec files: no crash, no 5xx (the parser is bounded before it runs).
+  go test -run='^$' -fuzz=FuzzImport -fuzztime=10s ./api/
 fi

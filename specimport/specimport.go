@@ -73,6 +73,16 @@ func Parse(name, src string, o Options) (tests []Test, err error) {
 			tests, err = nil, &Error{Problems: []Problem{{File: name, Message: fmt.Sprintf("the file cannot be parsed (%v)", r)}}}
 		}
 	}()
+	// Bound the input before any parser sees it: parsers recurse per level
+	// of nesting, and a Go stack overflow ends the process.
+	if len(src) > MaxFileBytes {
+		return nil, &Error{Problems: []Problem{{File: name, Message: fmt.Sprintf("the file is larger than %d bytes", MaxFileBytes)}}}
+	}
+	if err := checkNesting(src, MaxNesting); err != nil {
+		var ne *NestingError
+		errors.As(err, &ne)
+		return nil, &Error{Problems: []Problem{{File: name, Line: ne.Line, Message: ne.Error()}}}
+	}
 	lines := strings.Split(src, "\n")
 	p := &importer{file: name, lines: lines, opts: o}
 	out := esbuild.Transform(src, esbuild.TransformOptions{Loader: esbuild.LoaderTS, Format: esbuild.FormatCommonJS,
@@ -121,6 +131,7 @@ type importer struct {
 	prog     *ast.Program
 	tests    []Test
 	problems []Problem
+	more     int // problems past maxProblems, counted
 }
 
 // suiteScope is what a describe block passes to the tests inside it.
@@ -138,10 +149,30 @@ func (p *importer) line(n ast.Node) int {
 	return f.Position(int(n.Idx0()) - f.Base()).Line
 }
 
+// Bounds on what a refusal quotes, so that its answer stays small whatever
+// the file: the first problems of a file, each quoting a line's start.
+const (
+	maxProblems = 20
+	maxCode     = 200
+)
+
 func (p *importer) problem(line int, msg string) {
+	switch {
+	case len(p.problems) > maxProblems:
+		p.problems[maxProblems].Message = fmt.Sprintf("and %d more problems", p.more+1)
+		p.more++
+		return
+	case len(p.problems) == maxProblems:
+		p.problems = append(p.problems, Problem{File: p.file, Line: line, Message: "and 1 more problem"})
+		p.more = 1
+		return
+	}
 	code := ""
 	if line > 0 && line <= len(p.lines) {
 		code = strings.TrimSpace(p.lines[line-1])
+		if len(code) > maxCode {
+			code = strings.ToValidUTF8(code[:maxCode], "") + "…"
+		}
 	}
 	p.problems = append(p.problems, Problem{File: p.file, Line: line, Code: code, Message: msg})
 }
