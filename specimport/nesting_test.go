@@ -97,9 +97,9 @@ class LoginPage {
 module.exports = { LoginPage }
 `,
 		"data table and loop": "const rows: Array<{ name: string; price: number }> = [\n" + r("  { name: 'Item (large) [x]', price: 10.5 },\n", 2000) + "];\nfor (const row of rows) {\n  test(`buys ${row.name}`, async ({ page }) => {\n    await page.goto(`/item/${encodeURIComponent(row.name)}?q=${row.price * 2}`);\n  });\n}\n",
-		"else-if ladder": "function pick(x: string): number {\n  if (x === 'a') { return 1; }\n" + r("  else if (x === 'b' && x !== 'c' || x.length > 3) { return 2; }\n", 30) + "  else { return 0; }\n}\n",
-		"long concatenation": "const s = 'a'" + r(" + 'b'", 150) + ";\n",
-		"locator chain":      "await page.locator('#main').locator('section').filter({ hasText: /Sale/ }).getByRole('listitem').nth(2).getByRole('button', { name: 'Add' }).first().click();\n",
+		"else-if ladder":      "function pick(x: string): number {\n  if (x === 'a') { return 1; }\n" + r("  else if (x === 'b' && x !== 'c' || x.length > 3) { return 2; }\n", 30) + "  else { return 0; }\n}\n",
+		"long concatenation":  "const s = 'a'" + r(" + 'b'", 150) + ";\n",
+		"locator chain":       "await page.locator('#main').locator('section').filter({ hasText: /Sale/ }).getByRole('listitem').nth(2).getByRole('button', { name: 'Add' }).first().click();\n",
 		"regex with brackets": "await expect(page).toHaveURL(/\\/(inventory|cart)\\.html(\\?.*)?$/);\nconst re = /[({[]/g;\nconst t = a / b / c;\n",
 		"hooks and describe":  "test.describe('cart', () => {\n  test.describe.configure({ mode: 'serial' });\n  test.beforeEach(async ({ page }) => { await page.goto('/'); });\n  test.afterEach(async ({ page }, testInfo) => { if (testInfo.status !== testInfo.expectedStatus) { await page.screenshot({ path: `${testInfo.title}.png` }); } });\n" + r("  test('t', async ({ page }) => { await test.step('s', async () => { await expect(page.getByText('x'), 'message').toBeVisible(); }); });\n", 200) + "});\n",
 		"fixtures":            "type F = { admin: Page };\nexport const it = base.extend<F>({\n  admin: async ({ browser }, use) => {\n    const ctx = await browser.newContext({ storageState: 'admin.json' });\n    await use(await ctx.newPage());\n    await ctx.close();\n  },\n});\n",
