@@ -146,6 +146,9 @@ type Session struct {
 	policy URLPolicy
 	egress *EgressProxy
 	bctx   playwright.BrowserContext
+	// hides says which text shows one of the job's secrets (pictures
+	// paint it over); nil when the job has none.
+	hides func(string) bool
 	page   playwright.Page
 	log    *slog.Logger
 	net    *netTracker
@@ -371,22 +374,6 @@ func (s *Session) StorageState() ([]byte, error) {
 		return nil, fmt.Errorf("read storage state: %w", err)
 	}
 	return json.Marshal(st)
-}
-
-// Screenshot takes a PNG of the viewport (or the full page).
-func (s *Session) Screenshot(fullPage bool) ([]byte, error) {
-	return s.page.Screenshot(playwright.PageScreenshotOptions{FullPage: playwright.Bool(fullPage), Timeout: playwright.Float(10000)})
-}
-
-// StepShot is a small picture of the viewport for a job's step timeline
-// (JPEG). With maskFields every form field is painted over, so a typed
-// secret cannot show in it.
-func (s *Session) StepShot(maskFields bool) ([]byte, error) {
-	o := playwright.PageScreenshotOptions{Type: playwright.ScreenshotTypeJpeg, Quality: playwright.Int(60), Timeout: playwright.Float(5000)}
-	if maskFields {
-		o.Mask = []playwright.Locator{s.page.Locator("input, textarea, select, [contenteditable]")}
-	}
-	return s.page.Screenshot(o)
 }
 
 // Close closes the context and everything in it.

@@ -85,7 +85,7 @@ func (s *Session) SetOfMarks(ctx context.Context, snap Snapshot, limit int) ([]b
 	if _, err := s.page.Evaluate(markOverlay, arg); err != nil {
 		return nil, nil, fmt.Errorf("draw marks: %w", err)
 	}
-	img, err := s.page.Screenshot(playwright.PageScreenshotOptions{Timeout: playwright.Float(10000)})
+	img, err := s.picture(playwright.PageScreenshotOptions{Timeout: playwright.Float(10000)}, 0, false)
 	if _, rerr := s.page.Evaluate(markRemove); err == nil && rerr != nil {
 		err = rerr
 	}

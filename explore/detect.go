@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -168,12 +169,15 @@ func (r *run) report(ctx context.Context, f *Finding, st *stateNode, at string, 
 		f.Seq = r.findings[i].Seq
 	} else {
 		f.Path, f.Trace, f.Tail, f.Base = path, len(r.trace), tail, len(st.Path)
-		if png, err := r.Page.Screenshot(false); err == nil {
+		switch png, err := r.Page.Screenshot(false); {
+		case err == nil:
 			sum := sha256.Sum256([]byte(f.Signature))
 			name := "finding-" + hex.EncodeToString(sum[:6]) + ".png"
 			if r.Recorder.Artifact(ctx, name, "image/png", png) == nil {
 				f.Evidence.Screenshot = name
 			}
+		case errors.Is(err, browser.ErrUnsafePicture):
+			f.Evidence.NoScreenshot = r.redact(err.Error())
 		}
 	}
 	seq, isNew, err := r.Recorder.Finding(ctx, *f)

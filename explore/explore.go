@@ -33,9 +33,11 @@ type Page interface {
 	Execute(ctx context.Context, c browser.Command, o browser.ExecOptions) browser.Outcome
 	Settle(ctx context.Context, o browser.SettleOptions) browser.SettleReport
 	Read(ctx context.Context, t browser.Target, attr string) (string, *browser.Fingerprint, error)
+	// Screenshot is masked as HideInPictures says (see browser.Session).
 	Screenshot(fullPage bool) ([]byte, error)
 	StorageState() ([]byte, error)
 	AvoidInLocators(values []string)
+	HideInPictures(shows func(string) bool)
 	// Detected lists what the session's detectors saw since t.
 	Detected(since time.Time) []browser.Problem
 	Activity(ctx context.Context) (browser.Activity, error)

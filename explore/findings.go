@@ -76,17 +76,20 @@ type Finding struct {
 
 // Evidence is what a finding was seen with.
 type Evidence struct {
-	Message    string            `json:"message,omitempty"`
-	Request    *Request          `json:"request,omitempty"`
-	Screenshot string            `json:"screenshot,omitempty"` // artifact name
-	Delta      string            `json:"delta,omitempty"`
-	Expected   string            `json:"expected,omitempty"`
-	Observed   string            `json:"observed,omitempty"`
-	Element    string            `json:"element,omitempty"`
-	Rule       string            `json:"rule,omitempty"`
-	HelpURL    string            `json:"help_url,omitempty"`
-	Nodes      []browser.AxeNode `json:"nodes,omitempty"`
-	Action     string            `json:"action,omitempty"`
+	Message    string   `json:"message,omitempty"`
+	Request    *Request `json:"request,omitempty"`
+	Screenshot string   `json:"screenshot,omitempty"` // artifact name
+	// NoScreenshot says why no picture was taken (one could have shown a
+	// secret where it cannot be masked).
+	NoScreenshot string            `json:"no_screenshot,omitempty"`
+	Delta        string            `json:"delta,omitempty"`
+	Expected     string            `json:"expected,omitempty"`
+	Observed     string            `json:"observed,omitempty"`
+	Element      string            `json:"element,omitempty"`
+	Rule         string            `json:"rule,omitempty"`
+	HelpURL      string            `json:"help_url,omitempty"`
+	Nodes        []browser.AxeNode `json:"nodes,omitempty"`
+	Action       string            `json:"action,omitempty"`
 }
 
 // Request is a request's part of the evidence.

@@ -18,11 +18,13 @@ import (
 // run is the state of one exploration.
 type run struct {
 	*Explorer
-	in      Input
-	cfg     Config
-	scope   scope
-	safety  safety
-	started time.Time
+	in     Input
+	cfg    Config
+	scope  scope
+	safety safety
+	// redactor takes the job's secrets out of every text shown or stored.
+	redactor func(string) string
+	started  time.Time
 	// earlier is the time earlier attempts spent (resumed runs).
 	earlier time.Duration
 
@@ -98,6 +100,10 @@ func (e *Explorer) Run(ctx context.Context, in Input) (Result, error) {
 		secretValues = append(secretValues, v)
 	}
 	e.Page.AvoidInLocators(secretValues)
+	// Findings' pictures paint over whatever shows a secret.
+	var shows func(string) bool
+	r.redactor, shows = orchestrator.SecretText(in.Secrets)
+	e.Page.HideInPictures(shows)
 	res, err := r.execute(ctx)
 	res.Duration = r.earlier + time.Since(r.started)
 	return res, err
@@ -527,12 +533,11 @@ func (r *run) history(ctx context.Context, events ...orchestrator.Event) {
 	}
 }
 
-// redact replaces the job's secret values with their names.
+// redact replaces the job's secret values, in every representation, with
+// their names.
 func (r *run) redact(s string) string {
-	for k, v := range r.in.Secrets {
-		if v != "" {
-			s = strings.ReplaceAll(s, v, "{{"+k+"}}")
-		}
+	if r.redactor == nil {
+		return s
 	}
-	return s
+	return r.redactor(s)
 }

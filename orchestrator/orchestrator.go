@@ -34,10 +34,13 @@ type Page interface {
 	Pages() []browser.PageInfo
 	CurrentPage() int
 	StorageState() ([]byte, error)
+	// Pictures: every one is masked as HideInPictures says (text and
+	// attributes showing a secret, fields, unreadable media), or not taken
+	// (browser.ErrUnsafePicture).
 	Screenshot(fullPage bool) ([]byte, error)
-	// StepShot pictures the viewport for the step timeline, form fields
-	// masked when asked.
-	StepShot(maskFields bool) ([]byte, error)
+	// StepShot pictures the viewport for the step timeline.
+	StepShot() ([]byte, error)
+	HideInPictures(shows func(string) bool)
 	SetOfMarks(ctx context.Context, snap browser.Snapshot, limit int) ([]byte, []browser.Mark, error)
 	Read(ctx context.Context, t browser.Target, attr string) (string, *browser.Fingerprint, error)
 	// Attributes lists an element's identifying attributes, for inspect_page.

@@ -97,6 +97,9 @@ type Evidence struct {
 	Problems   []browser.Problem `json:"problems,omitempty"`
 	URL        string            `json:"url,omitempty"`
 	Screenshot string            `json:"screenshot,omitempty"` // the artifact's name
+	// NoScreenshot says why no picture was taken (one could have shown a
+	// secret where it cannot be masked).
+	NoScreenshot string `json:"no_screenshot,omitempty"`
 }
 
 // Artifact is a file a run produced for the job (a failing state's
@@ -230,9 +233,12 @@ func (r *run) evidence(ctx context.Context, cmd browser.Command, failed CommandR
 		p.Text, p.URL = r.secrets.redact(p.Text), r.secrets.redact(p.URL)
 		ev.Problems = append(ev.Problems, p)
 	}
-	if shot, err := r.Page.Screenshot(false); err == nil {
+	switch shot, err := r.Page.Screenshot(false); {
+	case err == nil:
 		ev.Screenshot = fmt.Sprintf("step-%d-failure.png", len(r.steps)+1)
 		r.artifacts = append(r.artifacts, Artifact{Kind: "screenshot", Name: ev.Screenshot, Content: shot})
+	case errors.Is(err, browser.ErrUnsafePicture):
+		ev.NoScreenshot = r.secrets.redact(err.Error())
 	}
 	return ev
 }

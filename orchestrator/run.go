@@ -100,6 +100,12 @@ func (a *Agent) Run(ctx context.Context, in Input) (Result, error) {
 		secretValues = append(secretValues, v)
 	}
 	a.Page.AvoidInLocators(secretValues)
+	// Every picture the job takes paints over what shows a secret.
+	if len(r.secrets.forms) > 0 {
+		a.Page.HideInPictures(r.secrets.shows)
+	} else {
+		a.Page.HideInPictures(nil)
+	}
 	for _, f := range in.Scenario.Files {
 		r.files = append(r.files, browser.File{Name: f.Name, MimeType: f.MimeType, Content: f.Content})
 	}
@@ -231,8 +237,12 @@ func (r *run) checkpoint(ctx context.Context, next int) error {
 func (r *run) stepShot(ctx context.Context, rep *StepReport) {
 	t := time.Now()
 	r.catchUp(ctx)
-	shot, err := r.Page.StepShot(len(r.secrets.names) > 0)
+	shot, err := r.Page.StepShot()
 	r.timing.Browser += time.Since(t)
+	if errors.Is(err, browser.ErrUnsafePicture) {
+		rep.Notes = append(rep.Notes, r.secrets.redact(err.Error()))
+		return
+	}
 	if err != nil {
 		r.Log.Debug("step screenshot failed", "step", rep.Index+1, "err", err)
 		return

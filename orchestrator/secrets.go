@@ -77,6 +77,21 @@ func representations(v string) []string {
 	return out
 }
 
+// SecretText is, for a job's secret values by name, the redaction every
+// text it shows goes through (each value in every representation, and
+// truncated copies, replaced by its placeholder) and whether a text shows a
+// secret at all, which pictures paint over. With no secrets shows is nil.
+func SecretText(values map[string]string) (redact func(string) string, shows func(string) bool) {
+	s := newSecrets(values)
+	if len(s.forms) == 0 {
+		return func(t string) string { return t }, nil
+	}
+	return s.redact, s.shows
+}
+
+// shows reports whether text holds a secret in any form redact replaces.
+func (s *secrets) shows(text string) bool { return text != "" && s.redact(text) != text }
+
 // fill replaces {{NAME}} with the secret's value, for typing into the page.
 func (s *secrets) fill(v string) string {
 	for _, k := range s.names {

@@ -24,8 +24,8 @@ func TestEachStepIsPicturedWithFieldsMaskedWhenTheJobHasSecrets(t *testing.T) {
 		fmt.Fprint(w, `<!doctype html><html><body style="margin:0;background:#fff">
 <label for="code">Code</label>
 <input id="code" style="position:absolute;left:100px;top:100px;width:600px;height:100px;font-size:64px;border:0;background:#fff;color:#000">
-<button style="position:absolute;left:100px;top:300px" onclick="document.getElementById('out').textContent='sent'">Send</button>
-<p id="out" style="position:absolute;left:100px;top:400px"></p></body></html>`)
+<button style="position:absolute;left:100px;top:300px" onclick="document.getElementById('out').textContent='sent: '+document.getElementById('code').value">Send</button>
+<p id="out" style="position:absolute;left:100px;top:400px;margin:0;font:64px monospace;color:#000;white-space:nowrap"></p></body></html>`)
 	}))
 	t.Cleanup(srv.Close)
 	for _, tc := range []struct {
@@ -67,6 +67,23 @@ func TestEachStepIsPicturedWithFieldsMaskedWhenTheJobHasSecrets(t *testing.T) {
 				masked := r > 180 && g < 90 && b > 180
 				if masked != tc.secret {
 					t.Errorf("step %d: the field's pixel is rgb(%d,%d,%d); masked = %v, want %v", s.Index+1, r, g, b, masked, tc.secret)
+				}
+				// After the click the page echoes the value as text, in
+				// black 64 px glyphs from x=100 to about 700: with a secret
+				// no dark pixel of it may show, without one it must.
+				if s.Index >= 1 {
+					dark := 0
+					for y := 410; y < 460; y++ {
+						for x := 110; x < 680; x++ {
+							r, g, b, _ := img.At(x, y).RGBA()
+							if r>>8 < 90 && g>>8 < 90 && b>>8 < 90 {
+								dark++
+							}
+						}
+					}
+					if (dark > 0) == tc.secret {
+						t.Errorf("step %d: %d dark pixels where the page echoes the value (secret: %v)", s.Index+1, dark, tc.secret)
+					}
 				}
 			}
 			if len(stored) != len(sc.Steps) {

@@ -21,6 +21,8 @@ type Recorder struct {
 	// Last is the latest checkpoint, as it reads back from JSON.
 	Last   explore.Checkpoint
 	Events []orchestrator.Event
+	// files are the artifacts stored, by name.
+	files map[string][]byte
 }
 
 // NewRecorder returns an empty recorder.
@@ -42,8 +44,27 @@ func (m *Recorder) Reserve(context.Context, orchestrator.Call) error { return ni
 // Settle charges nothing.
 func (m *Recorder) Settle(context.Context, orchestrator.Call) (int64, int64, error) { return 0, 0, nil }
 
-// Artifact drops the file.
-func (m *Recorder) Artifact(context.Context, string, string, []byte) error { return nil }
+// Artifact keeps the file.
+func (m *Recorder) Artifact(_ context.Context, name, _ string, content []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.files == nil {
+		m.files = map[string][]byte{}
+	}
+	m.files[name] = content
+	return nil
+}
+
+// Artifacts returns the files stored so far, by name.
+func (m *Recorder) Artifacts() map[string][]byte {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string][]byte, len(m.files))
+	for k, v := range m.files {
+		out[k] = v
+	}
+	return out
+}
 
 // Finding numbers new signatures and counts the others' occurrences.
 func (m *Recorder) Finding(_ context.Context, f explore.Finding) (int, bool, error) {
