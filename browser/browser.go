@@ -148,7 +148,7 @@ type Session struct {
 	bctx   playwright.BrowserContext
 	// hides says which text shows one of the job's secrets (pictures
 	// paint it over); nil when the job has none.
-	hides func(string) bool
+	hides  func(string) bool
 	page   playwright.Page
 	log    *slog.Logger
 	net    *netTracker
