@@ -148,12 +148,15 @@ type Session struct {
 	bctx   playwright.BrowserContext
 	// hides says which text shows one of the job's secrets (pictures
 	// paint it over); nil when the job has none.
-	hides  func(string) bool
-	page   playwright.Page
-	log    *slog.Logger
-	net    *netTracker
-	mu     sync.Mutex
-	denied []string // URLs the policy refused
+	hides func(string) bool
+	// axeWorld is where axe-core runs, out of the page's reach.
+	axeMu    sync.Mutex
+	axeWorld *isolatedWorld
+	page     playwright.Page
+	log      *slog.Logger
+	net      *netTracker
+	mu       sync.Mutex
+	denied   []string // URLs the policy refused
 	// refs resolves the latest snapshot's refs (see refMap).
 	refs *refMap
 	// pages are every page of the context in the order they opened; page

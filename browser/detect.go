@@ -104,8 +104,11 @@ const axeRunScript = `async () => {
 }`
 
 // Axe runs axe-core's WCAG 2 rules on the current document. source is
-// axe-core's own file (axe.min.js as the npm package ships it), injected
-// once per document: nothing model- or page-produced is ever run.
+// axe-core's own file (axe.min.js as the npm package ships it), run in an
+// isolated world of its own (created over the DevTools protocol): the page
+// cannot reach it, so a page defining its own window.axe, or changing the
+// prototypes axe-core relies on, cannot stand in for it. Nothing model- or
+// page-produced is ever run.
 func (s *Session) Axe(ctx context.Context, source string) ([]AxeViolation, error) {
 	if source == "" {
 		return nil, errors.New("axe-core is not installed (run make setup)")
@@ -113,29 +116,133 @@ func (s *Session) Axe(ctx context.Context, source string) ([]AxeViolation, error
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if has, err := s.page.Evaluate(`() => !!window.axe`); err != nil || has != true {
-		// The file is a script that defines window.axe; ";0" keeps its
+	s.axeMu.Lock()
+	defer s.axeMu.Unlock()
+	w := s.axeWorld
+	if w == nil || w.page != s.page {
+		if w != nil {
+			w.close()
+		}
+		var err error
+		if w, err = newIsolatedWorld(s.bctx, s.page, "webpilot-axe"); err != nil {
+			return nil, fmt.Errorf("axe-core: %w", err)
+		}
+		s.axeWorld = w
+	}
+	// A navigation destroys the world; axe-core is injected once per
+	// document ("typeof" answers only while the world lives).
+	if has, err := w.eval("typeof axe === 'object'", false); err != nil || string(has) != "true" {
+		if err != nil {
+			if err = w.create(); err != nil {
+				return nil, fmt.Errorf("axe-core: %w", err)
+			}
+		}
+		// The file defines axe on the world's own window; ";0" keeps its
 		// completion value out of the answer.
-		if _, err := s.page.Evaluate(source + "\n;0"); err != nil {
+		if _, err := w.eval(source+"\n;0", false); err != nil {
 			return nil, fmt.Errorf("inject axe-core: %w", err)
 		}
 	}
-	v, err := s.page.Evaluate(axeRunScript)
+	v, err := w.eval("("+axeRunScript+")()", true)
 	if err != nil {
 		return nil, fmt.Errorf("run axe-core: %w", err)
 	}
-	if v == nil {
+	if len(v) == 0 || string(v) == "null" {
 		return nil, errors.New("axe-core did not load on this page")
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
 	var out []AxeViolation
-	if err := json.Unmarshal(b, &out); err != nil {
+	if err := json.Unmarshal(v, &out); err != nil {
 		return nil, fmt.Errorf("decode axe-core results: %w", err)
 	}
 	return out, nil
+}
+
+// isolatedWorld is a JavaScript world of a page's main frame that the
+// page's own scripts cannot reach (same DOM, own globals and prototypes).
+type isolatedWorld struct {
+	page playwright.Page
+	cdp  playwright.CDPSession
+	name string
+	id   int // the execution context
+}
+
+func newIsolatedWorld(bctx playwright.BrowserContext, page playwright.Page, name string) (*isolatedWorld, error) {
+	cdp, err := bctx.NewCDPSession(page)
+	if err != nil {
+		return nil, fmt.Errorf("devtools session: %w", err)
+	}
+	w := &isolatedWorld{page: page, cdp: cdp, name: name}
+	if err := w.create(); err != nil {
+		w.close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// create makes the world in the frame's current document.
+func (w *isolatedWorld) create() error {
+	tree, err := w.cdp.Send("Page.getFrameTree", nil)
+	if err != nil {
+		return fmt.Errorf("frame tree: %w", err)
+	}
+	var ft struct {
+		FrameTree struct {
+			Frame struct {
+				ID string `json:"id"`
+			} `json:"frame"`
+		} `json:"frameTree"`
+	}
+	if err := remarshal(tree, &ft); err != nil || ft.FrameTree.Frame.ID == "" {
+		return fmt.Errorf("no main frame (%v)", err)
+	}
+	world, err := w.cdp.Send("Page.createIsolatedWorld", map[string]any{"frameId": ft.FrameTree.Frame.ID, "worldName": w.name})
+	if err != nil {
+		return fmt.Errorf("isolated world: %w", err)
+	}
+	var c struct {
+		ID int `json:"executionContextId"`
+	}
+	if err := remarshal(world, &c); err != nil || c.ID == 0 {
+		return fmt.Errorf("isolated world has no context (%v)", err)
+	}
+	w.id = c.ID
+	return nil
+}
+
+// eval evaluates an expression of ours in the world, answering its value
+// as JSON.
+func (w *isolatedWorld) eval(expr string, await bool) (json.RawMessage, error) {
+	res, err := w.cdp.Send("Runtime.evaluate", map[string]any{"expression": expr, "contextId": w.id,
+		"awaitPromise": await, "returnByValue": true, "timeout": 30000})
+	if err != nil {
+		return nil, err
+	}
+	var r struct {
+		Result struct {
+			Value json.RawMessage `json:"value"`
+		} `json:"result"`
+		Exception *struct {
+			Text string `json:"text"`
+		} `json:"exceptionDetails"`
+	}
+	if err := remarshal(res, &r); err != nil {
+		return nil, err
+	}
+	if r.Exception != nil {
+		return nil, errors.New(r.Exception.Text)
+	}
+	return r.Result.Value, nil
+}
+
+func (w *isolatedWorld) close() { _ = w.cdp.Detach() }
+
+// remarshal converts a DevTools answer (maps from JSON) into a struct.
+func remarshal(v any, out any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, out)
 }
 
 // Links lists the absolute http(s) targets of the document's links, in

@@ -29,6 +29,12 @@ import (
 var pageNames = []string{"login", "jobs", "job", "credits", "tests", "test", "missing"}
 
 var funcs = template.FuncMap{
+	// ruleDoc is a rule's help address when it is axe-core's own
+	// documentation; any other address a finding carries is shown as text.
+	"ruleDoc": func(u string) bool {
+		p, err := url.Parse(u)
+		return err == nil && p.Scheme == "https" && p.Host == "dequeuniversity.com" && p.User == nil
+	},
 	"credits": func(micro int64) string { return strconv.FormatFloat(float64(micro)/store.MicroCredits, 'f', -1, 64) },
 	"dur": func(d time.Duration) string {
 		switch {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/webpilot/webpilot/browser"
@@ -158,6 +159,29 @@ func (r *run) linkElement(href string) *element {
 	return nil
 }
 
+// picture stores a picture of the page as a new finding's evidence.
+func (r *run) picture(ctx context.Context, f *Finding) {
+	switch png, err := r.Page.Screenshot(false); {
+	case err == nil:
+		sum := sha256.Sum256([]byte(f.Signature))
+		name := "finding-" + hex.EncodeToString(sum[:6]) + ".png"
+		if r.Recorder.Artifact(ctx, name, "image/png", png) == nil {
+			f.Evidence.Screenshot = name
+		}
+	case errors.Is(err, browser.ErrUnsafePicture):
+		f.Evidence.NoScreenshot = r.redact(err.Error())
+	}
+}
+
+// pageKey is the page a finding was seen on, for the per-page cap: its
+// address without query or fragment.
+func pageKey(u string) string {
+	if i := strings.IndexAny(u, "?#"); i >= 0 {
+		return u[:i]
+	}
+	return u
+}
+
 // report records a finding seen at state st: a new one with its path and
 // a screenshot, or one more occurrence of a known one.
 func (r *run) report(ctx context.Context, f *Finding, st *stateNode, at string, path []orchestrator.ManifestEntry, tail int) error {
@@ -165,19 +189,28 @@ func (r *run) report(ctx context.Context, f *Finding, st *stateNode, at string, 
 	// Nothing a finding shows may carry a secret the page echoed.
 	f.Title, f.Evidence.Message = r.redact(f.Title), r.redact(f.Evidence.Message)
 	f.Evidence.Observed, f.Evidence.Expected = r.redact(f.Evidence.Observed), r.redact(f.Evidence.Expected)
+	f.Title, f.Evidence.Message = clip(f.Title, 300), clip(f.Evidence.Message, 2000)
+	f.Evidence.Observed, f.Evidence.Expected = clip(f.Evidence.Observed, 1000), clip(f.Evidence.Expected, 1000)
 	if i, ok := r.bySig[f.Signature]; ok {
 		f.Seq = r.findings[i].Seq
 	} else {
+		page := pageKey(at)
+		switch {
+		case len(r.findings) >= r.cfg.MaxFindings:
+			r.capped["findings per job"]++
+			return nil
+		case r.perPage[page] >= r.cfg.MaxFindingsPerPage:
+			r.capped["findings per page"]++
+			return nil
+		}
+		r.perPage[page]++
 		f.Path, f.Trace, f.Tail, f.Base = path, len(r.trace), tail, len(st.Path)
-		switch png, err := r.Page.Screenshot(false); {
-		case err == nil:
-			sum := sha256.Sum256([]byte(f.Signature))
-			name := "finding-" + hex.EncodeToString(sum[:6]) + ".png"
-			if r.Recorder.Artifact(ctx, name, "image/png", png) == nil {
-				f.Evidence.Screenshot = name
-			}
-		case errors.Is(err, browser.ErrUnsafePicture):
-			f.Evidence.NoScreenshot = r.redact(err.Error())
+		if r.shots < r.cfg.MaxScreenshots {
+			r.shots++
+			r.picture(ctx, f)
+		} else {
+			r.capped["finding pictures per job"]++
+			f.Evidence.NoScreenshot = fmt.Sprintf("the job's %d finding pictures were taken", r.cfg.MaxScreenshots)
 		}
 	}
 	seq, isNew, err := r.Recorder.Finding(ctx, *f)

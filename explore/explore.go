@@ -13,6 +13,7 @@
 package explore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -82,7 +83,18 @@ type Config struct {
 	// DeadClickGrace is how long a click that changed nothing is given
 	// before it is called dead (effects behind a short timer).
 	DeadClickGrace time.Duration
+	// Caps on what one exploration records, whatever the pages claim:
+	// distinct findings per job and per page, and finding pictures per
+	// job. Reaching one is reported in Result.Capped.
+	MaxFindings, MaxFindingsPerPage, MaxScreenshots int
 }
+
+// Defaults of the caps on what an exploration records.
+const (
+	DefaultMaxFindings        = 200
+	DefaultMaxFindingsPerPage = 40
+	DefaultMaxScreenshots     = 60
+)
 
 // DefaultSlowResponse is the slow-response threshold by default.
 const DefaultSlowResponse = time.Second
@@ -92,6 +104,9 @@ func (c Config) WithDefaults() Config {
 	if c.SlowResponse == 0 {
 		c.SlowResponse = DefaultSlowResponse
 	}
+	c.MaxFindings = cmp.Or(c.MaxFindings, DefaultMaxFindings)
+	c.MaxFindingsPerPage = cmp.Or(c.MaxFindingsPerPage, DefaultMaxFindingsPerPage)
+	c.MaxScreenshots = cmp.Or(c.MaxScreenshots, DefaultMaxScreenshots)
 	if c.MaxLinkChecks == 0 {
 		c.MaxLinkChecks = 40
 	}
@@ -184,8 +199,10 @@ type Result struct {
 	Calls       int       `json:"model_calls"`
 	Usage       llm.Usage `json:"usage"`
 	// Detectors lists the detectors that ran (accessibility needs axe-core).
-	Detectors []string      `json:"detectors"`
-	Duration  time.Duration `json:"duration_ns"`
+	Detectors []string `json:"detectors"`
+	// Capped lists each cap the exploration reached and what it left out.
+	Capped   []string      `json:"capped,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
 	// StartURL is where specs begin (the login page when there is one);
 	// Prefix the login's entries, Trace every action that worked after
 	// it, and SecretNames what specs read from the environment.

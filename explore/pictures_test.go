@@ -7,6 +7,7 @@ import (
 	"image/png"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,5 +70,37 @@ func TestFindingPicturesDoNotShowSecrets(t *testing.T) {
 				t.Errorf("%d dark pixels where the page shows the key (declared a secret: %v)", dark, declared)
 			}
 		})
+	}
+}
+
+// TestAPageCannotFloodAnExploration: a page that logs 300 distinct errors
+// at a click gets the per-page cap of findings, the job's cap of pictures,
+// and the result says what each cap left out.
+func TestAPageCannotFloodAnExploration(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><html lang="en"><head><title>Flood</title></head><body><main><h1>Flood</h1>
+<button onclick="for (let i = 0; i < 300; i++) console.error('failure in widget ' + 'x'.repeat(i + 1))">Show widget</button></main></body></html>`)
+	}))
+	t.Cleanup(srv.Close)
+	rec := exploretest.NewRecorder()
+	e := &explore.Explorer{Page: session(t), Recorder: rec, Config: explore.Config{MaxFindingsPerPage: 5, MaxScreenshots: 2}}
+	res, err := e.Run(context.Background(), explore.Input{BaseURL: srv.URL + "/", Goal: "find bugs", MaxActions: 3,
+		MaxDuration: time.Minute, Deny: jobs.Safety{}.Words()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pictured := 0
+	for _, f := range res.Findings {
+		if f.Evidence.Screenshot != "" {
+			pictured++
+		}
+	}
+	if len(res.Findings) != 5 || pictured != 2 || len(rec.Artifacts()) != 2 {
+		t.Fatalf("%d findings, %d pictured, %d stored; want 5, 2, 2", len(res.Findings), pictured, len(rec.Artifacts()))
+	}
+	capped := fmt.Sprint(res.Capped)
+	if len(res.Capped) != 2 || !strings.Contains(capped, "findings per page: the cap was reached") || !strings.Contains(capped, "finding pictures per job") {
+		t.Fatalf("capped: %q", res.Capped)
 	}
 }

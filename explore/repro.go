@@ -168,6 +168,10 @@ func candidatePath(res *Result, f Finding, kind string) []orchestrator.ManifestE
 	return fullPath(res, f)
 }
 
+// MaxReproSpec bounds the spec of reproductions run at once; findings past
+// it are left not run, and each says why.
+const MaxReproSpec = 1 << 20
+
 // Verify runs every finding's reproduction and the journey under the real
 // runner. A reproduction is verified when it fails at its check. The
 // shortest path is tried first (the state's shortest path and the action
@@ -190,6 +194,13 @@ func Verify(ctx context.Context, run RunFunc, res *Result) error {
 			f := res.Findings[i]
 			path := candidatePath(res, f, kind)
 			if path == nil {
+				continue
+			}
+			if w.b.Len() >= MaxReproSpec {
+				if f.Reproduction == nil || f.Reproduction.Outcome == ReproNotRun {
+					res.Findings[i].Reproduction = &Reproduction{Outcome: ReproNotRun, Path: kind,
+						Detail: fmt.Sprintf("not run: the reproduction spec reached its cap of %d bytes", MaxReproSpec)}
+				}
 				continue
 			}
 			w.test(fmt.Sprintf("finding %d", f.Seq), res.StartURL, f, path, res.SecretNames)

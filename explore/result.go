@@ -2,7 +2,9 @@ package explore
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 
@@ -18,6 +20,9 @@ func (r *run) result(status, msg string) Result {
 		Trace: r.trace, Prefix: r.prefix, StartURL: r.startURL, SecretNames: r.secretNames()}
 	if res.Stopped == "" && status == StatusFailed {
 		res.Stopped = "failed"
+	}
+	for _, what := range slices.Sorted(maps.Keys(r.capped)) {
+		res.Capped = append(res.Capped, fmt.Sprintf("%s: the cap was reached; %d more not recorded", what, r.capped[what]))
 	}
 	res.Coverage = r.coverage()
 	res.Suggestions = r.suggestions()

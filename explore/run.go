@@ -22,6 +22,11 @@ type run struct {
 	cfg    Config
 	scope  scope
 	safety safety
+	// perPage counts distinct findings by page, shots finding pictures,
+	// capped what each cap left out (see Config's caps).
+	perPage map[string]int
+	shots   int
+	capped  map[string]int
 	// redactor takes the job's secrets out of every text shown or stored.
 	redactor func(string) string
 	started  time.Time
@@ -89,7 +94,8 @@ func (e *Explorer) Run(ctx context.Context, in Input) (Result, error) {
 	}
 	r := &run{Explorer: e, in: in, cfg: cfg, scope: scope{host: u.Host, prefixes: in.Scope}, safety: newSafety(in.Deny),
 		started: time.Now(), states: map[string]*stateNode{}, exercised: map[string]bool{}, navTries: map[string]int{},
-		linksDone: map[string]bool{}, bySig: map[string]int{}, startURL: in.BaseURL}
+		linksDone: map[string]bool{}, bySig: map[string]int{}, startURL: in.BaseURL,
+		perPage: map[string]int{}, capped: map[string]int{}}
 	r.boundary = orchestrator.NewBoundary()
 	r.detectors = []string{"page_error", "console_error", "failed_request", "error_page", "broken_link", "dead_click", "slow_response"}
 	if cfg.AxeSource != "" {
