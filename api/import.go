@@ -46,6 +46,10 @@ type ImportFile struct {
 // construct outside the supported subset is a 400 naming the file and line
 // of each one.
 func (s *Server) importTests(w http.ResponseWriter, r *http.Request) {
+	if t := tenantFrom(r.Context()); s.imports != nil && !s.imports.take(t.ID) {
+		tooMany(w, s.imports.retryAfter(t.ID), fmt.Sprintf("too many imports; the limit is %d a minute per tenant", s.cfg.ImportsPerMinute))
+		return
+	}
 	var req ImportRequest
 	if !s.decode(w, r, &req) {
 		return
@@ -119,11 +123,20 @@ func (s *Server) importTests(w http.ResponseWriter, r *http.Request) {
 			list = append(list, store.ImportedTest{Name: t.Name, Tags: req.Tags, Scenario: sc, Script: t.Script, Manifest: man})
 		}
 	}
+	if len(list) > s.cfg.MaxImportTests {
+		v.Add("files", "the files hold %d tests; one import takes at most %d", len(list), s.cfg.MaxImportTests)
+	}
 	if len(v) > 0 {
 		writeError(w, http.StatusBadRequest, "cannot import", v)
 		return
 	}
-	stored, err := s.store.ImportTests(r.Context(), tenantFrom(r.Context()).ID, list)
+	stored, err := s.store.ImportTests(r.Context(), tenantFrom(r.Context()).ID, list, s.cfg.MaxSuiteTests)
+	var full *store.SuiteFullError
+	if errors.As(err, &full) {
+		v.Add("files", "%v: remove tests from the suite first", full)
+		writeError(w, http.StatusBadRequest, "cannot import", v)
+		return
+	}
 	if err != nil {
 		s.internal(w, r, err)
 		return

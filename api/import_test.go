@@ -113,3 +113,76 @@ func FuzzImport(f *testing.F) {
 		}
 	})
 }
+
+// manyTests is one spec file holding n tests.
+func manyTests(prefix string, n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "test('%s %d', async ({ page }) => { await page.goto('http://127.0.0.1:1/'); await page.getByRole('button', { name: 'Go' }).click(); });\n", prefix, i)
+	}
+	return b.String()
+}
+
+// TestImportsAndBulkJobsAreBounded: one import, a tenant's imports per
+// minute, a suite's size and a bulk job's fan-out each have a limit that
+// answers a clear 400 or 429, and a suite run's budget bounds how many
+// tests it may run (it once made 8,488 children on one credit).
+func TestImportsAndBulkJobsAreBounded(t *testing.T) {
+	t.Parallel()
+	t.Run("tests per import", func(t *testing.T) {
+		t.Parallel()
+		base, _, key := abuseServer(t, api.Config{}, api.DefaultServerTimeouts())
+		code, body := postBody(t, base+"/v1/tests/import", key, importBody(t, manyTests("t", api.DefaultMaxImportTests+1)))
+		if code != http.StatusBadRequest || !strings.Contains(body, `"field": "files"`) || !strings.Contains(body, "one import takes at most 500") {
+			t.Fatalf("%d %s", code, body)
+		}
+	})
+	t.Run("imports per minute", func(t *testing.T) {
+		t.Parallel()
+		base, _, key := abuseServer(t, api.Config{ImportsPerMinute: 3}, api.DefaultServerTimeouts())
+		for i := range 4 {
+			code, body := postBody(t, base+"/v1/tests/import", key, importBody(t, manyTests(fmt.Sprint("batch", i), 1)))
+			if want := map[bool]int{true: 201, false: 429}[i < 3]; code != want {
+				t.Fatalf("import %d: %d %s", i+1, code, body)
+			}
+		}
+	})
+	t.Run("tests per suite", func(t *testing.T) {
+		t.Parallel()
+		base, _, key := abuseServer(t, api.Config{MaxSuiteTests: 3}, api.DefaultServerTimeouts())
+		if code, body := postBody(t, base+"/v1/tests/import", key, importBody(t, manyTests("a", 2))); code != 201 {
+			t.Fatalf("%d %s", code, body)
+		}
+		code, body := postBody(t, base+"/v1/tests/import", key, importBody(t, manyTests("b", 2)))
+		if code != http.StatusBadRequest || !strings.Contains(body, "the suite would hold 4 tests, above its limit of 3") {
+			t.Fatalf("%d %s", code, body)
+		}
+		// Nothing of the refused import was stored; a new version of a
+		// test already there still fits.
+		if code, body := postBody(t, base+"/v1/tests/import", key, importBody(t, manyTests("a", 2))); code != 201 {
+			t.Fatalf("re-import: %d %s", code, body)
+		}
+	})
+	t.Run("a bulk job's fan-out and budget", func(t *testing.T) {
+		t.Parallel()
+		base, _, key := abuseServer(t, api.Config{MaxBulkTests: 2}, api.DefaultServerTimeouts())
+		if code, body := postBody(t, base+"/v1/tests/import", key, importBody(t, manyTests("s", 3))); code != 201 {
+			t.Fatalf("%d %s", code, body)
+		}
+		code, body := postBody(t, base+"/v1/suites/run", key, []byte(`{}`))
+		if code != http.StatusBadRequest || !strings.Contains(body, "selects 3 tests; one bulk job runs at most 2") {
+			t.Fatalf("fan-out: %d %s", code, body)
+		}
+		base, _, key = abuseServer(t, api.Config{}, api.DefaultServerTimeouts())
+		if code, body := postBody(t, base+"/v1/tests/import", key, importBody(t, manyTests("s", 3))); code != 201 {
+			t.Fatalf("%d %s", code, body)
+		}
+		code, body = postBody(t, base+"/v1/suites/run", key, []byte(`{"options":{"max_credits":0.02}}`))
+		if code != http.StatusBadRequest || !strings.Contains(body, `"field": "suite.options.max_credits"`) || !strings.Contains(body, "0.02 credits cover at most 2 tests") {
+			t.Fatalf("budget: %d %s", code, body)
+		}
+		if code, body := postBody(t, base+"/v1/suites/run", key, []byte(`{"options":{"max_credits":0.03}}`)); code != http.StatusAccepted {
+			t.Fatalf("a budget that covers them: %d %s", code, body)
+		}
+	})
+}

@@ -598,6 +598,17 @@ func secretNames(secrets map[string]string) map[string]string {
 	return names
 }
 
+// suiteField is the field of a suite request that selects its tests.
+func suiteField(c jobs.SuiteRequest) string {
+	switch {
+	case len(c.Tags) > 0:
+		return "suite.tags"
+	case len(c.TestIDs) > 0:
+		return "suite.test_ids"
+	}
+	return "suite"
+}
+
 // jobInput is what a submission stores, by kind.
 type jobInput struct {
 	at      string // the JSON path of the kind's input, for errors
@@ -652,13 +663,18 @@ func (s *Server) jobInput(w http.ResponseWriter, r *http.Request, sub jobs.Submi
 			return jobInput{}, false
 		}
 		if len(tests) == 0 {
-			field := "suite"
-			if len(c.Tags) > 0 {
-				field = "suite.tags"
-			} else if len(c.TestIDs) > 0 {
-				field = "suite.test_ids"
-			}
-			writeError(w, http.StatusBadRequest, "invalid job", []scenario.FieldError{{Field: field, Message: "selects no stored test with a passing version to replay"}})
+			writeError(w, http.StatusBadRequest, "invalid job", []scenario.FieldError{{Field: suiteField(c), Message: "selects no stored test with a passing version to replay"}})
+			return jobInput{}, false
+		}
+		if len(tests) > s.cfg.MaxBulkTests {
+			writeError(w, http.StatusBadRequest, "invalid job", []scenario.FieldError{{Field: suiteField(c),
+				Message: fmt.Sprintf("selects %d tests; one bulk job runs at most %d (narrow it with tags or test_ids)", len(tests), s.cfg.MaxBulkTests)}})
+			return jobInput{}, false
+		}
+		if budget := c.Options.MaxCredits; budget > 0 && float64(len(tests))*s.cfg.BulkTestCredits > budget+1e-9 {
+			writeError(w, http.StatusBadRequest, "invalid job", []scenario.FieldError{{Field: "suite.options.max_credits",
+				Message: fmt.Sprintf("%g credits cover at most %d tests (%g per test); raise it or select fewer than %d", budget,
+					int(budget/s.cfg.BulkTestCredits+1e-9), s.cfg.BulkTestCredits, len(tests))}})
 			return jobInput{}, false
 		}
 		return jobInput{at: "suite", options: c.Options, secrets: c.Secrets, tests: len(tests),

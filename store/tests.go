@@ -142,13 +142,28 @@ type ImportedTest struct {
 	Manifest json.RawMessage
 }
 
+// SuiteFullError is an import that would take a tenant's suite past its
+// limit of stored tests.
+type SuiteFullError struct{ Tests, Max int }
+
+func (e *SuiteFullError) Error() string {
+	return fmt.Sprintf("the suite would hold %d tests, above its limit of %d", e.Tests, e.Max)
+}
+
 // ImportTests stores imported tests in a tenant's suite, each as its next
 // accepted version (a test of the same name gets a new version), all or
-// none.
-func (s *Store) ImportTests(ctx context.Context, tenantID string, list []ImportedTest) ([]Test, error) {
+// none; with maxTests > 0 a suite that would then hold more tests is a
+// *SuiteFullError and nothing is stored.
+func (s *Store) ImportTests(ctx context.Context, tenantID string, list []ImportedTest, maxTests int) ([]Test, error) {
 	var out []Test
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		out = out[:0]
+		if maxTests > 0 {
+			// The tenant's row serialises concurrent imports' counts.
+			if _, err := tx.Exec(ctx, `SELECT 1 FROM tenants WHERE id = $1 FOR UPDATE`, tenantID); err != nil {
+				return fmt.Errorf("lock tenant: %w", err)
+			}
+		}
 		for _, it := range list {
 			tags := it.Tags
 			if tags == nil {
@@ -160,6 +175,15 @@ func (s *Store) ImportTests(ctx context.Context, tenantID string, list []Importe
 				return err
 			}
 			out = append(out, t)
+		}
+		if maxTests > 0 {
+			var n int
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM tests WHERE tenant_id = $1`, tenantID).Scan(&n); err != nil {
+				return fmt.Errorf("count tests: %w", err)
+			}
+			if n > maxTests {
+				return &SuiteFullError{Tests: n, Max: maxTests}
+			}
 		}
 		return nil
 	})
