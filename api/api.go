@@ -199,20 +199,17 @@ func bearer(r *http.Request) string {
 // tenant authenticates the caller's API key.
 func (s *Server) tenant(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		addr := clientAddr(r)
-		if s.auth != nil && s.auth.exhausted(addr) {
-			tooMany(w, s.auth.retryAfter(addr), "too many failed authentications from this address; retry later")
-			return
-		}
 		key := bearer(r)
-		if key == "" {
-			s.authFailed(addr)
+		t, err := s.Authenticate(r, key)
+		var limited *AuthLimitedError
+		switch {
+		case errors.As(err, &limited):
+			tooMany(w, limited.RetryAfter, "too many failed authentications from this address; retry later")
+			return
+		case errors.Is(err, store.ErrNotFound) && key == "":
 			writeError(w, http.StatusUnauthorized, "missing API key: send Authorization: Bearer <key>", nil)
 			return
-		}
-		t, err := s.authenticate(r.Context(), key)
-		if errors.Is(err, store.ErrNotFound) {
-			s.authFailed(addr)
+		case errors.Is(err, store.ErrNotFound):
 			writeError(w, http.StatusUnauthorized, "invalid API key", nil)
 			return
 		}
@@ -222,6 +219,35 @@ func (s *Server) tenant(next http.HandlerFunc) http.HandlerFunc {
 		}
 		next(w, r.WithContext(context.WithValue(r.Context(), tenantKey{}, t)))
 	}
+}
+
+// AuthLimitedError is an authentication refused unchecked: the client's
+// address made too many failed ones.
+type AuthLimitedError struct{ RetryAfter string }
+
+func (e *AuthLimitedError) Error() string {
+	return "too many failed authentications from this address; retry in " + e.RetryAfter + " s"
+}
+
+// Authenticate resolves a key that r's client presented anywhere (the
+// console's sign-in form as well as the API's bearer token) under the one
+// limit on failed authentications per client address: a failure counts,
+// and an address past the limit gets *AuthLimitedError without a lookup.
+// An unknown key is store.ErrNotFound.
+func (s *Server) Authenticate(r *http.Request, key string) (store.Tenant, error) {
+	addr := clientAddr(r)
+	if s.auth != nil && s.auth.exhausted(addr) {
+		return store.Tenant{}, &AuthLimitedError{RetryAfter: s.auth.retryAfter(addr)}
+	}
+	if key == "" {
+		s.authFailed(addr)
+		return store.Tenant{}, fmt.Errorf("no key: %w", store.ErrNotFound)
+	}
+	t, err := s.authenticate(r.Context(), key)
+	if errors.Is(err, store.ErrNotFound) {
+		s.authFailed(addr)
+	}
+	return t, err
 }
 
 // authenticate resolves an API key to its tenant.

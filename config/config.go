@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/url"
 	"reflect"
 	"strings"
 	"time"
@@ -135,6 +137,28 @@ type Dispatcher struct {
 	ArtifactRetention time.Duration `env:"WEBPILOT_ARTIFACT_RETENTION" envDefault:"720h"`
 	// ConsoleSession is how long a console sign-in lasts.
 	ConsoleSession time.Duration `env:"WEBPILOT_CONSOLE_SESSION" envDefault:"12h"`
+	// PublicOrigins are the origins (scheme, host and port) browsers reach
+	// the dispatcher at, comma-separated: the console accepts forms only
+	// from them. Empty means the listen address's (see Origins).
+	PublicOrigins []string `env:"WEBPILOT_PUBLIC_ORIGIN"`
+}
+
+// Origins are the console's accepted origins: PublicOrigins, or by default
+// http:// and the listen address (a wildcard host as localhost and
+// 127.0.0.1).
+func (d Dispatcher) Origins() []string {
+	if len(d.PublicOrigins) > 0 {
+		return d.PublicOrigins
+	}
+	host, port, err := net.SplitHostPort(d.Addr)
+	if err != nil {
+		return nil
+	}
+	switch host {
+	case "", "0.0.0.0", "::", "[::]":
+		return []string{"http://localhost:" + port, "http://127.0.0.1:" + port}
+	}
+	return []string{"http://" + net.JoinHostPort(host, port)}
 }
 
 func (d Dispatcher) validate() error {
@@ -153,6 +177,13 @@ func (d Dispatcher) validate() error {
 	}
 	if strings.TrimSpace(d.Addr) == "" {
 		errs = append(errs, errors.New("WEBPILOT_ADDR must not be empty"))
+	} else if _, _, err := net.SplitHostPort(d.Addr); err != nil {
+		errs = append(errs, fmt.Errorf("WEBPILOT_ADDR must be host:port, got %q", d.Addr))
+	}
+	for _, o := range d.PublicOrigins {
+		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil {
+			errs = append(errs, fmt.Errorf("WEBPILOT_PUBLIC_ORIGIN must list origins like https://webpilot.example.com, got %q", o))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -15,6 +15,7 @@ import (
 	"crypto/subtle"
 	"embed"
 	"errors"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"log/slog"
@@ -40,6 +41,9 @@ type API interface {
 	JobView(ctx context.Context, j store.Job) api.JobView
 	// Watch follows a job's changes for a live page (see api.Server.Watch).
 	Watch(tenantID, jobID string) (changed <-chan struct{}, stop func(), ok bool)
+	// Authenticate resolves a key presented by r's client under the API's
+	// limit on failed authentications (see api.Server.Authenticate).
+	Authenticate(r *http.Request, key string) (store.Tenant, error)
 }
 
 // Config tunes the console.
@@ -52,6 +56,10 @@ type Config struct {
 	// StreamLife bounds one live connection; the browser reconnects
 	// (default 10m).
 	StreamLife time.Duration
+	// Origins are where the console is served from (scheme, host and
+	// port, as browsers send them in Origin): forms are taken only from
+	// them. Required: a request's own Host header proves nothing.
+	Origins []string
 }
 
 // WithDefaults fills in the zero fields.
@@ -76,6 +84,8 @@ type Console struct {
 	pages map[string]*template.Template
 	mux   *http.ServeMux
 	log   *slog.Logger
+	// origins are the accepted Origin values, normalised.
+	origins map[string]bool
 }
 
 // cookieName is the session cookie.
@@ -86,7 +96,17 @@ func New(cfg Config, st *store.Store, a API, log *slog.Logger) (*Console, error)
 	if log == nil {
 		log = slog.Default()
 	}
-	c := &Console{cfg: cfg.WithDefaults(), store: st, api: a, log: log, mux: http.NewServeMux()}
+	c := &Console{cfg: cfg.WithDefaults(), store: st, api: a, log: log, mux: http.NewServeMux(), origins: map[string]bool{}}
+	for _, o := range cfg.Origins {
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("console: %q is not an origin (scheme://host:port)", o)
+		}
+		c.origins[u.Scheme+"://"+strings.ToLower(u.Host)] = true
+	}
+	if len(c.origins) == 0 {
+		return nil, errors.New("console: no origin configured (Config.Origins)")
+	}
 	var err error
 	if c.pages, err = parsePages(); err != nil {
 		return nil, err
@@ -162,7 +182,7 @@ func (c *Console) signedIn(next sessionHandler) http.HandlerFunc {
 			return
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			if !sameOrigin(r) || subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(s.CSRF)) != 1 {
+			if !c.sameOrigin(r) || subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(s.CSRF)) != 1 {
 				http.Error(w, "this form did not come from the console; reload the page and try again", http.StatusForbidden)
 				return
 			}
@@ -171,15 +191,16 @@ func (c *Console) signedIn(next sessionHandler) http.HandlerFunc {
 	}
 }
 
-// sameOrigin reports whether a state-changing request names this origin
-// as where it came from (browsers send Origin with every POST).
-func sameOrigin(r *http.Request) bool {
+// sameOrigin reports whether a state-changing request names one of the
+// console's configured origins, scheme included, as where it came from
+// (browsers send Origin with every POST; Referer is the fallback).
+func (c *Console) sameOrigin(r *http.Request) bool {
 	from := r.Header.Get("Origin")
 	if from == "" {
 		from = r.Header.Get("Referer")
 	}
 	u, err := url.Parse(from)
-	return err == nil && from != "" && u.Host == r.Host
+	return err == nil && from != "" && c.origins[u.Scheme+"://"+strings.ToLower(u.Host)]
 }
 
 func secure(r *http.Request) bool {
@@ -205,12 +226,18 @@ func safeNext(next string) string {
 }
 
 func (c *Console) login(w http.ResponseWriter, r *http.Request) {
-	if !sameOrigin(r) {
+	if !c.sameOrigin(r) {
 		http.Error(w, "this form did not come from the console", http.StatusForbidden)
 		return
 	}
 	next := safeNext(r.PostFormValue("next"))
-	t, err := c.store.Authenticate(r.Context(), strings.TrimSpace(r.PostFormValue("api_key")))
+	t, err := c.api.Authenticate(r, strings.TrimSpace(r.PostFormValue("api_key")))
+	var limited *api.AuthLimitedError
+	if errors.As(err, &limited) {
+		w.Header().Set("Retry-After", limited.RetryAfter)
+		c.render(w, r, http.StatusTooManyRequests, "login", loginData{Next: next, Error: "Too many failed sign-ins from this address; try again later."})
+		return
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		c.render(w, r, http.StatusUnauthorized, "login", loginData{Next: next, Error: "That API key is not valid."})
 		return

@@ -19,8 +19,13 @@ import (
 	"github.com/webpilot/webpilot/store/storetest"
 )
 
-// noAPI is the console's API seam for tests that open no job page.
-type noAPI struct{}
+// noAPI is the console's API seam for tests that open no job page; keys
+// are checked in the store, without a limit.
+type noAPI struct{ st *store.Store }
+
+func (a noAPI) Authenticate(r *http.Request, key string) (store.Tenant, error) {
+	return a.st.Authenticate(r.Context(), key)
+}
 
 func (noAPI) JobView(context.Context, store.Job) api.JobView { return api.JobView{} }
 func (noAPI) Watch(string, string) (<-chan struct{}, func(), bool) {
@@ -30,11 +35,13 @@ func (noAPI) Watch(string, string) (<-chan struct{}, func(), bool) {
 func newConsole(t *testing.T) (*httptest.Server, *store.Store) {
 	t.Helper()
 	st := storetest.New(t)
-	c, err := console.New(console.Config{}, st, noAPI{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv := httptest.NewUnstartedServer(nil)
+	c, err := console.New(console.Config{Origins: []string{"http://" + srv.Listener.Addr().String()}}, st, noAPI{st}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(c)
+	srv.Config.Handler = c
+	srv.Start()
 	t.Cleanup(srv.Close)
 	return srv, st
 }

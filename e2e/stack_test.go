@@ -104,7 +104,10 @@ func newStackOn(t *testing.T, dbURL string, ackWait time.Duration, demoDelay tim
 	srv := api.New(api.Config{AdminToken: adminToken, MaxBody: 64 << 10, Metrics: reg,
 		Ready: []api.ReadyCheck{{Name: "postgres", Check: st.Ping}}}, st, sender,
 		netguard.New([]string{"127.0.0.1"}), s.sealer, quietLog())
-	con, err := console.New(console.Config{}, st, srv, quietLog())
+	// The console takes forms only from its own origin: the server's
+	// address is known before it serves.
+	s.api = httptest.NewUnstartedServer(nil)
+	con, err := console.New(console.Config{Origins: []string{"http://" + s.api.Listener.Addr().String()}}, st, srv, quietLog())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +115,8 @@ func newStackOn(t *testing.T, dbURL string, ackWait time.Duration, demoDelay tim
 	// Every exchange with the API, the CLI's included, is checked against
 	// the OpenAPI document it serves.
 	s.contract = apitest.NewContract(t, srv.Handler())
-	s.api = httptest.NewServer(s.contract)
+	s.api.Config.Handler = s.contract
+	s.api.Start()
 	t.Cleanup(s.api.Close)
 	follow, stopFollow := context.WithCancel(context.Background())
 	go srv.FollowChanges(follow)

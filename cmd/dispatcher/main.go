@@ -127,7 +127,7 @@ func run(cfg config.Dispatcher, log *slog.Logger) error {
 	}
 	srv := api.New(api.Config{AdminToken: adminToken, DefaultHold: int64(cfg.DefaultHold * store.MicroCredits), Metrics: reg, Ready: ready},
 		st, sender, policy, sealer, log)
-	con, err := console.New(console.Config{SessionTTL: cfg.ConsoleSession}, st, srv, log)
+	con, err := console.New(console.Config{SessionTTL: cfg.ConsoleSession, Origins: cfg.Origins()}, st, srv, log)
 	if err != nil {
 		return err
 	}
