@@ -15,10 +15,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/prometheus/client_golang/prometheus"
@@ -177,8 +181,46 @@ func (s *Server) Handler() http.Handler {
 	}
 	// Each request is a server span (the caller's traceparent continued);
 	// a job it submits carries the trace on to the worker.
-	return otelhttp.NewHandler(s.recover(s.observe(mux)), "dispatcher", otelhttp.WithPropagators(tracing.Propagator),
+	return otelhttp.NewHandler(s.recover(cleanInput(s.observe(mux))), "dispatcher", otelhttp.WithPropagators(tracing.Propagator),
 		otelhttp.WithFilter(func(r *http.Request) bool { return r.URL.Path != "/metrics" && r.URL.Path != "/healthz" }))
+}
+
+// cleanInput answers 400 for a request whose path or query holds what no
+// value may (NUL, invalid UTF-8, malformed escapes), naming the part, as
+// bodies are checked: the database cannot store such text, and no route
+// needs it.
+func cleanInput(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if msg := badText(r.URL.Path); msg != "" {
+			writeError(w, http.StatusBadRequest, "invalid request", []scenario.FieldError{{Field: "path", Message: msg}})
+			return
+		}
+		q, err := url.ParseQuery(r.URL.RawQuery)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "invalid request", []scenario.FieldError{{Field: "query", Message: "is malformed: " + err.Error()}})
+			return
+		}
+		for _, name := range slices.Sorted(maps.Keys(q)) {
+			for _, v := range append([]string{name}, q[name]...) {
+				if msg := badText(v); msg != "" {
+					writeError(w, http.StatusBadRequest, "invalid request", []scenario.FieldError{{Field: "query." + strings.ToValidUTF8(strings.ReplaceAll(name, "\x00", ""), "?"), Message: msg}})
+					return
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// badText says what is wrong with a path or query value, if anything.
+func badText(v string) string {
+	switch {
+	case !utf8.ValidString(v):
+		return "must be valid UTF-8"
+	case strings.ContainsRune(v, 0):
+		return "must not contain the NUL character (%00)"
+	}
+	return ""
 }
 
 type tenantKey struct{}

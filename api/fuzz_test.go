@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"testing"
 
 	"github.com/webpilot/webpilot/api"
@@ -128,6 +129,48 @@ func FuzzAdminAPI(f *testing.F) {
 		}
 		if code := post(t, url, "admin", body); code >= 500 {
 			t.Fatalf("POST %s %q answered %d", url, body, code)
+		}
+	})
+}
+
+// FuzzQueryAndPath: whatever a query or path value holds (NUL, invalid
+// UTF-8, escapes), the endpoints that read one answer 2xx or 4xx, never
+// a 5xx (NUL and invalid UTF-8 in origin= and artifact names once did).
+func FuzzQueryAndPath(f *testing.F) {
+	srv, key, _ := fuzzServer(f)
+	for _, seed := range []string{"http://127.0.0.1:1", "a\x00b", "\xff\xfe", "%00", "%zz", "x/../y", "\u2028", ""} {
+		f.Add(seed, uint8(0))
+		f.Add(seed, uint8(1))
+		f.Add(seed, uint8(2))
+		f.Add(seed, uint8(3))
+	}
+	f.Fuzz(func(t *testing.T, v string, which uint8) {
+		esc := url.QueryEscape(v)
+		var method, target string
+		switch which % 5 {
+		case 0:
+			method, target = "GET", "/v1/experiences?origin="+esc
+		case 1:
+			method, target = "DELETE", "/v1/experiences?origin="+esc
+		case 2:
+			method, target = "GET", "/v1/step-cache?origin="+esc
+		case 3:
+			method, target = "DELETE", "/v1/step-cache?origin="+esc
+		default:
+			method, target = "GET", "/v1/jobs/00000000-0000-0000-0000-000000000000/artifacts/"+url.PathEscape(v)
+		}
+		req, err := http.NewRequestWithContext(context.Background(), method, srv.URL+target, nil)
+		if err != nil {
+			return
+		}
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode >= 500 {
+			t.Fatalf("%s %s answered %d", method, target, resp.StatusCode)
 		}
 	})
 }

@@ -29,4 +29,5 @@ if [ $# -eq 0 ]; then
   go test -run='^$' -fuzz=FuzzAdminAPI -fuzztime=10s ./api/
   # Deep and long spec files: no crash, no 5xx (the parser is bounded before it runs).
   go test -run='^$' -fuzz=FuzzImport -fuzztime=10s ./api/
+  go test -run='^$' -fuzz=FuzzQueryAndPath -fuzztime=5s ./api/
 fi
