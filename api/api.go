@@ -18,6 +18,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -397,6 +398,11 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		err = errors.New("trailing data after the JSON object")
 	}
 	if err == nil {
+		if path, want := caseMismatch(raw, reflect.TypeOf(v)); path != "" {
+			writeError(w, http.StatusBadRequest, "invalid request", []scenario.FieldError{{Field: path,
+				Message: fmt.Sprintf("unknown field: names are case-sensitive (did you mean %q?)", want)}})
+			return false
+		}
 		return true
 	}
 	// A step is decoded by its own rules; find which one and say why.

@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -598,6 +600,44 @@ func secretNames(secrets map[string]string) map[string]string {
 	return names
 }
 
+// placeholderRef is a {{NAME}} in a stored test's scenario or manifest.
+var placeholderRef = regexp.MustCompile(`\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}`)
+
+// missingSecrets lists, sorted, the placeholders a stored test types that
+// neither its test data, a value it extracts itself, nor the secrets given
+// define: replayed without them it would type the literal {{NAME}}.
+func missingSecrets(t store.Test, given map[string]string) []string {
+	var sc scenario.Scenario
+	_ = json.Unmarshal(t.Scenario, &sc)
+	defined := map[string]bool{}
+	for k := range sc.Data {
+		defined[k] = true
+	}
+	for _, st := range sc.Steps {
+		if st.SaveAs != "" {
+			defined[st.SaveAs] = true
+		}
+	}
+	for k := range given {
+		defined[k] = true
+	}
+	missing := map[string]bool{}
+	for _, raw := range [][]byte{t.Scenario, t.Manifest} {
+		for _, m := range placeholderRef.FindAllSubmatch(raw, -1) {
+			if name := string(m[1]); !defined[name] {
+				missing[name] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(missing))
+}
+
+// secretsField reports a test's missing secrets at field, naming each.
+func secretsField(field, test string, missing []string) scenario.FieldError {
+	return scenario.FieldError{Field: field, Message: fmt.Sprintf("the test %q types {{%s}}: give %s as a secret (it would be typed literally)",
+		test, strings.Join(missing, "}}, {{"), strings.Join(missing, ", "))}
+}
+
 // suiteField is the field of a suite request that selects its tests.
 func suiteField(c jobs.SuiteRequest) string {
 	switch {
@@ -633,11 +673,16 @@ func (s *Server) jobInput(w http.ResponseWriter, r *http.Request, sub jobs.Submi
 			req, at = sub.Replay, "replay"
 		}
 		c := *req
-		if _, err := s.store.GetTest(r.Context(), tenantID, c.TestID); errors.Is(err, store.ErrNotFound) {
+		test, err := s.store.GetTest(r.Context(), tenantID, c.TestID)
+		if errors.Is(err, store.ErrNotFound) {
 			writeError(w, http.StatusBadRequest, "invalid job", []scenario.FieldError{{Field: at + ".test_id", Message: "no such test in your suite"}})
 			return jobInput{}, false
 		} else if err != nil {
 			s.internal(w, r, err)
+			return jobInput{}, false
+		}
+		if missing := missingSecrets(test, c.Secrets); len(missing) > 0 {
+			writeError(w, http.StatusBadRequest, "invalid job", []scenario.FieldError{secretsField(at+".secrets", test.Name, missing)})
 			return jobInput{}, false
 		}
 		return jobInput{at: at, options: c.Options, secrets: c.Secrets, testID: c.TestID,
@@ -664,6 +709,16 @@ func (s *Server) jobInput(w http.ResponseWriter, r *http.Request, sub jobs.Submi
 		}
 		if len(tests) == 0 {
 			writeError(w, http.StatusBadRequest, "invalid job", []scenario.FieldError{{Field: suiteField(c), Message: "selects no stored test with a passing version to replay"}})
+			return jobInput{}, false
+		}
+		var fields []scenario.FieldError
+		for _, t := range tests {
+			if missing := missingSecrets(t, c.Secrets); len(missing) > 0 && len(fields) < 20 {
+				fields = append(fields, secretsField("suite.secrets", t.Name, missing))
+			}
+		}
+		if len(fields) > 0 {
+			writeError(w, http.StatusBadRequest, "invalid job", fields)
 			return jobInput{}, false
 		}
 		if len(tests) > s.cfg.MaxBulkTests {

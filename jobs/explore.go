@@ -162,9 +162,18 @@ func (r *ExplorationRequest) Validate(v *scenario.ValidationError, at string, ur
 		v.Add(at+".sealed_secrets", "is set by the server; send secrets instead")
 	}
 	if l := r.Login; l != nil {
-		if l.URL != "" {
-			if u, err := url.Parse(l.URL); err != nil || (u.Host != "" && base != nil && !strings.EqualFold(u.Host, base.Host)) {
-				v.Add(at+".login.url", "must be a path or a URL on the base URL's host")
+		if l.URL != "" && base != nil {
+			// Resolved as the browser will load it: a javascript: or data:
+			// address, or one on another host, is refused here.
+			target, ok := scenario.ResolveAgainst(r.BaseURL, l.URL)
+			u, err := url.Parse(target)
+			switch {
+			case !ok || err != nil || (u.Scheme != "http" && u.Scheme != "https") || !strings.EqualFold(u.Host, base.Host):
+				v.Add(at+".login.url", "must be a path or an http(s) URL on the base URL's host")
+			default:
+				if err := urls.CheckURL(target); err != nil {
+					v.Add(at+".login.url", "%v", err)
+				}
 			}
 		}
 		for field, name := range map[string]string{"username": l.UsernameSecret(), "password": l.PasswordSecret()} {

@@ -420,11 +420,9 @@ var urlInText = regexp.MustCompile(`(?i)\b(?:[a-z][a-z0-9+.-]*://[^\s"'<>\x60]+|
 // base URL) and any URL written in a step's text.
 func (s Step) checkURLs(v *ValidationError, at, base string, urls URLPolicy) {
 	if s.Type == StepAction && s.Action == "navigate" && s.Value != "" {
-		target := s.Value
-		if b, err := url.Parse(base); err == nil {
-			if u, err := b.Parse(s.Value); err == nil {
-				target = u.String()
-			}
+		target, ok := ResolveAgainst(base, s.Value)
+		if !ok {
+			target = s.Value
 		}
 		if err := urls.CheckURL(target); err != nil {
 			v.Add(at+".value", "%v", err)
@@ -440,7 +438,42 @@ func (s Step) checkURLs(v *ValidationError, at, base string, urls URLPolicy) {
 				v.Add(at+"."+field.name, "names %q, which the job may not load: %v", m, err)
 			}
 		}
+		// Host-relative forms (//host, \\host, /\host): a browser resolves
+		// them against the page to another host.
+		for _, sm := range hostRelative.FindAllStringSubmatch(field.text, 4) {
+			m := strings.TrimRight(sm[1], ".,;:!?)]}")
+			if target, ok := ResolveAgainst(base, m); ok {
+				if err := urls.CheckURL(target); err != nil {
+					v.Add(at+"."+field.name, "names %q, which the job may not load: %v", m, err)
+				}
+			}
+		}
 	}
+}
+
+// hostRelative finds references that keep the page's scheme but name a host
+// of their own, slashes written either way as browsers accept them.
+var hostRelative = regexp.MustCompile(`(?:^|[\s"'(])([/\\][/\\][^\s"'<>\x60]+)`)
+
+// ResolveAgainst resolves ref against base as a browser would for an
+// http(s) page: backslashes are slashes, and a reference starting with two
+// of them names a host.
+func ResolveAgainst(base, ref string) (string, bool) {
+	b, err := url.Parse(base)
+	if err != nil {
+		return "", false
+	}
+	ref = strings.TrimLeft(ref, " \t\n\r")
+	if i := strings.IndexAny(ref, "?#"); i >= 0 {
+		ref = strings.ReplaceAll(ref[:i], `\`, "/") + ref[i:]
+	} else {
+		ref = strings.ReplaceAll(ref, `\`, "/")
+	}
+	u, err := b.Parse(ref)
+	if err != nil {
+		return "", false
+	}
+	return u.String(), true
 }
 
 // ParseTextScenario reads a plain-text scenario: the first non-empty line may
