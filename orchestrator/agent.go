@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
 	"time"
 
@@ -342,32 +341,6 @@ func (e assessFailed) Error() string { return "assessment failed: " + e.evidence
 
 // maxExperience bounds one experience's length.
 const maxExperience = 300
-
-var (
-	// roleMarker is text posing as a message of the conversation.
-	roleMarker = regexp.MustCompile(`(?i)(^|\n)\s*[#*\[(<]*\s*(system|assistant|developer|user|tool)\s*[\]):>]*\s*:`)
-	// anyURL finds URLs and code or local schemes in an experience.
-	anyURL = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://[^\s"'<>]+|(javascript|data|file|chrome|view-source|about):\S*)`)
-)
-
-// safeExperience says whether a learned note may be kept and shown to later
-// jobs. Experiences are written by the model from page content, so they are
-// untrusted: no role markers posing as instructions, no URLs but the app's
-// own origin, no code schemes, and short.
-func (r *run) safeExperience(e string) bool { return safeExperience(e, r.originAllowed) }
-
-func safeExperience(e string, allowed func(*url.URL) bool) bool {
-	if e == "" || len(e) > maxExperience || roleMarker.MatchString(e) {
-		return false
-	}
-	for _, m := range anyURL.FindAllString(e, -1) {
-		u, err := url.Parse(strings.TrimRight(m, ".,;:!?)]}"))
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || !allowed(u) {
-			return false
-		}
-	}
-	return true
-}
 
 // SafeExperience applies the rules of safeExperience for an app at origin
 // (scheme://host): what an exploration learned is kept, and shown to later
