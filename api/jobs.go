@@ -49,10 +49,13 @@ type JobView struct {
 	// findings (also at /v1/jobs/{id}/findings).
 	Exploration json.RawMessage `json:"exploration,omitempty"`
 	Timing      json.RawMessage `json:"timing,omitempty"`
-	QueueNS     int64           `json:"queue_ns,omitempty"`
-	CreatedAt   time.Time       `json:"created_at"`
-	StartedAt   *time.Time      `json:"started_at,omitempty"`
-	FinishedAt  *time.Time      `json:"finished_at,omitempty"`
+	// Blocked is what the egress guard refused outside any step (a
+	// redirect of the start URL); each step lists its own.
+	Blocked    []string   `json:"blocked,omitempty"`
+	QueueNS    int64      `json:"queue_ns,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	StartedAt  *time.Time `json:"started_at,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
 }
 
 // JobList is a page of the tenant's jobs, newest first.
@@ -95,6 +98,7 @@ func view(j store.Job, detail bool) JobView {
 		Verdict  string            `json:"verdict"`
 		Repair   json.RawMessage   `json:"repair"`
 		Suite    *store.BulkReport `json:"suite"`
+		Blocked  []string          `json:"blocked"`
 	}
 	src := j.Result
 	if len(src) == 0 {
@@ -120,7 +124,7 @@ func view(j store.Job, detail bool) JobView {
 			v.Progress.Total = v.Progress.Done
 		}
 		if detail {
-			v.Steps, v.Timing, v.QueueNS, v.Repair = prog.Steps, prog.Timing, prog.QueueNS, prog.Repair
+			v.Steps, v.Timing, v.QueueNS, v.Repair, v.Blocked = prog.Steps, prog.Timing, prog.QueueNS, prog.Repair, prog.Blocked
 		}
 		if prog.Suite != nil {
 			v.suite(prog.Suite, detail)

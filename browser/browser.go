@@ -40,7 +40,9 @@ var chromiumArgs = []string{
 	"--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
 	"--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
 	// WebRTC may only use the (egress) proxy: no direct UDP to any address.
-	"--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+	// Chromium reads this switch; its force- form, used before, is ignored
+	// (a page's STUN probe reached a UDP canary: TestNoBareConnectionGetsOut).
+	"--webrtc-ip-handling-policy=disable_non_proxied_udp",
 }
 
 // ChromiumArgs are the flags Chromium is started with (the bench starts

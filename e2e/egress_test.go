@@ -20,7 +20,7 @@ func TestEgressBlockIsInTheJobsReport(t *testing.T) {
 	canary := netguardtest.NewCanary(t)
 	forbidden := strings.Replace(canary.URL, "127.0.0.1", "localhost", 1) + "/pixel"
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/img" {
+		if r.URL.Path == "/img" || r.URL.Path == "/start" {
 			http.Redirect(w, r, forbidden, http.StatusFound)
 			return
 		}
@@ -51,5 +51,20 @@ func TestEgressBlockIsInTheJobsReport(t *testing.T) {
 	}
 	if n := s.count(t, `SELECT count(*) FROM history WHERE job_id = $1 AND kind = 'blocked' AND target LIKE '%localhost%'`, job.ID); n == 0 {
 		t.Fatal("the history does not show the block")
+	}
+	// A start URL that redirects where the job may not go fails the job,
+	// and the refusal is in the job's blocked list and history, not only
+	// in its error.
+	hits := canary.Hits() // the first spec's run under @playwright/test reached it
+	start := s.submit(t, key, map[string]any{"name": "redirected", "base_url": app.URL + "/start", "steps": []any{`Verify "Hello" is visible`}})
+	v = s.waitEnd(t, key, start.ID, 30*time.Second)
+	if v.State != "failed" || !strings.Contains(strings.Join(v.Blocked, " "), "localhost") {
+		t.Fatalf("job ended %s (%s), blocked %q", v.State, v.Error, v.Blocked)
+	}
+	if n := s.count(t, `SELECT count(*) FROM history WHERE job_id = $1 AND kind = 'blocked' AND target LIKE '%localhost%'`, start.ID); n == 0 {
+		t.Fatal("the history does not show the start URL's block")
+	}
+	if canary.Hits() != hits {
+		t.Fatal("the canary was reached by the redirected job")
 	}
 }

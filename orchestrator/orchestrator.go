@@ -240,6 +240,9 @@ type Result struct {
 	// Scenario is the test's scenario as the replay left it (steps a
 	// repair found obsolete removed); Script and Manifest follow it.
 	Scenario *scenario.Scenario `json:"scenario,omitempty"`
+	// Blocked is what the egress guard refused outside any step (opening
+	// the start URL, a redirect of it); each step reports its own.
+	Blocked []string `json:"blocked,omitempty"`
 	// Artifacts are files for the job (failing states' screenshots).
 	Artifacts []Artifact `json:"-"`
 }

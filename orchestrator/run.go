@@ -57,9 +57,10 @@ type run struct {
 	// freshDoc is the document loaded into a context without restored
 	// storage, if the page is still on it (see Checkpoint.RestoreStorage).
 	freshDoc   string
-	budgetNote string // why the hold could not cover the next call
-	boundary   string // frames untrusted content in prompts; a page cannot guess it
-	blocksSeen int    // egress refusals already reported
+	budgetNote string   // why the hold could not cover the next call
+	boundary   string   // frames untrusted content in prompts; a page cannot guess it
+	blocksSeen int      // egress refusals already reported
+	blocked    []string // refusals outside any step (Result.Blocked)
 	files      []browser.File
 	// fresh is the representation the last batch took after settling: the
 	// next one the model sees, and the "before" of the next delta.
@@ -152,6 +153,15 @@ func (r *run) execute(ctx context.Context) (Result, error) {
 		err := r.Page.Navigate(ctx, r.sc.BaseURL)
 		r.timing.Browser += time.Since(t)
 		if err != nil {
+			// What the guard refused on the way (a redirect of the start
+			// URL) is reported as such, not only in the error.
+			var opening StepReport
+			if events := r.blockEvents(&opening, 0); len(events) > 0 {
+				r.blocked = opening.Blocked
+				if herr := r.persist(func() error { return r.Recorder.History(ctx, events) }); herr != nil {
+					r.Log.Warn("history not recorded", "err", herr)
+				}
+			}
 			return r.result(StatusFailed, fmt.Sprintf("open %s: %v", r.sc.BaseURL, err)), nil
 		}
 		if doc, err := r.Page.Document(ctx); err == nil {
@@ -270,7 +280,7 @@ func (r *run) cancelled() bool {
 
 func (r *run) result(status, msg string) Result {
 	res := Result{Status: status, Error: r.secrets.redact(msg), Steps: r.steps, Extracted: r.extracted, Usage: r.usage, Experiences: r.learned,
-		Artifacts: r.artifacts}
+		Artifacts: r.artifacts, Blocked: r.blocked}
 	sc, kept := r.sc, r.steps
 	if r.in.Replay != nil {
 		res.Verdict = verdict(status, r.steps, r.in.Replay.Repair)
