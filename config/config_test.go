@@ -3,6 +3,7 @@ package config_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -114,5 +115,35 @@ func TestLogsAreJSONWithTheProcess(t *testing.T) {
 	}
 	if rec["proc"] != "dispatcher" || rec["job"] != "j1" || rec["msg"] != "listening" || rec["level"] != "INFO" {
 		t.Fatalf("record: %v", rec)
+	}
+}
+
+// TestTheConsolesOriginsDefaultToTheListenAddress: without
+// WEBPILOT_PUBLIC_ORIGIN the console trusts http:// and the listen address
+// (a wildcard host as the names a local browser uses); a bad origin is
+// refused at start, naming the variable.
+func TestTheConsolesOriginsDefaultToTheListenAddress(t *testing.T) {
+	for _, tc := range []struct {
+		addr, public string
+		want         []string
+	}{
+		{"127.0.0.1:8080", "", []string{"http://127.0.0.1:8080"}},
+		{"0.0.0.0:9000", "", []string{"http://localhost:9000", "http://127.0.0.1:9000"}},
+		{":9000", "", []string{"http://localhost:9000", "http://127.0.0.1:9000"}},
+		{"127.0.0.1:8080", "https://webpilot.example.com,http://10.0.0.2:8080", []string{"https://webpilot.example.com", "http://10.0.0.2:8080"}},
+	} {
+		t.Setenv("WEBPILOT_ADDR", tc.addr)
+		t.Setenv("WEBPILOT_PUBLIC_ORIGIN", tc.public)
+		d, err := config.LoadDispatcher()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := d.Origins(); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s %q: origins %q, want %q", tc.addr, tc.public, got, tc.want)
+		}
+	}
+	t.Setenv("WEBPILOT_PUBLIC_ORIGIN", "webpilot.example.com")
+	if _, err := config.LoadDispatcher(); err == nil || !strings.Contains(err.Error(), "WEBPILOT_PUBLIC_ORIGIN") {
+		t.Fatalf("a bare host: %v", err)
 	}
 }
