@@ -424,7 +424,7 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 		writeError(w, http.StatusBadRequest, "invalid request", []scenario.FieldError{{Field: name, Message: "unknown field"}})
-	case err.Error() == "EOF":
+	case errors.Is(err, io.EOF):
 		writeError(w, http.StatusBadRequest, "empty body", []scenario.FieldError{{Field: "body", Message: "a JSON object is required"}})
 	default:
 		writeError(w, http.StatusBadRequest, "malformed JSON", []scenario.FieldError{{Field: "body", Message: err.Error()}})

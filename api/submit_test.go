@@ -39,6 +39,11 @@ func TestSubmitRefusesWhatOnlyTheWorkerCaught(t *testing.T) {
 			}
 		})
 	}
+	t.Run("an empty body", func(t *testing.T) {
+		if code, body := postBody(t, base+"/v1/jobs", key, nil); code != http.StatusBadRequest || !strings.Contains(body, `"error": "empty body"`) {
+			t.Fatalf("%d %s", code, body)
+		}
+	})
 	t.Run("a replay missing a secret", func(t *testing.T) {
 		tn, err := st.Authenticate(context.Background(), key)
 		if err != nil {

@@ -100,6 +100,9 @@ func (t Target) String() string {
 // ErrNoTarget means a command needed a target and had none.
 var ErrNoTarget = errors.New("command has no target")
 
+// ErrNoMatch is a target that no element on the page matches (yet).
+var ErrNoMatch = errors.New("no element matches")
+
 // root is the locator every target resolves under: the document element of
 // the main frame or of the iframe chain.
 func (s *Session) root(frames []string) playwright.Locator {
@@ -224,7 +227,7 @@ func (s *Session) unique(t Target) (playwright.Locator, error) {
 	case n == 1:
 		return loc, nil
 	case n == 0:
-		return nil, fmt.Errorf("no element matches %s", t)
+		return nil, fmt.Errorf("%w %s", ErrNoMatch, t)
 	}
 	if t.Ref == "" {
 		var visible []int

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -159,7 +160,7 @@ func (r *run) stillThere(ctx context.Context, t browser.Target, old *browser.Fin
 			return ""
 		case err == nil:
 			return fmt.Sprintf("%s is now %s", old.Describe(), fp.Describe())
-		case !strings.Contains(err.Error(), "no element matches") || time.Now().After(deadline) || ctx.Err() != nil:
+		case !errors.Is(err, browser.ErrNoMatch) || time.Now().After(deadline) || ctx.Err() != nil:
 			return fmt.Sprintf("%s is not found by %s: %s", old.Describe(), t, cleanError(err))
 		}
 		time.Sleep(100 * time.Millisecond)

@@ -9,8 +9,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -131,24 +134,15 @@ func isUniqueViolation(err error) bool {
 }
 
 // Transient reports whether err is an outage or a passing conflict of the
-// database (lost connection, server shutting down or starting, timeouts,
-// serialization failures, deadlocks), so the same operation may succeed if
-// retried. Domain outcomes (not found, fenced, no credits) and bad
-// statements are not transient.
+// database, so the same operation may succeed if retried. It is an allow
+// list: a server error of a transient class (connection exception,
+// insufficient resources, shutdown or start, serialization failure,
+// deadlock, lock not available), a connection that could not be made or
+// was cut (refused, reset, closed, cut mid-answer), or a timeout. Every
+// other error, domain outcomes (not found, conflict, fenced, no credits)
+// and errors nobody named included, is final.
 func Transient(err error) bool {
-	if err == nil {
-		return false
-	}
-	for _, domain := range []error{ErrNotFound, ErrInsufficientCredits, ErrStale, ErrLeased, ErrFenced, ErrTenantBusy, ErrHoldExceeded} {
-		if errors.Is(err, domain) {
-			return false
-		}
-	}
-	var keyErr *KeyReusedError
-	if errors.As(err, &keyErr) {
-		return false
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, pgx.ErrNoRows) {
+	if err == nil || errors.Is(err, context.Canceled) {
 		return false
 	}
 	var pg *pgconn.PgError
@@ -162,9 +156,16 @@ func Transient(err error) bool {
 		}
 		return false
 	}
-	// Anything below the protocol (refused or reset connections, EOF,
-	// timeouts of a dial or a read, a pool that cannot connect) passes.
-	return true
+	var connect *pgconn.ConnectError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &connect), errors.As(err, &netErr),
+		errors.Is(err, context.DeadlineExceeded), pgconn.Timeout(err), pgconn.SafeToRetry(err),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return true
+	}
+	return false
 }
 
 // Ping checks that the database answers.
