@@ -18,7 +18,15 @@ fi
 export DATABASE_URL
 echo "test: postgres at $DATABASE_URL"
 bash scripts/lint.sh
-go test -count=1 -timeout 28m -p 2 "${@:-./...}"
+# gotestsum (pinned in go.mod as a tool) runs go test and keeps its JSON,
+# so the slowest tests can be printed whatever the outcome.
+report=$(mktemp)
+status=0
+go tool gotestsum --format standard-quiet --jsonfile "$report" -- -count=1 -timeout 28m -p 2 "${@:-./...}" || status=$?
+echo "test: the 15 slowest tests"
+go tool gotestsum tool slowest --jsonfile "$report" --num 15 || true
+rm -f "$report"
+[ "$status" -eq 0 ] || exit "$status"
 if [ $# -eq 0 ]; then
   # The race detector where its cost is affordable: the packages whose
   # goroutines share state (the API, the outbox sender, the store's pool,
