@@ -90,7 +90,7 @@ func (s *Server) findings(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	out := FindingList{JobID: j.ID, State: j.State, Findings: []FindingView{}}
+	out := FindingList{JobID: j.ID, State: string(j.State), Findings: []FindingView{}}
 	for _, f := range fs {
 		out.Findings = append(out.Findings, findingView(f))
 	}

@@ -81,7 +81,7 @@ func credits(micro int64) float64 { return float64(micro) / store.MicroCredits }
 // view builds a JobView; the steps come from the result when finished, from
 // the last checkpoint while running.
 func view(j store.Job, detail bool) JobView {
-	v := JobView{ID: j.ID, Kind: j.Kind, State: j.State, Attempt: j.Attempt, Error: j.Error, CancelRequested: j.CancelRequested,
+	v := JobView{ID: j.ID, Kind: j.Kind, State: string(j.State), Attempt: j.Attempt, Error: j.Error, CancelRequested: j.CancelRequested,
 		HoldCredits: credits(j.HoldMicro), ChargedCredits: credits(j.ChargedMicro), CreatedAt: j.CreatedAt,
 		StartedAt: j.StartedAt, FinishedAt: j.FinishedAt}
 	var in struct {
@@ -169,7 +169,7 @@ func (v *JobView) suite(rep *store.BulkReport, detail bool) {
 // children, whose report is read as it stands.
 func (s *Server) bulkView(ctx context.Context, j store.Job, detail bool) JobView {
 	v := view(j, detail)
-	if j.State == store.StateWaiting {
+	if j.State == store.JobStateWaiting {
 		if rep, err := s.store.BulkProgress(ctx, j.TenantID, j.ID); err == nil {
 			v.suite(&rep, detail)
 		}
@@ -384,10 +384,10 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	f := store.JobFilter{After: r.URL.Query().Get("after"), Limit: limit + 1, State: r.URL.Query().Get("state"), Kind: r.URL.Query().Get("kind")}
+	f := store.JobFilter{After: r.URL.Query().Get("after"), Limit: limit + 1, State: store.JobState(r.URL.Query().Get("state")), Kind: r.URL.Query().Get("kind")}
 	var fe []scenario.FieldError
-	if f.State != "" && !slices.Contains(store.States, f.State) {
-		fe = append(fe, scenario.FieldError{Field: "state", Message: "must be one of " + strings.Join(store.States, ", ")})
+	if f.State != "" && !f.State.Valid() {
+		fe = append(fe, scenario.FieldError{Field: "state", Message: "must be one of " + strings.Join(stateNames(), ", ")})
 	}
 	if f.Kind != "" && !jobs.Kind(f.Kind).Known() {
 		fe = append(fe, scenario.FieldError{Field: "kind", Message: "is not a job kind"})
@@ -469,7 +469,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			if v.Suite != nil {
 				// A bulk job's tests, each once, as it gets its outcome.
 				for _, c := range v.Suite.Children {
-					if store.Terminal(c.State) && !testsSent[c.JobID] {
+					if c.State.Terminal() && !testsSent[c.JobID] {
 						testsSent[c.JobID] = true
 						c.Diff = "" // the report and the versions API have it
 						b, _ := json.Marshal(c)
@@ -502,7 +502,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 		}
-		if store.Terminal(j.State) {
+		if j.State.Terminal() {
 			send("event: end\ndata: {}\n\n")
 			return
 		}

@@ -56,6 +56,15 @@ type queryParam struct {
 	enum []string
 }
 
+// stateNames are the job states' names, as the API's filter takes them.
+func stateNames() []string {
+	var out []string
+	for _, s := range store.JobStates() {
+		out = append(out, string(s))
+	}
+	return out
+}
+
 func kindNames() []string {
 	out := make([]string, len(jobs.Kinds))
 	for i, k := range jobs.Kinds {
@@ -79,7 +88,7 @@ func (s *Server) routes() []route {
 			summary: "Replay and repair the tenant's stored tests: drift healed, regressions reported with evidence"},
 		{method: "GET", path: "/v1/jobs", access: tenantOnly, handler: s.list, status: 200, resp: JobList{}, summary: "List the tenant's jobs, newest first",
 			query: []queryParam{limit(100), {name: "after", doc: "the next value of the previous page"},
-				{name: "state", doc: "only jobs in this state", enum: store.States}, {name: "kind", doc: "only jobs of this kind", enum: kindNames()}}},
+				{name: "state", doc: "only jobs in this state", enum: stateNames()}, {name: "kind", doc: "only jobs of this kind", enum: kindNames()}}},
 		{method: "GET", path: "/v1/jobs/{id}", access: tenantOnly, handler: s.get, status: 200, resp: JobView{}, summary: "A job with its steps, usage and report"},
 		{method: "GET", path: "/v1/jobs/{id}/script", access: tenantOnly, handler: s.script, status: 200, media: "text/typescript",
 			summary: "The job's @playwright/test spec"},

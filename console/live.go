@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/webpilot/webpilot/store"
 )
 
 // live streams a job page's updates as server-sent events, each an HTML
@@ -70,7 +68,7 @@ func (c *Console) live(w http.ResponseWriter, r *http.Request, s session) {
 			}
 			lastHead = head
 		}
-		if store.Terminal(j.State) {
+		if j.State.Terminal() {
 			f, err := c.final(r.Context(), s, j, v)
 			if err != nil {
 				return

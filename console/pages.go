@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -72,7 +71,7 @@ var funcs = template.FuncMap{
 		}
 		return min(100, done*100/total)
 	},
-	"terminal": store.Terminal,
+	"terminal": func(s string) bool { return store.JobState(s).Terminal() },
 	// diffLines classes a unified diff's lines for colouring.
 	"diffLines": func(diff string) []diffLine {
 		var out []diffLine
@@ -96,7 +95,7 @@ var funcs = template.FuncMap{
 	"jobsURL": func(f store.JobFilter, after string) template.URL {
 		q := url.Values{}
 		if f.State != "" {
-			q.Set("state", f.State)
+			q.Set("state", string(f.State))
 		}
 		if f.Kind != "" {
 			q.Set("kind", f.Kind)
@@ -165,7 +164,7 @@ type jobsData struct {
 	page
 	Rows   []jobRow
 	Filter store.JobFilter
-	States []string
+	States []store.JobState
 	Kinds  []jobs.Kind
 	Next   string
 	// Active says a job is not finished: the list refreshes itself.
@@ -176,9 +175,9 @@ const jobsPerPage = 50
 
 func (c *Console) jobs(w http.ResponseWriter, r *http.Request, s session) {
 	q := r.URL.Query()
-	f := store.JobFilter{After: q.Get("after"), Limit: jobsPerPage + 1, State: q.Get("state"), Kind: q.Get("kind")}
+	f := store.JobFilter{After: q.Get("after"), Limit: jobsPerPage + 1, State: store.JobState(q.Get("state")), Kind: q.Get("kind")}
 	// An unknown filter value shows everything rather than nothing.
-	if !slices.Contains(store.States, f.State) {
+	if !f.State.Valid() {
 		f.State = ""
 	}
 	if !jobs.Kind(f.Kind).Known() {
@@ -193,7 +192,7 @@ func (c *Console) jobs(w http.ResponseWriter, r *http.Request, s session) {
 		c.fail(w, r, err)
 		return
 	}
-	data := jobsData{page: s.page("Jobs"), Filter: f, States: store.States, Kinds: jobs.Kinds}
+	data := jobsData{page: s.page("Jobs"), Filter: f, States: store.JobStates(), Kinds: jobs.Kinds}
 	if len(list) > jobsPerPage {
 		list, data.Next = list[:jobsPerPage], list[jobsPerPage-1].ID
 	}
@@ -209,7 +208,7 @@ func (c *Console) jobs(w http.ResponseWriter, r *http.Request, s session) {
 	for _, j := range list {
 		u := usage[j.ID]
 		data.Rows = append(data.Rows, jobRow{JobView: api.ListView(j), Tokens: u.PromptTokens + u.CompletionTokens})
-		data.Active = data.Active || !store.Terminal(j.State)
+		data.Active = data.Active || !j.State.Terminal()
 	}
 	c.render(w, r, http.StatusOK, "jobs", data)
 }

@@ -314,7 +314,7 @@ func (s *stack) waitEnd(t *testing.T, key, id string, timeout time.Duration) api
 	for {
 		var v api.JobView
 		s.mustJSON(t, "GET", "/v1/jobs/"+id, key, nil, http.StatusOK, &v)
-		if store.Terminal(v.State) {
+		if store.JobState(v.State).Terminal() {
 			return v
 		}
 		if time.Now().After(deadline) {

@@ -72,7 +72,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counts, err := c.jobs.JobCounts(ctx)
 	for _, jc := range counts {
-		ch <- prometheus.MustNewConstMetric(c.jobsDesc, prometheus.GaugeValue, float64(jc.N), jc.Kind, jc.State)
+		ch <- prometheus.MustNewConstMetric(c.jobsDesc, prometheus.GaugeValue, float64(jc.N), jc.Kind, string(jc.State))
 	}
 	if err == nil {
 		var age time.Duration

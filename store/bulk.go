@@ -10,10 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// StateWaiting is a bulk job whose children are still running: it holds no
-// worker, no lease and no running slot, and ends when its last child does.
-const StateWaiting = "waiting"
-
 // Selection picks tests of a tenant's suite: the listed ones, those with
 // any of the tags, or (both empty) all of them.
 type Selection struct {
@@ -178,20 +174,20 @@ func lockParentOf(ctx context.Context, tx pgx.Tx, jobID string) (string, error) 
 // or running, storing the report of their outcomes and releasing its hold.
 // childState is the state the child that just ended reached: a child that
 // ran out of the shared budget stops the children not started yet.
-func settleParent(ctx context.Context, tx pgx.Tx, parentID, childState string) error {
-	if childState == StateBudgetExhausted {
+func settleParent(ctx context.Context, tx pgx.Tx, parentID string, childState JobState) error {
+	if childState == JobStateBudgetExhausted {
 		if _, err := tx.Exec(ctx,
 			`UPDATE jobs SET state = 'budget_exhausted', error = 'not run: the suite''s credit budget is spent',
 			 finished_at = now(), updated_at = now() WHERE parent_id = $1 AND state = 'queued'`, parentID); err != nil {
 			return fmt.Errorf("stop children: %w", err)
 		}
 	}
-	var state string
+	var state JobState
 	var cancel bool
 	if err := tx.QueryRow(ctx, `SELECT state, cancel_requested FROM jobs WHERE id = $1 FOR UPDATE`, parentID).Scan(&state, &cancel); err != nil {
 		return fmt.Errorf("lock parent: %w", err)
 	}
-	if state != StateWaiting {
+	if state != JobStateWaiting {
 		return nil
 	}
 	// Most children end while others still run: count them before reading
@@ -208,12 +204,12 @@ func settleParent(ctx context.Context, tx pgx.Tx, parentID, childState string) e
 	if err != nil {
 		return err
 	}
-	final, msg := StateSucceeded, ""
+	final, msg := JobStateSucceeded, ""
 	switch {
 	case cancel:
-		final, msg = StateCancelled, "cancelled"
-	case rep.States[StateBudgetExhausted] > 0:
-		final, msg = StateBudgetExhausted, "the suite's credit budget was spent before every test had a verdict"
+		final, msg = JobStateCancelled, "cancelled"
+	case rep.States[JobStateBudgetExhausted] > 0:
+		final, msg = JobStateBudgetExhausted, "the suite's credit budget was spent before every test had a verdict"
 	}
 	result, err := json.Marshal(map[string]any{"suite": rep})
 	if err != nil {
@@ -230,28 +226,28 @@ func settleParent(ctx context.Context, tx pgx.Tx, parentID, childState string) e
 // BulkReport sums up a bulk job's children: what each test's run found,
 // the tokens and credits they spent and the versions repairs proposed.
 type BulkReport struct {
-	Tests        int            `json:"tests"`
-	Done         int            `json:"done"`
-	Verdicts     map[string]int `json:"verdicts"`
-	States       map[string]int `json:"states"`
-	Tokens       int64          `json:"tokens"`
-	CreditsMicro int64          `json:"credits_micro"`
-	Children     []ChildReport  `json:"children"`
+	Tests        int              `json:"tests"`
+	Done         int              `json:"done"`
+	Verdicts     map[string]int   `json:"verdicts"`
+	States       map[JobState]int `json:"states"`
+	Tokens       int64            `json:"tokens"`
+	CreditsMicro int64            `json:"credits_micro"`
+	Children     []ChildReport    `json:"children"`
 }
 
 // ChildReport is one test's line of a bulk report.
 type ChildReport struct {
-	JobID         string `json:"job_id"`
-	TestID        string `json:"test_id"`
-	TestName      string `json:"test_name"`
-	State         string `json:"state"`
-	Verdict       string `json:"verdict,omitempty"`
-	Error         string `json:"error,omitempty"`
-	Tokens        int64  `json:"tokens"`
-	CreditsMicro  int64  `json:"credits_micro"`
-	Version       int    `json:"proposed_version,omitempty"`
-	VersionStatus string `json:"version_status,omitempty"`
-	Diff          string `json:"diff,omitempty"`
+	JobID         string   `json:"job_id"`
+	TestID        string   `json:"test_id"`
+	TestName      string   `json:"test_name"`
+	State         JobState `json:"state"`
+	Verdict       string   `json:"verdict,omitempty"`
+	Error         string   `json:"error,omitempty"`
+	Tokens        int64    `json:"tokens"`
+	CreditsMicro  int64    `json:"credits_micro"`
+	Version       int      `json:"proposed_version,omitempty"`
+	VersionStatus string   `json:"version_status,omitempty"`
+	Diff          string   `json:"diff,omitempty"`
 }
 
 type querier interface {
@@ -279,13 +275,13 @@ func bulkReport(ctx context.Context, q querier, parentID string) (BulkReport, er
 	if err != nil {
 		return BulkReport{}, fmt.Errorf("read children: %w", err)
 	}
-	rep := BulkReport{Tests: len(children), Verdicts: map[string]int{}, States: map[string]int{}, Children: children}
+	rep := BulkReport{Tests: len(children), Verdicts: map[string]int{}, States: map[JobState]int{}, Children: children}
 	for _, c := range children {
 		rep.States[c.State]++
 		if c.Verdict != "" {
 			rep.Verdicts[c.Verdict]++
 		}
-		if Terminal(c.State) {
+		if c.State.Terminal() {
 			rep.Done++
 		}
 		rep.Tokens += c.Tokens

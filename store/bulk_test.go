@@ -103,7 +103,7 @@ func TestBulkJobFansOutOnceDrawsOneBudgetAndEndsWithItsLastChild(t *testing.T) {
 	if n != 3 {
 		t.Fatalf("%d children after a retried fan-out, want 3", n)
 	}
-	if p := jobState(t, st, tn.ID, parent.ID); p.State != store.StateWaiting {
+	if p := jobState(t, st, tn.ID, parent.ID); p.State != store.JobStateWaiting {
 		t.Fatalf("parent is %s, want waiting", p.State)
 	}
 	// A redelivered parent message finds nothing to claim.
@@ -122,14 +122,14 @@ func TestBulkJobFansOutOnceDrawsOneBudgetAndEndsWithItsLastChild(t *testing.T) {
 	if _, err := st.SettleCall(ctx, store.Usage{JobID: c1.JobID, Attempt: 1, Seq: 1, Model: "m", PromptTokens: 90, CompletionTokens: 10, Credits: 300_000}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.FinishJob(ctx, store.Finish{JobID: c1.JobID, Attempt: 1, State: store.StateSucceeded, Result: json.RawMessage(`{}`),
+	if _, err := st.FinishJob(ctx, store.Finish{JobID: c1.JobID, Attempt: 1, State: store.JobStateSucceeded, Result: json.RawMessage(`{}`),
 		TestID: tests[0], TestStatus: "healed"}); err != nil {
 		t.Fatal(err)
 	}
 	if c := jobState(t, st, tn.ID, c1.JobID); c.HoldMicro != 0 || c.ChargedMicro != 300_000 {
 		t.Fatalf("the child shows hold %d, charged %d", c.HoldMicro, c.ChargedMicro)
 	}
-	if p := jobState(t, st, tn.ID, parent.ID); p.State != store.StateWaiting || p.ChargedMicro != 300_000 {
+	if p := jobState(t, st, tn.ID, parent.ID); p.State != store.JobStateWaiting || p.ChargedMicro != 300_000 {
 		t.Fatalf("after one child: %s charged %d", p.State, p.ChargedMicro)
 	}
 	rep, err := st.BulkProgress(ctx, tn.ID, parent.ID)
@@ -146,15 +146,15 @@ func TestBulkJobFansOutOnceDrawsOneBudgetAndEndsWithItsLastChild(t *testing.T) {
 	if err := st.ReserveCall(ctx, store.Reservation{JobID: c2.JobID, Attempt: 1, Seq: 1, Model: "m", Max: 800_000}); !errors.Is(err, store.ErrHoldExceeded) {
 		t.Fatalf("a child reserved past the suite's budget: %v", err)
 	}
-	if _, err := st.FinishJob(ctx, store.Finish{JobID: c2.JobID, Attempt: 1, State: store.StateBudgetExhausted, Result: json.RawMessage(`{}`)}); err != nil {
+	if _, err := st.FinishJob(ctx, store.Finish{JobID: c2.JobID, Attempt: 1, State: store.JobStateBudgetExhausted, Result: json.RawMessage(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
 	p := jobState(t, st, tn.ID, parent.ID)
-	if p.State != store.StateBudgetExhausted {
+	if p.State != store.JobStateBudgetExhausted {
 		t.Fatalf("parent is %s, want budget_exhausted", p.State)
 	}
 	var final struct{ Suite store.BulkReport }
-	if err := json.Unmarshal(p.Result, &final); err != nil || final.Suite.Done != 3 || final.Suite.States[store.StateBudgetExhausted] != 2 {
+	if err := json.Unmarshal(p.Result, &final); err != nil || final.Suite.Done != 3 || final.Suite.States[store.JobStateBudgetExhausted] != 2 {
 		t.Fatalf("parent report: %s %v", p.Result, err)
 	}
 	if _, err := st.ClaimJob(ctx, items[2].JobID, "w1", time.Minute); !errors.Is(err, store.ErrStale) {
@@ -194,19 +194,19 @@ func TestCancellingABulkJobCancelsItsChildren(t *testing.T) {
 	}
 	// Children not started are cancelled; the running one is asked to stop,
 	// and the parent ends when it does.
-	if c := jobState(t, st, tn.ID, items[1].JobID); c.State != store.StateCancelled {
+	if c := jobState(t, st, tn.ID, items[1].JobID); c.State != store.JobStateCancelled {
 		t.Fatalf("queued child is %s", c.State)
 	}
 	if stop, err := st.ExtendLease(ctx, items[0].JobID, 1, time.Minute); err != nil || !stop {
 		t.Fatalf("the running child was not asked to stop: %v %v", stop, err)
 	}
-	if p := jobState(t, st, tn.ID, parent.ID); p.State != store.StateWaiting {
+	if p := jobState(t, st, tn.ID, parent.ID); p.State != store.JobStateWaiting {
 		t.Fatalf("parent is %s while a child still runs", p.State)
 	}
-	if _, err := st.FinishJob(ctx, store.Finish{JobID: items[0].JobID, Attempt: 1, State: store.StateCancelled, Result: json.RawMessage(`{}`)}); err != nil {
+	if _, err := st.FinishJob(ctx, store.Finish{JobID: items[0].JobID, Attempt: 1, State: store.JobStateCancelled, Result: json.RawMessage(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if p := jobState(t, st, tn.ID, parent.ID); p.State != store.StateCancelled {
+	if p := jobState(t, st, tn.ID, parent.ID); p.State != store.JobStateCancelled {
 		t.Fatalf("parent is %s, want cancelled", p.State)
 	}
 	// Another tenant sees none of it.

@@ -12,25 +12,12 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Job states.
-const (
-	StateQueued          = "queued"
-	StateRunning         = "running"
-	StateSucceeded       = "succeeded"
-	StateFailed          = "failed"
-	StateCancelled       = "cancelled"
-	StateBudgetExhausted = "budget_exhausted"
-)
-
-// States are every job state, in the order a job can reach them.
-var States = []string{StateQueued, StateRunning, StateWaiting, StateSucceeded, StateFailed, StateCancelled, StateBudgetExhausted}
-
 // JobFilter selects a page of a tenant's jobs, newest first.
 type JobFilter struct {
 	After string // the id of the last job of the previous page
 	Limit int
-	State string // "" for any
-	Kind  string // "" for any
+	State JobState // "" for any
+	Kind  string   // "" for any
 }
 
 // Job is a job row as the API shows it.
@@ -38,7 +25,7 @@ type Job struct {
 	ID              string          `json:"id"`
 	TenantID        string          `json:"tenant_id"`
 	Kind            string          `json:"kind"`
-	State           string          `json:"state"`
+	State           JobState        `json:"state"`
 	Input           json.RawMessage `json:"-"`
 	Result          json.RawMessage `json:"result,omitempty"`
 	Checkpoint      json.RawMessage `json:"-"`
@@ -51,11 +38,6 @@ type Job struct {
 	CreatedAt       time.Time       `json:"created_at"`
 	StartedAt       *time.Time      `json:"started_at,omitempty"`
 	FinishedAt      *time.Time      `json:"finished_at,omitempty"`
-}
-
-// Terminal reports whether state is final.
-func Terminal(state string) bool {
-	return state != StateQueued && state != StateRunning && state != StateWaiting
 }
 
 const jobColumns = `j.id::text, j.tenant_id::text, j.kind, j.state, j.input, j.result, j.checkpoint,
@@ -351,7 +333,7 @@ func (s *Store) RequestCancel(ctx context.Context, tenantID, id string) (Job, er
 		if err != nil {
 			return err
 		}
-		var state string
+		var state JobState
 		err = tx.QueryRow(ctx, `SELECT state FROM jobs WHERE id = $1 AND tenant_id = $2 FOR UPDATE`, id, tenantID).Scan(&state)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ErrNotFound
@@ -360,7 +342,7 @@ func (s *Store) RequestCancel(ctx context.Context, tenantID, id string) (Job, er
 			return fmt.Errorf("lock job: %w", err)
 		}
 		switch state {
-		case StateQueued:
+		case JobStateQueued:
 			if _, err := tx.Exec(ctx,
 				`UPDATE jobs SET state = 'cancelled', cancel_requested = true, error = 'cancelled before it started',
 				 finished_at = now(), updated_at = now() WHERE id = $1`, id); err != nil {
@@ -370,14 +352,14 @@ func (s *Store) RequestCancel(ctx context.Context, tenantID, id string) (Job, er
 				return err
 			}
 			if parentID != "" {
-				return settleParent(ctx, tx, parentID, StateCancelled)
+				return settleParent(ctx, tx, parentID, JobStateCancelled)
 			}
 			return nil
-		case StateRunning, StateWaiting:
+		case JobStateRunning, JobStateWaiting:
 			if _, err := tx.Exec(ctx, `UPDATE jobs SET cancel_requested = true, updated_at = now() WHERE id = $1`, id); err != nil {
 				return fmt.Errorf("flag job cancelled: %w", err)
 			}
-			if state == StateWaiting {
+			if state == JobStateWaiting {
 				if err := cancelChildren(ctx, tx, id); err != nil {
 					return err
 				}
@@ -425,7 +407,7 @@ func (s *Store) ClaimJob(ctx context.Context, jobID, workerID string, lease time
 	var c Claim
 	parked := false
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		var state string
+		var state JobState
 		var leaseLeft float64 // seconds
 		var maxRunning int
 		err := tx.QueryRow(ctx,
@@ -438,10 +420,10 @@ func (s *Store) ClaimJob(ctx context.Context, jobID, workerID string, lease time
 		if err != nil {
 			return fmt.Errorf("lock job: %w", err)
 		}
-		if state == StateRunning && leaseLeft > 0 {
+		if state == JobStateRunning && leaseLeft > 0 {
 			return &LeasedError{Remaining: time.Duration(leaseLeft * float64(time.Second))}
 		}
-		if state == StateQueued {
+		if state == JobStateQueued {
 			// Serialise claims per tenant so the running count cannot race.
 			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, c.TenantID); err != nil {
 				return fmt.Errorf("tenant lock: %w", err)
@@ -522,7 +504,7 @@ func (s *Store) SaveCheckpoint(ctx context.Context, jobID string, attempt int, c
 type Finish struct {
 	JobID   string
 	Attempt int
-	State   string
+	State   JobState
 	Result  json.RawMessage
 	Script  string
 	Error   string
@@ -543,7 +525,7 @@ type Finish struct {
 // fenced by attempt. It returns the tenant's parked jobs the freed slot
 // woke, for the caller to publish (if it cannot, the reconciler will).
 func (s *Store) FinishJob(ctx context.Context, f Finish) ([]OutboxItem, error) {
-	if !Terminal(f.State) {
+	if !f.State.Terminal() {
 		return nil, fmt.Errorf("finish job %s: %q is not a terminal state", f.JobID, f.State)
 	}
 	var woken []OutboxItem
@@ -571,7 +553,7 @@ func (s *Store) FinishJob(ctx context.Context, f Finish) ([]OutboxItem, error) {
 				return err
 			}
 		}
-		if f.Test != nil && f.State != StateCancelled {
+		if f.Test != nil && f.State != JobStateCancelled {
 			if err := saveTest(ctx, tx, tenantID, f); err != nil {
 				return fmt.Errorf("save test: %w", err)
 			}
@@ -624,7 +606,7 @@ func (s *Store) FailUndeliverable(ctx context.Context, jobID, reason string) err
 			return err
 		}
 		if parentID != "" {
-			return settleParent(ctx, tx, parentID, StateFailed)
+			return settleParent(ctx, tx, parentID, JobStateFailed)
 		}
 		return nil
 	})

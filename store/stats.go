@@ -9,7 +9,7 @@ import (
 // JobCount is how many jobs of a kind are in a state.
 type JobCount struct {
 	Kind  string
-	State string
+	State JobState
 	N     int64
 }
 

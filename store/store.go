@@ -112,7 +112,7 @@ func (s *Store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
 // current one of a running job.
 func lockRunningAttempt(ctx context.Context, tx pgx.Tx, jobID string, attempt int) (tenantID string, err error) {
 	var cur int
-	var state string
+	var state JobState
 	err = tx.QueryRow(ctx, `SELECT tenant_id::text, attempt, state FROM jobs WHERE id = $1 FOR UPDATE`, jobID).
 		Scan(&tenantID, &cur, &state)
 	if errors.Is(err, pgx.ErrNoRows) {

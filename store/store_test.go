@@ -86,14 +86,14 @@ func TestCreditLifecycle(t *testing.T) {
 	if err := st.ReserveCall(ctx, store.Reservation{JobID: j.ID, Attempt: 0, Seq: 3, Model: "m", Max: 1}); !errors.Is(err, store.ErrFenced) {
 		t.Fatalf("stale attempt accepted: %v", err)
 	}
-	if _, err := st.FinishJob(ctx, store.Finish{JobID: j.ID, Attempt: 1, State: store.StateSucceeded, Result: json.RawMessage(`{}`), Script: "x"}); err != nil {
+	if _, err := st.FinishJob(ctx, store.Finish{JobID: j.ID, Attempt: 1, State: store.JobStateSucceeded, Result: json.RawMessage(`{}`), Script: "x"}); err != nil {
 		t.Fatal(err)
 	}
 	if a := account(t, st, tn.ID); a.Balance != 3_500_000 || a.Held != 0 || a.Available != 3_500_000 {
 		t.Fatalf("after settle: %+v", a)
 	}
 	// Finishing twice is fenced: the job is no longer running.
-	if _, err := st.FinishJob(ctx, store.Finish{JobID: j.ID, Attempt: 1, State: store.StateFailed, Result: json.RawMessage(`{}`)}); !errors.Is(err, store.ErrFenced) {
+	if _, err := st.FinishJob(ctx, store.Finish{JobID: j.ID, Attempt: 1, State: store.JobStateFailed, Result: json.RawMessage(`{}`)}); !errors.Is(err, store.ErrFenced) {
 		t.Fatalf("second finish: %v", err)
 	}
 	// The database refuses a negative balance whatever the code above it does.
@@ -164,7 +164,7 @@ func TestClaimFencingAndFairness(t *testing.T) {
 	if err := st.FailUndeliverable(ctx, a.ID, "gave up"); err != nil {
 		t.Fatal(err)
 	}
-	if j, _ := st.GetJob(ctx, tn.ID, a.ID); j.State != store.StateRunning {
+	if j, _ := st.GetJob(ctx, tn.ID, a.ID); j.State != store.JobStateRunning {
 		t.Fatalf("a leased job was failed: %s", j.State)
 	}
 	// ...but one whose lease lapsed is, and its hold is released.
@@ -202,7 +202,7 @@ func TestParkedJobIsWokenWhenASlotFrees(t *testing.T) {
 	if woken, err := st.WakeParked(ctx); err != nil || len(woken) != 0 {
 		t.Fatalf("a parked job was woken while its tenant is at its cap: %v %v", woken, err)
 	}
-	woken, err := st.FinishJob(ctx, store.Finish{JobID: a.ID, Attempt: ca.Attempt, State: store.StateSucceeded, Result: json.RawMessage(`{}`)})
+	woken, err := st.FinishJob(ctx, store.Finish{JobID: a.ID, Attempt: ca.Attempt, State: store.JobStateSucceeded, Result: json.RawMessage(`{}`)})
 	if err != nil {
 		t.Fatal(err)
 	}

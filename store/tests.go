@@ -43,9 +43,9 @@ func saveTest(ctx context.Context, tx pgx.Tx, tenantID string, f Finish) error {
 	if tags == nil {
 		tags = []string{}
 	}
-	if f.State == StateSucceeded {
+	if f.State == JobStateSucceeded {
 		_, err := storeAccepted(ctx, tx, tenantID, accepted{name: rec.Name, tags: tags, scenario: rec.Scenario, script: f.Script,
-			manifest: rec.Manifest, status: f.State, job: f.JobID, summary: "generated"})
+			manifest: rec.Manifest, status: string(f.State), job: f.JobID, summary: "generated"})
 		return err
 	}
 	_, err := tx.Exec(ctx,

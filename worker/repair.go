@@ -59,17 +59,17 @@ func (w *Worker) runTest(ctx context.Context, claim store.Claim, cancelled func(
 		in: orchestrator.Input{Scenario: sc, Secrets: secrets, Replay: &orchestrator.Replay{Steps: manifest, Repair: repair}, StepShots: w.cfg.StepShots},
 		then: func(res orchestrator.Result, tun *netguard.Tunnel) finish {
 			rep := suite.Summarize(test.ID, test.Version, test.Script, res)
-			f := store.Finish{State: store.StateSucceeded, Script: test.Script, TestID: test.ID, TestStatus: string(rep.Verdict)}
+			f := store.Finish{State: store.JobStateSucceeded, Script: test.Script, TestID: test.ID, TestStatus: string(rep.Verdict)}
 			switch res.Status {
 			case orchestrator.StatusCancelled, orchestrator.StatusBudgetExhausted:
 				f.State, f.Error, f.TestStatus = jobState(res.Status), res.Error, ""
 			}
-			if f.State == store.StateSucceeded && rep.Verdict == orchestrator.VerdictPassed && lacksFingerprints(manifest) {
+			if f.State == store.JobStateSucceeded && rep.Verdict == orchestrator.VerdictPassed && lacksFingerprints(manifest) {
 				// An imported test's first passing replay: keep what it found.
 				f.Fingerprints, _ = json.Marshal(res.Manifest)
 				f.TestVersion = test.Version
 			}
-			if repair && f.State == store.StateSucceeded && rep.Proposes() {
+			if repair && f.State == store.JobStateSucceeded && rep.Proposes() {
 				w.propose(ctx, &f, &rep, res, test, req.AutoAccept, secrets, tun, log)
 			}
 			for _, a := range res.Artifacts {
@@ -84,8 +84,8 @@ func (w *Worker) runTest(ctx context.Context, claim store.Claim, cancelled func(
 			f.Result = b
 			switch rep.Verdict {
 			case orchestrator.VerdictRegression, orchestrator.VerdictUnrepairable, orchestrator.VerdictFailed:
-				if f.State == store.StateSucceeded {
-					f.State, f.Error = store.StateFailed, rep.Summary
+				if f.State == store.JobStateSucceeded {
+					f.State, f.Error = store.JobStateFailed, rep.Summary
 					if res.Error != "" {
 						f.Error += " — " + res.Error
 					}

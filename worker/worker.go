@@ -274,7 +274,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	log = log.With("attempt", claim.Attempt, "tenant", claim.TenantID)
 	if claim.Attempt > w.cfg.MaxAttempts {
 		reason := fmt.Sprintf("gave up after %d attempts: the job's workers stopped or timed out each time", w.cfg.MaxAttempts)
-		f := store.Finish{JobID: claim.JobID, Attempt: claim.Attempt, State: store.StateFailed, Result: json.RawMessage(`{}`), Error: reason}
+		f := store.Finish{JobID: claim.JobID, Attempt: claim.Attempt, State: store.JobStateFailed, Result: json.RawMessage(`{}`), Error: reason}
 		if err := w.finish(ctx, f); err != nil {
 			log.Error("could not fail undeliverable job", "err", err)
 			return
@@ -321,8 +321,8 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	fin := w.run(jobCtx, claim, cancelRequested.Load, log)
 	cancelJob()
 	<-hbDone
-	span.SetAttributes(attribute.String("webpilot.job.state", fin.Finish.State))
-	if fin.Finish.State == store.StateFailed {
+	span.SetAttributes(attribute.String("webpilot.job.state", string(fin.Finish.State)))
+	if fin.Finish.State == store.JobStateFailed {
 		span.SetStatus(codes.Error, fin.Finish.Error)
 	}
 
@@ -350,7 +350,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		log.Error("finish failed; the message will be redelivered", "err", err)
 		return
 	}
-	w.cfg.Metrics.finished.WithLabelValues(claim.Kind, fin.Finish.State).Inc()
+	w.cfg.Metrics.finished.WithLabelValues(claim.Kind, string(fin.Finish.State)).Inc()
 	if err := msg.Ack(); err != nil {
 		log.Warn("ack failed (the next delivery will find the job finished)", "err", err)
 	}
@@ -398,7 +398,7 @@ func (w *Worker) run(ctx context.Context, claim store.Claim, cancelled func() bo
 }
 
 func failed(reason string) finish {
-	return finish{Finish: store.Finish{State: store.StateFailed, Error: reason, Result: json.RawMessage(`{}`)}}
+	return finish{Finish: store.Finish{State: store.JobStateFailed, Error: reason, Result: json.RawMessage(`{}`)}}
 }
 
 // openSecrets opens a job's sealed secrets.
@@ -505,16 +505,18 @@ func encodeResult(res orchestrator.Result, claim store.Claim, extra any) (json.R
 	return json.Marshal(view)
 }
 
-// jobState maps a run's status to the job's terminal state.
-func jobState(status string) string {
-	state := map[string]string{
-		orchestrator.StatusSucceeded: store.StateSucceeded, orchestrator.StatusFailed: store.StateFailed,
-		orchestrator.StatusCancelled: store.StateCancelled, orchestrator.StatusBudgetExhausted: store.StateBudgetExhausted,
-	}[status]
-	if state == "" {
-		state = store.StateFailed
+// jobState maps a run's status to the job's terminal state; a status it
+// does not know ends the job failed.
+func jobState(status string) store.JobState {
+	switch status {
+	case orchestrator.StatusSucceeded:
+		return store.JobStateSucceeded
+	case orchestrator.StatusCancelled:
+		return store.JobStateCancelled
+	case orchestrator.StatusBudgetExhausted:
+		return store.JobStateBudgetExhausted
 	}
-	return state
+	return store.JobStateFailed
 }
 
 // runScenario generates a test from a scenario and stores it in the suite.

@@ -335,7 +335,7 @@ func (e *env) queueLatency(ctx context.Context, n int) ([]time.Duration, error) 
 						lat = append(lat, now.Sub(published[m.JobID]))
 						mu.Unlock()
 						claimed.Add(1)
-						_, _ = e.st.FinishJob(cctx, store.Finish{JobID: c.JobID, Attempt: c.Attempt, State: store.StateSucceeded, Result: json.RawMessage(`{}`)})
+						_, _ = e.st.FinishJob(cctx, store.Finish{JobID: c.JobID, Attempt: c.Attempt, State: store.JobStateSucceeded, Result: json.RawMessage(`{}`)})
 					}
 					_ = msg.Ack()
 				}
@@ -395,7 +395,7 @@ func (e *env) jobWallTime(ctx context.Context, n int) ([]row, error) {
 		}
 		var v api.JobView
 		_ = json.Unmarshal(b, &v)
-		var state string
+		var state store.JobState
 		var created, finished time.Time
 		var result []byte
 		for deadline := time.Now().Add(60 * time.Second); ; {
@@ -404,12 +404,12 @@ func (e *env) jobWallTime(ctx context.Context, n int) ([]row, error) {
 			if err != nil {
 				return nil, err
 			}
-			if store.Terminal(state) || time.Now().After(deadline) {
+			if state.Terminal() || time.Now().After(deadline) {
 				break
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
-		if state != store.StateSucceeded {
+		if state != store.JobStateSucceeded {
 			return nil, fmt.Errorf("bench job ended %s: %s", state, result)
 		}
 		if i == 0 {

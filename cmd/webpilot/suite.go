@@ -46,7 +46,7 @@ func printTest(out io.Writer, data []byte) {
 	}
 	verdict := t.Verdict
 	if verdict == "" {
-		verdict = t.State
+		verdict = string(t.State)
 	}
 	line := fmt.Sprintf("  %s %-15s %-32s %5d tokens", mark, verdict, t.TestName, t.Tokens)
 	if t.Version > 0 {

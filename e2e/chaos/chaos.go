@@ -435,7 +435,8 @@ func (d *drill) verify(ctx context.Context, rep *Report, submitted []struct{ id,
 	defer rows.Close()
 	scripts := map[string]bool{}
 	for rows.Next() {
-		var id, state, script, msg string
+		var id, script, msg string
+		var state store.JobState
 		var attempt int
 		if err := rows.Scan(&id, &state, &attempt, &script, &msg); err != nil {
 			return err
@@ -444,7 +445,7 @@ func (d *drill) verify(ctx context.Context, rep *Report, submitted []struct{ id,
 			rep.ResumedAttempts++
 		}
 		switch state {
-		case store.StateSucceeded:
+		case store.JobStateSucceeded:
 			rep.Succeeded++
 			scripts[script] = true
 			for i := range steps {
@@ -456,12 +457,12 @@ func (d *drill) verify(ctx context.Context, rep *Report, submitted []struct{ id,
 			if !strings.Contains(script, "Rye") || !strings.Contains(script, "3 items") {
 				rep.IncompleteSpecs++
 			}
-		case store.StateQueued, store.StateRunning:
+		case store.JobStateQueued, store.JobStateRunning:
 			rep.Lost++
 		default:
 			rep.Failed++
 			if len(rep.Errors) < 5 {
-				rep.Errors = append(rep.Errors, state+": "+msg)
+				rep.Errors = append(rep.Errors, string(state)+": "+msg)
 			}
 		}
 	}
