@@ -141,10 +141,7 @@ func (s *Server) importTests(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	if stored == nil {
-		stored = []store.Test{}
-	}
-	writeJSON(w, http.StatusCreated, TestList{Tests: stored})
+	writeJSON(w, http.StatusCreated, testList(stored))
 }
 
 // navigations lists the URLs a test's commands go to.

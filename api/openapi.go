@@ -113,7 +113,7 @@ func (s *Server) routes() []route {
 		{method: "GET", path: "/v1/tests", access: tenantOnly, handler: s.tests, status: 200, resp: TestList{}, summary: "The tenant's suite"},
 		{method: "POST", path: "/v1/tests/import", access: tenantOnly, handler: s.importTests, body: ImportRequest{}, status: 201, resp: TestList{},
 			summary: "Import existing @playwright/test spec files as tests, all or none"},
-		{method: "GET", path: "/v1/tests/{id}", access: tenantOnly, handler: s.test, status: 200, resp: store.Test{}, summary: "A test: scenario, script and manifest"},
+		{method: "GET", path: "/v1/tests/{id}", access: tenantOnly, handler: s.test, status: 200, resp: TestView{}, summary: "A test: scenario, script and manifest"},
 		{method: "GET", path: "/v1/tests/{id}/versions", access: tenantOnly, handler: s.versions, status: 200, resp: VersionList{}, summary: "A test's versions, newest first"},
 		{method: "GET", path: "/v1/tests/{id}/versions/{v}", access: tenantOnly, handler: s.version, status: 200, resp: store.TestVersion{}, summary: "One version"},
 		{method: "GET", path: "/v1/tests/{id}/versions/{v}/diff", access: tenantOnly, handler: s.versionDiff, status: 200, media: "text/x-diff",

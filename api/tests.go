@@ -1,18 +1,54 @@
 package api
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/webpilot/webpilot/store"
 )
 
+// TestView is a stored test as the API shows it: its current accepted
+// version's scenario, spec and step manifest.
+type TestView struct {
+	ID         string          `json:"id"`
+	Name       string          `json:"name"`
+	Tags       []string        `json:"tags"`
+	Version    int             `json:"version"` // the accepted version the script is
+	Scenario   json.RawMessage `json:"scenario,omitempty"`
+	Script     string          `json:"script,omitempty"`
+	Manifest   json.RawMessage `json:"manifest,omitempty"`
+	LastStatus string          `json:"last_status"`
+	SourceJob  *string         `json:"source_job,omitempty"`
+	UpdatedAt  time.Time       `json:"updated_at"`
+}
+
+// testView is the API's view of a stored test.
+func testView(t store.Test) TestView {
+	tags := t.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	return TestView{ID: t.ID, Name: t.Name, Tags: tags, Version: t.Version, Scenario: t.Scenario, Script: t.Script,
+		Manifest: t.Manifest, LastStatus: t.LastStatus, SourceJob: t.SourceJob, UpdatedAt: t.UpdatedAt}
+}
+
+// testList is the API's view of stored tests (never null).
+func testList(list []store.Test) TestList {
+	out := TestList{Tests: make([]TestView, 0, len(list))}
+	for _, t := range list {
+		out.Tests = append(out.Tests, testView(t))
+	}
+	return out
+}
+
 // TestList is the tenant's suite; an import answers the tests it stored.
 type TestList struct {
-	Tests []store.Test `json:"tests"`
+	Tests []TestView `json:"tests"`
 }
 
 // VersionList is a test's versions, newest first.
@@ -27,10 +63,7 @@ func (s *Server) tests(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	if list == nil {
-		list = []store.Test{}
-	}
-	writeJSON(w, http.StatusOK, TestList{Tests: list})
+	writeJSON(w, http.StatusOK, testList(list))
 }
 
 // test returns one stored test: scenario, current script and step manifest.
@@ -39,7 +72,7 @@ func (s *Server) test(w http.ResponseWriter, r *http.Request) {
 	if !s.found(w, r, err, "test not found") {
 		return
 	}
-	writeJSON(w, http.StatusOK, t)
+	writeJSON(w, http.StatusOK, testView(t))
 }
 
 // versions lists a test's versions, newest first.

@@ -14,7 +14,6 @@ import (
 	"github.com/webpilot/webpilot/browser/browsertest"
 	"github.com/webpilot/webpilot/demoapp"
 	"github.com/webpilot/webpilot/orchestrator"
-	"github.com/webpilot/webpilot/store"
 )
 
 // TestImportedSpecsReplayPassAndHeal imports a folder of specs written the
@@ -40,7 +39,7 @@ func TestImportedSpecsReplayPassAndHeal(t *testing.T) {
 	if err != nil || !strings.Contains(out, "5 tests imported from 3 files") {
 		t.Fatalf("import: %v\n%s", err, out)
 	}
-	var list struct{ Tests []store.Test }
+	var list struct{ Tests []api.TestView }
 	s.mustJSON(t, "GET", "/v1/tests", key, nil, http.StatusOK, &list)
 	if len(list.Tests) != 5 {
 		t.Fatalf("%d tests stored", len(list.Tests))
@@ -54,7 +53,7 @@ func TestImportedSpecsReplayPassAndHeal(t *testing.T) {
 		t.Fatalf("replay of the imported suite: %s %s %+v", v.State, v.Error, v.Suite)
 	}
 	for _, tc := range list.Tests {
-		var full store.Test
+		var full api.TestView
 		s.mustJSON(t, "GET", "/v1/tests/"+tc.ID, key, nil, http.StatusOK, &full)
 		var manifest []orchestrator.ManifestStep
 		if err := json.Unmarshal(full.Manifest, &manifest); err != nil {

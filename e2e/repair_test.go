@@ -29,7 +29,7 @@ func TestRepairJobProposesAVerifiedVersionAndReportsRegressions(t *testing.T) {
 	if v := s.wait(t, key, gen.ID, 60*time.Second); v.State != "succeeded" {
 		t.Fatalf("generation %s: %s", v.State, v.Error)
 	}
-	var suiteList struct{ Tests []store.Test }
+	var suiteList struct{ Tests []api.TestView }
 	s.mustJSON(t, "GET", "/v1/tests", key, nil, http.StatusOK, &suiteList)
 	if len(suiteList.Tests) != 1 || suiteList.Tests[0].Version != 1 || strings.Join(suiteList.Tests[0].Tags, ",") != "list,smoke" {
 		t.Fatalf("suite: %+v", suiteList.Tests)
@@ -69,7 +69,7 @@ func TestRepairJobProposesAVerifiedVersionAndReportsRegressions(t *testing.T) {
 	if code, _ := s.call(t, "GET", "/v1/tests/"+testID+"/versions", s.otherKey(t), nil); code != http.StatusNotFound {
 		t.Errorf("another tenant lists the versions: %d", code)
 	}
-	var test store.Test
+	var test api.TestView
 	s.mustJSON(t, "GET", "/v1/tests/"+testID, key, nil, http.StatusOK, &test)
 	if test.Version != 1 || strings.Contains(test.Script, "add-entry-btn") {
 		t.Fatal("a proposal replaced the test's script before anyone accepted it")

@@ -128,7 +128,7 @@ func TestBulkRepairOfASuiteSurvivesAWorkerKill(t *testing.T) {
 		}
 	}
 	stopGen()
-	var list struct{ Tests []store.Test }
+	var list struct{ Tests []api.TestView }
 	s.mustJSON(t, "GET", "/v1/tests", key, nil, http.StatusOK, &list)
 	for _, tc := range list.Tests {
 		for _, st := range suiteTests {

@@ -20,24 +20,25 @@ type JobFilter struct {
 	Kind  string   // "" for any
 }
 
-// Job is a job row as the API shows it.
+// Job is a job row. The API shows it through its own view (api.JobView),
+// so the row may change without changing the wire.
 type Job struct {
-	ID              string          `json:"id"`
-	TenantID        string          `json:"tenant_id"`
-	Kind            string          `json:"kind"`
-	State           JobState        `json:"state"`
-	Input           json.RawMessage `json:"-"`
-	Result          json.RawMessage `json:"result,omitempty"`
-	Checkpoint      json.RawMessage `json:"-"`
-	Script          string          `json:"-"`
-	Error           string          `json:"error,omitempty"`
-	Attempt         int             `json:"attempt"`
-	CancelRequested bool            `json:"cancel_requested"`
-	HoldMicro       int64           `json:"hold_micro"`
-	ChargedMicro    int64           `json:"charged_micro"`
-	CreatedAt       time.Time       `json:"created_at"`
-	StartedAt       *time.Time      `json:"started_at,omitempty"`
-	FinishedAt      *time.Time      `json:"finished_at,omitempty"`
+	ID              string
+	TenantID        string
+	Kind            string
+	State           JobState
+	Input           json.RawMessage
+	Result          json.RawMessage
+	Checkpoint      json.RawMessage
+	Script          string
+	Error           string
+	Attempt         int
+	CancelRequested bool
+	HoldMicro       int64
+	ChargedMicro    int64
+	CreatedAt       time.Time
+	StartedAt       *time.Time
+	FinishedAt      *time.Time
 }
 
 const jobColumns = `j.id::text, j.tenant_id::text, j.kind, j.state, j.input, j.result, j.checkpoint,

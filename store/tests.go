@@ -14,16 +14,16 @@ import (
 // Test is a stored test of a tenant's suite: the scenario, its current
 // spec and the step manifest repair works from.
 type Test struct {
-	ID         string          `json:"id"`
-	Name       string          `json:"name"`
-	Tags       []string        `json:"tags"`
-	Version    int             `json:"version"` // the accepted version the script is
-	Scenario   json.RawMessage `json:"scenario,omitempty"`
-	Script     string          `json:"script,omitempty"`
-	Manifest   json.RawMessage `json:"manifest,omitempty"`
-	LastStatus string          `json:"last_status"`
-	SourceJob  *string         `json:"source_job,omitempty"`
-	UpdatedAt  time.Time       `json:"updated_at"`
+	ID         string
+	Name       string
+	Tags       []string
+	Version    int // the accepted version the script is
+	Scenario   json.RawMessage
+	Script     string
+	Manifest   json.RawMessage
+	LastStatus string
+	SourceJob  *string
+	UpdatedAt  time.Time
 }
 
 // TestRecord is what a finished scenario job stores in the suite.

@@ -103,7 +103,7 @@ func testList(c *client, out io.Writer, asJSON bool) error {
 		printRaw(out, raw)
 		return nil
 	}
-	var res struct{ Tests []store.Test }
+	var res struct{ Tests []api.TestView }
 	if err := json.Unmarshal([]byte(raw), &res); err != nil {
 		return err
 	}
@@ -119,7 +119,7 @@ func testShow(c *client, id string, out io.Writer, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	var t store.Test
+	var t api.TestView
 	if err := c.do("GET", "/v1/tests/"+id, key, nil, &t); err != nil {
 		return err
 	}
@@ -131,7 +131,7 @@ func testShow(c *client, id string, out io.Writer, asJSON bool) error {
 	}
 	if asJSON {
 		b, _ := json.Marshal(struct {
-			Test     store.Test          `json:"test"`
+			Test     api.TestView          `json:"test"`
 			Versions []store.TestVersion `json:"versions"`
 		}{t, vs.Versions})
 		fmt.Fprintln(out, string(b))
@@ -210,7 +210,7 @@ func importCmd(c *client, files []string, base string, tags []string, out io.Wri
 		printRaw(out, raw)
 		return nil
 	}
-	var res struct{ Tests []store.Test }
+	var res struct{ Tests []api.TestView }
 	if err := json.Unmarshal([]byte(raw), &res); err != nil {
 		return err
 	}
