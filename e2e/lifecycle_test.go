@@ -148,12 +148,12 @@ func TestDrainHandsARunningJobBackToAnotherWorker(t *testing.T) {
 	s := newStack(t, 3*time.Second, 0)
 	cases := []struct {
 		name  string
-		grace time.Duration // -1: hand back at the next step boundary at once
-	}{{"after a grace", 300 * time.Millisecond}, {"without grace", -1}}
+		grace time.Duration // 0: hand back at the next step boundary at once
+	}{{"after a grace", 300 * time.Millisecond}, {"without grace", 0}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			// A long hard stop: only handing back at the step boundary can end the drain quickly.
-			stop := s.startWorkerWith(t, nil, worker.Config{ID: "draining " + c.name, DrainGrace: c.grace, DrainHardStop: 30 * time.Second})
+			stop := s.startWorkerWith(t, nil, worker.Config{ID: "draining " + c.name, DrainGrace: &c.grace, DrainHardStop: 30 * time.Second})
 			_, key := s.tenant(t, "drained "+c.name, 5)
 			var steps []any
 			for range 12 {
@@ -164,7 +164,7 @@ func TestDrainHandsARunningJobBackToAnotherWorker(t *testing.T) {
 			began := time.Now()
 			stop() // SIGTERM: the job is handed back at its next step boundary once the grace is over
 			took := time.Since(began)
-			if limit := max(c.grace, 0) + 400*time.Millisecond + 3*time.Second; took > limit {
+			if limit := c.grace + 400*time.Millisecond + 3*time.Second; took > limit {
 				t.Fatalf("the drain kept the job %s, want it handed back at the next step boundary (within %s)", took, limit)
 			}
 			var state string

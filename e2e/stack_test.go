@@ -151,9 +151,6 @@ func (s *stack) startWorkerLogged(t *testing.T, model orchestrator.Model, cfg wo
 	if cfg.AckWait == 0 {
 		cfg.AckWait = s.ackWait
 	}
-	if cfg.Concurrency == 0 {
-		cfg.Concurrency = 2
-	}
 	if cfg.SpecRunner == nil {
 		cfg.SpecRunner = specrun.Runner{Dir: browsertest.RunnerDir(), Chromium: os.Getenv("WEBPILOT_CHROMIUM")}
 	}
@@ -167,7 +164,12 @@ func (s *stack) startWorkerLogged(t *testing.T, model orchestrator.Model, cfg wo
 		s.workerMetrics = reg
 		s.mu.Unlock()
 	}
-	w := worker.New(cfg, s.store, s.queue.Consumer, jobs.NewPublisher(s.queue.JS), browsertest.Browser(t), model, netguard.New([]string{"127.0.0.1"}), s.sealer, log)
+	cfg.Store, cfg.Consumer, cfg.Publisher, cfg.Browser, cfg.Model = s.store, s.queue.Consumer, jobs.NewPublisher(s.queue.JS), browsertest.Browser(t), model
+	cfg.Policy, cfg.Sealer, cfg.Logger = netguard.New([]string{"127.0.0.1"}), s.sealer, log
+	w, err := worker.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = w.Run(ctx); close(done) }()

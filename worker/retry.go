@@ -17,13 +17,9 @@ type retrier struct {
 	log   *slog.Logger
 }
 
-// defaultStoreRetry is how long a running job waits out a database outage
-// before its attempt is given up (its message is then redelivered).
-const defaultStoreRetry = 5 * time.Minute
-
 func newRetrier(limit time.Duration, log *slog.Logger) *retrier {
 	if limit <= 0 {
-		limit = defaultStoreRetry
+		limit = DefaultStoreRetry
 	}
 	if log == nil {
 		log = slog.Default()

@@ -6,11 +6,14 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,22 +36,44 @@ import (
 	"github.com/webpilot/webpilot/tracing"
 )
 
-// Config tunes a worker.
+// Defaults of a worker's Config.
+const (
+	DefaultConcurrency = 2
+	DefaultAckWait     = 30 * time.Second
+	DefaultMaxAttempts = 5
+	DefaultDrainGrace  = 20 * time.Second
+	DefaultStoreRetry  = 5 * time.Minute
+)
+
+// Config is a worker: what it works with and how.
 type Config struct {
+	// Store, Consumer (the job stream's), Publisher, Browser, Policy (the
+	// egress policy) and Sealer are required; Model is nil for the
+	// deterministic tiers only; Logger nil means slog's default.
+	Store     *store.Store
+	Consumer  jetstream.Consumer
+	Publisher Publisher
+	Browser   Browser
+	Model     orchestrator.Model
+	Policy    *netguard.Policy
+	Sealer    *jobs.Sealer
+	Logger    *slog.Logger
+
 	ID          string
 	Concurrency int           // jobs run at once (one message pulled per free slot)
 	AckWait     time.Duration // must match the consumer's; heartbeats every AckWait/3
 	MaxAttempts int           // a job claimed more often than this fails
 	// DrainGrace is how long running jobs may go on after SIGTERM; then each
-	// is handed back at its next step boundary. Zero means 20 s; negative
-	// means hand back at the next boundary at once.
-	DrainGrace time.Duration
+	// is handed back at its next step boundary (zero: at once). Nil means
+	// DefaultDrainGrace.
+	DrainGrace *time.Duration
 	// DrainHardStop is how long, after the grace, a job may take to reach
 	// its step boundary before it is cancelled mid-step (its last checkpoint
 	// stays). Zero means AckWait.
 	DrainHardStop time.Duration
 	// StoreRetry is how long a running job waits out a database outage
-	// (retrying its writes) before the attempt is handed back. Zero means 5 min.
+	// (retrying its writes) before the attempt is handed back. Zero means
+	// DefaultStoreRetry.
 	StoreRetry time.Duration
 	Prices     llm.Prices
 	Limits     orchestrator.Limits
@@ -93,43 +118,65 @@ type Worker struct {
 	retry     *retrier
 }
 
-// New builds a worker.
-func New(cfg Config, st *store.Store, cons jetstream.Consumer, pub Publisher, b Browser, model orchestrator.Model,
-	policy *netguard.Policy, sealer *jobs.Sealer, log *slog.Logger) *Worker {
-	if cfg.Concurrency <= 0 {
-		cfg.Concurrency = 2
+// WithDefaults fills the zero fields with the Default… constants (and
+// what follows from them: the hard stop is one AckWait).
+func (c Config) WithDefaults() Config {
+	c.Concurrency = cmp.Or(c.Concurrency, DefaultConcurrency)
+	c.AckWait = cmp.Or(c.AckWait, DefaultAckWait)
+	c.MaxAttempts = cmp.Or(c.MaxAttempts, DefaultMaxAttempts)
+	if c.DrainGrace == nil {
+		grace := DefaultDrainGrace
+		c.DrainGrace = &grace
 	}
-	if cfg.AckWait == 0 {
-		cfg.AckWait = 30 * time.Second
+	c.DrainHardStop = cmp.Or(c.DrainHardStop, c.AckWait)
+	c.StoreRetry = cmp.Or(c.StoreRetry, DefaultStoreRetry)
+	if c.Prices == nil {
+		c.Prices = llm.DefaultPrices
 	}
-	if cfg.MaxAttempts == 0 {
-		cfg.MaxAttempts = 5
+	if c.Metrics == nil {
+		c.Metrics = NewMetrics(prometheus.NewRegistry())
 	}
-	if cfg.DrainGrace == 0 {
-		cfg.DrainGrace = 20 * time.Second
+	if c.Limits.MaxIterationsPerStep == 0 {
+		c.Limits = orchestrator.DefaultLimits()
 	}
-	cfg.DrainGrace = max(cfg.DrainGrace, 0)
-	if cfg.DrainHardStop <= 0 {
-		cfg.DrainHardStop = cfg.AckWait
+	if c.Logger == nil {
+		c.Logger = slog.Default()
 	}
-	if cfg.StoreRetry <= 0 {
-		cfg.StoreRetry = defaultStoreRetry
+	return c
+}
+
+func (c Config) validate() error {
+	var errs []error
+	for name, missing := range map[string]bool{"Store": c.Store == nil, "Consumer": c.Consumer == nil, "Publisher": c.Publisher == nil,
+		"Browser": c.Browser == nil, "Policy": c.Policy == nil, "Sealer": c.Sealer == nil} {
+		if missing {
+			errs = append(errs, fmt.Errorf("worker: Config.%s is required", name))
+		}
 	}
-	if cfg.Prices == nil {
-		cfg.Prices = llm.DefaultPrices
+	switch {
+	case c.Concurrency < 1:
+		errs = append(errs, fmt.Errorf("worker: Concurrency must be at least 1, got %d", c.Concurrency))
+	case c.AckWait < time.Second:
+		errs = append(errs, fmt.Errorf("worker: AckWait must be at least 1s, got %s", c.AckWait))
+	case c.MaxAttempts < 1:
+		errs = append(errs, fmt.Errorf("worker: MaxAttempts must be at least 1, got %d", c.MaxAttempts))
+	case *c.DrainGrace < 0 || c.DrainHardStop < 0 || c.StoreRetry < 0:
+		errs = append(errs, errors.New("worker: DrainGrace, DrainHardStop and StoreRetry must not be negative"))
 	}
-	if cfg.Metrics == nil {
-		cfg.Metrics = NewMetrics(prometheus.NewRegistry())
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return errors.Join(errs...)
+}
+
+// New builds a worker from cfg, its zero fields defaulted; a missing
+// dependency or a bad value is an error naming the field.
+func New(cfg Config) (*Worker, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
 	}
-	if cfg.Limits.MaxIterationsPerStep == 0 {
-		cfg.Limits = orchestrator.DefaultLimits()
-	}
-	if log == nil {
-		log = slog.Default()
-	}
-	log = log.With("worker", cfg.ID)
-	return &Worker{cfg: cfg, store: st, cons: cons, pub: pub, browser: b, model: model, policy: policy, sealer: sealer,
-		log: log, retry: newRetrier(cfg.StoreRetry, log)}
+	log := cfg.Logger.With("worker", cfg.ID)
+	return &Worker{cfg: cfg, store: cfg.Store, cons: cfg.Consumer, pub: cfg.Publisher, browser: cfg.Browser, model: cfg.Model,
+		policy: cfg.Policy, sealer: cfg.Sealer, log: log, retry: newRetrier(cfg.StoreRetry, log)}, nil
 }
 
 // Run pulls and runs jobs until ctx is cancelled, then drains: it stops
@@ -179,12 +226,12 @@ func (w *Worker) Run(ctx context.Context) error {
 			<-slots
 		}
 	}
-	w.log.Info("draining", "grace", w.cfg.DrainGrace)
+	w.log.Info("draining", "grace", *w.cfg.DrainGrace)
 	done := make(chan struct{})
 	go func() { w.running.Wait(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(w.cfg.DrainGrace):
+	case <-time.After(*w.cfg.DrainGrace):
 		w.log.Info("drain grace reached; handing jobs back at their next step boundary")
 		w.yield.Store(true)
 		select {

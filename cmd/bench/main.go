@@ -379,8 +379,11 @@ type row struct {
 // worker with a real browser and reads where the time went.
 func (e *env) jobWallTime(ctx context.Context, n int) ([]row, error) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	w := worker.New(worker.Config{ID: "bench", Concurrency: 1, AckWait: 30 * time.Second}, e.st, e.cons, jobs.NewPublisher(e.js), e.browser, nil,
-		netguard.New([]string{"127.0.0.1"}), e.sealer, log)
+	w, err := worker.New(worker.Config{ID: "bench", Concurrency: 1, AckWait: 30 * time.Second, Store: e.st, Consumer: e.cons,
+		Publisher: jobs.NewPublisher(e.js), Browser: e.browser, Policy: netguard.New([]string{"127.0.0.1"}), Sealer: e.sealer, Logger: log})
+	if err != nil {
+		return nil, err
+	}
 	wctx, stop := context.WithCancel(ctx)
 	wdone := make(chan struct{})
 	go func() { _ = w.Run(wctx); close(wdone) }()

@@ -131,7 +131,7 @@ func testShow(c *client, id string, out io.Writer, asJSON bool) error {
 	}
 	if asJSON {
 		b, _ := json.Marshal(struct {
-			Test     api.TestView          `json:"test"`
+			Test     api.TestView        `json:"test"`
 			Versions []store.TestVersion `json:"versions"`
 		}{t, vs.Versions})
 		fmt.Fprintln(out, string(b))

@@ -114,13 +114,7 @@ func run(c config.Worker, log *slog.Logger) error {
 	defer b.Close()
 
 	cfg := worker.Config{ID: c.ID, AckWait: qcfg.AckWait, MaxAttempts: c.Queue.MaxAttempts, Prices: prices, Concurrency: c.Concurrency,
-		StepShots: c.StepShots}
-	if c.DrainGrace != nil {
-		cfg.DrainGrace = *c.DrainGrace
-		if cfg.DrainGrace == 0 {
-			cfg.DrainGrace = -1 // hand back at the next step boundary at once
-		}
-	}
+		StepShots: c.StepShots, DrainGrace: c.DrainGrace}
 	runner := specrun.Runner{Dir: c.SpecRunner, Chromium: c.Chromium}
 	if err := runner.Available(); err != nil {
 		log.Warn("repairs will be reported but not proposed: no runner to verify them", "err", err)
@@ -152,8 +146,13 @@ func run(c config.Worker, log *slog.Logger) error {
 	if c.MetricsAddr != "" {
 		go serveMetrics(ctx, c.MetricsAddr, reg, log)
 	}
-	policy := netguard.New(c.AllowHosts)
-	return worker.New(cfg, st, cons, jobs.NewPublisher(js), b, model, policy, sealer, log).Run(ctx)
+	cfg.Store, cfg.Consumer, cfg.Publisher, cfg.Browser, cfg.Model = st, cons, jobs.NewPublisher(js), b, model
+	cfg.Policy, cfg.Sealer, cfg.Logger = netguard.New(c.AllowHosts), sealer, log
+	w, err := worker.New(cfg)
+	if err != nil {
+		return err
+	}
+	return w.Run(ctx)
 }
 
 // serveMetrics serves /metrics and a cheap /healthz until ctx ends.
