@@ -82,8 +82,8 @@ func (s *Session) CaptureState(limit int) (PageState, error) {
 	return ps, nil
 }
 
-// Change is one field of an element that changed.
-type Change struct {
+// FieldChange is one field of an element that changed.
+type FieldChange struct {
 	Element string `json:"element"`
 	Field   string `json:"field,omitempty"` // text, value, class, state; empty when From/To are whole representation lines
 	From    string `json:"from"`
@@ -96,13 +96,13 @@ type Delta struct {
 	Title *[2]string `json:"title,omitempty"`
 	// NewPage means another document was loaded: its representation is
 	// all new, so no element differences are listed.
-	NewPage     bool       `json:"new_page,omitempty"`
-	Appeared    []string   `json:"appeared,omitempty"`
-	Disappeared []string   `json:"disappeared,omitempty"`
-	Changed     []Change   `json:"changed,omitempty"`
-	Dialogs     []Dialog   `json:"dialogs,omitempty"`      // native dialogs the batch opened
-	Opened      []PageInfo `json:"opened_pages,omitempty"` // tabs and popups the batch opened
-	More        int        `json:"more,omitempty"`         // entries left out past the top N
+	NewPage     bool          `json:"new_page,omitempty"`
+	Appeared    []string      `json:"appeared,omitempty"`
+	Disappeared []string      `json:"disappeared,omitempty"`
+	Changed     []FieldChange `json:"changed,omitempty"`
+	Dialogs     []Dialog      `json:"dialogs,omitempty"`      // native dialogs the batch opened
+	Opened      []PageInfo    `json:"opened_pages,omitempty"` // tabs and popups the batch opened
+	More        int           `json:"more,omitempty"`         // entries left out past the top N
 }
 
 // Empty reports whether nothing changed.
@@ -182,7 +182,7 @@ func Diff(before, after PageState, n int) Delta {
 		for _, f := range [][3]string{{"text", b.Text, a.Text}, {"value", b.Value, a.Value}, {"class", b.Class, a.Class}, {"state", b.State, a.State}} {
 			if f[1] != f[2] {
 				if len(d.Changed) < n {
-					d.Changed = append(d.Changed, Change{Element: a.summary(), Field: f[0], From: f[1], To: f[2]})
+					d.Changed = append(d.Changed, FieldChange{Element: a.summary(), Field: f[0], From: f[1], To: f[2]})
 				} else {
 					d.More++
 				}
@@ -281,7 +281,7 @@ func DiffSnapshots(before, after Snapshot, n int) Delta {
 			}
 		case bl.content != al.content:
 			if len(d.Changed) < n {
-				d.Changed = append(d.Changed, Change{Element: clip(al.shown), From: clip(bl.content), To: clip(al.content)})
+				d.Changed = append(d.Changed, FieldChange{Element: clip(al.shown), From: clip(bl.content), To: clip(al.content)})
 			} else {
 				d.More++
 			}

@@ -27,18 +27,18 @@ func TestRelocateFindsDriftedElementsAndRefusesLookAlikes(t *testing.T) {
 	bread := browser.Target{Text: "Bread", Exact: true}
 	cases := []struct {
 		name    string
-		changes []demoapp.Change
+		changes []demoapp.Variation
 		target  browser.Target
 		opts    browser.RelocateOptions
 		want    want
 	}{
-		{"renamed test id", []demoapp.Change{demoapp.RenamedIDs}, add, browser.RelocateOptions{Visible: true}, want{true, "Add"}},
-		{"reworded button", []demoapp.Change{demoapp.Reworded}, add, browser.RelocateOptions{Visible: true}, want{true, "Add item"}},
-		{"renamed and reworded field", []demoapp.Change{demoapp.RenamedIDs, demoapp.Reworded}, field, browser.RelocateOptions{Visible: true}, want{true, "Item name"}},
-		{"re-wrapped and reworded button", []demoapp.Change{demoapp.Rewrapped, demoapp.Reworded, demoapp.RenamedIDs}, add, browser.RelocateOptions{Visible: true}, want{true, "Add item"}},
-		{"button removed", []demoapp.Change{demoapp.MissingAdd}, add, browser.RelocateOptions{Visible: true}, want{}},
-		{"banner removed", []demoapp.Change{demoapp.TipsGone}, dismiss, browser.RelocateOptions{Visible: true}, want{}},
-		{"text of a presence check never changes", []demoapp.Change{demoapp.RenamedIDs}, bread, browser.RelocateOptions{SameText: true}, want{true, ""}},
+		{"renamed test id", []demoapp.Variation{demoapp.RenamedIDs}, add, browser.RelocateOptions{Visible: true}, want{true, "Add"}},
+		{"reworded button", []demoapp.Variation{demoapp.Reworded}, add, browser.RelocateOptions{Visible: true}, want{true, "Add item"}},
+		{"renamed and reworded field", []demoapp.Variation{demoapp.RenamedIDs, demoapp.Reworded}, field, browser.RelocateOptions{Visible: true}, want{true, "Item name"}},
+		{"re-wrapped and reworded button", []demoapp.Variation{demoapp.Rewrapped, demoapp.Reworded, demoapp.RenamedIDs}, add, browser.RelocateOptions{Visible: true}, want{true, "Add item"}},
+		{"button removed", []demoapp.Variation{demoapp.MissingAdd}, add, browser.RelocateOptions{Visible: true}, want{}},
+		{"banner removed", []demoapp.Variation{demoapp.TipsGone}, dismiss, browser.RelocateOptions{Visible: true}, want{}},
+		{"text of a presence check never changes", []demoapp.Variation{demoapp.RenamedIDs}, bread, browser.RelocateOptions{SameText: true}, want{true, ""}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

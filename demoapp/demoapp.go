@@ -31,29 +31,29 @@ type Options struct {
 	Delay time.Duration // how long /api/report takes; default 800ms
 }
 
-// Change is one way the app differs from its baseline.
-type Change string
+// Variation is one way the app differs from its baseline.
+type Variation string
 
-// Changes. Drift keeps every feature working under new names, markup or
+// Variations. Drift keeps every feature working under new names, markup or
 // flow; a regression breaks one.
 const (
-	RenamedIDs   Change = "renamed_ids"  // ids, classes and test ids renamed
-	Reworded     Change = "reworded"     // buttons and labels reworded
-	Rewrapped    Change = "rewrapped"    // the list's form re-wrapped in new containers
-	Interstitial Change = "interstitial" // a cookie wall covers the list until accepted
-	TipsGone     Change = "tips_gone"    // the list's tips banner (and its Dismiss step) is gone
-	SlowAdd      Change = "slow_add"     // adding an item takes 7 s (timing)
-	DeadAdd      Change = "dead_add"     // regression: Add does nothing
-	WrongCount   Change = "wrong_count"  // regression: the item count is one too many
-	ErrorBanner  Change = "error_banner" // regression: adding fails with a server error and a banner
-	MissingAdd   Change = "missing_add"  // regression: the Add button is gone and adding is impossible
+	RenamedIDs   Variation = "renamed_ids"  // ids, classes and test ids renamed
+	Reworded     Variation = "reworded"     // buttons and labels reworded
+	Rewrapped    Variation = "rewrapped"    // the list's form re-wrapped in new containers
+	Interstitial Variation = "interstitial" // a cookie wall covers the list until accepted
+	TipsGone     Variation = "tips_gone"    // the list's tips banner (and its Dismiss step) is gone
+	SlowAdd      Variation = "slow_add"     // adding an item takes 7 s (timing)
+	DeadAdd      Variation = "dead_add"     // regression: Add does nothing
+	WrongCount   Variation = "wrong_count"  // regression: the item count is one too many
+	ErrorBanner  Variation = "error_banner" // regression: adding fails with a server error and a banner
+	MissingAdd   Variation = "missing_add"  // regression: the Add button is gone and adding is impossible
 )
 
-// Changes lists every change, drift first.
-var Changes = []Change{RenamedIDs, Reworded, Rewrapped, Interstitial, TipsGone, SlowAdd, DeadAdd, WrongCount, ErrorBanner, MissingAdd}
+// Variations lists every variation, drift first.
+var Variations = []Variation{RenamedIDs, Reworded, Rewrapped, Interstitial, TipsGone, SlowAdd, DeadAdd, WrongCount, ErrorBanner, MissingAdd}
 
 // Regression reports whether a change breaks the app rather than moving it.
-func (c Change) Regression() bool {
+func (c Variation) Regression() bool {
 	return c == DeadAdd || c == WrongCount || c == ErrorBanner || c == MissingAdd
 }
 
@@ -61,7 +61,7 @@ func (c Change) Regression() bool {
 type App struct {
 	mux     *http.ServeMux
 	mu      sync.Mutex
-	changes map[Change]bool
+	changes map[Variation]bool
 	// shopFixed turns the shop's seeded bugs off; danger counts its
 	// irreversible calls.
 	shopFixed bool
@@ -73,11 +73,11 @@ func Handler(o Options) http.Handler { return New(o) }
 
 // SetVariant makes the app differ from its baseline by changes (none: the
 // baseline). It applies to pages served from then on.
-func (a *App) SetVariant(changes ...Change) error {
-	m := map[Change]bool{}
+func (a *App) SetVariant(changes ...Variation) error {
+	m := map[Variation]bool{}
 	for _, c := range changes {
 		known := false
-		for _, k := range Changes {
+		for _, k := range Variations {
 			known = known || k == c
 		}
 		if !known {
@@ -91,7 +91,7 @@ func (a *App) SetVariant(changes ...Change) error {
 	return nil
 }
 
-func (a *App) has(c Change) bool {
+func (a *App) has(c Variation) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.changes[c]
@@ -108,7 +108,7 @@ func New(o Options) *App {
 	if o.Delay == 0 {
 		o.Delay = 800 * time.Millisecond
 	}
-	a := &App{mux: http.NewServeMux(), changes: map[Change]bool{}, danger: map[string]int{}}
+	a := &App{mux: http.NewServeMux(), changes: map[Variation]bool{}, danger: map[string]int{}}
 	mux := a.mux
 	a.shopRoutes(mux)
 	page := func(name string) http.HandlerFunc {
@@ -182,14 +182,14 @@ func New(o Options) *App {
 // variantData gives the templates one field per change.
 func variantData(on map[string]bool) map[string]bool {
 	out := map[string]bool{}
-	for _, c := range Changes {
+	for _, c := range Variations {
 		out[templateName(c)] = on[string(c)]
 	}
 	return out
 }
 
 // templateName is a change's name in the templates: renamed_ids → RenamedIDs.
-func templateName(c Change) string {
-	return map[Change]string{RenamedIDs: "RenamedIDs", Reworded: "Reworded", Rewrapped: "Rewrapped", Interstitial: "Interstitial",
+func templateName(c Variation) string {
+	return map[Variation]string{RenamedIDs: "RenamedIDs", Reworded: "Reworded", Rewrapped: "Rewrapped", Interstitial: "Interstitial",
 		TipsGone: "TipsGone", SlowAdd: "SlowAdd", DeadAdd: "DeadAdd", WrongCount: "WrongCount", ErrorBanner: "ErrorBanner", MissingAdd: "MissingAdd"}[c]
 }

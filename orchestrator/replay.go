@@ -54,15 +54,15 @@ const (
 	ClassUnknown      FailureClass = "unknown"
 )
 
-// Change is what a repair did to a step.
-type Change string
+// RepairChange is what a repair did to a step.
+type RepairChange string
 
 // Changes.
 const (
-	ChangeUnchanged Change = "unchanged"
-	ChangeModified  Change = "modified" // a locator or a command replaced
-	ChangeInserted  Change = "inserted" // commands added before a recorded one
-	ChangeRemoved   Change = "removed"  // the step is no longer needed
+	ChangeUnchanged RepairChange = "unchanged"
+	ChangeModified  RepairChange = "modified" // a locator or a command replaced
+	ChangeInserted  RepairChange = "inserted" // commands added before a recorded one
+	ChangeRemoved   RepairChange = "removed"  // the step is no longer needed
 )
 
 // Repair tiers, cheapest first.
@@ -75,7 +75,7 @@ const (
 
 // StepRepair says how a replayed step went and what was changed.
 type StepRepair struct {
-	Change     Change              `json:"change"`
+	Change     RepairChange        `json:"change"`
 	Class      FailureClass        `json:"class,omitempty"`
 	Tier       string              `json:"tier"`
 	Reason     string              `json:"reason,omitempty"`

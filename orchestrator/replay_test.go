@@ -37,12 +37,12 @@ func stuck(why string) llmtest.Reply {
 func TestRepairHealsDriftAndNeverRegressions(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
-		change  demoapp.Change
+		change  demoapp.Variation
 		replies []llmtest.Reply
 		verdict orchestrator.Verdict
 		class   orchestrator.FailureClass
 		tier    string
-		change_ orchestrator.Change
+		change_ orchestrator.RepairChange
 		calls   int
 		spec    string // the healed spec says
 	}{

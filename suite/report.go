@@ -38,7 +38,7 @@ type StepChange struct {
 	Step     int                       `json:"step"`
 	Goal     string                    `json:"goal"`
 	Status   string                    `json:"status"`
-	Change   orchestrator.Change       `json:"change"`
+	Change   orchestrator.RepairChange `json:"change"`
 	Class    orchestrator.FailureClass `json:"class,omitempty"`
 	Tier     string                    `json:"tier,omitempty"`
 	Reason   string                    `json:"reason,omitempty"`

@@ -22,14 +22,16 @@ type SpecRunner interface {
 	RunReport(ctx context.Context, spec string, o specrun.Options) ([]specrun.TestResult, error)
 }
 
-// runTest replays a stored test; with repair it also repairs its drift.
+// runTest runs a replay or a repair job (kind) of a stored test: both
+// replay it, and a repair also repairs its drift.
 // A repair job succeeds when the test passes (as it was, healed, or flaky)
 // and fails with the report when it found a regression or could not repair
 // it, so a succeeded job's spec always passes. A repaired spec is proposed
 // as the test's next version only after it passed under @playwright/test,
 // through the job's egress guard. A replay changes nothing: it succeeds
 // when the test passes and fails with per-step results when it does not.
-func (w *Worker) runTest(ctx context.Context, claim store.Claim, cancelled func() bool, log *slog.Logger, repair bool) finish {
+func (w *Worker) runTest(ctx context.Context, claim store.Claim, cancelled func() bool, log *slog.Logger, kind jobs.Kind) finish {
+	repair := kind == jobs.KindRepair
 	var req jobs.RepairRequest
 	if err := json.Unmarshal(claim.Input, &req); err != nil {
 		return failed("the job's input cannot be decoded: " + err.Error())

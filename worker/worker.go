@@ -433,9 +433,9 @@ func (w *Worker) run(ctx context.Context, claim store.Claim, cancelled func() bo
 	case jobs.KindScenario:
 		return w.runScenario(ctx, claim, cancelled, log)
 	case jobs.KindRepair:
-		return w.runTest(ctx, claim, cancelled, log, true)
+		return w.runTest(ctx, claim, cancelled, log, jobs.KindRepair)
 	case jobs.KindReplay:
-		return w.runTest(ctx, claim, cancelled, log, false)
+		return w.runTest(ctx, claim, cancelled, log, jobs.KindReplay)
 	case jobs.KindSuiteRun, jobs.KindSuiteRepair:
 		return w.runSuite(ctx, claim, log)
 	case jobs.KindExploration:

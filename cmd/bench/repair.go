@@ -54,7 +54,7 @@ func repairModel(req llmtest.Request) string {
 }
 
 type repairRow struct {
-	change   demoapp.Change
+	change   demoapp.Variation
 	verdict  orchestrator.Verdict
 	green    bool // the run ended succeeded
 	specOK   bool // the repaired spec passed under @playwright/test
@@ -102,7 +102,7 @@ func (e *env) repairBench(ctx context.Context) error {
 	replayPerStep, runnerPerStep := replay.Timing.Total.Seconds()/n, runnerTime.Seconds()/n
 
 	var rows []repairRow
-	for _, c := range demoapp.Changes {
+	for _, c := range demoapp.Variations {
 		if err := app.SetVariant(c); err != nil {
 			return err
 		}
@@ -171,7 +171,7 @@ func (e *env) repairBench(ctx context.Context) error {
 }
 
 // driftClass is the class of failure each change of the demo app causes.
-func driftClass(c demoapp.Change) string {
+func driftClass(c demoapp.Variation) string {
 	switch c {
 	case demoapp.RenamedIDs, demoapp.Reworded, demoapp.Rewrapped:
 		return "locator drift"
