@@ -356,6 +356,19 @@ func dialogLines(cr CommandReport) []string {
 }
 
 func assertionLine(c browser.Command, loc, v, via, to string) string {
+	if m, ok := MatcherOf(c.Assert); ok {
+		not, arg := "", to
+		if m.Not {
+			not = ".not"
+		}
+		switch m.Arg {
+		case ArgText:
+			arg = args(v, to)
+		case ArgCount:
+			arg = args(c.Value, to)
+		}
+		return fmt.Sprintf("await expect(%s)%s.%s(%s);", loc, not, m.Name, arg)
+	}
 	switch c.Assert {
 	case "urlContains":
 		return fmt.Sprintf("await expect(%s).toHaveURL(%s);", loc, args(fmt.Sprintf("/%s/", jsRegex(c.Value)), to))
@@ -367,30 +380,10 @@ func assertionLine(c browser.Command, loc, v, via, to string) string {
 		return fmt.Sprintf("await expect(%s).toHaveTitle(%s);", loc, args(v, to))
 	case "dialogContains":
 		return fmt.Sprintf("await expect.poll(() => lastDialog%s).toContain(%s);", prefixComma(to), v)
-	case "textContains":
-		return fmt.Sprintf("await expect(%s).toContainText(%s);", loc, args(v, to))
-	case "textEquals":
-		return fmt.Sprintf("await expect(%s).toHaveText(%s);", loc, args(v, to))
-	case "valueEquals":
-		return fmt.Sprintf("await expect(%s).toHaveValue(%s);", loc, args(v, to))
 	case "valueEmpty":
 		return fmt.Sprintf("await expect(%s).toHaveValue(%s);", loc, args("''", to))
 	case "selectedLabel":
 		return fmt.Sprintf("await expect(%s.locator('option:checked')).toHaveText(%s);", loc, args(v, to))
-	case "isVisible":
-		return fmt.Sprintf("await expect(%s).toBeVisible(%s);", loc, to)
-	case "isHidden":
-		return fmt.Sprintf("await expect(%s).toBeHidden(%s);", loc, to)
-	case "isEnabled":
-		return fmt.Sprintf("await expect(%s).toBeEnabled(%s);", loc, to)
-	case "isDisabled":
-		return fmt.Sprintf("await expect(%s).toBeDisabled(%s);", loc, to)
-	case "isChecked":
-		return fmt.Sprintf("await expect(%s).toBeChecked(%s);", loc, to)
-	case "isUnchecked":
-		return fmt.Sprintf("await expect(%s).not.toBeChecked(%s);", loc, to)
-	case "countEquals":
-		return fmt.Sprintf("await expect(%s).toHaveCount(%s);", loc, args(c.Value, to))
 	case "countGreaterThan":
 		return fmt.Sprintf("await expect.poll(() => %s.count()%s).toBeGreaterThan(%s);", loc, prefixComma(to), c.Value)
 	case "countLessThan":

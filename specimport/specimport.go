@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -638,45 +639,52 @@ func (p *importer) expectation(call *ast.CallExpression, dot *ast.DotExpression,
 		}
 		return true
 	}
-	if negated {
-		if matcher == "toBeVisible" && noArgs() {
-			return verify("isHidden", "")
-		}
-		if matcher == "toBeChecked" && noArgs() {
-			return verify("isUnchecked", "")
-		}
-		p.unsupported(call, "expect(…).not."+matcher+" (only not.toBeVisible and not.toBeChecked)")
+	m, ok := orchestrator.MatcherNamed(matcher, negated)
+	switch {
+	case !ok && negated:
+		p.unsupported(call, "expect(…).not."+matcher+" (only not."+strings.Join(negatable(), " and not.")+")")
+		return browser.Command{}, false
+	case !ok:
+		p.unsupported(call, "the assertion "+matcher)
 		return browser.Command{}, false
 	}
-	switch matcher {
-	case "toBeVisible", "toBeHidden", "toBeEnabled", "toBeDisabled", "toBeChecked":
-		if !noArgs() {
-			return browser.Command{}, false
-		}
-		return verify(map[string]string{"toBeVisible": "isVisible", "toBeHidden": "isHidden", "toBeEnabled": "isEnabled",
-			"toBeDisabled": "isDisabled", "toBeChecked": "isChecked"}[matcher], "")
-	case "toHaveText", "toContainText", "toHaveValue":
+	switch m.Arg {
+	case orchestrator.ArgText:
 		v, ok := p.oneString(call, matcher)
 		if !ok {
 			return browser.Command{}, false
 		}
-		if matcher == "toHaveValue" && v == "" {
+		if m.Assert == "valueEquals" && v == "" {
 			return verify("valueEmpty", "")
 		}
-		return verify(map[string]string{"toHaveText": "textEquals", "toContainText": "textContains", "toHaveValue": "valueEquals"}[matcher], v)
-	case "toHaveCount":
+		return verify(m.Assert, v)
+	case orchestrator.ArgCount:
 		if len(call.ArgumentList) != 1 {
-			p.unsupported(call, "toHaveCount takes one number")
+			p.unsupported(call, matcher+" takes one number")
 			return browser.Command{}, false
 		}
 		n, ok := p.integer(call.ArgumentList[0])
 		if !ok {
 			return browser.Command{}, false
 		}
-		return verify("countEquals", strconv.Itoa(n))
+		return verify(m.Assert, strconv.Itoa(n))
 	}
-	p.unsupported(call, "the assertion "+matcher)
-	return browser.Command{}, false
+	if !noArgs() {
+		return browser.Command{}, false
+	}
+	return verify(m.Assert, "")
+}
+
+// negatable are the matchers read with .not, in the table's order.
+func negatable() []string {
+	var out []string
+	for _, m := range orchestrator.Matchers {
+		if m.Not {
+			out = append(out, m.Name)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // locator reads a locator expression rooted at page.

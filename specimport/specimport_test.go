@@ -2,11 +2,13 @@ package specimport_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/webpilot/webpilot/orchestrator"
 	"github.com/webpilot/webpilot/specimport"
 )
 
@@ -141,6 +143,34 @@ func TestImportReadsFrameChains(t *testing.T) {
 		"page.locator('#outer').contentFrame().locator('#inner').contentFrame().getByText('Saved')"} {
 		if !strings.Contains(tests[0].Script, want) {
 			t.Errorf("spec lacks %q:\n%s", want, tests[0].Script)
+		}
+	}
+}
+
+// TestEveryMatcherReadsBackToItsAssertion: the importer reads each matcher
+// of the shared table (orchestrator.Matchers, which the emitter writes
+// from) back into the assertion it stands for.
+func TestEveryMatcherReadsBackToItsAssertion(t *testing.T) {
+	t.Parallel()
+	for _, m := range orchestrator.Matchers {
+		arg := ""
+		switch m.Arg {
+		case orchestrator.ArgText:
+			arg = "'abc'"
+		case orchestrator.ArgCount:
+			arg = "3"
+		}
+		not := ""
+		if m.Not {
+			not = ".not"
+		}
+		src := fmt.Sprintf("test('t', async ({ page }) => {\n  await page.goto('http://127.0.0.1:1/');\n  await expect(page.getByTestId('x'))%s.%s(%s);\n});\n", not, m.Name, arg)
+		tests, err := specimport.Parse("m.spec.ts", src, specimport.Options{})
+		if err != nil {
+			t.Fatalf("%s%s: %v", not, m.Name, err)
+		}
+		if c := tests[0].Manifest[0].Entries[0].Command; c.Assert != m.Assert {
+			t.Errorf("%s%s read as %q, want %q", not, m.Name, c.Assert, m.Assert)
 		}
 	}
 }
