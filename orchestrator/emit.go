@@ -475,37 +475,27 @@ func targetCode(t browser.Target) string {
 }
 
 func byCode(root string, t browser.Target) string {
-	opt := ""
-	if t.Exact {
-		opt = ", { exact: true }"
-	}
-	switch {
-	case t.TestID != "":
-		return fmt.Sprintf("%s.getByTestId(%s)", root, jsString(t.TestID))
-	case t.Role != "":
-		var o []string
-		if t.Name != "" {
-			o = append(o, "name: "+jsString(t.Name))
+	for _, m := range LocatorMethods {
+		v := *m.Field(&t)
+		switch {
+		case v == "":
+			continue
+		case m.Name == "getByRole":
+			var o []string
+			if t.Name != "" {
+				o = append(o, "name: "+jsString(t.Name))
+			}
+			if t.Exact {
+				o = append(o, "exact: true")
+			}
+			if len(o) == 0 {
+				return fmt.Sprintf("%s.getByRole(%s)", root, jsString(v))
+			}
+			return fmt.Sprintf("%s.getByRole(%s, { %s })", root, jsString(v), strings.Join(o, ", "))
+		case m.Exact && t.Exact:
+			return fmt.Sprintf("%s.%s(%s, { exact: true })", root, m.Name, jsString(v))
 		}
-		if t.Exact {
-			o = append(o, "exact: true")
-		}
-		if len(o) == 0 {
-			return fmt.Sprintf("%s.getByRole(%s)", root, jsString(t.Role))
-		}
-		return fmt.Sprintf("%s.getByRole(%s, { %s })", root, jsString(t.Role), strings.Join(o, ", "))
-	case t.Placeholder != "":
-		return fmt.Sprintf("%s.getByPlaceholder(%s%s)", root, jsString(t.Placeholder), opt)
-	case t.Label != "":
-		return fmt.Sprintf("%s.getByLabel(%s%s)", root, jsString(t.Label), opt)
-	case t.Alt != "":
-		return fmt.Sprintf("%s.getByAltText(%s%s)", root, jsString(t.Alt), opt)
-	case t.Text != "":
-		return fmt.Sprintf("%s.getByText(%s%s)", root, jsString(t.Text), opt)
-	case t.Title != "":
-		return fmt.Sprintf("%s.getByTitle(%s%s)", root, jsString(t.Title), opt)
-	case t.CSS != "":
-		return fmt.Sprintf("%s.locator(%s)", root, jsString(t.CSS))
+		return fmt.Sprintf("%s.%s(%s)", root, m.Name, jsString(v))
 	}
 	return ""
 }

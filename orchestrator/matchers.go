@@ -1,5 +1,7 @@
 package orchestrator
 
+import "github.com/webpilot/webpilot/browser"
+
 // Matcher is how an element assertion is written with @playwright/test's
 // web-first expect: the spec emitter writes a command's assertion with the
 // first Matcher of its Assert, and the spec importer reads a matcher back
@@ -58,4 +60,39 @@ func MatcherNamed(name string, not bool) (Matcher, bool) {
 		}
 	}
 	return Matcher{}, false
+}
+
+// LocatorMethod is a Playwright locator method and the target field it
+// stands for. The emitter writes a target with the first method, in this
+// order of preference, whose field is set; the importer reads each method
+// into its field.
+type LocatorMethod struct {
+	Name string
+	// Field is the target's field the method's first argument fills.
+	Field func(*browser.Target) *string
+	// Exact says the method takes { exact: true } (getByRole takes it among
+	// its own options).
+	Exact bool
+}
+
+// LocatorMethods are the locator methods, most robust first.
+var LocatorMethods = []LocatorMethod{
+	{Name: "getByTestId", Field: func(t *browser.Target) *string { return &t.TestID }},
+	{Name: "getByRole", Field: func(t *browser.Target) *string { return &t.Role }},
+	{Name: "getByPlaceholder", Field: func(t *browser.Target) *string { return &t.Placeholder }, Exact: true},
+	{Name: "getByLabel", Field: func(t *browser.Target) *string { return &t.Label }, Exact: true},
+	{Name: "getByAltText", Field: func(t *browser.Target) *string { return &t.Alt }, Exact: true},
+	{Name: "getByText", Field: func(t *browser.Target) *string { return &t.Text }, Exact: true},
+	{Name: "getByTitle", Field: func(t *browser.Target) *string { return &t.Title }, Exact: true},
+	{Name: "locator", Field: func(t *browser.Target) *string { return &t.CSS }},
+}
+
+// LocatorMethodNamed is the locator method called name.
+func LocatorMethodNamed(name string) (LocatorMethod, bool) {
+	for _, m := range LocatorMethods {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return LocatorMethod{}, false
 }

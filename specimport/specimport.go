@@ -838,27 +838,12 @@ func (p *importer) byMethod(call *ast.CallExpression, method string) (browser.Ta
 		return browser.Target{}, false
 	}
 	var t browser.Target
-	switch method {
-	case "getByRole":
-		t.Role = v
-	case "getByLabel":
-		t.Label = v
-	case "getByPlaceholder":
-		t.Placeholder = v
-	case "getByText":
-		t.Text = v
-	case "getByTestId":
-		t.TestID = v
-	case "getByAltText":
-		t.Alt = v
-	case "getByTitle":
-		t.Title = v
-	case "locator":
-		t.CSS = v
-	default:
+	m, ok := orchestrator.LocatorMethodNamed(method)
+	if !ok {
 		p.unsupported(call, "the locator "+method)
 		return browser.Target{}, false
 	}
+	*m.Field(&t) = v
 	if len(args) == 2 {
 		obj, ok := args[1].(*ast.ObjectLiteral)
 		if !ok {
