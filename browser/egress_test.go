@@ -16,6 +16,21 @@ import (
 	"github.com/webpilot/webpilot/netguard/netguardtest"
 )
 
+// guardedSession opens a session whose every connection goes through its
+// own tunnel of the egress proxy, as a job's does.
+func guardedSession(t *testing.T, policy *netguard.Policy, proxy *netguard.Proxy) *browser.Session {
+	t.Helper()
+	tun := proxy.Open()
+	t.Cleanup(tun.Close)
+	s, err := browsertest.Browser(t).NewSession(context.Background(), browser.SessionOptions{Policy: policy,
+		Egress: &browser.EgressProxy{Server: proxy.Server(), Username: tun.User, Password: tun.Password, Blocked: tun.Blocked}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
 // TestEgressHasNoWayAround loads pages that try every known way to reach a
 // canary server on a loopback port the job may not use — redirects of each
 // kind and chains, other names for loopback, subresources, forms, popups,
@@ -79,17 +94,7 @@ func TestEgressHasNoWayAround(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = proxy.Close() })
 
-	session := func(t *testing.T) *browser.Session {
-		tun := proxy.Open()
-		t.Cleanup(tun.Close)
-		s, err := browsertest.Browser(t).NewSession(context.Background(), browser.SessionOptions{Policy: policy,
-			Egress: &browser.EgressProxy{Server: proxy.Server(), Username: tun.User, Password: tun.Password, Blocked: tun.Blocked}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
-		return s
-	}
+	session := func(t *testing.T) *browser.Session { return guardedSession(t, policy, proxy) }
 	type vector struct {
 		name, url string
 		reported  bool // the attempt reaches the network layer and must be reported

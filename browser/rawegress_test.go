@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/webpilot/webpilot/browser"
-	"github.com/webpilot/webpilot/browser/browsertest"
 	"github.com/webpilot/webpilot/netguard"
 	"github.com/webpilot/webpilot/netguard/netguardtest"
 )
@@ -51,14 +49,7 @@ func TestNoBareConnectionGetsOut(t *testing.T) {
 	for name := range vectors {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			tun := proxy.Open()
-			t.Cleanup(tun.Close)
-			s, err := browsertest.Browser(t).NewSession(context.Background(), browser.SessionOptions{Policy: policy,
-				Egress: &browser.EgressProxy{Server: proxy.Server(), Username: tun.User, Password: tun.Password, Blocked: tun.Blocked}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = s.Close() })
+			s := guardedSession(t, policy, proxy)
 			if err := s.Navigate(context.Background(), app.URL+"/v/"+name); err != nil {
 				t.Fatal(err)
 			}
