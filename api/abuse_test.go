@@ -14,12 +14,12 @@ import (
 	"time"
 
 	"github.com/webpilot/webpilot/api"
-	"github.com/webpilot/webpilot/jobs"
-	"github.com/webpilot/webpilot/jobs/natstest"
-	"github.com/webpilot/webpilot/netguard"
-	"github.com/webpilot/webpilot/outbox"
-	"github.com/webpilot/webpilot/store"
-	"github.com/webpilot/webpilot/store/storetest"
+	"github.com/webpilot/webpilot/internal/jobs"
+	"github.com/webpilot/webpilot/internal/jobs/natstest"
+	"github.com/webpilot/webpilot/internal/netguard"
+	"github.com/webpilot/webpilot/internal/outbox"
+	"github.com/webpilot/webpilot/internal/store"
+	"github.com/webpilot/webpilot/internal/store/storetest"
 )
 
 // abuseServer runs the API behind the dispatcher's own HTTP server

@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/webpilot/webpilot/scenario"
-	"github.com/webpilot/webpilot/store"
+	"github.com/webpilot/webpilot/internal/scenario"
+	"github.com/webpilot/webpilot/internal/store"
 )
 
 // TenantRequest is the body of POST /v1/admin/tenants.

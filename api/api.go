@@ -30,10 +30,10 @@ import (
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"golang.org/x/sync/semaphore"
 
-	"github.com/webpilot/webpilot/jobs"
-	"github.com/webpilot/webpilot/scenario"
-	"github.com/webpilot/webpilot/store"
-	"github.com/webpilot/webpilot/tracing"
+	"github.com/webpilot/webpilot/internal/jobs"
+	"github.com/webpilot/webpilot/internal/scenario"
+	"github.com/webpilot/webpilot/internal/store"
+	"github.com/webpilot/webpilot/internal/tracing"
 )
 
 // Sender hands a stored job's message over for publishing; *outbox.Sender

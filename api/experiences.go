@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/webpilot/webpilot/scenario"
-	"github.com/webpilot/webpilot/store"
+	"github.com/webpilot/webpilot/internal/scenario"
+	"github.com/webpilot/webpilot/internal/store"
 )
 
 // ExperienceList is what the tenant's jobs learned about its apps.

@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/webpilot/webpilot/orchestrator"
-	"github.com/webpilot/webpilot/store"
+	"github.com/webpilot/webpilot/internal/orchestrator"
+	"github.com/webpilot/webpilot/internal/store"
 )
 
 // FindingView is one finding of an exploration as the API shows it.

@@ -12,11 +12,11 @@ import (
 	"testing"
 
 	"github.com/webpilot/webpilot/api"
-	"github.com/webpilot/webpilot/jobs"
-	"github.com/webpilot/webpilot/jobs/natstest"
-	"github.com/webpilot/webpilot/netguard"
-	"github.com/webpilot/webpilot/outbox"
-	"github.com/webpilot/webpilot/store/storetest"
+	"github.com/webpilot/webpilot/internal/jobs"
+	"github.com/webpilot/webpilot/internal/jobs/natstest"
+	"github.com/webpilot/webpilot/internal/netguard"
+	"github.com/webpilot/webpilot/internal/outbox"
+	"github.com/webpilot/webpilot/internal/store/storetest"
 )
 
 // fuzzServer is the real API on a real database and queue.

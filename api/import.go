@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/webpilot/webpilot/scenario"
-	"github.com/webpilot/webpilot/specimport"
-	"github.com/webpilot/webpilot/store"
+	"github.com/webpilot/webpilot/internal/scenario"
+	"github.com/webpilot/webpilot/internal/specimport"
+	"github.com/webpilot/webpilot/internal/store"
 )
 
 // Import limits.

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/webpilot/webpilot/api"
-	"github.com/webpilot/webpilot/store"
+	"github.com/webpilot/webpilot/internal/store"
 )
 
 func importBody(t testing.TB, files ...string) []byte {

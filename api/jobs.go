@@ -16,10 +16,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/webpilot/webpilot/jobs"
-	"github.com/webpilot/webpilot/scenario"
-	"github.com/webpilot/webpilot/store"
-	"github.com/webpilot/webpilot/tracing"
+	"github.com/webpilot/webpilot/internal/jobs"
+	"github.com/webpilot/webpilot/internal/scenario"
+	"github.com/webpilot/webpilot/internal/store"
+	"github.com/webpilot/webpilot/internal/tracing"
 )
 
 // JobView is a job as the API returns it.

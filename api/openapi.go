@@ -15,12 +15,12 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3gen"
 
-	"github.com/webpilot/webpilot/explore"
-	"github.com/webpilot/webpilot/jobs"
-	"github.com/webpilot/webpilot/orchestrator"
-	"github.com/webpilot/webpilot/scenario"
-	"github.com/webpilot/webpilot/store"
-	"github.com/webpilot/webpilot/suite"
+	"github.com/webpilot/webpilot/internal/explore"
+	"github.com/webpilot/webpilot/internal/jobs"
+	"github.com/webpilot/webpilot/internal/orchestrator"
+	"github.com/webpilot/webpilot/internal/scenario"
+	"github.com/webpilot/webpilot/internal/store"
+	"github.com/webpilot/webpilot/internal/suite"
 )
 
 // access is who may call a route.

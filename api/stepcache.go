@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/webpilot/webpilot/scenario"
+	"github.com/webpilot/webpilot/internal/scenario"
 )
 
 // StepCacheView is one step cache entry as the API shows it.

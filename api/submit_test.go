@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/webpilot/webpilot/api"
-	"github.com/webpilot/webpilot/store"
+	"github.com/webpilot/webpilot/internal/store"
 )
 
 // TestSubmitRefusesWhatOnlyTheWorkerCaught: host-relative and backslash

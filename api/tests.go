@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/webpilot/webpilot/store"
+	"github.com/webpilot/webpilot/internal/store"
 )
 
 // TestView is a stored test as the API shows it: its current accepted

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/webpilot/webpilot/browser/browsertest"
 	"github.com/webpilot/webpilot/e2e/chaos"
+	"github.com/webpilot/webpilot/internal/browser/browsertest"
 )
 
 // TestChaosDrill runs 54 jobs over three tenants (one capped at a single

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/webpilot/webpilot/demoapp"
+	"github.com/webpilot/webpilot/internal/demoapp"
 )
 
 // demoPassword is the demo app's password (demoapp.Password).

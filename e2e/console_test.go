@@ -16,10 +16,10 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
-	"github.com/webpilot/webpilot/browser/browsertest"
-	"github.com/webpilot/webpilot/llm"
-	"github.com/webpilot/webpilot/llm/llmtest"
-	"github.com/webpilot/webpilot/worker"
+	"github.com/webpilot/webpilot/internal/browser/browsertest"
+	"github.com/webpilot/webpilot/internal/llm"
+	"github.com/webpilot/webpilot/internal/llm/llmtest"
+	"github.com/webpilot/webpilot/internal/worker"
 )
 
 // consoleSignIn opens the console in a fresh Chromium context at path,

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/webpilot/webpilot/browser/browsertest"
-	"github.com/webpilot/webpilot/demoapp"
-	"github.com/webpilot/webpilot/llm"
-	"github.com/webpilot/webpilot/llm/llmtest"
+	"github.com/webpilot/webpilot/internal/browser/browsertest"
+	"github.com/webpilot/webpilot/internal/demoapp"
+	"github.com/webpilot/webpilot/internal/llm"
+	"github.com/webpilot/webpilot/internal/llm/llmtest"
 )
 
 // buildWorker compiles cmd/worker for the test.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/webpilot/webpilot/netguard/netguardtest"
+	"github.com/webpilot/webpilot/internal/netguard/netguardtest"
 )
 
 // TestEgressBlockIsInTheJobsReport: a page whose image redirects to a host

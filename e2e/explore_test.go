@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/webpilot/webpilot/api"
-	"github.com/webpilot/webpilot/demoapp"
-	"github.com/webpilot/webpilot/explore/exploretest"
-	"github.com/webpilot/webpilot/llm"
-	"github.com/webpilot/webpilot/llm/llmtest"
+	"github.com/webpilot/webpilot/internal/demoapp"
+	"github.com/webpilot/webpilot/internal/explore/exploretest"
+	"github.com/webpilot/webpilot/internal/llm"
+	"github.com/webpilot/webpilot/internal/llm/llmtest"
 )
 
 // TestExplorationOfTheShopThroughTheStack explores the demo shop from the

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/webpilot/webpilot/api"
-	"github.com/webpilot/webpilot/browser/browsertest"
-	"github.com/webpilot/webpilot/demoapp"
-	"github.com/webpilot/webpilot/orchestrator"
+	"github.com/webpilot/webpilot/internal/browser/browsertest"
+	"github.com/webpilot/webpilot/internal/demoapp"
+	"github.com/webpilot/webpilot/internal/orchestrator"
 )
 
 // TestImportedSpecsReplayPassAndHeal imports a folder of specs written the
@@ -34,7 +34,7 @@ func TestImportedSpecsReplayPassAndHeal(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	files, _ := filepath.Glob("../specimport/testdata/specs/*.spec.ts")
+	files, _ := filepath.Glob("../internal/specimport/testdata/specs/*.spec.ts")
 	out, err := cli(append(append([]string{"import"}, files...), "--base", s.demo, "--tag", "imported")...)
 	if err != nil || !strings.Contains(out, "5 tests imported from 3 files") {
 		t.Fatalf("import: %v\n%s", err, out)
@@ -88,7 +88,7 @@ func TestImportedSpecsReplayPassAndHeal(t *testing.T) {
 	}
 
 	// Unsupported constructs: a 400 naming each line; nothing stored.
-	bad, _ := os.ReadFile("../specimport/testdata/unsupported/mixed.spec.ts")
+	bad, _ := os.ReadFile("../internal/specimport/testdata/unsupported/mixed.spec.ts")
 	code, body := s.call(t, "POST", "/v1/tests/import", key, mustJSONBody(t, map[string]any{"files": []any{
 		map[string]string{"name": "mixed.spec.ts", "content": string(bad)}}}))
 	for _, want := range []string{"files[0] (mixed.spec.ts) line 5", "line 7", "waitForTimeout", "line 8", "line 11", "regular expression", "line 13"} {
@@ -100,7 +100,7 @@ func TestImportedSpecsReplayPassAndHeal(t *testing.T) {
 	if len(list.Tests) != 5 {
 		t.Errorf("a refused import stored tests: %d", len(list.Tests))
 	}
-	if out, err := cli("import", "../specimport/testdata/unsupported/mixed.spec.ts"); err == nil || !strings.Contains(out, "line 8") {
+	if out, err := cli("import", "../internal/specimport/testdata/unsupported/mixed.spec.ts"); err == nil || !strings.Contains(out, "line 8") {
 		t.Errorf("CLI import of unsupported constructs: %v\n%s", err, out)
 	}
 }

@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/webpilot/webpilot/jobs"
-	"github.com/webpilot/webpilot/llm"
-	"github.com/webpilot/webpilot/llm/llmtest"
-	"github.com/webpilot/webpilot/reconcile"
-	"github.com/webpilot/webpilot/store"
-	"github.com/webpilot/webpilot/worker"
+	"github.com/webpilot/webpilot/internal/jobs"
+	"github.com/webpilot/webpilot/internal/llm"
+	"github.com/webpilot/webpilot/internal/llm/llmtest"
+	"github.com/webpilot/webpilot/internal/reconcile"
+	"github.com/webpilot/webpilot/internal/store"
+	"github.com/webpilot/webpilot/internal/worker"
 )
 
 // scenarioJSON encodes a scenario the way the dispatcher stores it.

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/webpilot/webpilot/jobs"
-	"github.com/webpilot/webpilot/llm/llmtest"
-	"github.com/webpilot/webpilot/reconcile"
-	"github.com/webpilot/webpilot/store"
-	"github.com/webpilot/webpilot/store/storetest"
+	"github.com/webpilot/webpilot/internal/jobs"
+	"github.com/webpilot/webpilot/internal/llm/llmtest"
+	"github.com/webpilot/webpilot/internal/reconcile"
+	"github.com/webpilot/webpilot/internal/store"
+	"github.com/webpilot/webpilot/internal/store/storetest"
 )
 
 // TestPostgresOutageMidRun stops PostgreSQL for 60 s while worker processes

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/webpilot/webpilot/api"
-	"github.com/webpilot/webpilot/demoapp"
-	"github.com/webpilot/webpilot/store"
-	"github.com/webpilot/webpilot/suite"
+	"github.com/webpilot/webpilot/internal/demoapp"
+	"github.com/webpilot/webpilot/internal/store"
+	"github.com/webpilot/webpilot/internal/suite"
 )
 
 // TestRepairJobProposesAVerifiedVersionAndReportsRegressions generates a

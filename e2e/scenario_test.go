@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/webpilot/webpilot/api"
-	"github.com/webpilot/webpilot/browser/browsertest"
-	"github.com/webpilot/webpilot/demoapp"
-	"github.com/webpilot/webpilot/llm"
-	"github.com/webpilot/webpilot/llm/llmtest"
+	"github.com/webpilot/webpilot/internal/browser/browsertest"
+	"github.com/webpilot/webpilot/internal/demoapp"
+	"github.com/webpilot/webpilot/internal/llm"
+	"github.com/webpilot/webpilot/internal/llm/llmtest"
 )
 
 func TestScenarioThroughAPIQueueWorkerAndBrowser(t *testing.T) {

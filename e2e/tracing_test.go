@@ -14,7 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/webpilot/webpilot/api"
-	"github.com/webpilot/webpilot/llm"
+	"github.com/webpilot/webpilot/internal/llm"
 )
 
 // recorded installs, once for the test binary, a tracer provider that keeps

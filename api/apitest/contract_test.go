@@ -13,7 +13,7 @@ import (
 
 	"github.com/webpilot/webpilot/api"
 	"github.com/webpilot/webpilot/api/apitest"
-	"github.com/webpilot/webpilot/jobs"
+	"github.com/webpilot/webpilot/internal/jobs"
 )
 
 // TestTheDocumentIsServedAsOpenAPI31 reads /v1/openapi.json as a client

@@ -7,16 +7,16 @@ import (
 	"os"
 	"time"
 
-	"github.com/webpilot/webpilot/browser"
-	"github.com/webpilot/webpilot/browser/browsertest"
-	"github.com/webpilot/webpilot/demoapp"
-	"github.com/webpilot/webpilot/explore"
-	"github.com/webpilot/webpilot/explore/exploretest"
-	"github.com/webpilot/webpilot/jobs"
-	"github.com/webpilot/webpilot/llm"
-	"github.com/webpilot/webpilot/llm/llmtest"
-	"github.com/webpilot/webpilot/netguard"
-	"github.com/webpilot/webpilot/specrun"
+	"github.com/webpilot/webpilot/internal/browser"
+	"github.com/webpilot/webpilot/internal/browser/browsertest"
+	"github.com/webpilot/webpilot/internal/demoapp"
+	"github.com/webpilot/webpilot/internal/explore"
+	"github.com/webpilot/webpilot/internal/explore/exploretest"
+	"github.com/webpilot/webpilot/internal/jobs"
+	"github.com/webpilot/webpilot/internal/llm"
+	"github.com/webpilot/webpilot/internal/llm/llmtest"
+	"github.com/webpilot/webpilot/internal/netguard"
+	"github.com/webpilot/webpilot/internal/specrun"
 )
 
 type exploreRow struct {

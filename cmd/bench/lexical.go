@@ -9,16 +9,16 @@ import (
 	"slices"
 	"time"
 
-	"github.com/webpilot/webpilot/browser"
-	"github.com/webpilot/webpilot/demoapp"
-	"github.com/webpilot/webpilot/lexical/lexicaltest"
-	"github.com/webpilot/webpilot/llm"
-	"github.com/webpilot/webpilot/llm/llmtest"
-	"github.com/webpilot/webpilot/netguard"
-	"github.com/webpilot/webpilot/orchestrator"
-	"github.com/webpilot/webpilot/scenario"
-	"github.com/webpilot/webpilot/store"
-	"github.com/webpilot/webpilot/worker"
+	"github.com/webpilot/webpilot/internal/browser"
+	"github.com/webpilot/webpilot/internal/demoapp"
+	"github.com/webpilot/webpilot/internal/lexical/lexicaltest"
+	"github.com/webpilot/webpilot/internal/llm"
+	"github.com/webpilot/webpilot/internal/llm/llmtest"
+	"github.com/webpilot/webpilot/internal/netguard"
+	"github.com/webpilot/webpilot/internal/orchestrator"
+	"github.com/webpilot/webpilot/internal/scenario"
+	"github.com/webpilot/webpilot/internal/store"
+	"github.com/webpilot/webpilot/internal/worker"
 )
 
 // lexicalBench measures the tiers below the agent: how the corpus of steps

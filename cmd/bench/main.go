@@ -29,14 +29,14 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/webpilot/webpilot/api"
-	"github.com/webpilot/webpilot/browser"
-	"github.com/webpilot/webpilot/browser/browsertest"
-	"github.com/webpilot/webpilot/demoapp"
-	"github.com/webpilot/webpilot/jobs"
-	"github.com/webpilot/webpilot/netguard"
-	"github.com/webpilot/webpilot/outbox"
-	"github.com/webpilot/webpilot/store"
-	"github.com/webpilot/webpilot/worker"
+	"github.com/webpilot/webpilot/internal/browser"
+	"github.com/webpilot/webpilot/internal/browser/browsertest"
+	"github.com/webpilot/webpilot/internal/demoapp"
+	"github.com/webpilot/webpilot/internal/jobs"
+	"github.com/webpilot/webpilot/internal/netguard"
+	"github.com/webpilot/webpilot/internal/outbox"
+	"github.com/webpilot/webpilot/internal/store"
+	"github.com/webpilot/webpilot/internal/worker"
 )
 
 func main() {

@@ -14,14 +14,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/webpilot/webpilot/browser"
-	"github.com/webpilot/webpilot/llm"
-	"github.com/webpilot/webpilot/llm/llmtest"
-	"github.com/webpilot/webpilot/netguard"
-	"github.com/webpilot/webpilot/orchestrator"
-	"github.com/webpilot/webpilot/scenario"
-	"github.com/webpilot/webpilot/store"
-	"github.com/webpilot/webpilot/worker"
+	"github.com/webpilot/webpilot/internal/browser"
+	"github.com/webpilot/webpilot/internal/llm"
+	"github.com/webpilot/webpilot/internal/llm/llmtest"
+	"github.com/webpilot/webpilot/internal/netguard"
+	"github.com/webpilot/webpilot/internal/orchestrator"
+	"github.com/webpilot/webpilot/internal/scenario"
+	"github.com/webpilot/webpilot/internal/store"
+	"github.com/webpilot/webpilot/internal/worker"
 )
 
 // pageBench prints the page-level figures: settling against a fixed
@@ -135,9 +135,9 @@ func largePage() http.Handler {
 func representationTable(ctx context.Context, s *browser.Session, demo string, runs int) error {
 	large := httptest.NewServer(largePage())
 	defer large.Close()
-	testdata := httptest.NewServer(http.FileServer(http.Dir(testdataDir("orchestrator"))))
+	testdata := httptest.NewServer(http.FileServer(http.Dir(testdataDir("internal/orchestrator"))))
 	defer testdata.Close()
-	widgets := httptest.NewServer(http.FileServer(http.Dir(testdataDir("browser"))))
+	widgets := httptest.NewServer(http.FileServer(http.Dir(testdataDir("internal/browser"))))
 	defer widgets.Close()
 	pagesList := []struct{ name, url string }{
 		{"demo /login", demo + "/login"}, {"demo /form", demo + "/form"}, {"demo /list", demo + "/list"},

@@ -17,15 +17,15 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tiktoken-go/tokenizer"
 
-	"github.com/webpilot/webpilot/browser"
-	"github.com/webpilot/webpilot/browser/browsertest"
-	"github.com/webpilot/webpilot/demoapp"
-	"github.com/webpilot/webpilot/llm"
-	"github.com/webpilot/webpilot/llm/llmtest"
-	"github.com/webpilot/webpilot/netguard"
-	"github.com/webpilot/webpilot/orchestrator"
-	"github.com/webpilot/webpilot/scenario"
-	"github.com/webpilot/webpilot/specrun"
+	"github.com/webpilot/webpilot/internal/browser"
+	"github.com/webpilot/webpilot/internal/browser/browsertest"
+	"github.com/webpilot/webpilot/internal/demoapp"
+	"github.com/webpilot/webpilot/internal/llm"
+	"github.com/webpilot/webpilot/internal/llm/llmtest"
+	"github.com/webpilot/webpilot/internal/netguard"
+	"github.com/webpilot/webpilot/internal/orchestrator"
+	"github.com/webpilot/webpilot/internal/scenario"
+	"github.com/webpilot/webpilot/internal/specrun"
 )
 
 // The peer is Playwright MCP, installed by make setup (scripts/setup.sh

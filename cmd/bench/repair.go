@@ -9,17 +9,17 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/webpilot/webpilot/browser"
-	"github.com/webpilot/webpilot/browser/browsertest"
-	"github.com/webpilot/webpilot/demoapp"
-	"github.com/webpilot/webpilot/llm"
-	"github.com/webpilot/webpilot/llm/llmtest"
-	"github.com/webpilot/webpilot/netguard"
-	"github.com/webpilot/webpilot/orchestrator"
-	"github.com/webpilot/webpilot/scenario"
-	"github.com/webpilot/webpilot/specrun"
-	"github.com/webpilot/webpilot/store"
-	"github.com/webpilot/webpilot/worker"
+	"github.com/webpilot/webpilot/internal/browser"
+	"github.com/webpilot/webpilot/internal/browser/browsertest"
+	"github.com/webpilot/webpilot/internal/demoapp"
+	"github.com/webpilot/webpilot/internal/llm"
+	"github.com/webpilot/webpilot/internal/llm/llmtest"
+	"github.com/webpilot/webpilot/internal/netguard"
+	"github.com/webpilot/webpilot/internal/orchestrator"
+	"github.com/webpilot/webpilot/internal/scenario"
+	"github.com/webpilot/webpilot/internal/specrun"
+	"github.com/webpilot/webpilot/internal/store"
+	"github.com/webpilot/webpilot/internal/worker"
 )
 
 // repairTest is the stored test of the repair corpus, generated on the

@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/webpilot/webpilot/demoapp"
+	"github.com/webpilot/webpilot/internal/demoapp"
 )
 
 func main() {

@@ -22,15 +22,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/webpilot/webpilot/api"
-	"github.com/webpilot/webpilot/config"
-	"github.com/webpilot/webpilot/console"
-	"github.com/webpilot/webpilot/jobs"
-	"github.com/webpilot/webpilot/metrics"
-	"github.com/webpilot/webpilot/netguard"
-	"github.com/webpilot/webpilot/outbox"
-	"github.com/webpilot/webpilot/reconcile"
-	"github.com/webpilot/webpilot/store"
-	"github.com/webpilot/webpilot/tracing"
+	"github.com/webpilot/webpilot/internal/config"
+	"github.com/webpilot/webpilot/internal/console"
+	"github.com/webpilot/webpilot/internal/jobs"
+	"github.com/webpilot/webpilot/internal/metrics"
+	"github.com/webpilot/webpilot/internal/netguard"
+	"github.com/webpilot/webpilot/internal/outbox"
+	"github.com/webpilot/webpilot/internal/reconcile"
+	"github.com/webpilot/webpilot/internal/store"
+	"github.com/webpilot/webpilot/internal/tracing"
 )
 
 func main() {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/webpilot/webpilot/jobs"
+	"github.com/webpilot/webpilot/internal/jobs"
 )
 
 // version is set at build time (-ldflags "-X main.version=…"); otherwise

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/webpilot/webpilot/api"
-	"github.com/webpilot/webpilot/jobs"
+	"github.com/webpilot/webpilot/internal/jobs"
 )
 
 // exploreCmd submits an exploration.

@@ -18,8 +18,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/webpilot/webpilot/api"
-	"github.com/webpilot/webpilot/jobs"
-	"github.com/webpilot/webpilot/scenario"
+	"github.com/webpilot/webpilot/internal/jobs"
+	"github.com/webpilot/webpilot/internal/scenario"
 )
 
 type client struct {

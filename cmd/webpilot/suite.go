@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/webpilot/webpilot/api"
-	"github.com/webpilot/webpilot/jobs"
-	"github.com/webpilot/webpilot/store"
+	"github.com/webpilot/webpilot/internal/jobs"
+	"github.com/webpilot/webpilot/internal/store"
 )
 
 // suiteCmd runs or repairs stored tests as one bulk job.

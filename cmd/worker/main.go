@@ -20,16 +20,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/webpilot/webpilot/browser"
-	"github.com/webpilot/webpilot/config"
-	"github.com/webpilot/webpilot/jobs"
-	"github.com/webpilot/webpilot/llm"
-	"github.com/webpilot/webpilot/netguard"
-	"github.com/webpilot/webpilot/orchestrator"
-	"github.com/webpilot/webpilot/specrun"
-	"github.com/webpilot/webpilot/store"
-	"github.com/webpilot/webpilot/tracing"
-	"github.com/webpilot/webpilot/worker"
+	"github.com/webpilot/webpilot/internal/browser"
+	"github.com/webpilot/webpilot/internal/config"
+	"github.com/webpilot/webpilot/internal/jobs"
+	"github.com/webpilot/webpilot/internal/llm"
+	"github.com/webpilot/webpilot/internal/netguard"
+	"github.com/webpilot/webpilot/internal/orchestrator"
+	"github.com/webpilot/webpilot/internal/specrun"
+	"github.com/webpilot/webpilot/internal/store"
+	"github.com/webpilot/webpilot/internal/tracing"
+	"github.com/webpilot/webpilot/internal/worker"
 )
 
 func main() {

@@ -34,14 +34,14 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/webpilot/webpilot/api"
-	"github.com/webpilot/webpilot/demoapp"
-	"github.com/webpilot/webpilot/jobs"
-	"github.com/webpilot/webpilot/llm/llmtest"
-	"github.com/webpilot/webpilot/netguard"
-	"github.com/webpilot/webpilot/outbox"
-	"github.com/webpilot/webpilot/reconcile"
-	"github.com/webpilot/webpilot/store"
-	"github.com/webpilot/webpilot/store/storetest"
+	"github.com/webpilot/webpilot/internal/demoapp"
+	"github.com/webpilot/webpilot/internal/jobs"
+	"github.com/webpilot/webpilot/internal/llm/llmtest"
+	"github.com/webpilot/webpilot/internal/netguard"
+	"github.com/webpilot/webpilot/internal/outbox"
+	"github.com/webpilot/webpilot/internal/reconcile"
+	"github.com/webpilot/webpilot/internal/store"
+	"github.com/webpilot/webpilot/internal/store/storetest"
 )
 
 // Config sizes a drill.

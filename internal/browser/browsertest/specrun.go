@@ -1,0 +1,58 @@
+package browsertest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/webpilot/webpilot/internal/specrun"
+)
+
+// RunnerDir is where make setup installs @playwright/test.
+func RunnerDir() string {
+	if d := os.Getenv("WEBPILOT_SPEC_RUNNER"); d != "" {
+		return d
+	}
+	return filepath.Join(filepath.Dir(DriverDir()), "pwtest")
+}
+
+// RunSpec runs a generated spec under the real @playwright/test runner with
+// env added to the environment, and returns the runner's output and error.
+func RunSpec(ctx context.Context, spec string, env map[string]string) (string, error) {
+	return specrun.Runner{Dir: RunnerDir(), Chromium: os.Getenv("WEBPILOT_CHROMIUM")}.Run(ctx, spec, specrun.Options{Env: env})
+}
+
+var passed sync.Map // scripts that already passed in this test binary
+
+// MustPassSpec fails the test unless spec passes under @playwright/test.
+// Every test that gets a succeeded job's spec calls it: a succeeded job's
+// spec must pass where the job passed. A script that passed once is not
+// run again.
+func MustPassSpec(t testing.TB, spec string, env map[string]string) {
+	t.Helper()
+	if _, ok := passed.Load(spec); ok {
+		return
+	}
+	out, err := RunSpec(context.Background(), spec, env)
+	if err != nil {
+		t.Fatalf("generated spec fails under @playwright/test: %v\n%s\n%s", err, out, spec)
+	}
+	passed.Store(spec, true)
+}
+
+// RunReport runs a spec under @playwright/test and reports each test.
+func RunReport(ctx context.Context, spec string, env map[string]string) ([]specrun.TestResult, error) {
+	return specrun.Runner{Dir: RunnerDir(), Chromium: os.Getenv("WEBPILOT_CHROMIUM")}.RunReport(ctx, spec, specrun.Options{Env: env})
+}
+
+// AxeSource is axe-core's script as make setup installs it beside the runner.
+func AxeSource(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(RunnerDir(), "node_modules", "axe-core", "axe.min.js"))
+	if err != nil {
+		t.Fatalf("browsertest: axe-core is not installed (run make setup): %v", err)
+	}
+	return string(b)
+}

@@ -1,0 +1,296 @@
+// Package config reads a webpilot process's settings from its environment,
+// once, into typed structs with defaults, and says precisely what is wrong
+// with a bad value. Library packages take these values as arguments and
+// never read the environment themselves.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/caarlos0/env/v11"
+
+	"github.com/webpilot/webpilot/internal/jobs"
+)
+
+// Log says how a process logs.
+type Log struct {
+	// Level is debug, info, warn or error.
+	Level slog.Level `env:"WEBPILOT_LOG_LEVEL" envDefault:"info"`
+	// Format is json (one object per line, for collectors) or text.
+	Format string `env:"WEBPILOT_LOG_FORMAT" envDefault:"json"`
+}
+
+// Logger builds the process's logger; proc names the process in every
+// record.
+func (l Log) Logger(w io.Writer, proc string) *slog.Logger {
+	o := &slog.HandlerOptions{Level: l.Level}
+	var h slog.Handler = slog.NewJSONHandler(w, o)
+	if l.Format == "text" {
+		h = slog.NewTextHandler(w, o)
+	}
+	return slog.New(h).With("proc", proc)
+}
+
+// NATS says where the queue is. Without a URL the dispatcher starts an
+// embedded server (on Port) and workers on the same machine connect to it.
+type NATS struct {
+	URL   string `env:"NATS_URL"`
+	Token string `env:"WEBPILOT_NATS_TOKEN"`
+	Creds string `env:"NATS_CREDS"`
+	CA    string `env:"NATS_CA"`
+	Port  int    `env:"WEBPILOT_NATS_PORT" envDefault:"4222"`
+}
+
+// Queue tunes delivery.
+type Queue struct {
+	// AckWait is how long a delivered job may go without a heartbeat.
+	AckWait time.Duration `env:"WEBPILOT_ACK_WAIT" envDefault:"30s"`
+	// MaxAttempts is how many times a job is tried.
+	MaxAttempts int `env:"WEBPILOT_MAX_ATTEMPTS" envDefault:"5"`
+}
+
+// Stream is the queue's stream and consumer configuration. Workers enforce
+// the attempts in Postgres; the consumer's MaxDeliver is a generous backstop
+// because fairness re-queues count as deliveries too.
+func (q Queue) Stream() jobs.QueueConfig {
+	c := jobs.DefaultQueueConfig()
+	c.AckWait, c.MaxDeliver = q.AckWait, q.MaxAttempts*20
+	return c
+}
+
+// Common is what the dispatcher and the workers both read.
+type Common struct {
+	// DataDir holds, on a single machine, the sealing key, the embedded
+	// NATS server's token and store, and the admin token.
+	DataDir     string `env:"WEBPILOT_DATA_DIR" envDefault:".data"`
+	DatabaseURL string `env:"DATABASE_URL"`
+	// SecretKey is the base64 of the 32-byte key secrets are sealed with;
+	// without it the key is kept in DataDir.
+	SecretKey  string   `env:"WEBPILOT_SECRET_KEY"`
+	AllowHosts []string `env:"WEBPILOT_ALLOW_HOSTS" envSeparator:","`
+	Log        Log
+	NATS       NATS
+	Queue      Queue
+	Tracing    Tracing
+}
+
+// Tracing says where a process sends its OpenTelemetry spans; off unless an
+// endpoint is set.
+type Tracing struct {
+	// Endpoint is the OTLP/HTTP collector (http://collector:4318).
+	Endpoint string `env:"OTEL_EXPORTER_OTLP_ENDPOINT"`
+	// Sample is the share of new traces kept, 0 to 1.
+	Sample float64 `env:"WEBPILOT_TRACE_SAMPLE" envDefault:"1"`
+}
+
+func (c Common) validate() error {
+	var errs []error
+	if c.DatabaseURL == "" {
+		errs = append(errs, errors.New("DATABASE_URL is required"))
+	}
+	if c.Log.Format != "json" && c.Log.Format != "text" {
+		errs = append(errs, fmt.Errorf("WEBPILOT_LOG_FORMAT must be json or text, got %q", c.Log.Format))
+	}
+	if c.NATS.Port < 0 || c.NATS.Port > 65535 {
+		errs = append(errs, fmt.Errorf("WEBPILOT_NATS_PORT must be a port number, got %d", c.NATS.Port))
+	}
+	if c.Queue.AckWait < time.Second {
+		errs = append(errs, fmt.Errorf("WEBPILOT_ACK_WAIT must be a duration of at least 1s, got %s", c.Queue.AckWait))
+	}
+	if c.Queue.MaxAttempts < 1 {
+		errs = append(errs, fmt.Errorf("WEBPILOT_MAX_ATTEMPTS must be a positive whole number, got %d", c.Queue.MaxAttempts))
+	}
+	if c.Tracing.Sample < 0 || c.Tracing.Sample > 1 {
+		errs = append(errs, fmt.Errorf("WEBPILOT_TRACE_SAMPLE must be a number from 0 to 1, got %g", c.Tracing.Sample))
+	}
+	if c.Tracing.Endpoint != "" && !strings.HasPrefix(c.Tracing.Endpoint, "http://") && !strings.HasPrefix(c.Tracing.Endpoint, "https://") {
+		errs = append(errs, fmt.Errorf("OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL, got %q", c.Tracing.Endpoint))
+	}
+	if c.SecretKey != "" {
+		if _, err := jobs.ParseSealingKey(c.SecretKey); err != nil {
+			errs = append(errs, fmt.Errorf("WEBPILOT_SECRET_KEY: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Dispatcher is the HTTP API's configuration. It holds no model key: the
+// dispatcher never calls a model.
+type Dispatcher struct {
+	Common
+	Addr string `env:"WEBPILOT_ADDR" envDefault:"127.0.0.1:8080"`
+	// AdminToken authenticates operators; without it a token is kept in
+	// DataDir for the CLI.
+	AdminToken string `env:"WEBPILOT_ADMIN_TOKEN"`
+	// DefaultHold is the credits a job holds unless it says otherwise.
+	DefaultHold float64 `env:"WEBPILOT_DEFAULT_HOLD" envDefault:"2"`
+	// ArtifactRetention is how long jobs' files (step pictures, failing
+	// states' screenshots) are kept.
+	ArtifactRetention time.Duration `env:"WEBPILOT_ARTIFACT_RETENTION" envDefault:"720h"`
+	// ConsoleSession is how long a console sign-in lasts.
+	ConsoleSession time.Duration `env:"WEBPILOT_CONSOLE_SESSION" envDefault:"12h"`
+	// PublicOrigins are the origins (scheme, host and port) browsers reach
+	// the dispatcher at, comma-separated: the console accepts forms only
+	// from them. Empty means the listen address's (see Origins).
+	PublicOrigins []string `env:"WEBPILOT_PUBLIC_ORIGIN"`
+}
+
+// Origins are the console's accepted origins: PublicOrigins, or by default
+// http:// and the listen address (a wildcard host as localhost and
+// 127.0.0.1).
+func (d Dispatcher) Origins() []string {
+	if len(d.PublicOrigins) > 0 {
+		return d.PublicOrigins
+	}
+	host, port, err := net.SplitHostPort(d.Addr)
+	if err != nil {
+		return nil
+	}
+	switch host {
+	case "", "0.0.0.0", "::", "[::]":
+		return []string{"http://localhost:" + port, "http://127.0.0.1:" + port}
+	}
+	return []string{"http://" + net.JoinHostPort(host, port)}
+}
+
+func (d Dispatcher) validate() error {
+	var errs []error
+	if err := d.Common.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if d.DefaultHold <= 0 || d.DefaultHold > 1e9 {
+		errs = append(errs, fmt.Errorf("WEBPILOT_DEFAULT_HOLD must be a positive number of credits up to 1e9, got %g", d.DefaultHold))
+	}
+	if d.ArtifactRetention < time.Hour {
+		errs = append(errs, fmt.Errorf("WEBPILOT_ARTIFACT_RETENTION must be a duration of at least 1h, got %s", d.ArtifactRetention))
+	}
+	if d.ConsoleSession < time.Minute || d.ConsoleSession > 30*24*time.Hour {
+		errs = append(errs, fmt.Errorf("WEBPILOT_CONSOLE_SESSION must be a duration from 1m to 720h, got %s", d.ConsoleSession))
+	}
+	if strings.TrimSpace(d.Addr) == "" {
+		errs = append(errs, errors.New("WEBPILOT_ADDR must not be empty"))
+	} else if _, _, err := net.SplitHostPort(d.Addr); err != nil {
+		errs = append(errs, fmt.Errorf("WEBPILOT_ADDR must be host:port, got %q", d.Addr))
+	}
+	for _, o := range d.PublicOrigins {
+		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil {
+			errs = append(errs, fmt.Errorf("WEBPILOT_PUBLIC_ORIGIN must list origins like https://webpilot.example.com, got %q", o))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Model is the OpenAI-compatible endpoint of the agent tier.
+type Model struct {
+	APIKey  string `env:"OPENAI_API_KEY"`
+	BaseURL string `env:"OPENAI_BASE_URL"`
+	Name    string `env:"WEBPILOT_MODEL" envDefault:"gpt-4o-mini"`
+	// Prices overrides the per-model token prices (see llm.ParsePrices).
+	Prices string `env:"WEBPILOT_PRICES"`
+}
+
+// Worker is a worker process's configuration.
+type Worker struct {
+	Common
+	// ID names the worker in leases and logs (default host-pid).
+	ID          string `env:"WEBPILOT_WORKER_ID"`
+	Concurrency int    `env:"WEBPILOT_CONCURRENCY" envDefault:"2"`
+	// DrainGrace is how long a stopping worker lets running jobs go on
+	// before handing them back; 0 hands them back at the next step.
+	DrainGrace *time.Duration `env:"WEBPILOT_DRAIN_GRACE"`
+	// DriverPath holds the Playwright driver (node and package/cli.js).
+	DriverPath string `env:"PLAYWRIGHT_DRIVER_PATH"`
+	Chromium   string `env:"WEBPILOT_CHROMIUM" envDefault:"/usr/lib/chromium/chromium"`
+	// SpecRunner is the @playwright/test installation repairs are verified with.
+	SpecRunner string `env:"WEBPILOT_SPEC_RUNNER" envDefault:".cache/pwtest"`
+	// Axe is axe-core's script (default: beside the spec runner).
+	Axe string `env:"WEBPILOT_AXE"`
+	// MetricsAddr serves the worker's /metrics and /healthz when set.
+	MetricsAddr string `env:"WEBPILOT_METRICS_ADDR"`
+	// StepShots pictures the page after each step for the console's
+	// timeline (form fields masked when a job has secrets).
+	StepShots bool `env:"WEBPILOT_STEP_SCREENSHOTS" envDefault:"true"`
+	Model     Model
+}
+
+func (w Worker) validate() error {
+	var errs []error
+	if err := w.Common.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if w.Concurrency < 1 || w.Concurrency > 64 {
+		errs = append(errs, fmt.Errorf("WEBPILOT_CONCURRENCY must be a whole number from 1 to 64, got %d", w.Concurrency))
+	}
+	if w.DrainGrace != nil && *w.DrainGrace < 0 {
+		errs = append(errs, fmt.Errorf("WEBPILOT_DRAIN_GRACE must be a duration of 0s or more, got %s", *w.DrainGrace))
+	}
+	return errors.Join(errs...)
+}
+
+// named rewrites the parse errors of env, which name struct fields, to
+// name the variables a person sets.
+func named(t reflect.Type, err error) error {
+	var agg env.AggregateError
+	if !errors.As(err, &agg) {
+		return err
+	}
+	var out []error
+	for _, e := range agg.Errors {
+		var pe env.ParseError
+		if errors.As(e, &pe) {
+			if key := envKey(t, pe.Name); key != "" {
+				out = append(out, fmt.Errorf("%s: %w", key, pe.Err))
+				continue
+			}
+		}
+		out = append(out, e)
+	}
+	return errors.Join(out...)
+}
+
+// envKey is the variable of the field named field in t or its nested structs.
+func envKey(t reflect.Type, field string) string {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Name == field {
+			if key, _, _ := strings.Cut(f.Tag.Get("env"), ","); key != "" {
+				return key
+			}
+		}
+		if f.Type.Kind() == reflect.Struct {
+			if key := envKey(f.Type, field); key != "" {
+				return key
+			}
+		}
+	}
+	return ""
+}
+
+// LoadDispatcher reads the dispatcher's configuration.
+func LoadDispatcher() (Dispatcher, error) {
+	return load(Dispatcher.validate)
+}
+
+// LoadWorker reads a worker's configuration.
+func LoadWorker() (Worker, error) {
+	return load(Worker.validate)
+}
+
+func load[T any](validate func(T) error) (T, error) {
+	var c T
+	if err := env.Parse(&c); err != nil {
+		return c, fmt.Errorf("configuration: %w", named(reflect.TypeOf(c), err))
+	}
+	if err := validate(c); err != nil {
+		return c, fmt.Errorf("configuration: %w", err)
+	}
+	return c, nil
+}

@@ -1,0 +1,181 @@
+// Package jobs defines webpilot's job kinds and payloads, their validation,
+// and how jobs travel over NATS JetStream: subjects, the JOBS stream and its
+// consumer, publishing, and the embedded server used on one machine.
+package jobs
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/google/uuid"
+
+	"github.com/webpilot/webpilot/internal/scenario"
+)
+
+// Kind names a type of job.
+type Kind string
+
+// Job kinds.
+const (
+	KindScenario    Kind = "scenario"
+	KindExploration Kind = "exploration"
+	KindReplay      Kind = "replay" // one stored test replayed, nothing changed
+	KindRepair      Kind = "repair" // one stored test replayed and its drift repaired
+	KindSuiteRun    Kind = "suite_run"
+	KindSuiteRepair Kind = "suite_repair"
+)
+
+// Kinds are every kind, in the order the API documents them.
+var Kinds = []Kind{KindScenario, KindExploration, KindReplay, KindRepair, KindSuiteRun, KindSuiteRepair}
+
+// kindNames lists the kinds for error messages.
+const kindNames = "one of scenario, exploration, replay, repair, suite_run, suite_repair"
+
+// Supported reports whether workers can run jobs of this kind.
+func (k Kind) Supported() bool { return k.Known() }
+
+// Known reports whether k is a kind the API recognises.
+func (k Kind) Known() bool {
+	return slices.Contains(Kinds, k)
+}
+
+// Bulk reports whether jobs of this kind fan out one child per test.
+func (k Kind) Bulk() bool { return k == KindSuiteRun || k == KindSuiteRepair }
+
+// ChildKind is the kind of a bulk job's children.
+func (k Kind) ChildKind() Kind {
+	if k == KindSuiteRepair {
+		return KindRepair
+	}
+	return KindReplay
+}
+
+// Submission is the body of POST /v1/jobs.
+type Submission struct {
+	Kind     Kind               `json:"kind"`
+	Scenario *scenario.Scenario `json:"scenario,omitempty"`
+	Repair   *RepairRequest     `json:"repair,omitempty"` // kind repair
+	Replay   *RepairRequest     `json:"replay,omitempty"` // kind replay (auto_accept does not apply)
+	Suite    *SuiteRequest      `json:"suite,omitempty"`  // kinds suite_run and suite_repair
+	// Exploration is the input of kind exploration.
+	Exploration *ExplorationRequest `json:"exploration,omitempty"`
+	Payload     json.RawMessage     `json:"payload,omitempty"` // the input of kinds not supported yet
+}
+
+// Limits of a suite selection.
+const (
+	MaxSuiteTests = 500
+	MaxSuiteTags  = 20
+)
+
+// SuiteRequest is the input of a bulk job over a tenant's suite: the listed
+// tests, those carrying any of the tags, or (neither given) all of them.
+// One child job runs per selected test; options.max_credits is the budget
+// of the whole run, which every child's model calls draw from.
+type SuiteRequest struct {
+	TestIDs []string `json:"test_ids,omitempty"`
+	Tags    []string `json:"tags,omitempty"`
+	// AutoAccept makes each verified repair its test's script at once
+	// (suite_repair only).
+	AutoAccept    bool              `json:"auto_accept,omitempty"`
+	Secrets       map[string]string `json:"secrets,omitempty"`
+	SealedSecrets string            `json:"sealed_secrets,omitempty"`
+	Options       scenario.Options  `json:"options"`
+}
+
+// Validate checks a suite request at JSON path at.
+func (r *SuiteRequest) Validate(v *scenario.ValidationError, at string, kind Kind, urls scenario.URLPolicy) {
+	if len(r.TestIDs) > 0 && len(r.Tags) > 0 {
+		// Either picks the tests; both would leave it unclear which wins.
+		v.Add(at+".tags", "give test_ids or tags, not both")
+	}
+	if len(r.TestIDs) > MaxSuiteTests {
+		v.Add(at+".test_ids", "at most %d tests per run", MaxSuiteTests)
+	}
+	seen := map[string]bool{}
+	for i, id := range r.TestIDs {
+		if _, err := uuid.Parse(id); err != nil {
+			v.Add(fmt.Sprintf("%s.test_ids[%d]", at, i), "must be a test id (a UUID)")
+		} else if seen[id] {
+			v.Add(fmt.Sprintf("%s.test_ids[%d]", at, i), "is listed twice")
+		}
+		seen[id] = true
+	}
+	scenario.ValidateTags(v, at+".tags", r.Tags)
+	if r.AutoAccept && kind != KindSuiteRepair {
+		v.Add(at+".auto_accept", "only a suite_repair proposes versions")
+	}
+	scenario.ValidateSecrets(v, at, r.Secrets)
+	if r.SealedSecrets != "" {
+		v.Add(at+".sealed_secrets", "is set by the server; send secrets instead")
+	}
+	r.Options.Validate(v, at+".options", urls)
+}
+
+// RepairRequest is the input of a repair job: one stored test, replayed
+// and repaired where it drifted.
+type RepairRequest struct {
+	TestID string `json:"test_id"`
+	// AutoAccept makes a verified repair the test's script at once;
+	// otherwise it is proposed for a person to accept or reject.
+	AutoAccept bool              `json:"auto_accept,omitempty"`
+	Secrets    map[string]string `json:"secrets,omitempty"`
+	// SealedSecrets replaces Secrets once the dispatcher has sealed them.
+	SealedSecrets string           `json:"sealed_secrets,omitempty"`
+	Options       scenario.Options `json:"options"`
+}
+
+// Validate checks a repair request at JSON path at.
+func (r *RepairRequest) Validate(v *scenario.ValidationError, at string, urls scenario.URLPolicy) {
+	if r.TestID == "" {
+		v.Add(at+".test_id", "is required")
+	} else if _, err := uuid.Parse(r.TestID); err != nil {
+		v.Add(at+".test_id", "must be a test id (a UUID)")
+	}
+	scenario.ValidateSecrets(v, at, r.Secrets)
+	if r.SealedSecrets != "" {
+		v.Add(at+".sealed_secrets", "is set by the server; send secrets instead")
+	}
+	r.Options.Validate(v, at+".options", urls)
+}
+
+// Validate checks a submission and returns a ValidationError naming each bad field.
+func (s *Submission) Validate(urls scenario.URLPolicy) error {
+	var v scenario.ValidationError
+	switch {
+	case s.Kind == "":
+		v.Add("kind", "is required (%s)", kindNames)
+	case !s.Kind.Known():
+		v.Add("kind", "unknown kind %q (%s)", s.Kind, kindNames)
+	case !s.Kind.Supported():
+		v.Add("kind", "kind %q is not supported yet", s.Kind)
+	case s.Kind == KindRepair && s.Repair == nil:
+		v.Add("repair", "is required for kind repair")
+	case s.Kind == KindRepair:
+		s.Repair.Validate(&v, "repair", urls)
+	case s.Kind == KindReplay && s.Replay == nil:
+		v.Add("replay", "is required for kind replay")
+	case s.Kind == KindReplay:
+		if s.Replay.AutoAccept {
+			v.Add("replay.auto_accept", "only a repair proposes versions")
+		}
+		s.Replay.Validate(&v, "replay", urls)
+	case s.Kind.Bulk() && s.Suite == nil:
+		v.Add("suite", "is required for kind %s", s.Kind)
+	case s.Kind.Bulk():
+		s.Suite.Validate(&v, "suite", s.Kind, urls)
+	case s.Kind == KindExploration && s.Exploration == nil:
+		v.Add("exploration", "is required for kind exploration")
+	case s.Kind == KindExploration:
+		s.Exploration.Validate(&v, "exploration", urls)
+	case s.Scenario == nil:
+		v.Add("scenario", "is required for kind scenario")
+	default:
+		s.Scenario.Validate(&v, "scenario", urls)
+	}
+	if len(v) > 0 {
+		return v
+	}
+	return nil
+}

@@ -1,0 +1,48 @@
+package lexical_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/webpilot/webpilot/internal/browser/browsertest"
+	"github.com/webpilot/webpilot/internal/lexical/lexicaltest"
+)
+
+// TestTheCorpusResolvesToTheMeantElementsAndNeverToAWrongOne measures the
+// tier on steps written the way people write them: at least 70% resolve
+// to exactly the element meant, and none to another.
+func TestTheCorpusResolvesToTheMeantElementsAndNeverToAWrongOne(t *testing.T) {
+	srv := httptest.NewServer(lexicaltest.Pages())
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	out, err := lexicaltest.Measure(ctx, browsertest.Session(t), srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	right, wrong := 0, 0
+	var total time.Duration
+	for _, o := range out {
+		total += o.Duration
+		switch {
+		case o.Wrong():
+			wrong++
+			t.Errorf("WRONG %s: %q: %s", o.Case.Page, o.Case.Step, o.Why)
+		case o.Right:
+			right++
+		case o.Case.Want != "":
+			t.Logf("to the agent %s: %q: %s", o.Case.Page, o.Case.Step, o.Why)
+		}
+	}
+	n := len(out)
+	t.Logf("corpus=%d resolved=%d (%.0f%%) wrong=%d escalated=%d, %.1f ms per resolution", n, right, 100*float64(right)/float64(n),
+		wrong, n-right-wrong, float64(total.Microseconds())/1000/float64(n))
+	if n < 60 {
+		t.Errorf("the corpus has %d steps, want at least 60", n)
+	}
+	if float64(right) < 0.7*float64(n) {
+		t.Errorf("resolved %d of %d, want at least 70%%", right, n)
+	}
+}

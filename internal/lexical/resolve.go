@@ -1,0 +1,582 @@
+package lexical
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/webpilot/webpilot/internal/browser"
+)
+
+// Page is the browser as the lexical tier reads it; *browser.Session
+// implements it.
+type Page interface {
+	// Elements lists the page's visible elements.
+	Elements(ctx context.Context) ([]browser.Element, error)
+	// Pin describes the element at a structural path with a locator
+	// unique on the page now.
+	Pin(ctx context.Context, path string) (*browser.Fingerprint, error)
+}
+
+// ErrNotUnderstood means the sentence is not one the tier reads; ErrUnsure
+// that it is, but no single element is a confident match. Either way the
+// step goes to the agent.
+var (
+	ErrNotUnderstood = errors.New("not a sentence the lexical tier reads")
+	ErrUnsure        = errors.New("no single confident match")
+)
+
+// Options tune a resolution; the zero value is usable.
+type Options struct {
+	// Expand substitutes test data into element names ({{NAME}}); values
+	// are left as written for the caller to fill in.
+	Expand func(string) string
+	// Wait is how long to wait for a named element that is not on the
+	// page yet (an ambiguous one is never waited for). Default 600 ms:
+	// the step before has already let the page settle.
+	Wait time.Duration
+}
+
+// Resolution is a resolved step: the commands to run, every target a
+// locator unique on the page when it was resolved.
+type Resolution struct {
+	Intent   Intent
+	Commands []browser.Command
+	// Score is the weakest of its matches (1 for steps without a target).
+	Score float64
+}
+
+// Resolve reads a step sentence and resolves it against the page.
+func Resolve(ctx context.Context, page Page, text string, o Options) (Resolution, error) {
+	it, ok := Parse(text)
+	if !ok {
+		return Resolution{}, ErrNotUnderstood
+	}
+	if o.Expand != nil {
+		expandIntent(&it, o.Expand)
+	}
+	if o.Wait == 0 {
+		o.Wait = 600 * time.Millisecond
+	}
+	deadline := time.Now().Add(o.Wait)
+	for {
+		els, err := page.Elements(ctx)
+		if err != nil {
+			return Resolution{}, fmt.Errorf("%w: %v", ErrUnsure, err)
+		}
+		b := &builder{ctx: ctx, page: page, els: els, score: 1}
+		cmds, err := b.build(it)
+		if err == nil {
+			for _, c := range cmds {
+				if verr := c.Validate(); verr != nil {
+					return Resolution{}, fmt.Errorf("%w: %v", ErrUnsure, verr)
+				}
+			}
+			return Resolution{Intent: it, Commands: cmds, Score: b.score}, nil
+		}
+		if !errors.Is(err, errAbsent) || time.Now().After(deadline) {
+			return Resolution{}, fmt.Errorf("%w: %v", ErrUnsure, err)
+		}
+		select {
+		case <-ctx.Done():
+			return Resolution{}, fmt.Errorf("%w: %v", ErrUnsure, ctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func expandIntent(it *Intent, expand func(string) string) {
+	for _, p := range []*Phrase{it.Target, it.To} {
+		if p == nil {
+			continue
+		}
+		p.Quoted = expand(p.Quoted)
+		for i := range p.Scopes {
+			p.Scopes[i].Text = expand(p.Scopes[i].Text)
+		}
+	}
+}
+
+// errAbsent means nothing on the page matched: it may still appear.
+var errAbsent = errors.New("absent")
+
+type builder struct {
+	ctx   context.Context
+	page  Page
+	els   []browser.Element
+	score float64
+}
+
+// pick matches a phrase and pins the element down.
+func (b *builder) pick(p *Phrase, verb string) (*browser.Element, browser.Target, error) {
+	if p == nil || p.empty() {
+		return nil, browser.Target{}, errors.New("the step names no element")
+	}
+	e, score, why := match(b.els, p, verb)
+	if e == nil {
+		if strings.HasPrefix(why, "no element") {
+			return nil, browser.Target{}, fmt.Errorf("%s: %w", why, errAbsent)
+		}
+		return nil, browser.Target{}, errors.New(why)
+	}
+	fp, err := b.page.Pin(b.ctx, e.Path)
+	if err != nil {
+		return nil, browser.Target{}, fmt.Errorf("%s matches %s, but %v", p, describe(e), err)
+	}
+	b.score = min(b.score, score)
+	return e, fp.Locator, nil
+}
+
+func (b *builder) build(it Intent) ([]browser.Command, error) {
+	one := func(c browser.Command) ([]browser.Command, error) { return []browser.Command{c}, nil }
+	value := ""
+	if len(it.Values) > 0 {
+		value = it.Values[0]
+	}
+	switch it.Verb {
+	case "click", "dblclick", "rightclick", "hover", "scroll":
+		_, t, err := b.pick(it.Target, it.Verb)
+		if err != nil {
+			return nil, err
+		}
+		return one(browser.Command{Action: it.Verb, Target: t})
+	case "open":
+		if ws := it.Target.Words; it.Target.Quoted == "" && len(ws) == 1 && urlLike.MatchString(ws[0]) {
+			return one(browser.Command{Action: "navigate", Value: ws[0]})
+		}
+		if urlLike.MatchString(it.Target.Quoted) {
+			return one(browser.Command{Action: "navigate", Value: it.Target.Quoted})
+		}
+		_, t, err := b.pick(it.Target, "open")
+		if err != nil {
+			return nil, err
+		}
+		return one(browser.Command{Action: "click", Target: t})
+	case "fill", "clear":
+		if it.Verb == "clear" {
+			value = ""
+		}
+		_, t, err := b.pick(it.Target, "fill")
+		if err != nil {
+			return nil, err
+		}
+		return one(browser.Command{Action: "fill", Target: t, Value: value})
+	case "select":
+		e, t, err := b.pick(it.Target, "select")
+		if err != nil {
+			return nil, err
+		}
+		opt, err := option(e, value)
+		if err != nil {
+			return nil, err
+		}
+		return one(browser.Command{Action: "select", Target: t, Value: opt})
+	case "set":
+		e, t, err := b.pick(it.Target, "set")
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case e.Tag == "select":
+			opt, err := option(e, value)
+			if err != nil {
+				return nil, err
+			}
+			return one(browser.Command{Action: "select", Target: t, Value: opt})
+		case e.Editable:
+			return one(browser.Command{Action: "fill", Target: t, Value: value})
+		case on.MatchString(value):
+			return one(browser.Command{Action: "check", Target: t})
+		case off.MatchString(value):
+			return one(browser.Command{Action: "uncheck", Target: t})
+		}
+		return nil, fmt.Errorf("%s cannot be set to %q", describe(e), value)
+	case "choose":
+		e, t, err := b.pick(it.Target, "choose")
+		if err != nil {
+			return nil, err
+		}
+		if e.Role == "radio" || e.Role == "checkbox" || e.Role == "switch" {
+			return one(browser.Command{Action: "check", Target: t})
+		}
+		return one(browser.Command{Action: "click", Target: t})
+	case "check", "uncheck":
+		_, t, err := b.pick(it.Target, it.Verb)
+		if err != nil {
+			return nil, err
+		}
+		return one(browser.Command{Action: it.Verb, Target: t})
+	case "press":
+		c := browser.Command{Action: "press", Value: value}
+		if it.Target != nil {
+			_, t, err := b.pick(it.Target, "press")
+			if err != nil {
+				return nil, err
+			}
+			c.Target = t
+		}
+		return one(c)
+	case "upload":
+		_, t, err := b.pick(it.Target, "upload")
+		if err != nil {
+			return nil, err
+		}
+		return one(browser.Command{Action: "upload", Target: t, Value: value})
+	case "drag":
+		_, t, err := b.pick(it.Target, "drag")
+		if err != nil {
+			return nil, err
+		}
+		_, to, err := b.pick(it.To, "drag")
+		if err != nil {
+			return nil, err
+		}
+		return one(browser.Command{Action: "drag", Target: t, To: to})
+	case "add":
+		return b.addItems(it.Values)
+	case "search":
+		_, t, err := b.pick(it.Target, "fill")
+		if err != nil {
+			return nil, err
+		}
+		return []browser.Command{{Action: "fill", Target: t, Value: value}, {Action: "press", Target: t, Value: "Enter"}}, nil
+	case "verify":
+		return b.verify(it)
+	}
+	return nil, fmt.Errorf("the verb %q is not resolved here", it.Verb)
+}
+
+var (
+	urlLike = regexp.MustCompile(`^(?:https?://\S+|/\S*)$`)
+	on      = regexp.MustCompile(`(?i)^(?:on|checked|ticked|true|yes|enabled|selected)$`)
+	off     = regexp.MustCompile(`(?i)^(?:off|unchecked|unticked|false|no|disabled)$`)
+	newItem = regexp.MustCompile(`(?i)\b(?:new|add|todo|item|task|what|entry|note)\b`)
+)
+
+// option finds the select option a value names: the same label (case
+// aside), or the one option whose label holds the value's words.
+func option(e *browser.Element, value string) (string, error) {
+	var partial []string
+	for _, o := range e.Options {
+		if normText(o) == normText(value) {
+			return o, nil
+		}
+		if quality(words(value), o) >= 0.7 {
+			partial = append(partial, o)
+		}
+	}
+	if len(partial) == 1 {
+		return partial[0], nil
+	}
+	return "", fmt.Errorf("%s has no single option %q", describe(e), value)
+}
+
+// addItems types each value into the page's one new-item field and
+// presses Enter after each, as a person adds to a list.
+func (b *builder) addItems(values []string) ([]browser.Command, error) {
+	var fields []*browser.Element
+	for i := range b.els {
+		if e := &b.els[i]; e.Editable && e.Type != "password" && e.Type != "email" && e.Type != "number" {
+			fields = append(fields, e)
+		}
+	}
+	if len(fields) > 1 {
+		var named []*browser.Element
+		for _, e := range fields {
+			if newItem.MatchString(strings.Join([]string{e.Placeholder, e.Label, e.Name, e.Hint, e.TestID}, " ")) {
+				named = append(named, e)
+			}
+		}
+		fields = named
+	}
+	switch len(fields) {
+	case 0:
+		return nil, fmt.Errorf("no field to add items with: %w", errAbsent)
+	case 1:
+	default:
+		return nil, fmt.Errorf("%d fields could add items: %s and %s", len(fields), describe(fields[0]), describe(fields[1]))
+	}
+	fp, err := b.page.Pin(b.ctx, fields[0].Path)
+	if err != nil {
+		return nil, err
+	}
+	var cmds []browser.Command
+	for _, v := range values {
+		cmds = append(cmds, browser.Command{Action: "fill", Target: fp.Locator, Value: v},
+			browser.Command{Action: "press", Target: fp.Locator, Value: "Enter"})
+	}
+	return cmds, nil
+}
+
+func (b *builder) verify(it Intent) ([]browser.Command, error) {
+	value := ""
+	if len(it.Values) > 0 {
+		value = it.Values[0]
+	}
+	check := func(assert, verb string) ([]browser.Command, error) {
+		_, t, err := b.pick(it.Target, verb)
+		if err != nil {
+			return nil, err
+		}
+		return []browser.Command{{Action: "verify", Assert: assert, Target: t, Value: value}}, nil
+	}
+	p := it.Target
+	switch it.Check {
+	case "titleEquals", "titleContains", "urlContains", "urlEquals":
+		return []browser.Command{{Action: "verify", Assert: it.Check, Value: value}}, nil
+	case "visible":
+		return check("isVisible", "visible")
+	case "hidden":
+		// Only what the step quotes can be looked for once it is gone.
+		if p.Quoted == "" || len(p.Words) > 0 || p.Role != "" || len(p.Scopes) > 0 || p.Ordinal != 0 {
+			return nil, errors.New("an element that is gone can only be named by its quoted text")
+		}
+		return []browser.Command{{Action: "verify", Assert: "isHidden", Target: browser.Target{Text: p.Quoted}}}, nil
+	case "empty":
+		e, t, err := b.pick(p, "fill")
+		if err != nil {
+			return nil, err
+		}
+		if !e.Editable {
+			return nil, fmt.Errorf("%s is not a field", describe(e))
+		}
+		return []browser.Command{{Action: "verify", Assert: "valueEmpty", Target: t}}, nil
+	case "checked":
+		return check("isChecked", "checked")
+	case "unchecked":
+		return check("isUnchecked", "unchecked")
+	case "enabled":
+		return check("isEnabled", "enabled")
+	case "disabled":
+		return check("isDisabled", "disabled")
+	case "equals", "contains":
+		e, t, err := b.pick(p, it.Check)
+		if err != nil {
+			return nil, err
+		}
+		assert := "textEquals"
+		switch {
+		case e.Tag == "select":
+			assert = "selectedLabel"
+		case e.Editable && it.Check == "equals":
+			assert = "valueEquals"
+		case e.Editable:
+			return nil, fmt.Errorf("%s is a field: whether it must hold exactly %q or only contain it is not clear", describe(e), value)
+		case it.Check == "contains":
+			assert = "textContains"
+		}
+		return []browser.Command{{Action: "verify", Assert: assert, Target: t, Value: value}}, nil
+	case "count":
+		return b.count(it)
+	case "order":
+		return b.order(it)
+	}
+	return nil, fmt.Errorf("the check %q is not resolved here", it.Check)
+}
+
+// genericNouns name what any list holds, not which list it is.
+var genericNouns = map[string]bool{"list": true, "table": true, "items": true, "item": true, "todos": true, "entries": true,
+	"rows": true, "products": true, "results": true, "elements": true, "things": true, "tasks": true}
+
+// holder is a container an item count or an order is about.
+type holder struct {
+	c     browser.Container
+	score float64
+	first int // the first element inside it
+}
+
+// holders lists the page's containers of the given kinds, each once.
+func (b *builder) holders(kinds ...string) []holder {
+	seen := map[string]bool{}
+	var out []holder
+	for i := range b.els {
+		for _, c := range b.els[i].Containers {
+			if seen[c.Path] || !slices.Contains(kinds, c.Kind) {
+				continue
+			}
+			seen[c.Path] = true
+			out = append(out, holder{c: c, first: i})
+		}
+	}
+	return out
+}
+
+// inside reports whether element e sits in container path.
+func inside(e *browser.Element, path string) bool {
+	for _, c := range e.Containers {
+		if c.Path == path {
+			return true
+		}
+	}
+	return false
+}
+
+// pickHolder chooses the one container a phrase names, among those keep
+// accepts.
+func (b *builder) pickHolder(p *Phrase, keep func(holder) bool, kinds ...string) (holder, error) {
+	// "the first table", "the second list": that kind, by position.
+	for _, w := range p.Words {
+		switch w {
+		case "table", "grid":
+			kinds = []string{"table"}
+		case "list":
+			kinds = []string{"list"}
+		}
+	}
+	var cands []holder
+	for _, h := range b.holders(kinds...) {
+		if keep != nil && !keep(h) {
+			continue
+		}
+		if p.Ordinal != 0 && !ordinalOf(p.Ordinal, h.c) {
+			continue
+		}
+		s := 1.0
+		if p.Quoted != "" || len(p.Words) > 0 {
+			ws := p.Words
+			if p.Quoted != "" {
+				ws = words(p.Quoted)
+			}
+			ws = slices.DeleteFunc(slices.Clone(ws), func(w string) bool { return genericNouns[w] })
+			if len(ws) == 0 {
+				s = 1
+			} else {
+				s = max(quality(ws, h.c.Name), 0.9*quality(ws, h.c.Hint))
+			}
+		}
+		if s >= MinScore {
+			h.score = s
+			cands = append(cands, h)
+		}
+	}
+	if len(cands) == 0 {
+		return holder{}, fmt.Errorf("no list or table on the page matches %s: %w", p, errAbsent)
+	}
+	slices.SortStableFunc(cands, func(a, b holder) int {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
+		}
+		return 0
+	})
+	best := cands[0]
+	// Of a section and the list inside it that both match, the list
+	// holds the items.
+	for _, c := range cands[1:] {
+		if within(c.c.Path, best.c.Path) && holdsItems(c.c.Kind) && !holdsItems(best.c.Kind) {
+			best = c
+		}
+	}
+	for _, c := range cands {
+		if c.c.Path == best.c.Path {
+			continue
+		}
+		nested := within(c.c.Path, best.c.Path) || within(best.c.Path, c.c.Path)
+		if !nested && best.score-c.score < MinMargin {
+			return holder{}, fmt.Errorf("%s is ambiguous: two lists or tables match", p)
+		}
+	}
+	b.score = min(b.score, best.score)
+	return best, nil
+}
+
+func within(path, outer string) bool { return strings.HasPrefix(path, outer+" > ") }
+
+func holdsItems(kind string) bool { return kind == "list" || kind == "table" }
+
+// itemsOf is the target of a container's items: a table's body rows, a
+// list's items. A section's items are those of the one list or table in it.
+func (b *builder) itemsOf(h holder, role string) (browser.Target, error) {
+	if !holdsItems(h.c.Kind) {
+		var inner []holder
+		all := b.holders("list", "table")
+		slices.SortStableFunc(all, func(a, b holder) int { return len(a.c.Path) - len(b.c.Path) }) // outermost first
+		for _, x := range all {
+			if within(x.c.Path, h.c.Path) && !slices.ContainsFunc(inner, func(o holder) bool { return within(x.c.Path, o.c.Path) }) {
+				inner = append(inner, x)
+			}
+		}
+		if len(inner) != 1 {
+			return browser.Target{}, fmt.Errorf("%d lists or tables are in the %s %q: which one is meant is not clear", len(inner), h.c.Kind, h.c.Name)
+		}
+		h = inner[0]
+	}
+	fp, err := b.page.Pin(b.ctx, h.c.Path)
+	if err != nil {
+		return browser.Target{}, err
+	}
+	within := fp.Locator
+	rows := role == "row" || h.c.Kind == "table"
+	if !rows {
+		rows = true
+		for i := range b.els {
+			if inside(&b.els[i], h.c.Path) && slices.ContainsFunc(b.els[i].Containers, func(c browser.Container) bool { return c.Kind == "item" }) {
+				rows = false
+				break
+			}
+		}
+	}
+	if rows {
+		return browser.Target{CSS: "tbody tr", Within: &within}, nil
+	}
+	return browser.Target{Role: "listitem", Within: &within}, nil
+}
+
+// count checks how many items a list or table holds.
+func (b *builder) count(it Intent) ([]browser.Command, error) {
+	p := it.Target
+	if p.Role == "option" {
+		_, t, err := b.pick(&Phrase{Quoted: p.Quoted, Words: p.Words, Scopes: p.Scopes, Ordinal: p.Ordinal, Role: "dropdown"}, "select")
+		if err != nil {
+			return nil, err
+		}
+		return []browser.Command{{Action: "verify", Assert: "countEquals", Target: browser.Target{CSS: "option", Within: &t}, Value: fmt.Sprint(it.Count)}}, nil
+	}
+	h, err := b.pickHolder(p, nil, "list", "table", "section", "group", "form", "aside", "main", "dialog", "nav")
+	if err != nil {
+		return nil, err
+	}
+	t, err := b.itemsOf(h, p.Role)
+	if err != nil {
+		return nil, err
+	}
+	return []browser.Command{{Action: "verify", Assert: "countEquals", Target: t, Value: fmt.Sprint(it.Count)}}, nil
+}
+
+// order checks that a list's or table's items hold the values in order.
+func (b *builder) order(it Intent) ([]browser.Command, error) {
+	holds := func(h holder) bool {
+		text := normText(h.c.Text)
+		at := 0
+		for _, v := range it.Values {
+			i := strings.Index(text[at:], normText(v))
+			if i < 0 {
+				return false
+			}
+			at += i + len(normText(v))
+		}
+		return true
+	}
+	h, err := b.pickHolder(it.Target, holds, "list", "table")
+	if err != nil {
+		return nil, err
+	}
+	items, err := b.itemsOf(h, "")
+	if err != nil {
+		return nil, err
+	}
+	var cmds []browser.Command
+	for i, v := range it.Values {
+		t := items
+		n := i
+		t.Nth = &n
+		cmds = append(cmds, browser.Command{Action: "verify", Assert: "textContains", Target: t, Value: v})
+	}
+	return cmds, nil
+}

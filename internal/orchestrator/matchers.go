@@ -1,0 +1,98 @@
+package orchestrator
+
+import "github.com/webpilot/webpilot/internal/browser"
+
+// Matcher is how an element assertion is written with @playwright/test's
+// web-first expect: the spec emitter writes a command's assertion with the
+// first Matcher of its Assert, and the spec importer reads a matcher back
+// into the command it stands for. One table, so the two directions agree.
+type Matcher struct {
+	Assert string     // the command's assertion (isVisible)
+	Name   string     // the matcher (toBeVisible)
+	Not    bool       // written expect(…).not.Name(…)
+	Arg    MatcherArg // what the matcher takes besides its options
+}
+
+// MatcherArg is what a matcher takes.
+type MatcherArg int
+
+const (
+	// ArgNone: nothing (options only).
+	ArgNone MatcherArg = iota
+	// ArgText: the expected text or value, a string.
+	ArgText
+	// ArgCount: the expected number of elements.
+	ArgCount
+)
+
+// Matchers are the element assertions written as expect(locator) matchers.
+// An Assert's first row is how it is written; later rows are other
+// spellings that read back to it.
+var Matchers = []Matcher{
+	{Assert: "isVisible", Name: "toBeVisible"},
+	{Assert: "isHidden", Name: "toBeHidden"},
+	{Assert: "isEnabled", Name: "toBeEnabled"},
+	{Assert: "isDisabled", Name: "toBeDisabled"},
+	{Assert: "isChecked", Name: "toBeChecked"},
+	{Assert: "isUnchecked", Name: "toBeChecked", Not: true},
+	{Assert: "textEquals", Name: "toHaveText", Arg: ArgText},
+	{Assert: "textContains", Name: "toContainText", Arg: ArgText},
+	{Assert: "valueEquals", Name: "toHaveValue", Arg: ArgText},
+	{Assert: "countEquals", Name: "toHaveCount", Arg: ArgCount},
+	{Assert: "isHidden", Name: "toBeVisible", Not: true},
+}
+
+// MatcherOf is how the assertion assert is written, if it is a matcher.
+func MatcherOf(assert string) (Matcher, bool) {
+	for _, m := range Matchers {
+		if m.Assert == assert {
+			return m, true
+		}
+	}
+	return Matcher{}, false
+}
+
+// MatcherNamed is the matcher name (negated with not) reads as.
+func MatcherNamed(name string, not bool) (Matcher, bool) {
+	for _, m := range Matchers {
+		if m.Name == name && m.Not == not {
+			return m, true
+		}
+	}
+	return Matcher{}, false
+}
+
+// LocatorMethod is a Playwright locator method and the target field it
+// stands for. The emitter writes a target with the first method, in this
+// order of preference, whose field is set; the importer reads each method
+// into its field.
+type LocatorMethod struct {
+	Name string
+	// Field is the target's field the method's first argument fills.
+	Field func(*browser.Target) *string
+	// Exact says the method takes { exact: true } (getByRole takes it among
+	// its own options).
+	Exact bool
+}
+
+// LocatorMethods are the locator methods, most robust first.
+var LocatorMethods = []LocatorMethod{
+	{Name: "getByTestId", Field: func(t *browser.Target) *string { return &t.TestID }},
+	{Name: "getByRole", Field: func(t *browser.Target) *string { return &t.Role }},
+	{Name: "getByPlaceholder", Field: func(t *browser.Target) *string { return &t.Placeholder }, Exact: true},
+	{Name: "getByLabel", Field: func(t *browser.Target) *string { return &t.Label }, Exact: true},
+	{Name: "getByAltText", Field: func(t *browser.Target) *string { return &t.Alt }, Exact: true},
+	{Name: "getByText", Field: func(t *browser.Target) *string { return &t.Text }, Exact: true},
+	{Name: "getByTitle", Field: func(t *browser.Target) *string { return &t.Title }, Exact: true},
+	{Name: "locator", Field: func(t *browser.Target) *string { return &t.CSS }},
+}
+
+// LocatorMethodNamed is the locator method called name.
+func LocatorMethodNamed(name string) (LocatorMethod, bool) {
+	for _, m := range LocatorMethods {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return LocatorMethod{}, false
+}

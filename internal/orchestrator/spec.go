@@ -1,0 +1,51 @@
+package orchestrator
+
+import (
+	"encoding/json"
+
+	"github.com/webpilot/webpilot/internal/scenario"
+)
+
+// SpecOf writes the @playwright/test spec of commands recorded elsewhere
+// (an imported test, an exploration's journey), exactly as a run that
+// carried them out would write it. Values naming one of secretNames
+// ({{NAME}}) are read from the environment.
+func SpecOf(sc scenario.Scenario, manifest []ManifestStep, secretNames ...string) string {
+	return emitSpec(sc, manifestSteps(sc, manifest, secretNames))
+}
+
+// SpecBody is the test body SpecOf would write (a line each, unindented,
+// from the page.goto of the start URL) and the origin its paths are
+// relative to, for a spec that adds checks of its own (an exploration's
+// reproductions). Values naming one of secretNames ({{NAME}}) are read
+// from the environment.
+func SpecBody(sc scenario.Scenario, manifest []ManifestStep, secretNames []string) (origin string, lines []string) {
+	return specBody(sc, manifestSteps(sc, manifest, secretNames))
+}
+
+// JSString writes s as a JavaScript string literal, the way every value
+// of a spec is written.
+func JSString(s string) string { return jsString(s) }
+
+func manifestSteps(sc scenario.Scenario, manifest []ManifestStep, secretNames []string) []StepReport {
+	names := map[string]string{}
+	for _, n := range secretNames {
+		names[n] = "\x00" // a name only: no value is known here, nor needed
+	}
+	r := &run{sc: sc, secrets: newSecrets(names), vars: map[string]string{}, extracted: map[string]json.RawMessage{},
+		specVars: map[string]bool{}}
+	for k, v := range sc.Data {
+		r.vars[k] = v
+	}
+	steps := make([]StepReport, 0, len(manifest))
+	for _, m := range manifest {
+		rep := StepReport{Index: m.Step - 1, Goal: m.Goal, Status: StepPassed, Manifest: m.Entries}
+		for _, e := range m.Entries {
+			rep.Commands = append(rep.Commands, CommandReport{Command: e.Command, OK: true, Page: 1,
+				Locator: locatorCode(e.Command, e.Element)})
+		}
+		rep.Lines = r.stepLines(rep)
+		steps = append(steps, rep)
+	}
+	return steps
+}

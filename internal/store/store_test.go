@@ -1,0 +1,271 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/webpilot/webpilot/internal/store"
+	"github.com/webpilot/webpilot/internal/store/storetest"
+)
+
+func submit(t *testing.T, st *store.Store, tenantID string, hold int64) store.Job {
+	t.Helper()
+	j, err := st.SubmitJob(context.Background(), store.NewJob{TenantID: tenantID, Kind: "scenario",
+		Input: json.RawMessage(`{"steps":["x"]}`), Hold: hold, Subject: "jobs.scenario." + tenantID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+func account(t *testing.T, st *store.Store, id string) store.Account {
+	t.Helper()
+	a, err := st.Account(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func TestCreditLifecycle(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := storetest.New(t)
+	tn, _ := storetest.Tenant(t, st, "acme", 5)
+
+	j := submit(t, st, tn.ID, 2_000_000)
+	if a := account(t, st, tn.ID); a.Held != 2_000_000 || a.Available != 3_000_000 {
+		t.Fatalf("after hold: %+v", a)
+	}
+	// A hold the available balance cannot cover is refused and writes nothing.
+	if _, err := st.SubmitJob(ctx, store.NewJob{TenantID: tn.ID, Kind: "scenario", Input: json.RawMessage(`{}`),
+		Hold: 3_000_001, Subject: "s"}); !errors.Is(err, store.ErrInsufficientCredits) {
+		t.Fatalf("oversized hold: %v", err)
+	}
+	jobs, _ := st.ListJobs(ctx, tn.ID, store.JobFilter{Limit: 10})
+	if len(jobs) != 1 {
+		t.Fatalf("a refused submit left %d jobs", len(jobs))
+	}
+
+	c, err := st.ClaimJob(ctx, j.ID, "w1", time.Minute)
+	if err != nil || c.Attempt != 1 {
+		t.Fatalf("claim: %+v %v", c, err)
+	}
+	// A call is reserved at its maximum, then settled at what it reported.
+	if err := st.ReserveCall(ctx, store.Reservation{JobID: j.ID, Attempt: 1, Seq: 1, Model: "m", Max: 800_000}); err != nil {
+		t.Fatal(err)
+	}
+	// What is left of the hold (2.0 - 0.8 reserved) cannot cover a second call of 1.3.
+	if err := st.ReserveCall(ctx, store.Reservation{JobID: j.ID, Attempt: 1, Seq: 2, Model: "m", Max: 1_300_000}); !errors.Is(err, store.ErrHoldExceeded) {
+		t.Fatalf("over-hold reservation: %v", err)
+	}
+	u := store.Usage{JobID: j.ID, Attempt: 1, Seq: 1, Model: "m", PromptTokens: 100, CompletionTokens: 10, Credits: 500_000}
+	ch, err := st.SettleCall(ctx, u)
+	if err != nil || ch.Consumed != 500_000 || ch.Hold != 2_000_000 {
+		t.Fatalf("usage: %+v %v", ch, err)
+	}
+	// Settling the same call again (a retried write) charges nothing more.
+	if ch, err = st.SettleCall(ctx, u); err != nil || ch.Consumed != 500_000 {
+		t.Fatalf("duplicate usage: %+v %v", ch, err)
+	}
+	if a := account(t, st, tn.ID); a.Balance != 4_500_000 || a.Held != 1_500_000 {
+		t.Fatalf("after charge: %+v", a)
+	}
+	// An endpoint that reports more than the call could have used is charged
+	// the reservation, never more: the tenant never spends past its hold.
+	if err := st.ReserveCall(ctx, store.Reservation{JobID: j.ID, Attempt: 1, Seq: 2, Model: "m", Max: 1_000_000}); err != nil {
+		t.Fatal(err)
+	}
+	if ch, err = st.SettleCall(ctx, store.Usage{JobID: j.ID, Attempt: 1, Seq: 2, Model: "m", Credits: 9_000_000}); err != nil || ch.Consumed != 1_500_000 {
+		t.Fatalf("overreported usage: %+v %v", ch, err)
+	}
+	// A zombie's reservation (an older attempt) is fenced off.
+	if err := st.ReserveCall(ctx, store.Reservation{JobID: j.ID, Attempt: 0, Seq: 3, Model: "m", Max: 1}); !errors.Is(err, store.ErrFenced) {
+		t.Fatalf("stale attempt accepted: %v", err)
+	}
+	if _, err := st.FinishJob(ctx, store.Finish{JobID: j.ID, Attempt: 1, State: store.JobStateSucceeded, Result: json.RawMessage(`{}`), Script: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if a := account(t, st, tn.ID); a.Balance != 3_500_000 || a.Held != 0 || a.Available != 3_500_000 {
+		t.Fatalf("after settle: %+v", a)
+	}
+	// Finishing twice is fenced: the job is no longer running.
+	if _, err := st.FinishJob(ctx, store.Finish{JobID: j.ID, Attempt: 1, State: store.JobStateFailed, Result: json.RawMessage(`{}`)}); !errors.Is(err, store.ErrFenced) {
+		t.Fatalf("second finish: %v", err)
+	}
+	// The database refuses a negative balance whatever the code above it does.
+	if _, err := st.Pool().Exec(ctx, `UPDATE credit_accounts SET balance = -1 WHERE tenant_id = $1`, tn.ID); err == nil {
+		t.Fatal("a negative balance was accepted")
+	}
+	ledger, _ := st.Ledger(ctx, tn.ID, 10)
+	if len(ledger) != 3 || ledger[0].Amount != -1_000_000 || ledger[1].Amount != -500_000 || ledger[2].Amount != 5_000_000 {
+		t.Fatalf("ledger: %+v", ledger)
+	}
+}
+
+func TestClaimFencingAndFairness(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := storetest.New(t)
+	tn, key, err := st.CreateTenant(ctx, "solo", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Grant(ctx, tn.ID, 10_000_000, "g"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := st.Authenticate(ctx, key); err != nil || got.ID != tn.ID {
+		t.Fatalf("authenticate: %v", err)
+	}
+	if _, err := st.Authenticate(ctx, key+"x"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a wrong key authenticated: %v", err)
+	}
+	a, b := submit(t, st, tn.ID, 1), submit(t, st, tn.ID, 1)
+	if _, err := st.ClaimJob(ctx, a.ID, "w1", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// The tenant may run one job at a time: the second is parked, not claimed.
+	if _, err := st.ClaimJob(ctx, b.ID, "w2", time.Minute); !errors.Is(err, store.ErrTenantBusy) {
+		t.Fatalf("second running job allowed: %v", err)
+	}
+	// A running job with a live lease is not claimable; once it lapses it is, under a new attempt.
+	var leased *store.LeasedError
+	// (A second-long lease: a loaded machine must not let it lapse before the check.)
+	if _, err := st.ClaimJob(ctx, a.ID, "w2", time.Minute); !errors.As(err, &leased) || leased.Remaining > time.Second {
+		t.Fatalf("leased job re-claimed, or lease not reported: %v", err)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	c, err := st.ClaimJob(ctx, a.ID, "w2", time.Minute)
+	if err != nil || c.Attempt != 2 {
+		t.Fatalf("reclaim after lease: %+v %v", c, err)
+	}
+	if _, err := st.ExtendLease(ctx, a.ID, 1, time.Minute); !errors.Is(err, store.ErrFenced) {
+		t.Fatalf("the old attempt extended its lease: %v", err)
+	}
+	if err := st.SaveCheckpoint(ctx, a.ID, 1, json.RawMessage(`{}`)); !errors.Is(err, store.ErrFenced) {
+		t.Fatalf("the old attempt checkpointed: %v", err)
+	}
+	// Another tenant cannot see the job.
+	other, _ := storetest.Tenant(t, st, "other", 0)
+	if _, err := st.GetJob(ctx, other.ID, a.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("cross-tenant read: %v", err)
+	}
+	// Cancelling a queued job releases its hold at once.
+	if _, err := st.RequestCancel(ctx, tn.ID, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if acct := account(t, st, tn.ID); acct.Held != 1 {
+		t.Fatalf("held after cancelling the queued job = %d, want 1 (the running job's)", acct.Held)
+	}
+	// A job a live attempt holds is not failed by the max-deliveries path...
+	if err := st.FailUndeliverable(ctx, a.ID, "gave up"); err != nil {
+		t.Fatal(err)
+	}
+	if j, _ := st.GetJob(ctx, tn.ID, a.ID); j.State != store.JobStateRunning {
+		t.Fatalf("a leased job was failed: %s", j.State)
+	}
+	// ...but one whose lease lapsed is, and its hold is released.
+	if err := st.ReleaseLease(ctx, a.ID, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.FailUndeliverable(ctx, a.ID, "gave up"); err != nil {
+		t.Fatal(err)
+	}
+	if acct := account(t, st, tn.ID); acct.Held != 0 || acct.Balance != 10_000_000 {
+		t.Fatalf("after failing: %+v", acct)
+	}
+}
+
+func TestParkedJobIsWokenWhenASlotFrees(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := storetest.New(t)
+	tn, _, err := st.CreateTenant(ctx, "capped", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Grant(ctx, tn.ID, 10, "g"); err != nil {
+		t.Fatal(err)
+	}
+	a, b := submit(t, st, tn.ID, 1), submit(t, st, tn.ID, 1)
+	ca, err := st.ClaimJob(ctx, a.ID, "w", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.ClaimJob(ctx, b.ID, "w", time.Minute); !errors.Is(err, store.ErrTenantBusy) {
+		t.Fatalf("claim beyond the cap: %v", err)
+	}
+	// While its tenant is at the cap, a parked job is not offered again.
+	if woken, err := st.WakeParked(ctx); err != nil || len(woken) != 0 {
+		t.Fatalf("a parked job was woken while its tenant is at its cap: %v %v", woken, err)
+	}
+	woken, err := st.FinishJob(ctx, store.Finish{JobID: a.ID, Attempt: ca.Attempt, State: store.JobStateSucceeded, Result: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The freed slot wakes b under a new message id, so the stream does not
+	// drop it as a repeat of its first publish.
+	if len(woken) != 1 || woken[0].JobID != b.ID || woken[0].Seq != 1 {
+		t.Fatalf("woken = %+v, want job b at seq 1", woken)
+	}
+	if cb, err := st.ClaimJob(ctx, b.ID, "w", time.Minute); err != nil || cb.Attempt != 1 {
+		t.Fatalf("woken job not claimable as its first attempt: %+v %v", cb, err)
+	}
+}
+
+func TestOrphanedReservationIsChargedByTheNextAttempt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := storetest.New(t)
+	tn, _ := storetest.Tenant(t, st, "crashy", 5)
+	j := submit(t, st, tn.ID, 2_000_000)
+	if _, err := st.ClaimJob(ctx, j.ID, "w1", 10*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	// The worker reserves a call and dies before the reply: nobody settles it.
+	if err := st.ReserveCall(ctx, store.Reservation{JobID: j.ID, Attempt: 1, Seq: 1, Model: "m", Max: 300_000}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(30 * time.Millisecond)
+	c, err := st.ClaimJob(ctx, j.ID, "w2", time.Minute)
+	if err != nil || c.Attempt != 2 {
+		t.Fatalf("reclaim: %+v %v", c, err)
+	}
+	if a := account(t, st, tn.ID); a.Balance != 4_700_000 || a.Held != 1_700_000 {
+		t.Fatalf("the orphaned call was not charged at its reservation: %+v", a)
+	}
+	// The dead attempt's late settle (a zombie) changes nothing.
+	if _, err := st.SettleCall(ctx, store.Usage{JobID: j.ID, Attempt: 1, Seq: 1, Model: "m", Credits: 100_000}); err != nil {
+		t.Fatal(err)
+	}
+	if a := account(t, st, tn.ID); a.Balance != 4_700_000 {
+		t.Fatalf("a zombie settle changed the balance: %+v", a)
+	}
+}
+
+func TestIdempotentSubmit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := storetest.New(t)
+	tn, _ := storetest.Tenant(t, st, "retrying", 5)
+	n := store.NewJob{TenantID: tn.ID, Kind: "scenario", Input: json.RawMessage(`{}`), Hold: 1_000_000, Subject: "s",
+		IdempotencyKey: "k-1", RequestHash: []byte("a")}
+	first, err := st.SubmitJob(ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reused *store.KeyReusedError
+	if _, err := st.SubmitJob(ctx, n); !errors.As(err, &reused) || reused.JobID != first.ID || !reused.SameRequest {
+		t.Fatalf("retry: %v", err)
+	}
+	n.RequestHash = []byte("b")
+	if _, err := st.SubmitJob(ctx, n); !errors.As(err, &reused) || reused.SameRequest {
+		t.Fatalf("reuse for another request: %v", err)
+	}
+	if a := account(t, st, tn.ID); a.Held != 1_000_000 {
+		t.Fatalf("retries placed more holds: %+v", a)
+	}
+}

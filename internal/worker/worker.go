@@ -1,0 +1,619 @@
+// Package worker consumes jobs from NATS JetStream and runs them: it claims
+// a job in Postgres under a new attempt, keeps its lease and the message
+// alive while it runs, checkpoints after every step, writes the result,
+// settles credits and sets the terminal state in one transaction, and only
+// then acknowledges the message.
+package worker
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/webpilot/webpilot/internal/browser"
+	"github.com/webpilot/webpilot/internal/explore"
+	"github.com/webpilot/webpilot/internal/jobs"
+	"github.com/webpilot/webpilot/internal/llm"
+	"github.com/webpilot/webpilot/internal/netguard"
+	"github.com/webpilot/webpilot/internal/orchestrator"
+	"github.com/webpilot/webpilot/internal/outbox"
+	"github.com/webpilot/webpilot/internal/scenario"
+	"github.com/webpilot/webpilot/internal/store"
+	"github.com/webpilot/webpilot/internal/tracing"
+)
+
+// Defaults of a worker's Config.
+const (
+	DefaultConcurrency = 2
+	DefaultAckWait     = 30 * time.Second
+	DefaultMaxAttempts = 5
+	DefaultDrainGrace  = 20 * time.Second
+	DefaultStoreRetry  = 5 * time.Minute
+)
+
+// Config is a worker: what it works with and how.
+type Config struct {
+	// Store, Consumer (the job stream's), Publisher, Browser, Policy (the
+	// egress policy) and Sealer are required; Model is nil for the
+	// deterministic tiers only; Logger nil means slog's default.
+	Store     *store.Store
+	Consumer  jetstream.Consumer
+	Publisher Publisher
+	Browser   Browser
+	Model     orchestrator.Model
+	Policy    *netguard.Policy
+	Sealer    *jobs.Sealer
+	Logger    *slog.Logger
+
+	ID          string
+	Concurrency int           // jobs run at once (one message pulled per free slot)
+	AckWait     time.Duration // must match the consumer's; heartbeats every AckWait/3
+	MaxAttempts int           // a job claimed more often than this fails
+	// DrainGrace is how long running jobs may go on after SIGTERM; then each
+	// is handed back at its next step boundary (zero: at once). Nil means
+	// DefaultDrainGrace.
+	DrainGrace *time.Duration
+	// DrainHardStop is how long, after the grace, a job may take to reach
+	// its step boundary before it is cancelled mid-step (its last checkpoint
+	// stays). Zero means AckWait.
+	DrainHardStop time.Duration
+	// StoreRetry is how long a running job waits out a database outage
+	// (retrying its writes) before the attempt is handed back. Zero means
+	// DefaultStoreRetry.
+	StoreRetry time.Duration
+	Prices     llm.Prices
+	Limits     orchestrator.Limits
+	// SpecRunner verifies a repaired spec before it is proposed; without
+	// one, repairs are reported but never proposed.
+	SpecRunner SpecRunner
+	// Explore tunes explorations (axe-core's source, the slow-response
+	// threshold).
+	Explore explore.Config
+	// Metrics counts claims, steps, model calls and browser contexts (nil:
+	// counted in a registry nobody reads).
+	Metrics *Metrics
+	// StepShots pictures the page after each step of scenario, replay and
+	// repair jobs, for the console's timeline.
+	StepShots bool
+}
+
+// Browser opens job sessions; *browser.Browser implements it.
+type Browser interface {
+	NewSession(ctx context.Context, o browser.SessionOptions) (*browser.Session, error)
+}
+
+// Publisher publishes job messages (parked jobs a finished job woke);
+// *jobs.Publisher implements it.
+type Publisher = outbox.Publisher
+
+// Worker runs jobs.
+type Worker struct {
+	cfg       Config
+	store     *store.Store
+	cons      jetstream.Consumer
+	pub       Publisher
+	browser   Browser
+	model     orchestrator.Model // nil: deterministic tier only
+	policy    *netguard.Policy
+	proxy     *netguard.Proxy // every job's browser traffic goes through it
+	sealer    *jobs.Sealer
+	log       *slog.Logger
+	running   sync.WaitGroup
+	yield     atomic.Bool // draining past the grace: hand jobs back at their next step boundary
+	storeDown atomic.Bool // the database failed: stop pulling until it answers
+	retry     *retrier
+}
+
+// WithDefaults fills the zero fields with the Default… constants (and
+// what follows from them: the hard stop is one AckWait).
+func (c Config) WithDefaults() Config {
+	c.Concurrency = cmp.Or(c.Concurrency, DefaultConcurrency)
+	c.AckWait = cmp.Or(c.AckWait, DefaultAckWait)
+	c.MaxAttempts = cmp.Or(c.MaxAttempts, DefaultMaxAttempts)
+	if c.DrainGrace == nil {
+		grace := DefaultDrainGrace
+		c.DrainGrace = &grace
+	}
+	c.DrainHardStop = cmp.Or(c.DrainHardStop, c.AckWait)
+	c.StoreRetry = cmp.Or(c.StoreRetry, DefaultStoreRetry)
+	if c.Prices == nil {
+		c.Prices = llm.DefaultPrices
+	}
+	if c.Metrics == nil {
+		c.Metrics = NewMetrics(prometheus.NewRegistry())
+	}
+	if c.Limits.MaxIterationsPerStep == 0 {
+		c.Limits = orchestrator.DefaultLimits()
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	var errs []error
+	for name, missing := range map[string]bool{"Store": c.Store == nil, "Consumer": c.Consumer == nil, "Publisher": c.Publisher == nil,
+		"Browser": c.Browser == nil, "Policy": c.Policy == nil, "Sealer": c.Sealer == nil} {
+		if missing {
+			errs = append(errs, fmt.Errorf("worker: Config.%s is required", name))
+		}
+	}
+	switch {
+	case c.Concurrency < 1:
+		errs = append(errs, fmt.Errorf("worker: Concurrency must be at least 1, got %d", c.Concurrency))
+	case c.AckWait < time.Second:
+		errs = append(errs, fmt.Errorf("worker: AckWait must be at least 1s, got %s", c.AckWait))
+	case c.MaxAttempts < 1:
+		errs = append(errs, fmt.Errorf("worker: MaxAttempts must be at least 1, got %d", c.MaxAttempts))
+	case *c.DrainGrace < 0 || c.DrainHardStop < 0 || c.StoreRetry < 0:
+		errs = append(errs, errors.New("worker: DrainGrace, DrainHardStop and StoreRetry must not be negative"))
+	}
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return errors.Join(errs...)
+}
+
+// New builds a worker from cfg, its zero fields defaulted; a missing
+// dependency or a bad value is an error naming the field.
+func New(cfg Config) (*Worker, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	log := cfg.Logger.With("worker", cfg.ID)
+	return &Worker{cfg: cfg, store: cfg.Store, cons: cfg.Consumer, pub: cfg.Publisher, browser: cfg.Browser, model: cfg.Model,
+		policy: cfg.Policy, sealer: cfg.Sealer, log: log, retry: newRetrier(cfg.StoreRetry, log)}, nil
+}
+
+// Run pulls and runs jobs until ctx is cancelled, then drains: it stops
+// pulling, lets running jobs go on for DrainGrace, then hands each back at
+// its next step boundary (its checkpoint stays, the message is redelivered
+// at once), cancelling any that has not reached one after DrainHardStop.
+func (w *Worker) Run(ctx context.Context) error {
+	proxy, err := netguard.NewProxy(w.policy, w.log)
+	if err != nil {
+		return err
+	}
+	w.proxy = proxy
+	defer proxy.Close()
+	hard, stopHard := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopHard()
+	slots := make(chan struct{}, w.cfg.Concurrency)
+	w.log.Info("worker started", "concurrency", w.cfg.Concurrency)
+	for ctx.Err() == nil {
+		if w.storeDown.Load() {
+			w.waitForStore(ctx)
+			continue
+		}
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			continue
+		}
+		batch, err := w.cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			<-slots
+			if ctx.Err() == nil {
+				w.log.Warn("fetch failed", "err", err)
+				time.Sleep(500 * time.Millisecond)
+			}
+			continue
+		}
+		got := false
+		for msg := range batch.Messages() {
+			got = true
+			w.running.Add(1)
+			go func() {
+				defer func() { <-slots; w.running.Done() }()
+				w.handle(hard, msg)
+			}()
+		}
+		if !got {
+			<-slots
+		}
+	}
+	w.log.Info("draining", "grace", *w.cfg.DrainGrace)
+	done := make(chan struct{})
+	go func() { w.running.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(*w.cfg.DrainGrace):
+		w.log.Info("drain grace reached; handing jobs back at their next step boundary")
+		w.yield.Store(true)
+		select {
+		case <-done:
+		case <-time.After(w.cfg.DrainHardStop):
+			stopHard()
+			<-done
+		}
+	}
+	w.log.Info("worker stopped")
+	return nil
+}
+
+// waitForStore pauses pulling while the database is unreachable, so that
+// an outage does not spend the deliveries of every waiting message, and
+// resumes within moments of its return.
+func (w *Worker) waitForStore(ctx context.Context) {
+	delay := 200 * time.Millisecond
+	w.log.Warn("database unavailable: pausing until it answers")
+	for ctx.Err() == nil {
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err := w.store.Ping(pctx)
+		cancel()
+		if err == nil {
+			w.storeDown.Store(false)
+			w.log.Info("database back: pulling jobs again")
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 2*time.Second)
+	}
+}
+
+// publishWoken publishes outbox items the store handed back (the parked
+// jobs a freed slot woke, a suite's children). A failure is left to the
+// reconciler, which republishes unconfirmed outbox rows.
+func (w *Worker) publishWoken(ctx context.Context, items []store.OutboxItem) {
+	if _, err := outbox.Publish(ctx, w.pub, w.store, items); err != nil {
+		w.log.Warn("could not publish woken jobs; the reconciler will", "jobs", len(items), "err", err)
+	}
+}
+
+// handle runs one message's job to a terminal state, or hands it back.
+func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
+	m, err := jobs.ParseMessage(msg.Data())
+	if err != nil {
+		w.log.Error("dropping malformed job message", "err", err)
+		_ = msg.Term()
+		return
+	}
+	log := w.log.With("job", m.JobID)
+	lease := w.cfg.AckWait
+	claim, err := w.store.ClaimJob(ctx, m.JobID, w.cfg.ID, lease)
+	var leased *store.LeasedError
+	switch {
+	case errors.As(err, &leased):
+		// Its worker may be alive (or just died): look again when the lease lapses.
+		_ = msg.NakWithDelay(leased.Remaining + 100*time.Millisecond)
+		return
+	case errors.Is(err, store.ErrStale):
+		log.Debug("stale message acknowledged")
+		_ = msg.Ack()
+		return
+	case errors.Is(err, store.ErrTenantBusy):
+		// Parked: published again when one of the tenant's jobs ends, so
+		// waiting spends no delivery and no attempt.
+		log.Debug("tenant at its running cap; job parked")
+		_ = msg.Ack()
+		return
+	case store.Transient(err):
+		log.Warn("claim failed: database unavailable", "err", err)
+		w.storeDown.Store(true)
+		_ = msg.NakWithDelay(2 * time.Second)
+		return
+	case err != nil:
+		w.cfg.Metrics.errors.WithLabelValues("claim").Inc()
+		log.Error("claim failed", "err", err)
+		_ = msg.NakWithDelay(time.Second)
+		return
+	}
+	if claim.Attempt == 1 {
+		w.cfg.Metrics.claimLatency.Observe(claim.ClaimedAt.Sub(claim.CreatedAt).Seconds())
+	}
+	log = log.With("attempt", claim.Attempt, "tenant", claim.TenantID)
+	if claim.Attempt > w.cfg.MaxAttempts {
+		reason := fmt.Sprintf("gave up after %d attempts: the job's workers stopped or timed out each time", w.cfg.MaxAttempts)
+		f := store.Finish{JobID: claim.JobID, Attempt: claim.Attempt, State: store.JobStateFailed, Result: json.RawMessage(`{}`), Error: reason}
+		if err := w.finish(ctx, f); err != nil {
+			log.Error("could not fail undeliverable job", "err", err)
+			return
+		}
+		_ = msg.Ack()
+		return
+	}
+	log.Info("job claimed", "queued_for", claim.ClaimedAt.Sub(claim.CreatedAt))
+
+	// The job's span continues the trace of the request that submitted it
+	// (its message's traceparent); its model calls are its children.
+	spanCtx, span := tracing.Tracer().Start(tracing.WithTraceParent(ctx, msg.Headers().Get(jobs.TraceParentHeader)), "job "+claim.Kind,
+		trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attribute.String("webpilot.job.id", claim.JobID),
+			attribute.Int("webpilot.job.attempt", claim.Attempt), attribute.String("webpilot.tenant.id", claim.TenantID)))
+	defer span.End()
+	jobCtx, cancelJob := context.WithCancel(spanCtx)
+	defer cancelJob()
+	var cancelRequested, lost atomic.Bool
+	hbDone := make(chan struct{})
+	go func() {
+		defer close(hbDone)
+		t := time.NewTicker(w.cfg.AckWait / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-jobCtx.Done():
+				return
+			case <-t.C:
+				_ = msg.InProgress()
+				cancel, err := w.store.ExtendLease(jobCtx, claim.JobID, claim.Attempt, lease)
+				if errors.Is(err, store.ErrFenced) {
+					log.Warn("lease lost to a newer attempt; stopping")
+					lost.Store(true)
+					cancelJob()
+					return
+				}
+				if cancel {
+					cancelRequested.Store(true)
+				}
+			}
+		}
+	}()
+
+	fin := w.run(jobCtx, claim, cancelRequested.Load, log)
+	cancelJob()
+	<-hbDone
+	span.SetAttributes(attribute.String("webpilot.job.state", string(fin.Finish.State)))
+	if fin.Finish.State == store.JobStateFailed {
+		span.SetStatus(codes.Error, fin.Finish.Error)
+	}
+
+	if lost.Load() || errors.Is(fin.err, store.ErrFenced) {
+		return // a newer attempt owns the job; its worker acks
+	}
+	if fin.handBack {
+		// Keep the checkpoint; let another worker (or this one) resume at once.
+		_ = w.store.ReleaseLease(context.WithoutCancel(ctx), claim.JobID, claim.Attempt)
+		_ = msg.NakWithDelay(time.Second)
+		log.Info("job handed back", "why", fin.err)
+		return
+	}
+	if fin.detached {
+		_ = msg.Ack()
+		log.Info("job waits for its children")
+		return
+	}
+	fin.Finish.JobID, fin.Finish.Attempt = claim.JobID, claim.Attempt
+	if err := w.finish(context.WithoutCancel(ctx), fin.Finish); err != nil {
+		if errors.Is(err, store.ErrFenced) {
+			return
+		}
+		w.cfg.Metrics.errors.WithLabelValues("finish").Inc()
+		log.Error("finish failed; the message will be redelivered", "err", err)
+		return
+	}
+	w.cfg.Metrics.finished.WithLabelValues(claim.Kind, string(fin.Finish.State)).Inc()
+	if err := msg.Ack(); err != nil {
+		log.Warn("ack failed (the next delivery will find the job finished)", "err", err)
+	}
+	log.Info("job finished", "state", fin.Finish.State, "error", fin.Finish.Error)
+}
+
+// finish writes a job's terminal outcome (retrying through a database
+// outage) and publishes the parked jobs its freed slot woke.
+func (w *Worker) finish(ctx context.Context, f store.Finish) error {
+	var woken []store.OutboxItem
+	err := w.retry.do(ctx, "finish job", func() error {
+		var err error
+		woken, err = w.store.FinishJob(ctx, f)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	w.publishWoken(ctx, woken)
+	return nil
+}
+
+type finish struct {
+	store.Finish
+	handBack bool // not finished: hand the job back (drain, outage, no browser)
+	detached bool // not finished: a bulk job waiting for its children (its message is done)
+	err      error
+}
+
+// run executes the job and describes how it ended.
+func (w *Worker) run(ctx context.Context, claim store.Claim, cancelled func() bool, log *slog.Logger) finish {
+	switch jobs.Kind(claim.Kind) {
+	case jobs.KindScenario:
+		return w.runScenario(ctx, claim, cancelled, log)
+	case jobs.KindRepair:
+		return w.runTest(ctx, claim, cancelled, log, jobs.KindRepair)
+	case jobs.KindReplay:
+		return w.runTest(ctx, claim, cancelled, log, jobs.KindReplay)
+	case jobs.KindSuiteRun, jobs.KindSuiteRepair:
+		return w.runSuite(ctx, claim, log)
+	case jobs.KindExploration:
+		return w.runExploration(ctx, claim, cancelled, log)
+	}
+	return failed(fmt.Sprintf("job kind %q is not supported by this worker", claim.Kind))
+}
+
+func failed(reason string) finish {
+	return finish{Finish: store.Finish{State: store.JobStateFailed, Error: reason, Result: json.RawMessage(`{}`)}}
+}
+
+// openSecrets opens a job's sealed secrets.
+func (w *Worker) openSecrets(sealed, jobID string) (map[string]string, error) {
+	secrets := map[string]string{}
+	if sealed == "" {
+		return secrets, nil
+	}
+	plain, err := w.sealer.Open(sealed, "secrets:"+jobID)
+	if err != nil {
+		return nil, fmt.Errorf("the job's secrets cannot be opened: %w", err)
+	}
+	if err := json.Unmarshal(plain, &secrets); err != nil {
+		return nil, fmt.Errorf("the job's secrets cannot be decoded: %w", err)
+	}
+	return secrets, nil
+}
+
+// execution is one agent run of a job in a fresh browser session whose
+// traffic goes through the egress guard.
+type execution struct {
+	claim     store.Claim
+	in        orchestrator.Input
+	cancelled func() bool
+	log       *slog.Logger
+	// then turns the run's result into the job's outcome while the job's
+	// egress tunnel is still open.
+	then func(res orchestrator.Result, tun *netguard.Tunnel) finish
+}
+
+// execute runs the agent for a job and maps how it ended.
+func (w *Worker) execute(ctx context.Context, x execution) finish {
+	claim, log := x.claim, x.log
+	resume, err := loadCheckpoint(claim.Checkpoint, claim.JobID, w.sealer)
+	if err != nil {
+		log.Warn("checkpoint unusable; starting over", "err", err)
+		resume = nil
+	}
+	tun := w.proxy.Open()
+	defer tun.Close()
+	opts := browser.SessionOptions{}
+	if resume != nil {
+		if resume.RestoreStorage() {
+			opts.StorageState = resume.StorageState
+		}
+		log.Info("resuming", "next_step", resume.NextStep+1)
+	}
+	sess, closeSession, err := w.openSession(ctx, tun, log, opts)
+	if err != nil {
+		return finish{handBack: true, err: err}
+	}
+	defer closeSession()
+
+	agent := &orchestrator.Agent{Page: sess, Recorder: &recorder{store: w.store, jobID: claim.JobID, attempt: claim.Attempt,
+		prices: w.cfg.Prices, sealer: w.sealer, retry: w.retry, metrics: w.cfg.Metrics}, Cache: NewStepCache(w.store, claim.TenantID), Limits: w.cfg.Limits, Log: log}
+	if w.model != nil {
+		agent.Model = w.model
+	}
+	in := x.in
+	in.Resume, in.Cancelled, in.Yield = resume, x.cancelled, w.yield.Load
+	in.CallIDPrefix = fmt.Sprintf("%s/%d", claim.JobID, claim.Attempt)
+	res, runErr := agent.Run(ctx, in)
+	from := 0
+	if resume != nil {
+		from = resume.NextStep
+	}
+	w.cfg.Metrics.ran(res, from)
+	switch {
+	case errors.Is(runErr, store.ErrFenced):
+		return finish{err: runErr}
+	case ctx.Err() != nil:
+		return finish{handBack: true, err: ctx.Err()}
+	case errors.Is(runErr, orchestrator.ErrYielded):
+		return finish{handBack: true, err: runErr}
+	case store.Transient(runErr):
+		// The database stayed away longer than the job waits: an outage is
+		// not the job's failure, so the attempt is handed back.
+		return finish{handBack: true, err: runErr}
+	}
+	closeSession() // the browser is done; what follows may run a spec
+	return x.then(res, tun)
+}
+
+// openSession opens a job's browser context with its traffic sent through
+// the job's egress tunnel; closing it twice is harmless.
+func (w *Worker) openSession(ctx context.Context, tun *netguard.Tunnel, log *slog.Logger, opts browser.SessionOptions) (*browser.Session, func(), error) {
+	opts.Policy, opts.Logger = w.policy, log
+	opts.Egress = &browser.EgressProxy{Server: w.proxy.Server(), Username: tun.User, Password: tun.Password, Blocked: tun.Blocked}
+	sess, err := w.browser.NewSession(ctx, opts)
+	if err != nil {
+		w.cfg.Metrics.errors.WithLabelValues("session").Inc()
+		return nil, nil, fmt.Errorf("browser unavailable: %w", err)
+	}
+	w.cfg.Metrics.contexts.Inc()
+	return sess, sync.OnceFunc(func() {
+		_ = sess.Close()
+		w.cfg.Metrics.contexts.Dec()
+	}), nil
+}
+
+// encodeResult stores the agent's result with where the job's time went.
+func encodeResult(res orchestrator.Result, claim store.Claim, extra any) (json.RawMessage, error) {
+	view := resultView{Result: res, QueueTime: claim.ClaimedAt.Sub(claim.CreatedAt), Attempt: claim.Attempt, Repair: extra}
+	return json.Marshal(view)
+}
+
+// jobState maps a run's status to the job's terminal state; a status it
+// does not know ends the job failed.
+func jobState(status string) store.JobState {
+	switch status {
+	case orchestrator.StatusSucceeded:
+		return store.JobStateSucceeded
+	case orchestrator.StatusCancelled:
+		return store.JobStateCancelled
+	case orchestrator.StatusBudgetExhausted:
+		return store.JobStateBudgetExhausted
+	}
+	return store.JobStateFailed
+}
+
+// runScenario generates a test from a scenario and stores it in the suite.
+func (w *Worker) runScenario(ctx context.Context, claim store.Claim, cancelled func() bool, log *slog.Logger) finish {
+	var sc scenario.Scenario
+	if err := json.Unmarshal(claim.Input, &sc); err != nil {
+		return failed("the job's input cannot be decoded: " + err.Error())
+	}
+	secrets, err := w.openSecrets(sc.SealedSecrets, claim.JobID)
+	if err != nil {
+		return failed(err.Error())
+	}
+	// Everything logged for this job, the browser's blocked URLs included,
+	// goes out with the secrets' every representation redacted.
+	log = orchestrator.RedactLogger(log, secrets)
+	origin := sc.Origin()
+	exps, err := w.store.Experiences(ctx, claim.TenantID, origin, w.cfg.Limits.ExperiencesCap)
+	if err != nil {
+		log.Warn("experiences unavailable", "err", err)
+	}
+	return w.execute(ctx, execution{claim: claim, cancelled: cancelled, log: log,
+		in: orchestrator.Input{Scenario: sc, Secrets: secrets, Experiences: exps, StepShots: w.cfg.StepShots},
+		then: func(res orchestrator.Result, _ *netguard.Tunnel) finish {
+			if len(res.Experiences) > 0 {
+				if err := w.store.AddExperiences(ctx, claim.TenantID, origin, res.Experiences, w.cfg.Limits.ExperiencesCap); err != nil {
+					log.Warn("experiences not saved", "err", err)
+				}
+			}
+			b, err := encodeResult(res, claim, nil)
+			if err != nil {
+				return failed("the result cannot be encoded: " + err.Error())
+			}
+			manifest, _ := json.Marshal(res.Manifest)
+			stored := sc
+			stored.SealedSecrets = "" // the suite keeps the scenario, never its secrets
+			scJSON, _ := json.Marshal(stored)
+			name := sc.Name
+			if name == "" {
+				name = "scenario " + claim.JobID
+			}
+			return finish{Finish: store.Finish{State: jobState(res.Status), Result: b, Script: res.Script, Error: res.Error,
+				Test: &store.TestRecord{Name: name, Tags: sc.Tags, Scenario: scJSON, Manifest: manifest}}}
+		}})
+}
+
+// resultView is the stored result: the agent's result and where the job's
+// time went before it ran.
+type resultView struct {
+	orchestrator.Result
+	QueueTime time.Duration `json:"queue_ns"`
+	Attempt   int           `json:"attempt"`
+	Repair    any           `json:"repair,omitempty"` // a repair job's report
+}
