@@ -23,7 +23,7 @@ import (
 // the journey's spec run under @playwright/test behind the job's egress
 // tunnel, and how each fared is stored with it. An exploration succeeds
 // when it ran, whatever it found: finding bugs is what it is for.
-func (w *Worker) runExploration(ctx context.Context, claim store.Claim, cancelled func() bool, log *slog.Logger) finish {
+func (w *Worker) runExploration(ctx context.Context, claim store.Claim, cancelled func() bool, log *slog.Logger) outcome {
 	var req jobs.ExplorationRequest
 	if err := json.Unmarshal(claim.Input, &req); err != nil {
 		return failed("the job's input cannot be decoded: " + err.Error())
@@ -51,7 +51,7 @@ func (w *Worker) runExploration(ctx context.Context, claim store.Claim, cancelle
 	}
 	sess, closeSession, err := w.openSession(ctx, tun, log, opts)
 	if err != nil {
-		return finish{handBack: true, err: err}
+		return handedBack(err)
 	}
 	defer closeSession()
 	rec := &exploreRecorder{recorder: &recorder{store: w.store, jobID: claim.JobID, attempt: claim.Attempt,
@@ -73,11 +73,11 @@ func (w *Worker) runExploration(ctx context.Context, claim store.Claim, cancelle
 	res, runErr := e.Run(ctx, in)
 	switch {
 	case errors.Is(runErr, store.ErrFenced):
-		return finish{err: runErr}
+		return outcome{err: runErr}
 	case ctx.Err() != nil, errors.Is(runErr, explore.ErrYielded), store.Transient(runErr):
-		return finish{handBack: true, err: errors.Join(ctx.Err(), runErr)}
+		return handedBack(errors.Join(ctx.Err(), runErr))
 	case runErr != nil:
-		return finish{handBack: true, err: runErr}
+		return handedBack(runErr)
 	}
 	closeSession() // the browser is done; the runner takes over
 	if len(res.Experiences) > 0 {
@@ -98,7 +98,7 @@ func (w *Worker) runExploration(ctx context.Context, claim store.Claim, cancelle
 	if err != nil {
 		return failed("the result cannot be encoded: " + err.Error())
 	}
-	return finish{Finish: store.Finish{State: jobState(res.Status), Result: b, Script: res.Journey.Script, Error: res.Error}}
+	return outcome{Finish: store.Finish{State: jobState(res.Status), Result: b, Script: res.Journey.Script, Error: res.Error}}
 }
 
 // fanOutJourneys explores each journey as a child job of its own, fanned
@@ -106,7 +106,7 @@ func (w *Worker) runExploration(ctx context.Context, claim store.Claim, cancelle
 // job's credit hold, and this job ends with their report when the last
 // one does. Its findings are theirs (GET /v1/jobs/{id}/findings).
 func (w *Worker) fanOutJourneys(ctx context.Context, claim store.Claim, req jobs.ExplorationRequest, secrets map[string]string,
-	log *slog.Logger) finish {
+	log *slog.Logger) outcome {
 	children := make([]store.Child, 0, len(req.Journeys))
 	for i, goal := range req.Journeys {
 		children = append(children, store.Child{Key: fmt.Sprintf("journey:%02d", i+1), Kind: string(jobs.KindExploration),

@@ -30,7 +30,7 @@ type SpecRunner interface {
 // as the test's next version only after it passed under @playwright/test,
 // through the job's egress guard. A replay changes nothing: it succeeds
 // when the test passes and fails with per-step results when it does not.
-func (w *Worker) runTest(ctx context.Context, claim store.Claim, cancelled func() bool, log *slog.Logger, kind jobs.Kind) finish {
+func (w *Worker) runTest(ctx context.Context, claim store.Claim, cancelled func() bool, log *slog.Logger, kind jobs.Kind) outcome {
 	repair := kind == jobs.KindRepair
 	var req jobs.RepairRequest
 	if err := json.Unmarshal(claim.Input, &req); err != nil {
@@ -46,7 +46,7 @@ func (w *Worker) runTest(ctx context.Context, claim store.Claim, cancelled func(
 		return failed("the test no longer exists")
 	}
 	if err != nil {
-		return finish{handBack: true, err: err}
+		return handedBack(err)
 	}
 	var sc scenario.Scenario
 	var manifest []orchestrator.ManifestStep
@@ -59,7 +59,7 @@ func (w *Worker) runTest(ctx context.Context, claim store.Claim, cancelled func(
 	sc.Options = req.Options
 	return w.execute(ctx, execution{claim: claim, cancelled: cancelled, log: log,
 		in: orchestrator.Input{Scenario: sc, Secrets: secrets, Replay: &orchestrator.Replay{Steps: manifest, Repair: repair}, StepShots: w.cfg.StepShots},
-		then: func(res orchestrator.Result, tun *netguard.Tunnel) finish {
+		then: func(res orchestrator.Result, tun *netguard.Tunnel) outcome {
 			rep := suite.Summarize(test.ID, test.Version, test.Script, res)
 			f := store.Finish{State: store.JobStateSucceeded, Script: test.Script, TestID: test.ID, TestStatus: string(rep.Verdict)}
 			switch res.Status {
@@ -93,7 +93,7 @@ func (w *Worker) runTest(ctx context.Context, claim store.Claim, cancelled func(
 					}
 				}
 			}
-			return finish{Finish: f}
+			return outcome{Finish: f}
 		}})
 }
 
@@ -123,7 +123,7 @@ func (w *Worker) propose(ctx context.Context, f *store.Finish, rep *suite.Report
 // selected test, created once however often the fan-out is retried, then
 // published. The bulk job then waits without holding this worker; it ends
 // when its last child does.
-func (w *Worker) runSuite(ctx context.Context, claim store.Claim, log *slog.Logger) finish {
+func (w *Worker) runSuite(ctx context.Context, claim store.Claim, log *slog.Logger) outcome {
 	var req jobs.SuiteRequest
 	if err := json.Unmarshal(claim.Input, &req); err != nil {
 		return failed("the job's input cannot be decoded: " + err.Error())
@@ -134,7 +134,7 @@ func (w *Worker) runSuite(ctx context.Context, claim store.Claim, log *slog.Logg
 	}
 	tests, _, err := w.store.SelectTests(ctx, claim.TenantID, store.Selection{TestIDs: req.TestIDs, Tags: req.Tags})
 	if err != nil {
-		return finish{handBack: true, err: err}
+		return handedBack(err)
 	}
 	kind := jobs.Kind(claim.Kind).ChildKind()
 	opts := req.Options
@@ -167,7 +167,7 @@ func (w *Worker) sealFor(secrets map[string]string, jobID string) (string, error
 // fanOut creates a parent's children (once, however often it is retried),
 // publishes them and leaves the parent waiting for them without holding
 // this worker.
-func (w *Worker) fanOut(ctx context.Context, claim store.Claim, children []store.Child, log *slog.Logger) finish {
+func (w *Worker) fanOut(ctx context.Context, claim store.Claim, children []store.Child, log *slog.Logger) outcome {
 	var items []store.OutboxItem
 	err := w.retry.do(ctx, "fan out", func() error {
 		var err error
@@ -176,13 +176,13 @@ func (w *Worker) fanOut(ctx context.Context, claim store.Claim, children []store
 	})
 	if err != nil {
 		if errors.Is(err, store.ErrFenced) {
-			return finish{err: err}
+			return outcome{err: err}
 		}
-		return finish{handBack: true, err: err}
+		return handedBack(err)
 	}
 	w.publishWoken(ctx, items)
 	log.Info("fanned out", "children", len(children), "published", len(items))
-	return finish{detached: true}
+	return outcome{disposition: detached}
 }
 
 // lacksFingerprints reports whether a manifest has no element fingerprint

@@ -104,6 +104,7 @@ type Publisher = outbox.Publisher
 type Worker struct {
 	cfg       Config
 	store     *store.Store
+	jobs      lifecycle // the store's job transitions (a fake in unit tests)
 	cons      jetstream.Consumer
 	pub       Publisher
 	browser   Browser
@@ -175,7 +176,7 @@ func New(cfg Config) (*Worker, error) {
 		return nil, err
 	}
 	log := cfg.Logger.With("worker", cfg.ID)
-	return &Worker{cfg: cfg, store: cfg.Store, cons: cfg.Consumer, pub: cfg.Publisher, browser: cfg.Browser, model: cfg.Model,
+	return &Worker{cfg: cfg, store: cfg.Store, jobs: cfg.Store, cons: cfg.Consumer, pub: cfg.Publisher, browser: cfg.Browser, model: cfg.Model,
 		policy: cfg.Policy, sealer: cfg.Sealer, log: log, retry: newRetrier(cfg.StoreRetry, log)}, nil
 }
 
@@ -272,9 +273,21 @@ func (w *Worker) waitForStore(ctx context.Context) {
 // jobs a freed slot woke, a suite's children). A failure is left to the
 // reconciler, which republishes unconfirmed outbox rows.
 func (w *Worker) publishWoken(ctx context.Context, items []store.OutboxItem) {
+	if len(items) == 0 {
+		return
+	}
 	if _, err := outbox.Publish(ctx, w.pub, w.store, items); err != nil {
 		w.log.Warn("could not publish woken jobs; the reconciler will", "jobs", len(items), "err", err)
 	}
+}
+
+// lifecycle is what a worker asks of the store to move a job through its
+// states; *store.Store implements it.
+type lifecycle interface {
+	ClaimJob(ctx context.Context, jobID, workerID string, lease time.Duration) (store.Claim, error)
+	ExtendLease(ctx context.Context, jobID string, attempt int, lease time.Duration) (cancel bool, err error)
+	ReleaseLease(ctx context.Context, jobID string, attempt int) error
+	FinishJob(ctx context.Context, f store.Finish) ([]store.OutboxItem, error)
 }
 
 // handle runs one message's job to a terminal state, or hands it back.
@@ -285,48 +298,8 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		_ = msg.Term()
 		return
 	}
-	log := w.log.With("job", m.JobID)
-	lease := w.cfg.AckWait
-	claim, err := w.store.ClaimJob(ctx, m.JobID, w.cfg.ID, lease)
-	var leased *store.LeasedError
-	switch {
-	case errors.As(err, &leased):
-		// Its worker may be alive (or just died): look again when the lease lapses.
-		_ = msg.NakWithDelay(leased.Remaining + 100*time.Millisecond)
-		return
-	case errors.Is(err, store.ErrStale):
-		log.Debug("stale message acknowledged")
-		_ = msg.Ack()
-		return
-	case errors.Is(err, store.ErrTenantBusy):
-		// Parked: published again when one of the tenant's jobs ends, so
-		// waiting spends no delivery and no attempt.
-		log.Debug("tenant at its running cap; job parked")
-		_ = msg.Ack()
-		return
-	case store.Transient(err):
-		log.Warn("claim failed: database unavailable", "err", err)
-		w.storeDown.Store(true)
-		_ = msg.NakWithDelay(2 * time.Second)
-		return
-	case err != nil:
-		w.cfg.Metrics.errors.WithLabelValues("claim").Inc()
-		log.Error("claim failed", "err", err)
-		_ = msg.NakWithDelay(time.Second)
-		return
-	}
-	if claim.Attempt == 1 {
-		w.cfg.Metrics.claimLatency.Observe(claim.ClaimedAt.Sub(claim.CreatedAt).Seconds())
-	}
-	log = log.With("attempt", claim.Attempt, "tenant", claim.TenantID)
-	if claim.Attempt > w.cfg.MaxAttempts {
-		reason := fmt.Sprintf("gave up after %d attempts: the job's workers stopped or timed out each time", w.cfg.MaxAttempts)
-		f := store.Finish{JobID: claim.JobID, Attempt: claim.Attempt, State: store.JobStateFailed, Result: json.RawMessage(`{}`), Error: reason}
-		if err := w.finish(ctx, f); err != nil {
-			log.Error("could not fail undeliverable job", "err", err)
-			return
-		}
-		_ = msg.Ack()
+	claim, log, ok := w.claim(ctx, msg, m.JobID)
+	if !ok {
 		return
 	}
 	log.Info("job claimed", "queued_for", claim.ClaimedAt.Sub(claim.CreatedAt))
@@ -339,57 +312,139 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	defer span.End()
 	jobCtx, cancelJob := context.WithCancel(spanCtx)
 	defer cancelJob()
-	var cancelRequested, lost atomic.Bool
-	hbDone := make(chan struct{})
+	hb := w.heartbeat(jobCtx, cancelJob, msg, claim, log)
+
+	out := w.run(jobCtx, claim, hb.cancelRequested.Load, log)
+	cancelJob()
+	<-hb.done
+	span.SetAttributes(attribute.String("webpilot.job.state", string(out.Finish.State)))
+	if out.Finish.State == store.JobStateFailed {
+		span.SetStatus(codes.Error, out.Finish.Error)
+	}
+	if hb.lost.Load() {
+		return // a newer attempt owns the job; its worker acks
+	}
+	w.dispose(context.WithoutCancel(ctx), msg, claim, out, log)
+}
+
+// claim claims the message's job and, when it cannot run it now, answers
+// the message as the reason requires: a job leased to a live attempt is
+// looked at again when the lease lapses, a stale or parked one is
+// acknowledged, a database outage or error retried later, and a job past
+// its attempts is failed. ok is true for a job to run.
+func (w *Worker) claim(ctx context.Context, msg jetstream.Msg, jobID string) (store.Claim, *slog.Logger, bool) {
+	log := w.log.With("job", jobID)
+	claim, err := w.jobs.ClaimJob(ctx, jobID, w.cfg.ID, w.cfg.AckWait)
+	var leased *store.LeasedError
+	switch {
+	case errors.As(err, &leased):
+		// Its worker may be alive (or just died): look again when the lease lapses.
+		_ = msg.NakWithDelay(leased.Remaining + 100*time.Millisecond)
+		return claim, log, false
+	case errors.Is(err, store.ErrStale):
+		log.Debug("stale message acknowledged")
+		_ = msg.Ack()
+		return claim, log, false
+	case errors.Is(err, store.ErrTenantBusy):
+		// Parked: published again when one of the tenant's jobs ends, so
+		// waiting spends no delivery and no attempt.
+		log.Debug("tenant at its running cap; job parked")
+		_ = msg.Ack()
+		return claim, log, false
+	case store.Transient(err):
+		log.Warn("claim failed: database unavailable", "err", err)
+		w.storeDown.Store(true)
+		_ = msg.NakWithDelay(2 * time.Second)
+		return claim, log, false
+	case err != nil:
+		w.cfg.Metrics.errors.WithLabelValues("claim").Inc()
+		log.Error("claim failed", "err", err)
+		_ = msg.NakWithDelay(time.Second)
+		return claim, log, false
+	}
+	if claim.Attempt == 1 {
+		w.cfg.Metrics.claimLatency.Observe(claim.ClaimedAt.Sub(claim.CreatedAt).Seconds())
+	}
+	log = log.With("attempt", claim.Attempt, "tenant", claim.TenantID)
+	if claim.Attempt > w.cfg.MaxAttempts {
+		reason := fmt.Sprintf("gave up after %d attempts: the job's workers stopped or timed out each time", w.cfg.MaxAttempts)
+		f := store.Finish{JobID: claim.JobID, Attempt: claim.Attempt, State: store.JobStateFailed, Result: json.RawMessage(`{}`), Error: reason}
+		if err := w.finish(ctx, f); err != nil {
+			log.Error("could not fail undeliverable job", "err", err)
+			return claim, log, false
+		}
+		_ = msg.Ack()
+		return claim, log, false
+	}
+	return claim, log, true
+}
+
+// beat is a running job's heartbeat: done closes when it stops; lost says
+// a newer attempt took the job (the run was cancelled), cancelRequested
+// that its tenant asked to cancel it.
+type beat struct {
+	done                  chan struct{}
+	lost, cancelRequested atomic.Bool
+}
+
+// heartbeat keeps the message in progress and the lease extended every
+// AckWait/3 until ctx ends; a lease lost to a newer attempt cancels the run.
+func (w *Worker) heartbeat(ctx context.Context, cancelRun func(), msg jetstream.Msg, claim store.Claim, log *slog.Logger) *beat {
+	hb := &beat{done: make(chan struct{})}
 	go func() {
-		defer close(hbDone)
+		defer close(hb.done)
 		t := time.NewTicker(w.cfg.AckWait / 3)
 		defer t.Stop()
 		for {
 			select {
-			case <-jobCtx.Done():
+			case <-ctx.Done():
 				return
 			case <-t.C:
 				_ = msg.InProgress()
-				cancel, err := w.store.ExtendLease(jobCtx, claim.JobID, claim.Attempt, lease)
+				cancel, err := w.jobs.ExtendLease(ctx, claim.JobID, claim.Attempt, w.cfg.AckWait)
 				if errors.Is(err, store.ErrFenced) {
 					log.Warn("lease lost to a newer attempt; stopping")
-					lost.Store(true)
-					cancelJob()
+					hb.lost.Store(true)
+					cancelRun()
 					return
 				}
 				if cancel {
-					cancelRequested.Store(true)
+					hb.cancelRequested.Store(true)
 				}
 			}
 		}
 	}()
+	return hb
+}
 
-	fin := w.run(jobCtx, claim, cancelRequested.Load, log)
-	cancelJob()
-	<-hbDone
-	span.SetAttributes(attribute.String("webpilot.job.state", string(fin.Finish.State)))
-	if fin.Finish.State == store.JobStateFailed {
-		span.SetStatus(codes.Error, fin.Finish.Error)
-	}
-
-	if lost.Load() || errors.Is(fin.err, store.ErrFenced) {
+// dispose does with a run's message and job what its outcome says: a
+// terminal outcome is written and the message acknowledged (left for
+// redelivery when the write fails); a job handed back releases its lease
+// and is redelivered at once; a bulk job waiting for its children only
+// acknowledges. An attempt fenced by a newer one touches nothing.
+func (w *Worker) dispose(ctx context.Context, msg jetstream.Msg, claim store.Claim, out outcome, log *slog.Logger) {
+	if errors.Is(out.err, store.ErrFenced) {
 		return // a newer attempt owns the job; its worker acks
 	}
-	if fin.handBack {
+	switch out.disposition {
+	case handBack:
 		// Keep the checkpoint; let another worker (or this one) resume at once.
-		_ = w.store.ReleaseLease(context.WithoutCancel(ctx), claim.JobID, claim.Attempt)
+		_ = w.jobs.ReleaseLease(ctx, claim.JobID, claim.Attempt)
 		_ = msg.NakWithDelay(time.Second)
-		log.Info("job handed back", "why", fin.err)
-		return
-	}
-	if fin.detached {
+		log.Info("job handed back", "why", out.err)
+	case detached:
 		_ = msg.Ack()
 		log.Info("job waits for its children")
-		return
+	case finished:
+		w.complete(ctx, msg, claim, out.Finish, log)
 	}
-	fin.Finish.JobID, fin.Finish.Attempt = claim.JobID, claim.Attempt
-	if err := w.finish(context.WithoutCancel(ctx), fin.Finish); err != nil {
+}
+
+// complete writes a run's terminal outcome and then acknowledges its
+// message; a write that fails leaves the message for redelivery.
+func (w *Worker) complete(ctx context.Context, msg jetstream.Msg, claim store.Claim, f store.Finish, log *slog.Logger) {
+	f.JobID, f.Attempt = claim.JobID, claim.Attempt
+	if err := w.finish(ctx, f); err != nil {
 		if errors.Is(err, store.ErrFenced) {
 			return
 		}
@@ -397,11 +452,11 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		log.Error("finish failed; the message will be redelivered", "err", err)
 		return
 	}
-	w.cfg.Metrics.finished.WithLabelValues(claim.Kind, string(fin.Finish.State)).Inc()
+	w.cfg.Metrics.finished.WithLabelValues(claim.Kind, string(f.State)).Inc()
 	if err := msg.Ack(); err != nil {
 		log.Warn("ack failed (the next delivery will find the job finished)", "err", err)
 	}
-	log.Info("job finished", "state", fin.Finish.State, "error", fin.Finish.Error)
+	log.Info("job finished", "state", f.State, "error", f.Error)
 }
 
 // finish writes a job's terminal outcome (retrying through a database
@@ -410,7 +465,7 @@ func (w *Worker) finish(ctx context.Context, f store.Finish) error {
 	var woken []store.OutboxItem
 	err := w.retry.do(ctx, "finish job", func() error {
 		var err error
-		woken, err = w.store.FinishJob(ctx, f)
+		woken, err = w.jobs.FinishJob(ctx, f)
 		return err
 	})
 	if err != nil {
@@ -420,15 +475,32 @@ func (w *Worker) finish(ctx context.Context, f store.Finish) error {
 	return nil
 }
 
-type finish struct {
+// disposition is what becomes of a job after a run.
+type disposition int
+
+const (
+	// finished: the run reached a terminal outcome, to be written.
+	finished disposition = iota
+	// handBack: not finished; another attempt resumes it (a drain, a
+	// database outage, no browser).
+	handBack
+	// detached: a bulk job waiting for its children; its message is done.
+	detached
+)
+
+// outcome is how a run ended: its terminal Finish, or another disposition
+// and why.
+type outcome struct {
 	store.Finish
-	handBack bool // not finished: hand the job back (drain, outage, no browser)
-	detached bool // not finished: a bulk job waiting for its children (its message is done)
-	err      error
+	disposition disposition
+	err         error
 }
 
+// handedBack is the outcome of a run that must resume in another attempt.
+func handedBack(err error) outcome { return outcome{disposition: handBack, err: err} }
+
 // run executes the job and describes how it ended.
-func (w *Worker) run(ctx context.Context, claim store.Claim, cancelled func() bool, log *slog.Logger) finish {
+func (w *Worker) run(ctx context.Context, claim store.Claim, cancelled func() bool, log *slog.Logger) outcome {
 	switch jobs.Kind(claim.Kind) {
 	case jobs.KindScenario:
 		return w.runScenario(ctx, claim, cancelled, log)
@@ -444,8 +516,8 @@ func (w *Worker) run(ctx context.Context, claim store.Claim, cancelled func() bo
 	return failed(fmt.Sprintf("job kind %q is not supported by this worker", claim.Kind))
 }
 
-func failed(reason string) finish {
-	return finish{Finish: store.Finish{State: store.JobStateFailed, Error: reason, Result: json.RawMessage(`{}`)}}
+func failed(reason string) outcome {
+	return outcome{Finish: store.Finish{State: store.JobStateFailed, Error: reason, Result: json.RawMessage(`{}`)}}
 }
 
 // openSecrets opens a job's sealed secrets.
@@ -473,11 +545,11 @@ type execution struct {
 	log       *slog.Logger
 	// then turns the run's result into the job's outcome while the job's
 	// egress tunnel is still open.
-	then func(res orchestrator.Result, tun *netguard.Tunnel) finish
+	then func(res orchestrator.Result, tun *netguard.Tunnel) outcome
 }
 
 // execute runs the agent for a job and maps how it ended.
-func (w *Worker) execute(ctx context.Context, x execution) finish {
+func (w *Worker) execute(ctx context.Context, x execution) outcome {
 	claim, log := x.claim, x.log
 	resume, err := loadCheckpoint(claim.Checkpoint, claim.JobID, w.sealer)
 	if err != nil {
@@ -495,7 +567,7 @@ func (w *Worker) execute(ctx context.Context, x execution) finish {
 	}
 	sess, closeSession, err := w.openSession(ctx, tun, log, opts)
 	if err != nil {
-		return finish{handBack: true, err: err}
+		return handedBack(err)
 	}
 	defer closeSession()
 
@@ -515,15 +587,15 @@ func (w *Worker) execute(ctx context.Context, x execution) finish {
 	w.cfg.Metrics.ran(res, from)
 	switch {
 	case errors.Is(runErr, store.ErrFenced):
-		return finish{err: runErr}
+		return outcome{err: runErr}
 	case ctx.Err() != nil:
-		return finish{handBack: true, err: ctx.Err()}
+		return handedBack(ctx.Err())
 	case errors.Is(runErr, orchestrator.ErrYielded):
-		return finish{handBack: true, err: runErr}
+		return handedBack(runErr)
 	case store.Transient(runErr):
 		// The database stayed away longer than the job waits: an outage is
 		// not the job's failure, so the attempt is handed back.
-		return finish{handBack: true, err: runErr}
+		return handedBack(runErr)
 	}
 	closeSession() // the browser is done; what follows may run a spec
 	return x.then(res, tun)
@@ -567,7 +639,7 @@ func jobState(status string) store.JobState {
 }
 
 // runScenario generates a test from a scenario and stores it in the suite.
-func (w *Worker) runScenario(ctx context.Context, claim store.Claim, cancelled func() bool, log *slog.Logger) finish {
+func (w *Worker) runScenario(ctx context.Context, claim store.Claim, cancelled func() bool, log *slog.Logger) outcome {
 	var sc scenario.Scenario
 	if err := json.Unmarshal(claim.Input, &sc); err != nil {
 		return failed("the job's input cannot be decoded: " + err.Error())
@@ -586,7 +658,7 @@ func (w *Worker) runScenario(ctx context.Context, claim store.Claim, cancelled f
 	}
 	return w.execute(ctx, execution{claim: claim, cancelled: cancelled, log: log,
 		in: orchestrator.Input{Scenario: sc, Secrets: secrets, Experiences: exps, StepShots: w.cfg.StepShots},
-		then: func(res orchestrator.Result, _ *netguard.Tunnel) finish {
+		then: func(res orchestrator.Result, _ *netguard.Tunnel) outcome {
 			if len(res.Experiences) > 0 {
 				if err := w.store.AddExperiences(ctx, claim.TenantID, origin, res.Experiences, w.cfg.Limits.ExperiencesCap); err != nil {
 					log.Warn("experiences not saved", "err", err)
@@ -604,7 +676,7 @@ func (w *Worker) runScenario(ctx context.Context, claim store.Claim, cancelled f
 			if name == "" {
 				name = "scenario " + claim.JobID
 			}
-			return finish{Finish: store.Finish{State: jobState(res.Status), Result: b, Script: res.Script, Error: res.Error,
+			return outcome{Finish: store.Finish{State: jobState(res.Status), Result: b, Script: res.Script, Error: res.Error,
 				Test: &store.TestRecord{Name: name, Tags: sc.Tags, Scenario: scJSON, Manifest: manifest}}}
 		}})
 }
