@@ -46,9 +46,13 @@ type Options struct {
 // ErrNotInstalled means the runner is missing.
 var ErrNotInstalled = errors.New("@playwright/test is not installed")
 
+// config is a run's own; its outputDir is the run's directory's (by
+// default it is the runner's package directory's, shared by every run, and
+// each run clears it as it starts).
 const config = `import { defineConfig } from '@playwright/test';
 export default defineConfig({
   testDir: '.',
+  outputDir: './test-results',
   timeout: 60000,
   retries: 0,
   reporter: 'line',
