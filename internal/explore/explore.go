@@ -164,23 +164,15 @@ type Login struct {
 	PasswordSecret string
 }
 
-// Outcome statuses, as the orchestrator's.
-const (
-	StatusSucceeded       = orchestrator.StatusSucceeded
-	StatusFailed          = orchestrator.StatusFailed
-	StatusCancelled       = orchestrator.StatusCancelled
-	StatusBudgetExhausted = orchestrator.StatusBudgetExhausted
-)
-
 // ErrYielded means the run stopped between batches because Input.Yield
 // asked it to; its last checkpoint is where the next attempt resumes.
 var ErrYielded = orchestrator.ErrYielded
 
 // Result is what an exploration produced.
 type Result struct {
-	Status string `json:"status"`
-	Error  string `json:"error,omitempty"`
-	Goal   string `json:"goal"`
+	Status orchestrator.Status `json:"status"`
+	Error  string              `json:"error,omitempty"`
+	Goal   string              `json:"goal"`
 	// GoalMet says the model reported the journey's goal reached.
 	GoalMet bool `json:"goal_met"`
 	// Stopped says why the exploration ended.

@@ -16,6 +16,7 @@ import (
 	"github.com/webpilot/webpilot/internal/llm"
 	"github.com/webpilot/webpilot/internal/llm/llmtest"
 	"github.com/webpilot/webpilot/internal/netguard"
+	"github.com/webpilot/webpilot/internal/orchestrator"
 	"github.com/webpilot/webpilot/internal/specrun"
 )
 
@@ -53,7 +54,7 @@ func explorer(t *testing.T, base string, replies []llmtest.Reply) (explore.Resul
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != explore.StatusSucceeded {
+	if res.Status != orchestrator.StatusSucceeded {
 		t.Fatalf("exploration %s: %s", res.Status, res.Error)
 	}
 	return res, rec

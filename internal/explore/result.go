@@ -14,11 +14,11 @@ import (
 )
 
 // result assembles what the exploration produced.
-func (r *run) result(status, msg string) Result {
+func (r *run) result(status orchestrator.Status, msg string) Result {
 	res := Result{Status: status, Error: r.redact(msg), Goal: r.in.Goal, GoalMet: r.goalMet, Stopped: r.stopped,
 		Rejected: r.rejected, Experiences: r.learned, Actions: r.actions, Calls: r.calls, Usage: r.usage, Detectors: r.detectors,
 		Trace: r.trace, Prefix: r.prefix, StartURL: r.startURL, SecretNames: r.secretNames()}
-	if res.Stopped == "" && status == StatusFailed {
+	if res.Stopped == "" && status == orchestrator.StatusFailed {
 		res.Stopped = "failed"
 	}
 	for _, what := range slices.Sorted(maps.Keys(r.capped)) {

@@ -90,7 +90,7 @@ func (e *Explorer) Run(ctx context.Context, in Input) (Result, error) {
 	cfg := e.Config.WithDefaults()
 	u, err := url.Parse(in.BaseURL)
 	if err != nil || u.Host == "" {
-		return Result{Status: StatusFailed, Error: "the base URL is not an absolute URL", Goal: in.Goal}, nil
+		return Result{Status: orchestrator.StatusFailed, Error: "the base URL is not an absolute URL", Goal: in.Goal}, nil
 	}
 	r := &run{Explorer: e, in: in, cfg: cfg, scope: scope{host: u.Host, prefixes: in.Scope}, safety: newSafety(in.Deny),
 		started: time.Now(), states: map[string]*stateNode{}, exercised: map[string]bool{}, navTries: map[string]int{},
@@ -119,21 +119,21 @@ func (r *run) execute(ctx context.Context) (Result, error) {
 	if cp := r.in.Resume; cp != nil {
 		r.restore(cp)
 		if err := r.Page.Navigate(ctx, cp.URL); err != nil {
-			return r.result(StatusFailed, "the exploration could not return to "+cp.URL+": "+err.Error()), nil
+			return r.result(orchestrator.StatusFailed, "the exploration could not return to "+cp.URL+": "+err.Error()), nil
 		}
 	} else {
 		if r.in.Login != nil {
 			if err := r.login(ctx); err != nil {
-				return r.result(StatusFailed, err.Error()), nil
+				return r.result(orchestrator.StatusFailed, err.Error()), nil
 			}
 		}
 		if err := r.Page.Navigate(ctx, r.in.BaseURL); err != nil {
-			return r.result(StatusFailed, "the start page could not be loaded: "+err.Error()), nil
+			return r.result(orchestrator.StatusFailed, "the start page could not be loaded: "+err.Error()), nil
 		}
 	}
 	r.Page.Settle(ctx, browser.SettleOptions{Since: time.Now(), Timeout: 5 * time.Second})
 	if err := r.observe(ctx, nil); err != nil {
-		return r.result(StatusFailed, err.Error()), nil
+		return r.result(orchestrator.StatusFailed, err.Error()), nil
 	}
 	if r.in.Resume == nil && len(r.prefix) > 0 {
 		r.cur.Path = slices.Clone(r.prefix)
@@ -146,7 +146,7 @@ func (r *run) execute(ctx context.Context) (Result, error) {
 		switch {
 		case r.in.Cancelled != nil && r.in.Cancelled():
 			r.stopped = "cancelled"
-			return r.result(StatusCancelled, "cancelled"), nil
+			return r.result(orchestrator.StatusCancelled, "cancelled"), nil
 		case r.actions >= r.in.MaxActions:
 			r.stopped = fmt.Sprintf("action budget spent (%d actions)", r.in.MaxActions)
 		case r.in.MaxDuration > 0 && r.elapsed() >= r.in.MaxDuration:
@@ -188,10 +188,10 @@ func (r *run) execute(ctx context.Context) (Result, error) {
 	if err := r.detectLate(ctx); err != nil {
 		return Result{}, err
 	}
-	status := StatusSucceeded
+	status := orchestrator.StatusSucceeded
 	msg := ""
 	if r.budgetOut {
-		status, msg = StatusBudgetExhausted, "the credit budget ran out before the model finished; the sweep went on without it"
+		status, msg = orchestrator.StatusBudgetExhausted, "the credit budget ran out before the model finished; the sweep went on without it"
 	}
 	return r.result(status, msg), nil
 }

@@ -214,17 +214,26 @@ type Input struct {
 	StepShots bool
 }
 
-// Outcome statuses of a run.
+// Status is how a run ended (a scenario's, a replay's or an
+// exploration's); the worker turns it into the job's terminal state.
+type Status string
+
 const (
-	StatusSucceeded       = "succeeded"
-	StatusFailed          = "failed"
-	StatusCancelled       = "cancelled"
-	StatusBudgetExhausted = "budget_exhausted"
+	// StatusSucceeded: every step (or the exploration) did what it asked.
+	StatusSucceeded Status = "succeeded"
+	// StatusFailed: a step failed, or the run could not go on; the
+	// result's error says why.
+	StatusFailed Status = "failed"
+	// StatusCancelled: the tenant cancelled the job.
+	StatusCancelled Status = "cancelled"
+	// StatusBudgetExhausted: stopped before a model call the job's credit
+	// hold could not cover; what was done is kept.
+	StatusBudgetExhausted Status = "budget_exhausted"
 )
 
 // Result is what a run produced.
 type Result struct {
-	Status      string                     `json:"status"`
+	Status      Status                     `json:"status"`
 	Error       string                     `json:"error,omitempty"`
 	Steps       []StepReport               `json:"steps"`
 	Script      string                     `json:"script"`

@@ -538,7 +538,7 @@ func clip(s string, n int) string {
 // verdict sums up a replay: a regression anywhere wins; a failure that is
 // not one could not be repaired; any change means healed; a retry that
 // needed time means flaky.
-func verdict(status string, steps []StepReport, repair bool) Verdict {
+func verdict(status Status, steps []StepReport, repair bool) Verdict {
 	changed, timing := false, false
 	for _, s := range steps {
 		if s.Repair == nil {

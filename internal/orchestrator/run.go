@@ -278,7 +278,7 @@ func (r *run) cancelled() bool {
 	return r.in.Cancelled != nil && r.in.Cancelled()
 }
 
-func (r *run) result(status, msg string) Result {
+func (r *run) result(status Status, msg string) Result {
 	res := Result{Status: status, Error: r.secrets.redact(msg), Steps: r.steps, Extracted: r.extracted, Usage: r.usage, Experiences: r.learned,
 		Artifacts: r.artifacts, Blocked: r.blocked}
 	sc, kept := r.sc, r.steps

@@ -86,7 +86,7 @@ func (w *Worker) runExploration(ctx context.Context, claim store.Claim, cancelle
 			log.Warn("experiences not saved", "err", err)
 		}
 	}
-	if res.Status != explore.StatusCancelled {
+	if res.Status != orchestrator.StatusCancelled {
 		w.verifyExploration(ctx, claim, &res, secrets, tun, log)
 	}
 	view := struct {

@@ -626,7 +626,7 @@ func encodeResult(res orchestrator.Result, claim store.Claim, extra any) (json.R
 
 // jobState maps a run's status to the job's terminal state; a status it
 // does not know ends the job failed.
-func jobState(status string) store.JobState {
+func jobState(status orchestrator.Status) store.JobState {
 	switch status {
 	case orchestrator.StatusSucceeded:
 		return store.JobStateSucceeded
