@@ -642,6 +642,21 @@ func secretsField(field, test string, missing []string) scenario.FieldError {
 		test, strings.Join(missing, "}}, {{"), strings.Join(missing, ", "))}
 }
 
+// sealable is a request whose secrets are stored sealed.
+type sealable[T any] interface {
+	*T
+	Seal(sealed string)
+}
+
+// sealedEncoder encodes req as it is stored: its secrets replaced by their
+// sealed form.
+func sealedEncoder[T any, P sealable[T]](req T) func(sealed string) (json.RawMessage, error) {
+	return func(sealed string) (json.RawMessage, error) {
+		P(&req).Seal(sealed)
+		return json.Marshal(req)
+	}
+}
+
 // suiteField is the field of a suite request that selects its tests.
 func suiteField(c jobs.SuiteRequest) string {
 	switch {
@@ -690,10 +705,7 @@ func (s *Server) jobInput(w http.ResponseWriter, r *http.Request, sub jobs.Submi
 			return jobInput{}, false
 		}
 		return jobInput{at: at, options: c.Options, secrets: c.Secrets, testID: c.TestID,
-			encode: func(sealed string) (json.RawMessage, error) {
-				c.SealedSecrets, c.Secrets = sealed, nil
-				return json.Marshal(c)
-			}}, true
+			encode: sealedEncoder(c)}, true
 	case jobs.KindSuiteRun, jobs.KindSuiteRepair:
 		c := *sub.Suite
 		tests, missing, err := s.store.SelectTests(r.Context(), tenantID, store.Selection{TestIDs: c.TestIDs, Tags: c.Tags})
@@ -737,10 +749,7 @@ func (s *Server) jobInput(w http.ResponseWriter, r *http.Request, sub jobs.Submi
 			return jobInput{}, false
 		}
 		return jobInput{at: "suite", options: c.Options, secrets: c.Secrets, tests: len(tests),
-			encode: func(sealed string) (json.RawMessage, error) {
-				c.SealedSecrets, c.Secrets = sealed, nil
-				return json.Marshal(c)
-			}}, true
+			encode: sealedEncoder(c)}, true
 	}
 	if sub.Kind == jobs.KindExploration {
 		c := *sub.Exploration
@@ -751,16 +760,8 @@ func (s *Server) jobInput(w http.ResponseWriter, r *http.Request, sub jobs.Submi
 			field = "exploration.budget.max_credits"
 		}
 		return jobInput{at: "exploration", options: opts, secrets: c.Secrets, creditsField: field, tests: len(c.Journeys),
-			encode: func(sealed string) (json.RawMessage, error) {
-				c.SealedSecrets, c.Secrets = sealed, nil
-				return json.Marshal(c)
-			}}, true
+			encode: sealedEncoder(c)}, true
 	}
 	sc := *sub.Scenario
-	return jobInput{at: "scenario", options: sc.Options, secrets: sc.Secrets, encode: func(sealed string) (json.RawMessage, error) {
-		if sealed != "" {
-			sc.SealedSecrets, sc.Secrets = sealed, nil
-		}
-		return json.Marshal(sc)
-	}}, true
+	return jobInput{at: "scenario", options: sc.Options, secrets: sc.Secrets, encode: sealedEncoder(sc)}, true
 }

@@ -231,3 +231,9 @@ func (r *ExplorationRequest) Credits() float64 {
 	}
 	return r.Options.MaxCredits
 }
+
+// Seal replaces the request's secrets by their sealed form, for storing.
+func (r *ExplorationRequest) Seal(sealed string) { r.SealedSecrets, r.Secrets = sealed, nil }
+
+// Sealed is the request's sealed secrets, as stored.
+func (r *ExplorationRequest) Sealed() string { return r.SealedSecrets }

@@ -179,3 +179,15 @@ func (s *Submission) Validate(urls scenario.URLPolicy) error {
 	}
 	return nil
 }
+
+// Seal replaces the request's secrets by their sealed form, for storing.
+func (r *SuiteRequest) Seal(sealed string) { r.SealedSecrets, r.Secrets = sealed, nil }
+
+// Seal replaces the request's secrets by their sealed form, for storing.
+func (r *RepairRequest) Seal(sealed string) { r.SealedSecrets, r.Secrets = sealed, nil }
+
+// Sealed is the request's sealed secrets, as stored.
+func (r *SuiteRequest) Sealed() string { return r.SealedSecrets }
+
+// Sealed is the request's sealed secrets, as stored.
+func (r *RepairRequest) Sealed() string { return r.SealedSecrets }

@@ -531,3 +531,9 @@ func (v ValidationError) Error() string {
 func (v *ValidationError) Add(field, format string, args ...any) {
 	*v = append(*v, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
 }
+
+// Seal replaces the scenario's secrets by their sealed form, for storing.
+func (sc *Scenario) Seal(sealed string) { sc.SealedSecrets, sc.Secrets = sealed, nil }
+
+// Sealed is the scenario's sealed secrets, as stored.
+func (sc *Scenario) Sealed() string { return sc.SealedSecrets }

@@ -24,11 +24,7 @@ import (
 // tunnel, and how each fared is stored with it. An exploration succeeds
 // when it ran, whatever it found: finding bugs is what it is for.
 func (w *Worker) runExploration(ctx context.Context, claim store.Claim, cancelled func() bool, log *slog.Logger) outcome {
-	var req jobs.ExplorationRequest
-	if err := json.Unmarshal(claim.Input, &req); err != nil {
-		return failed("the job's input cannot be decoded: " + err.Error())
-	}
-	secrets, err := w.openSecrets(req.SealedSecrets, claim.JobID)
+	req, secrets, err := openInput[jobs.ExplorationRequest](w, claim)
 	if err != nil {
 		return failed(err.Error())
 	}

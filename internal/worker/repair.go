@@ -32,11 +32,7 @@ type SpecRunner interface {
 // when the test passes and fails with per-step results when it does not.
 func (w *Worker) runTest(ctx context.Context, claim store.Claim, cancelled func() bool, log *slog.Logger, kind jobs.Kind) outcome {
 	repair := kind == jobs.KindRepair
-	var req jobs.RepairRequest
-	if err := json.Unmarshal(claim.Input, &req); err != nil {
-		return failed("the job's input cannot be decoded: " + err.Error())
-	}
-	secrets, err := w.openSecrets(req.SealedSecrets, claim.JobID)
+	req, secrets, err := openInput[jobs.RepairRequest](w, claim)
 	if err != nil {
 		return failed(err.Error())
 	}
@@ -124,11 +120,7 @@ func (w *Worker) propose(ctx context.Context, f *store.Finish, rep *suite.Report
 // published. The bulk job then waits without holding this worker; it ends
 // when its last child does.
 func (w *Worker) runSuite(ctx context.Context, claim store.Claim, log *slog.Logger) outcome {
-	var req jobs.SuiteRequest
-	if err := json.Unmarshal(claim.Input, &req); err != nil {
-		return failed("the job's input cannot be decoded: " + err.Error())
-	}
-	secrets, err := w.openSecrets(req.SealedSecrets, claim.JobID)
+	req, secrets, err := openInput[jobs.SuiteRequest](w, claim)
 	if err != nil {
 		return failed(err.Error())
 	}

@@ -520,6 +520,20 @@ func failed(reason string) outcome {
 	return outcome{Finish: store.Finish{State: store.JobStateFailed, Error: reason, Result: json.RawMessage(`{}`)}}
 }
 
+// openInput decodes a job's input (a request of type T) and opens its
+// sealed secrets.
+func openInput[T any, P interface {
+	*T
+	Sealed() string
+}](w *Worker, claim store.Claim) (T, map[string]string, error) {
+	var in T
+	if err := json.Unmarshal(claim.Input, &in); err != nil {
+		return in, nil, fmt.Errorf("the job's input cannot be decoded: %w", err)
+	}
+	secrets, err := w.openSecrets(P(&in).Sealed(), claim.JobID)
+	return in, secrets, err
+}
+
 // openSecrets opens a job's sealed secrets.
 func (w *Worker) openSecrets(sealed, jobID string) (map[string]string, error) {
 	secrets := map[string]string{}
@@ -640,11 +654,7 @@ func jobState(status orchestrator.Status) store.JobState {
 
 // runScenario generates a test from a scenario and stores it in the suite.
 func (w *Worker) runScenario(ctx context.Context, claim store.Claim, cancelled func() bool, log *slog.Logger) outcome {
-	var sc scenario.Scenario
-	if err := json.Unmarshal(claim.Input, &sc); err != nil {
-		return failed("the job's input cannot be decoded: " + err.Error())
-	}
-	secrets, err := w.openSecrets(sc.SealedSecrets, claim.JobID)
+	sc, secrets, err := openInput[scenario.Scenario](w, claim)
 	if err != nil {
 		return failed(err.Error())
 	}
