@@ -53,7 +53,12 @@ func (s *Session) picture(o playwright.PageScreenshotOptions, jpegQuality int, f
 	}
 	// Boxes are found before and after the shot and both painted: an
 	// element that moved or appeared between is covered either way.
-	before, err := s.secretBoxes(hides, full)
+	cdp, err := s.bctx.NewCDPSession(s.page)
+	if err != nil {
+		return nil, fmt.Errorf("%w (devtools session: %v)", ErrUnsafePicture, err)
+	}
+	defer func() { _ = cdp.Detach() }()
+	before, err := secretBoxes(cdp, hides, full)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +67,7 @@ func (s *Session) picture(o playwright.PageScreenshotOptions, jpegQuality int, f
 	if err != nil {
 		return nil, err
 	}
-	after, err := s.secretBoxes(hides, full)
+	after, err := secretBoxes(cdp, hides, full)
 	if err != nil {
 		return nil, err
 	}
@@ -110,12 +115,7 @@ const maxPictureNodes = 50_000
 // frame in the page's process, open and closed shadow roots alike, with no
 // page script involved, so a page cannot hide what it shows) and returns
 // the boxes to paint, in the picture's pixels.
-func (s *Session) secretBoxes(hides func(string) bool, full bool) ([]image.Rectangle, error) {
-	cdp, err := s.bctx.NewCDPSession(s.page)
-	if err != nil {
-		return nil, fmt.Errorf("%w (devtools session: %v)", ErrUnsafePicture, err)
-	}
-	defer func() { _ = cdp.Detach() }()
+func secretBoxes(cdp playwright.CDPSession, hides func(string) bool, full bool) ([]image.Rectangle, error) {
 	res, err := cdp.Send("DOM.getDocument", map[string]any{"depth": -1, "pierce": true})
 	if err != nil {
 		return nil, fmt.Errorf("%w (read the page: %v)", ErrUnsafePicture, err)
