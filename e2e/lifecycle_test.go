@@ -42,7 +42,11 @@ func TestLostPublishIsRepublishedByTheReconciler(t *testing.T) {
 	if s.queue.Pending(t) != 0 {
 		t.Fatal("the job was published although nobody published it")
 	}
-	loops := reconcile.New(reconcile.Config{Unsent: 100 * time.Millisecond}, s.store, jobs.NewPublisher(s.queue.JS), quietLog())
+	loops, err := reconcile.New(reconcile.Config{Store: s.store, Publisher: jobs.NewPublisher(s.queue.JS), Logger: quietLog(),
+		Unsent: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if n, err := loops.Republish(context.Background()); err != nil || n != 1 {
 		t.Fatalf("republished %d jobs: %v", n, err)
 	}

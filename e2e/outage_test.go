@@ -44,8 +44,12 @@ func TestPostgresOutageMidRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	pub := jobs.NewPublisher(s.queue.JS)
-	go reconcile.New(reconcile.Config{Every: 500 * time.Millisecond,
-		InStream: func(ctx context.Context) (int, error) { return jobs.InStream(ctx, s.queue.Consumer) }}, s.store, pub, quietLog()).Run(ctx)
+	rec, err := reconcile.New(reconcile.Config{Store: s.store, Publisher: pub, Logger: quietLog(), Every: 500 * time.Millisecond,
+		InStream: func(ctx context.Context) (int, error) { return jobs.InStream(ctx, s.queue.Consumer) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go rec.Run(ctx)
 	if err := reconcile.WatchMaxDeliveries(ctx, s.queue.Conn, s.queue.JS, s.store, quietLog()); err != nil {
 		t.Fatal(err)
 	}

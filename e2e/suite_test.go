@@ -161,8 +161,12 @@ func TestBulkRepairOfASuiteSurvivesAWorkerKill(t *testing.T) {
 	// finishing a child and publishing the children it woke leaves those to it.
 	recCtx, stopRec := context.WithCancel(context.Background())
 	t.Cleanup(stopRec)
-	go reconcile.New(reconcile.Config{Every: 500 * time.Millisecond, Unsent: time.Second, Stale: 10 * time.Second},
-		s.store, jobs.NewPublisher(s.queue.JS), quietLog()).Run(recCtx)
+	rec, err := reconcile.New(reconcile.Config{Store: s.store, Publisher: jobs.NewPublisher(s.queue.JS), Logger: quietLog(),
+		Every: 500 * time.Millisecond, Unsent: time.Second, Stale: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go rec.Run(recCtx)
 	victim := s.workerProcess(t, bin, "w-victim", model)
 	s.workerProcess(t, bin, "w-2", model)
 

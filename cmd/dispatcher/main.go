@@ -133,7 +133,12 @@ func run(cfg config.Dispatcher, log *slog.Logger) error {
 	}
 	srv.Mount("/console/", con)
 
-	go reconcile.New(reconcile.Config{InStream: inStream, ArtifactRetention: cfg.ArtifactRetention}, st, pub, log).Run(ctx)
+	rec, err := reconcile.New(reconcile.Config{Store: st, Publisher: pub, Logger: log,
+		InStream: inStream, ArtifactRetention: cfg.ArtifactRetention})
+	if err != nil {
+		return err
+	}
+	go rec.Run(ctx)
 	if err := reconcile.WatchMaxDeliveries(ctx, nc, js, st, log); err != nil {
 		return err
 	}

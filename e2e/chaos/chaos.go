@@ -211,9 +211,13 @@ func (d *drill) setUp(ctx context.Context) error {
 	d.demo = httptest.NewServer(demoapp.Handler(demoapp.Options{}))
 	d.model = llmtest.Start()
 	d.model.Fallback = &agentReply
-	loops := reconcile.New(reconcile.Config{Every: 500 * time.Millisecond, Unsent: 2 * time.Second, Stale: 10 * time.Second,
-		InStream: func(ctx context.Context) (int, error) { return jobs.InStream(ctx, cons) }}, d.st, pub, quiet)
-	go loops.Run(ctx)
+	rec, err := reconcile.New(reconcile.Config{Store: d.st, Publisher: pub, Logger: quiet,
+		Every: 500 * time.Millisecond, Unsent: 2 * time.Second, Stale: 10 * time.Second,
+		InStream: func(ctx context.Context) (int, error) { return jobs.InStream(ctx, cons) }})
+	if err != nil {
+		return err
+	}
+	go rec.Run(ctx)
 	return reconcile.WatchMaxDeliveries(ctx, d.nc, js, d.st, quiet)
 }
 

@@ -404,9 +404,9 @@ func (r *run) setVar(name string, v json.RawMessage) {
 // representation is the page as the model is shown it: the one the last
 // batch left (its delta names that representation's refs), else a new one.
 func (r *run) representation(ctx context.Context) (browser.Snapshot, error) {
-	if r.fresh != nil {
-		snap := *r.fresh
-		r.fresh = nil
+	if r.nextView != nil {
+		snap := *r.nextView
+		r.nextView = nil
 		return snap, nil
 	}
 	r.catchUp(ctx)

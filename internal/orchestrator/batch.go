@@ -33,7 +33,7 @@ func (r *run) batch(ctx context.Context, rep *StepReport, iter int, cmds []brows
 func (r *run) batchWith(ctx context.Context, rep *StepReport, iter int, cmds []browser.Command, before *browser.Snapshot, timeout time.Duration) batchResult {
 	res := batchResult{failed: -1}
 	t := time.Now()
-	r.fresh = nil // the page is about to change
+	r.nextView = nil // the page is about to change
 	startURL := r.Page.URL()
 	r.lateOpened(rep)
 	dialogsSeen, pagesSeen := len(r.Page.Dialogs()), len(r.Page.Pages())
@@ -141,7 +141,7 @@ func (r *run) batchWith(ctx context.Context, rep *StepReport, iter int, cmds []b
 		r.timing.Browser += time.Since(t)
 	}
 	if err == nil {
-		r.fresh = &after // the next iteration shows this representation: the delta's refs are its refs
+		r.nextView = &after // the next iteration shows this representation: the delta's refs are its refs
 		d := browser.DiffSnapshots(*before, after, 10)
 		start := len(rep.Commands) - len(events)
 		pages := r.Page.Pages()

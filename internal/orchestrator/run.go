@@ -62,9 +62,9 @@ type run struct {
 	blocksSeen int      // egress refusals already reported
 	blocked    []string // refusals outside any step (Result.Blocked)
 	files      []browser.File
-	// fresh is the representation the last batch took after settling: the
+	// nextView is the representation the last batch took after settling: the
 	// next one the model sees, and the "before" of the next delta.
-	fresh *browser.Snapshot
+	nextView *browser.Snapshot
 	// unsettled is the wait a batch nobody looked at after left short (see
 	// batchWith); the next representation takes it up.
 	unsettled *browser.SettleOptions

@@ -97,8 +97,8 @@ type Options struct {
 	Buffer int
 	// Batch is the most messages sent together (default 512).
 	Batch int
-	// Loops is how many batches may be in flight at once (default 2).
-	Loops int
+	// Senders is how many batches may be in flight at once, each sent by its own goroutine (default 2).
+	Senders int
 }
 
 // WithDefaults fills the zero fields.
@@ -109,8 +109,8 @@ func (o Options) WithDefaults() Options {
 	if o.Batch <= 0 {
 		o.Batch = 512
 	}
-	if o.Loops <= 0 {
-		o.Loops = 2
+	if o.Senders <= 0 {
+		o.Senders = 2
 	}
 	return o
 }
@@ -119,7 +119,7 @@ func (o Options) WithDefaults() Options {
 func Start(pub Publisher, mark Marker, log *slog.Logger, o Options) *Sender {
 	o = o.WithDefaults()
 	s := &Sender{pub: pub, mark: mark, log: log, in: make(chan store.OutboxItem, o.Buffer)}
-	for range o.Loops {
+	for range o.Senders {
 		s.done.Add(1)
 		go func() {
 			defer s.done.Done()

@@ -4,8 +4,10 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -21,16 +23,31 @@ import (
 // Publisher sends job ids to the queue; *jobs.Publisher implements it.
 type Publisher = outbox.Publisher
 
-// Config tunes the loops.
+// Defaults of Config's zero fields.
+const (
+	DefaultEvery      = 2 * time.Second
+	DefaultUnsent     = 5 * time.Second
+	DefaultStale      = time.Minute
+	DefaultSweepEvery = 30 * time.Second
+)
+
+// Config is what a Reconciler works on and how often.
 type Config struct {
-	Every  time.Duration // how often the republisher looks; default 2s
-	Unsent time.Duration // an unconfirmed publish older than this is retried; default 5s
+	// Store holds the jobs, holds and outbox (required).
+	Store *store.Store
+	// Publisher republishes job messages (required).
+	Publisher Publisher
+	// Logger receives the loops' reports; slog.Default() when nil.
+	Logger *slog.Logger
+
+	Every  time.Duration // how often the republisher looks; default DefaultEvery
+	Unsent time.Duration // an unconfirmed publish older than this is retried; default DefaultUnsent
 	// Stale: a queued job published longer ago, or a running one whose
 	// lease lapsed longer ago, may have lost its message (a broker crash)
 	// and is republished. A republished job is not looked at again before
-	// Unsent, then 2×, 4×, … 32× Unsent. Default 1m.
+	// Unsent, then 2×, 4×, … 32× Unsent. Default DefaultStale.
 	Stale      time.Duration
-	SweepEvery time.Duration // orphan hold sweep; default 30s
+	SweepEvery time.Duration // orphan hold sweep; default DefaultSweepEvery
 	// InStream, if set, counts the job messages the stream still holds
 	// (undelivered plus unacknowledged). Stale jobs are only republished
 	// when it is lower than the number of jobs waiting for a message, so a
@@ -41,36 +58,50 @@ type Config struct {
 	ArtifactRetention time.Duration
 }
 
-// Loops runs the background work.
-type Loops struct {
+// WithDefaults fills the zero fields with their defaults.
+func (c Config) WithDefaults() Config {
+	c.Every = cmp.Or(c.Every, DefaultEvery)
+	c.Unsent = cmp.Or(c.Unsent, DefaultUnsent)
+	c.Stale = cmp.Or(c.Stale, DefaultStale)
+	c.SweepEvery = cmp.Or(c.SweepEvery, DefaultSweepEvery)
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.Store == nil:
+		return errors.New("reconcile: Config.Store is required")
+	case c.Publisher == nil:
+		return errors.New("reconcile: Config.Publisher is required")
+	case c.Every < 0 || c.Unsent < 0 || c.Stale < 0 || c.SweepEvery < 0 || c.ArtifactRetention < 0:
+		return errors.New("reconcile: durations must not be negative")
+	}
+	return nil
+}
+
+// Reconciler runs the background work that keeps the queue and the
+// database in agreement.
+type Reconciler struct {
 	cfg   Config
 	store *store.Store
 	pub   Publisher
 	log   *slog.Logger
 }
 
-// New builds the loops.
-func New(cfg Config, st *store.Store, pub Publisher, log *slog.Logger) *Loops {
-	if cfg.Every == 0 {
-		cfg.Every = 2 * time.Second
+// New builds a Reconciler from cfg, with defaults filled in.
+func New(cfg Config) (*Reconciler, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
 	}
-	if cfg.Unsent == 0 {
-		cfg.Unsent = 5 * time.Second
-	}
-	if cfg.Stale == 0 {
-		cfg.Stale = time.Minute
-	}
-	if cfg.SweepEvery == 0 {
-		cfg.SweepEvery = 30 * time.Second
-	}
-	if log == nil {
-		log = slog.Default()
-	}
-	return &Loops{cfg: cfg, store: st, pub: pub, log: log}
+	return &Reconciler{cfg: cfg, store: cfg.Store, pub: cfg.Publisher, log: cfg.Logger}, nil
 }
 
 // Run runs the republisher, the parked-job waker and the sweeper until ctx ends.
-func (l *Loops) Run(ctx context.Context) {
+func (l *Reconciler) Run(ctx context.Context) {
 	tick := time.NewTicker(l.cfg.Every)
 	defer tick.Stop()
 	sweep := time.NewTicker(l.cfg.SweepEvery)
@@ -116,7 +147,7 @@ func (l *Loops) Run(ctx context.Context) {
 // Republish publishes the jobs whose message may be missing. Nats-Msg-Id
 // makes a repeat inside the duplicates window harmless, and a repeat after it
 // is acknowledged as stale by the worker that receives it.
-func (l *Loops) Republish(ctx context.Context) (int, error) {
+func (l *Reconciler) Republish(ctx context.Context) (int, error) {
 	stale := l.cfg.Stale
 	if l.cfg.InStream != nil {
 		held, err := l.cfg.InStream(ctx)
@@ -134,7 +165,7 @@ func (l *Loops) Republish(ctx context.Context) (int, error) {
 
 // Wake publishes parked jobs of tenants that have free running slots again
 // (a slot also frees when a worker dies and its job's lease lapses).
-func (l *Loops) Wake(ctx context.Context) (int, error) {
+func (l *Reconciler) Wake(ctx context.Context) (int, error) {
 	items, err := l.store.WakeParked(ctx)
 	n, perr := l.publish(ctx, items)
 	if err == nil {
@@ -143,7 +174,7 @@ func (l *Loops) Wake(ctx context.Context) (int, error) {
 	return n, err
 }
 
-func (l *Loops) publish(ctx context.Context, items []store.OutboxItem) (int, error) {
+func (l *Reconciler) publish(ctx context.Context, items []store.OutboxItem) (int, error) {
 	return outbox.Publish(ctx, l.pub, l.store, items)
 }
 

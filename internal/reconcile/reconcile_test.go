@@ -61,7 +61,10 @@ func TestStaleJobIsRepublishedWithBackoff(t *testing.T) {
 	}
 	pub := &countingPub{}
 	stale := 300 * time.Millisecond
-	l := reconcile.New(reconcile.Config{Stale: stale, Unsent: stale}, st, pub, nil)
+	l, err := reconcile.New(reconcile.Config{Store: st, Publisher: pub, Stale: stale, Unsent: stale})
+	if err != nil {
+		t.Fatal(err)
+	}
 	// Ticks every 25 ms for 2.2 s: republished at about 0.3 s, then after
 	// waits of 0.3, 0.6 and 1.2 s (1.2, 2.4 s): 3 times, not 80.
 	start := time.Now()
@@ -77,8 +80,11 @@ func TestStaleJobIsRepublishedWithBackoff(t *testing.T) {
 	// An intact backlog (the stream holds a message for every waiting job)
 	// is not republished at all.
 	pub2 := &countingPub{}
-	held := reconcile.New(reconcile.Config{Stale: time.Millisecond, Unsent: time.Hour,
-		InStream: func(context.Context) (int, error) { return 1, nil }}, st, pub2, nil)
+	held, err := reconcile.New(reconcile.Config{Store: st, Publisher: pub2, Stale: time.Millisecond, Unsent: time.Hour,
+		InStream: func(context.Context) (int, error) { return 1, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
 	time.Sleep(3 * time.Second) // past any backoff
 	if _, err := held.Republish(ctx); err != nil {
 		t.Fatal(err)

@@ -117,7 +117,7 @@ func (s *Store) SettleCall(ctx context.Context, u Usage) (Charge, error) {
 				u.JobID, u.Attempt, u.Seq, u.Model, u.PromptTokens, u.CachedTokens, u.CompletionTokens, charge, u.Credits); err != nil {
 				return fmt.Errorf("settle usage: %w", err)
 			}
-			if err := charge1(ctx, tx, tenantID, u.JobID, u.Attempt, u.Seq, reserved, charge, "llm usage ("+u.Model+")"); err != nil {
+			if err := chargeCall(ctx, tx, tenantID, u.JobID, u.Attempt, u.Seq, reserved, charge, "llm usage ("+u.Model+")"); err != nil {
 				return err
 			}
 		}
@@ -147,10 +147,10 @@ func holdOf(ctx context.Context, tx pgx.Tx, jobID string) (string, error) {
 	return *hold, nil
 }
 
-// charge1 moves one settled call's reservation out of the job's hold:
+// chargeCall moves one settled call's reservation out of the job's hold:
 // charge micro-credits are consumed (a ledger entry, keyed so it can never
 // be written twice), the rest of the reservation is freed.
-func charge1(ctx context.Context, tx pgx.Tx, tenantID, jobID string, attempt, seq int, reserved, charge int64, reason string) error {
+func chargeCall(ctx context.Context, tx pgx.Tx, tenantID, jobID string, attempt, seq int, reserved, charge int64, reason string) error {
 	if charge > 0 {
 		if _, err := tx.Exec(ctx,
 			`INSERT INTO credit_entries (tenant_id, job_id, amount, reason, idempotency_key) VALUES ($1, $2, $3, $4, $5)`,
@@ -203,7 +203,7 @@ func settleOrphans(ctx context.Context, tx pgx.Tx, jobID string, keepAttempt int
 			 WHERE job_id = $1 AND attempt = $2 AND seq = $3`, jobID, o.attempt, o.seq); err != nil {
 			return fmt.Errorf("settle orphan: %w", err)
 		}
-		if err := charge1(ctx, tx, o.tenantID, jobID, o.attempt, o.seq, o.reserved, o.reserved,
+		if err := chargeCall(ctx, tx, o.tenantID, jobID, o.attempt, o.seq, o.reserved, o.reserved,
 			"llm usage ("+o.model+"), reply lost with its attempt: charged at its reserved maximum"); err != nil {
 			return err
 		}
