@@ -101,7 +101,7 @@ func (s *Server) grant(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "tenant not found", nil)
 		return
 	}
-	acct, err := s.store.Grant(r.Context(), id, int64(math.Round(req.Credits*store.MicroCredits)), id+":"+req.IdempotencyKey)
+	acct, err := s.store.Grant(r.Context(), id, int64(math.Round(req.Credits*store.MicroCredits)), req.IdempotencyKey)
 	if err != nil {
 		s.internal(w, r, err)
 		return

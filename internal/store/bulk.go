@@ -37,7 +37,7 @@ func (s *Store) SelectTests(ctx context.Context, tenantID string, sel Selection)
 		q += ` AND tags && $2::text[]`
 		args = append(args, sel.Tags)
 	}
-	rows, err := s.pool.Query(ctx, q+` ORDER BY name, id`, args...)
+	rows, err := s.db.Query(ctx, q+` ORDER BY name, id`, args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("select tests: %w", err)
 	}
@@ -299,5 +299,5 @@ func (s *Store) BulkProgress(ctx context.Context, tenantID, parentID string) (Bu
 	if _, err := s.GetJob(ctx, tenantID, parentID); err != nil {
 		return BulkReport{}, err
 	}
-	return bulkReport(ctx, s.pool, parentID)
+	return bulkReport(ctx, s.db, parentID)
 }

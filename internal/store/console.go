@@ -35,7 +35,7 @@ func tokenHash(token string) []byte {
 // is returned once, for the cookie; only its hash is kept.
 func (s *Store) CreateConsoleSession(ctx context.Context, tenantID string, ttl time.Duration) (token string, err error) {
 	token = randomToken()
-	_, err = s.pool.Exec(ctx, `INSERT INTO console_sessions (token_hash, tenant_id, csrf, expires_at)
+	_, err = s.db.Exec(ctx, `INSERT INTO console_sessions (token_hash, tenant_id, csrf, expires_at)
 		VALUES ($1, $2, $3, now() + $4::interval)`, tokenHash(token), tenantID, randomToken(), ttl)
 	if err != nil {
 		return "", fmt.Errorf("create console session: %w", err)
@@ -47,7 +47,7 @@ func (s *Store) CreateConsoleSession(ctx context.Context, tenantID string, ttl t
 func (s *Store) ConsoleSession(ctx context.Context, token string) (ConsoleSession, error) {
 	var sess ConsoleSession
 	t := &sess.Tenant
-	err := s.pool.QueryRow(ctx, `SELECT t.id::text, t.name, t.max_running, t.created_at, c.csrf, c.expires_at
+	err := s.db.QueryRow(ctx, `SELECT t.id::text, t.name, t.max_running, t.created_at, c.csrf, c.expires_at
 		FROM console_sessions c JOIN tenants t ON t.id = c.tenant_id
 		WHERE c.token_hash = $1 AND c.expires_at > now()`, tokenHash(token)).
 		Scan(&t.ID, &t.Name, &t.MaxRunning, &t.CreatedAt, &sess.CSRF, &sess.ExpiresAt)
@@ -62,7 +62,7 @@ func (s *Store) ConsoleSession(ctx context.Context, token string) (ConsoleSessio
 
 // DeleteConsoleSession signs a console out.
 func (s *Store) DeleteConsoleSession(ctx context.Context, token string) error {
-	if _, err := s.pool.Exec(ctx, `DELETE FROM console_sessions WHERE token_hash = $1`, tokenHash(token)); err != nil {
+	if _, err := s.db.Exec(ctx, `DELETE FROM console_sessions WHERE token_hash = $1`, tokenHash(token)); err != nil {
 		return fmt.Errorf("delete console session: %w", err)
 	}
 	return nil
@@ -70,7 +70,7 @@ func (s *Store) DeleteConsoleSession(ctx context.Context, token string) error {
 
 // PruneConsoleSessions deletes expired sessions.
 func (s *Store) PruneConsoleSessions(ctx context.Context) (int64, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM console_sessions WHERE expires_at <= now()`)
+	tag, err := s.db.Exec(ctx, `DELETE FROM console_sessions WHERE expires_at <= now()`)
 	if err != nil {
 		return 0, fmt.Errorf("prune console sessions: %w", err)
 	}
@@ -79,7 +79,7 @@ func (s *Store) PruneConsoleSessions(ctx context.Context) (int64, error) {
 
 // PruneArtifacts deletes artifacts older than retention.
 func (s *Store) PruneArtifacts(ctx context.Context, retention time.Duration) (int64, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM artifacts WHERE created_at < now() - $1::interval`, retention)
+	tag, err := s.db.Exec(ctx, `DELETE FROM artifacts WHERE created_at < now() - $1::interval`, retention)
 	if err != nil {
 		return 0, fmt.Errorf("prune artifacts: %w", err)
 	}
@@ -89,7 +89,7 @@ func (s *Store) PruneArtifacts(ctx context.Context, retention time.Duration) (in
 // JobsUsage sums the token usage of each of the jobs, by job id (jobs that
 // made no model call are absent).
 func (s *Store) JobsUsage(ctx context.Context, ids []string) (map[string]UsageTotals, error) {
-	rows, err := s.pool.Query(ctx, `SELECT job_id::text, count(*), COALESCE(sum(prompt_tokens), 0), COALESCE(sum(cached_tokens), 0),
+	rows, err := s.db.Query(ctx, `SELECT job_id::text, count(*), COALESCE(sum(prompt_tokens), 0), COALESCE(sum(cached_tokens), 0),
 		COALESCE(sum(completion_tokens), 0), COALESCE(sum(credits), 0)::bigint
 		FROM token_usage WHERE job_id = ANY($1::uuid[]) GROUP BY job_id`, ids)
 	if err != nil {

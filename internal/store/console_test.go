@@ -15,7 +15,7 @@ import (
 func TestArtifactsAreKeptForTheRetentionPeriod(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := storetest.New(t)
+	st, tx := storetest.InTx(t)
 	tn, _ := storetest.Tenant(t, st, "acme", 5)
 	j := submit(t, st, tn.ID, 1_000_000)
 	for _, name := range []string{"step-1-old.jpg", "step-2-new.jpg"} {
@@ -23,7 +23,7 @@ func TestArtifactsAreKeptForTheRetentionPeriod(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := st.Pool().Exec(ctx, `UPDATE artifacts SET created_at = now() - interval '31 days' WHERE name = 'step-1-old.jpg'`); err != nil {
+	if _, err := tx.Exec(ctx, `UPDATE artifacts SET created_at = now() - interval '31 days' WHERE name = 'step-1-old.jpg'`); err != nil {
 		t.Fatal(err)
 	}
 	n, err := st.PruneArtifacts(ctx, 30*24*time.Hour)

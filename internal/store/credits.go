@@ -31,8 +31,9 @@ type Entry struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-// Grant adds amount micro-credits to a tenant. The idempotency key makes a
-// retried grant a no-op.
+// Grant adds amount micro-credits to a tenant. The idempotency key, the
+// tenant's own, makes a retried grant a no-op; another tenant's grant under
+// the same key is a grant of its own.
 func (s *Store) Grant(ctx context.Context, tenantID string, amount int64, idempotencyKey string) (Account, error) {
 	if amount <= 0 {
 		return Account{}, fmt.Errorf("grant amount must be positive, got %d", amount)
@@ -40,7 +41,7 @@ func (s *Store) Grant(ctx context.Context, tenantID string, amount int64, idempo
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx,
 			`INSERT INTO credit_entries (tenant_id, amount, reason, idempotency_key) VALUES ($1, $2, 'grant', $3)
-			 ON CONFLICT (idempotency_key) DO NOTHING`, tenantID, amount, "grant:"+idempotencyKey)
+			 ON CONFLICT (idempotency_key) DO NOTHING`, tenantID, amount, "grant:"+tenantID+":"+idempotencyKey)
 		if err != nil {
 			return fmt.Errorf("insert grant entry: %w", err)
 		}
@@ -68,7 +69,7 @@ func (s *Store) Account(ctx context.Context, tenantID string) (Account, error) {
 		return Account{}, ErrNotFound
 	}
 	a := Account{TenantID: tenantID}
-	err := s.pool.QueryRow(ctx, `SELECT balance, held FROM credit_accounts WHERE tenant_id = $1`, tenantID).
+	err := s.db.QueryRow(ctx, `SELECT balance, held FROM credit_accounts WHERE tenant_id = $1`, tenantID).
 		Scan(&a.Balance, &a.Held)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Account{}, ErrNotFound
@@ -82,7 +83,7 @@ func (s *Store) Account(ctx context.Context, tenantID string) (Account, error) {
 
 // Ledger returns a tenant's newest ledger entries first.
 func (s *Store) Ledger(ctx context.Context, tenantID string, limit int) ([]Entry, error) {
-	rows, err := s.pool.Query(ctx,
+	rows, err := s.db.Query(ctx,
 		`SELECT id, job_id::text, amount, reason, created_at FROM credit_entries
 		 WHERE tenant_id = $1 ORDER BY id DESC LIMIT $2`, tenantID, limit)
 	if err != nil {
@@ -118,7 +119,7 @@ func releaseHold(ctx context.Context, tx pgx.Tx, jobID string) error {
 // ReleaseOrphanHolds releases the holds of jobs that ended without releasing
 // them (a sweeper's safety net) and returns how many it released.
 func (s *Store) ReleaseOrphanHolds(ctx context.Context) (int, error) {
-	rows, err := s.pool.Query(ctx,
+	rows, err := s.db.Query(ctx,
 		`SELECT h.job_id::text FROM credit_holds h JOIN jobs j ON j.id = h.job_id
 		 WHERE NOT h.released AND j.state NOT IN ('queued', 'running', 'waiting')`)
 	if err != nil {

@@ -96,7 +96,7 @@ func (s *Store) Findings(ctx context.Context, tenantID, jobID string) ([]Finding
 	if _, err := uuid.Parse(jobID); err != nil {
 		return nil, ErrNotFound
 	}
-	rows, err := s.pool.Query(ctx,
+	rows, err := s.db.Query(ctx,
 		`SELECT f.id::text, f.job_id::text, f.seq, f.type, f.severity, f.title, f.url, f.state, f.signature,
 		        f.evidence, f.path, f.occurrences, f.reproduction, f.created_at, f.updated_at
 		 FROM findings f JOIN jobs j ON j.id = f.job_id

@@ -17,7 +17,7 @@ import (
 func TestFindingsMergeBySignatureAndStayWithTheirTenant(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := storetest.New(t)
+	st, _ := storetest.InTx(t)
 	tn, _ := storetest.Tenant(t, st, "explorer", 10)
 	other, _ := storetest.Tenant(t, st, "other", 10)
 	job, err := st.SubmitJob(ctx, store.NewJob{TenantID: tn.ID, Kind: "exploration", Input: json.RawMessage(`{}`), Hold: 1000,

@@ -123,7 +123,7 @@ func (s *Store) SubmitJob(ctx context.Context, n NewJob) (Job, error) {
 		n.Input = in
 	}
 	if n.IdempotencyKey != "" {
-		if err := s.keyReused(ctx, s.pool, n); err != nil {
+		if err := s.keyReused(ctx, s.db, n); err != nil {
 			return Job{}, err
 		}
 	}
@@ -131,7 +131,7 @@ func (s *Store) SubmitJob(ctx context.Context, n NewJob) (Job, error) {
 	// the job, its hold row, its outbox row and its idempotency key are
 	// written together or not at all (foreign keys are checked at its end).
 	var j Job
-	err := s.pool.QueryRow(ctx, submitSQL, n.TenantID, n.Hold, id, n.Kind, n.Input, nullable(n.TestID), nullable(n.ParentID),
+	err := s.db.QueryRow(ctx, submitSQL, n.TenantID, n.Hold, id, n.Kind, n.Input, nullable(n.TestID), nullable(n.ParentID),
 		n.Subject, n.IdempotencyKey, n.RequestHash, n.TraceParent).
 		Scan(&j.ID, &j.TenantID, &j.Kind, &j.State, &j.Input, &j.Attempt, &j.CancelRequested, &j.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -139,7 +139,7 @@ func (s *Store) SubmitJob(ctx context.Context, n NewJob) (Job, error) {
 	}
 	if n.IdempotencyKey != "" && isUniqueViolation(err) {
 		// A concurrent submission with the same key won the race.
-		if kerr := s.keyReused(ctx, s.pool, n); kerr != nil {
+		if kerr := s.keyReused(ctx, s.db, n); kerr != nil {
 			return Job{}, kerr
 		}
 	}
@@ -188,7 +188,7 @@ func (s *Store) MarkPublished(ctx context.Context, jobIDs ...string) error {
 	if len(jobIDs) == 0 {
 		return nil
 	}
-	_, err := s.pool.Exec(ctx, `UPDATE job_outbox SET sent_at = now() WHERE job_id = ANY($1::uuid[]) AND sent_at IS NULL`, jobIDs)
+	_, err := s.db.Exec(ctx, `UPDATE job_outbox SET sent_at = now() WHERE job_id = ANY($1::uuid[]) AND sent_at IS NULL`, jobIDs)
 	if err != nil {
 		return fmt.Errorf("mark %d job(s) published: %w", len(jobIDs), err)
 	}
@@ -204,7 +204,7 @@ func (s *Store) MarkPublished(ctx context.Context, jobIDs ...string) error {
 // 32×age), so a job that stays unclaimed is not republished every tick.
 // A stale of zero or less lists only unconfirmed publishes.
 func (s *Store) Unpublished(ctx context.Context, age, stale time.Duration, limit int) ([]OutboxItem, error) {
-	rows, err := s.pool.Query(ctx,
+	rows, err := s.db.Query(ctx,
 		`WITH due AS (
 		   SELECT o.job_id FROM job_outbox o JOIN jobs j ON j.id = o.job_id
 		   WHERE o.next_check <= now() AND (
@@ -254,7 +254,7 @@ func wakeParked(ctx context.Context, tx pgx.Tx, tenantID string) ([]OutboxItem, 
 // slots (a slot can also free without a finish: a worker died and its
 // lease lapsed) and returns them to be published.
 func (s *Store) WakeParked(ctx context.Context) ([]OutboxItem, error) {
-	rows, err := s.pool.Query(ctx, `SELECT DISTINCT tenant_id::text FROM jobs WHERE parked AND state = 'queued'`)
+	rows, err := s.db.Query(ctx, `SELECT DISTINCT tenant_id::text FROM jobs WHERE parked AND state = 'queued'`)
 	if err != nil {
 		return nil, fmt.Errorf("find parked tenants: %w", err)
 	}
@@ -281,7 +281,7 @@ func (s *Store) GetJob(ctx context.Context, tenantID, id string) (Job, error) {
 	if _, err := uuid.Parse(id); err != nil {
 		return Job{}, ErrNotFound
 	}
-	j, err := scanJob(s.pool.QueryRow(ctx,
+	j, err := scanJob(s.db.QueryRow(ctx,
 		`SELECT `+jobColumns+` FROM jobs j LEFT JOIN credit_holds h ON h.job_id = j.id
 		 WHERE j.id = $1 AND j.tenant_id = $2`, id, tenantID))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -314,7 +314,7 @@ func (s *Store) ListJobs(ctx context.Context, tenantID string, f JobFilter) ([]J
 		q += fmt.Sprintf(` AND j.kind = $%d`, len(args))
 	}
 	q += ` ORDER BY j.created_at DESC, j.id DESC LIMIT $2`
-	rows, err := s.pool.Query(ctx, q, args...)
+	rows, err := s.db.Query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
@@ -474,7 +474,7 @@ func (s *Store) ClaimJob(ctx context.Context, jobID, workerID string, lease time
 // ExtendLease pushes a running job's lease forward and reports whether
 // cancellation was requested.
 func (s *Store) ExtendLease(ctx context.Context, jobID string, attempt int, lease time.Duration) (cancel bool, err error) {
-	err = s.pool.QueryRow(ctx,
+	err = s.db.QueryRow(ctx,
 		`UPDATE jobs SET lease_until = now() + $3::interval, updated_at = now()
 		 WHERE id = $1 AND attempt = $2 AND state = 'running' RETURNING cancel_requested`,
 		jobID, attempt, lease).Scan(&cancel)
@@ -489,7 +489,7 @@ func (s *Store) ExtendLease(ctx context.Context, jobID string, attempt int, leas
 
 // SaveCheckpoint stores the progress a later attempt resumes from.
 func (s *Store) SaveCheckpoint(ctx context.Context, jobID string, attempt int, checkpoint json.RawMessage) error {
-	tag, err := s.pool.Exec(ctx,
+	tag, err := s.db.Exec(ctx,
 		`UPDATE jobs SET checkpoint = $3, updated_at = now() WHERE id = $1 AND attempt = $2 AND state = 'running'`,
 		jobID, attempt, checkpoint)
 	if err != nil {
@@ -616,7 +616,7 @@ func (s *Store) FailUndeliverable(ctx context.Context, jobID, reason string) err
 // ReleaseLease lets another worker claim a running job at once (used when a
 // draining worker hands its job back).
 func (s *Store) ReleaseLease(ctx context.Context, jobID string, attempt int) error {
-	_, err := s.pool.Exec(ctx,
+	_, err := s.db.Exec(ctx,
 		`UPDATE jobs SET lease_until = now() - interval '1 second', updated_at = now()
 		 WHERE id = $1 AND attempt = $2 AND state = 'running'`, jobID, attempt)
 	if err != nil {
@@ -629,7 +629,7 @@ func (s *Store) ReleaseLease(ctx context.Context, jobID string, attempt int) err
 // stream: queued and not parked, or running with a lapsed lease.
 func (s *Store) WaitingForMessage(ctx context.Context) (int, error) {
 	var n int
-	err := s.pool.QueryRow(ctx,
+	err := s.db.QueryRow(ctx,
 		`SELECT count(*) FROM jobs WHERE (state = 'queued' AND NOT parked) OR (state = 'running' AND lease_until < now())`).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count waiting jobs: %w", err)
@@ -640,7 +640,7 @@ func (s *Store) WaitingForMessage(ctx context.Context) (int, error) {
 // ForgetSubmitKeys deletes idempotency keys older than age (they are kept
 // for at least a day; the sweeper passes two).
 func (s *Store) ForgetSubmitKeys(ctx context.Context, age time.Duration) (int64, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM submit_keys WHERE created_at < now() - $1::interval`, age)
+	tag, err := s.db.Exec(ctx, `DELETE FROM submit_keys WHERE created_at < now() - $1::interval`, age)
 	if err != nil {
 		return 0, fmt.Errorf("forget idempotency keys: %w", err)
 	}

@@ -23,7 +23,7 @@ type UsageTotals struct {
 // JobUsage returns the totals of a job's token usage over all attempts.
 func (s *Store) JobUsage(ctx context.Context, jobID string) (UsageTotals, error) {
 	var t UsageTotals
-	err := s.pool.QueryRow(ctx,
+	err := s.db.QueryRow(ctx,
 		`SELECT count(*), COALESCE(sum(prompt_tokens), 0), COALESCE(sum(cached_tokens), 0),
 		        COALESCE(sum(completion_tokens), 0), COALESCE(sum(credits), 0)::bigint
 		 FROM token_usage WHERE job_id = $1`, jobID).
@@ -74,7 +74,7 @@ func (s *Store) RecordHistory(ctx context.Context, entries []HistoryEntry) error
 
 // History returns a tenant's job history in order.
 func (s *Store) History(ctx context.Context, tenantID, jobID string) ([]HistoryEntry, error) {
-	rows, err := s.pool.Query(ctx,
+	rows, err := s.db.Query(ctx,
 		`SELECT h.attempt, h.step, h.iteration, h.kind, h.action, COALESCE(h.target, ''), h.result,
 		        COALESCE(h.error, ''), h.observation, h.duration_ms, h.created_at
 		 FROM history h JOIN jobs j ON j.id = h.job_id WHERE h.job_id = $1 AND j.tenant_id = $2 ORDER BY h.id`,
@@ -110,7 +110,7 @@ func (s *Store) SaveExtracted(ctx context.Context, jobID string, attempt int, ke
 // Experiences returns what earlier jobs of a tenant learned about an app
 // origin, most used first.
 func (s *Store) Experiences(ctx context.Context, tenantID, origin string, limit int) ([]string, error) {
-	rows, err := s.pool.Query(ctx,
+	rows, err := s.db.Query(ctx,
 		`SELECT text FROM experiences WHERE tenant_id = $1 AND origin = $2 ORDER BY uses DESC, updated_at DESC LIMIT $3`,
 		tenantID, origin, limit)
 	if err != nil {
@@ -153,7 +153,7 @@ type Experience struct {
 
 // ListExperiences returns a tenant's learned notes, of one origin or all.
 func (s *Store) ListExperiences(ctx context.Context, tenantID, origin string) ([]Experience, error) {
-	rows, err := s.pool.Query(ctx,
+	rows, err := s.db.Query(ctx,
 		`SELECT id, origin, text, uses, updated_at FROM experiences
 		 WHERE tenant_id = $1 AND ($2 = '' OR origin = $2) ORDER BY origin, uses DESC, id LIMIT 1000`, tenantID, origin)
 	if err != nil {
@@ -168,7 +168,7 @@ func (s *Store) ListExperiences(ctx context.Context, tenantID, origin string) ([
 // DeleteExperiences removes a tenant's learned notes: one by id, those of
 // an origin, or all (id 0 and origin ""), and says how many went.
 func (s *Store) DeleteExperiences(ctx context.Context, tenantID, origin string, id int64) (int64, error) {
-	tag, err := s.pool.Exec(ctx,
+	tag, err := s.db.Exec(ctx,
 		`DELETE FROM experiences WHERE tenant_id = $1 AND ($2 = '' OR origin = $2) AND ($3 = 0 OR id = $3)`, tenantID, origin, id)
 	if err != nil {
 		return 0, fmt.Errorf("delete experiences: %w", err)
@@ -179,7 +179,7 @@ func (s *Store) DeleteExperiences(ctx context.Context, tenantID, origin string, 
 // AddArtifact stores a file a job produced (a failing state's screenshot).
 // Saving it twice (a retried attempt) keeps one copy.
 func (s *Store) AddArtifact(ctx context.Context, jobID, kind, name string, content []byte) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO artifacts (job_id, kind, name, content)
+	_, err := s.db.Exec(ctx, `INSERT INTO artifacts (job_id, kind, name, content)
 		SELECT $1, $2, $3, $4 WHERE NOT EXISTS (SELECT 1 FROM artifacts WHERE job_id = $1 AND name = $3)`, jobID, kind, name, content)
 	if err != nil {
 		return fmt.Errorf("add artifact: %w", err)
@@ -192,7 +192,7 @@ func (s *Store) Artifact(ctx context.Context, tenantID, jobID, name string) (kin
 	if _, err := uuid.Parse(jobID); err != nil {
 		return "", nil, ErrNotFound
 	}
-	err = s.pool.QueryRow(ctx, `SELECT a.kind, a.content FROM artifacts a JOIN jobs j ON j.id = a.job_id
+	err = s.db.QueryRow(ctx, `SELECT a.kind, a.content FROM artifacts a JOIN jobs j ON j.id = a.job_id
 		WHERE a.job_id = $1 AND j.tenant_id = $2 AND a.name = $3 ORDER BY a.id LIMIT 1`, jobID, tenantID, name).Scan(&kind, &content)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil, ErrNotFound

@@ -15,7 +15,7 @@ type JobCount struct {
 
 // JobCounts counts every tenant's jobs by kind and state, for operators.
 func (s *Store) JobCounts(ctx context.Context) ([]JobCount, error) {
-	rows, err := s.pool.Query(ctx, `SELECT kind, state, count(*) FROM jobs GROUP BY kind, state`)
+	rows, err := s.db.Query(ctx, `SELECT kind, state, count(*) FROM jobs GROUP BY kind, state`)
 	if err != nil {
 		return nil, fmt.Errorf("count jobs: %w", err)
 	}
@@ -35,7 +35,7 @@ func (s *Store) JobCounts(ctx context.Context) ([]JobCount, error) {
 // included) has waited, by the database's clock; zero when none waits.
 func (s *Store) OldestQueued(ctx context.Context) (time.Duration, error) {
 	var secs float64
-	err := s.pool.QueryRow(ctx, `SELECT COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)::float8 FROM jobs WHERE state = 'queued'`).Scan(&secs)
+	err := s.db.QueryRow(ctx, `SELECT COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)::float8 FROM jobs WHERE state = 'queued'`).Scan(&secs)
 	if err != nil {
 		return 0, fmt.Errorf("oldest queued job: %w", err)
 	}

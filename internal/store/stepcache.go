@@ -25,7 +25,7 @@ type CachedStep struct {
 // StepCacheEntry returns a tenant's entry for a step and counts its use.
 func (s *Store) StepCacheEntry(ctx context.Context, tenantID, origin, path, step string) (json.RawMessage, bool, error) {
 	var entries json.RawMessage
-	err := s.pool.QueryRow(ctx,
+	err := s.db.QueryRow(ctx,
 		`UPDATE step_cache SET hits = hits + 1, used_at = now()
 		 WHERE tenant_id = $1 AND origin = $2 AND path = $3 AND step = $4 RETURNING entries`,
 		tenantID, origin, path, step).Scan(&entries)
@@ -40,7 +40,7 @@ func (s *Store) StepCacheEntry(ctx context.Context, tenantID, origin, path, step
 
 // PutStepCacheEntry stores (or replaces) a tenant's entry for a step.
 func (s *Store) PutStepCacheEntry(ctx context.Context, tenantID, origin, path, step string, entries json.RawMessage) error {
-	_, err := s.pool.Exec(ctx,
+	_, err := s.db.Exec(ctx,
 		`INSERT INTO step_cache (tenant_id, origin, path, step, entries) VALUES ($1, $2, $3, $4, $5)
 		 ON CONFLICT (tenant_id, origin, path, step) DO UPDATE SET entries = EXCLUDED.entries, updated_at = now()`,
 		tenantID, origin, path, step, entries)
@@ -53,7 +53,7 @@ func (s *Store) PutStepCacheEntry(ctx context.Context, tenantID, origin, path, s
 // StepCache lists a tenant's entries, newest first, optionally of one
 // origin, at most limit.
 func (s *Store) StepCache(ctx context.Context, tenantID, origin string, limit int) ([]CachedStep, error) {
-	rows, err := s.pool.Query(ctx,
+	rows, err := s.db.Query(ctx,
 		`SELECT origin, path, step, entries, hits, updated_at, used_at FROM step_cache
 		 WHERE tenant_id = $1 AND ($2 = '' OR origin = $2) ORDER BY updated_at DESC LIMIT $3`, tenantID, origin, limit)
 	if err != nil {
@@ -69,7 +69,7 @@ func (s *Store) StepCache(ctx context.Context, tenantID, origin string, limit in
 // ClearStepCache deletes a tenant's entries (of one origin when origin is
 // set) and returns how many there were.
 func (s *Store) ClearStepCache(ctx context.Context, tenantID, origin string) (int64, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM step_cache WHERE tenant_id = $1 AND ($2 = '' OR origin = $2)`, tenantID, origin)
+	tag, err := s.db.Exec(ctx, `DELETE FROM step_cache WHERE tenant_id = $1 AND ($2 = '' OR origin = $2)`, tenantID, origin)
 	if err != nil {
 		return 0, fmt.Errorf("clear the step cache: %w", err)
 	}

@@ -14,7 +14,7 @@ import (
 func TestTheStepCacheIsATenantsOwn(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := storetest.New(t)
+	st, _ := storetest.InTx(t)
 	a, _ := storetest.Tenant(t, st, "cache-a", 10)
 	b, _ := storetest.Tenant(t, st, "cache-b", 10)
 	const app, other = "http://shop.test", "http://blog.test"

@@ -46,10 +46,27 @@ var (
 // (pool_max_conns).
 const defaultMaxConns = 16
 
-// Store wraps a pgx pool.
+// Store keeps webpilot's state in PostgreSQL.
 type Store struct {
-	pool *pgxpool.Pool
+	pool *pgxpool.Pool // nil for a Store inside a transaction (FromTx)
+	db   executor      // what queries run on: the pool, or that transaction
 }
+
+// executor runs queries and opens transactions: a pool, or a transaction
+// (whose Begin opens a savepoint).
+type executor interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// FromTx returns a Store whose every operation runs inside tx, its own
+// transactions as savepoints: a test rolls tx back to leave nothing behind.
+// Inside one transaction now() does not move and nothing runs
+// concurrently, so a behaviour that needs either takes a pooled Store.
+// Close, Pool, Migrate and Listen need a pool and are not for it.
+func FromTx(tx pgx.Tx) *Store { return &Store{db: tx} }
 
 // Open connects to databaseURL and checks the connection.
 func Open(ctx context.Context, databaseURL string) (*Store, error) {
@@ -71,7 +88,7 @@ func Open(ctx context.Context, databaseURL string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("ping postgres: %w", err)
 	}
-	return &Store{pool: pool}, nil
+	return &Store{pool: pool, db: pool}, nil
 }
 
 // Close releases the pool.
@@ -105,7 +122,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 
 // inTx runs fn in a transaction, committing on success.
 func (s *Store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, s.pool, fn)
+	return pgx.BeginFunc(ctx, s.db, fn)
 }
 
 // lockRunningAttempt locks the job row and checks that attempt is still the
@@ -169,7 +186,13 @@ func Transient(err error) bool {
 }
 
 // Ping checks that the database answers.
-func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+func (s *Store) Ping(ctx context.Context) error {
+	if s.pool == nil {
+		_, err := s.db.Exec(ctx, "SELECT 1")
+		return err
+	}
+	return s.pool.Ping(ctx)
+}
 
 // OpenMigrated opens url and applies pending migrations, as both the
 // dispatcher and the workers do at start. While the database cannot be

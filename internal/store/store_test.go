@@ -33,7 +33,7 @@ func account(t *testing.T, st *store.Store, id string) store.Account {
 func TestCreditLifecycle(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := storetest.New(t)
+	st := storetest.Shared(t) // a refused write would end a test transaction
 	tn, _ := storetest.Tenant(t, st, "acme", 5)
 
 	j := submit(t, st, tn.ID, 2_000_000)
@@ -109,12 +109,12 @@ func TestCreditLifecycle(t *testing.T) {
 func TestClaimFencingAndFairness(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := storetest.New(t)
+	st := storetest.Shared(t)
 	tn, key, err := st.CreateTenant(ctx, "solo", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Grant(ctx, tn.ID, 10_000_000, "g"); err != nil {
+	if _, err := st.Grant(ctx, tn.ID, 10_000_000, "g-"+tn.ID); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := st.Authenticate(ctx, key); err != nil || got.ID != tn.ID {
@@ -137,7 +137,7 @@ func TestClaimFencingAndFairness(t *testing.T) {
 	if _, err := st.ClaimJob(ctx, a.ID, "w2", time.Minute); !errors.As(err, &leased) || leased.Remaining > time.Second {
 		t.Fatalf("leased job re-claimed, or lease not reported: %v", err)
 	}
-	time.Sleep(1100 * time.Millisecond)
+	storetest.ExpireLease(t, st.Pool(), a.ID)
 	c, err := st.ClaimJob(ctx, a.ID, "w2", time.Minute)
 	if err != nil || c.Attempt != 2 {
 		t.Fatalf("reclaim after lease: %+v %v", c, err)
@@ -182,7 +182,7 @@ func TestClaimFencingAndFairness(t *testing.T) {
 func TestParkedJobIsWokenWhenASlotFrees(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := storetest.New(t)
+	st, _ := storetest.InTx(t) // WakeParked looks at every tenant
 	tn, _, err := st.CreateTenant(ctx, "capped", 1)
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +219,7 @@ func TestParkedJobIsWokenWhenASlotFrees(t *testing.T) {
 func TestOrphanedReservationIsChargedByTheNextAttempt(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := storetest.New(t)
+	st, tx := storetest.InTx(t)
 	tn, _ := storetest.Tenant(t, st, "crashy", 5)
 	j := submit(t, st, tn.ID, 2_000_000)
 	if _, err := st.ClaimJob(ctx, j.ID, "w1", 10*time.Millisecond); err != nil {
@@ -229,7 +229,7 @@ func TestOrphanedReservationIsChargedByTheNextAttempt(t *testing.T) {
 	if err := st.ReserveCall(ctx, store.Reservation{JobID: j.ID, Attempt: 1, Seq: 1, Model: "m", Max: 300_000}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(30 * time.Millisecond)
+	storetest.ExpireLease(t, tx, j.ID)
 	c, err := st.ClaimJob(ctx, j.ID, "w2", time.Minute)
 	if err != nil || c.Attempt != 2 {
 		t.Fatalf("reclaim: %+v %v", c, err)
@@ -249,7 +249,7 @@ func TestOrphanedReservationIsChargedByTheNextAttempt(t *testing.T) {
 func TestIdempotentSubmit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := storetest.New(t)
+	st, _ := storetest.InTx(t)
 	tn, _ := storetest.Tenant(t, st, "retrying", 5)
 	n := store.NewJob{TenantID: tn.ID, Kind: "scenario", Input: json.RawMessage(`{}`), Hold: 1_000_000, Subject: "s",
 		IdempotencyKey: "k-1", RequestHash: []byte("a")}
@@ -267,5 +267,50 @@ func TestIdempotentSubmit(t *testing.T) {
 	}
 	if a := account(t, st, tn.ID); a.Held != 1_000_000 {
 		t.Fatalf("retries placed more holds: %+v", a)
+	}
+}
+
+func TestGrant(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		// grants are (tenant index, key) pairs, in order.
+		grants []struct {
+			tenant int
+			key    string
+		}
+		want [2]int64 // each tenant's balance after
+	}{
+		{"a retried grant is a no-op", []struct {
+			tenant int
+			key    string
+		}{{0, "k"}, {0, "k"}}, [2]int64{1_000_000, 0}},
+		{"another tenant's grant under the same key is its own", []struct {
+			tenant int
+			key    string
+		}{{0, "k"}, {1, "k"}}, [2]int64{1_000_000, 1_000_000}},
+		{"different keys grant twice", []struct {
+			tenant int
+			key    string
+		}{{0, "k1"}, {0, "k2"}}, [2]int64{2_000_000, 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			st, _ := storetest.InTx(t)
+			a, _ := storetest.Tenant(t, st, "a", 0)
+			b, _ := storetest.Tenant(t, st, "b", 0)
+			tenants := []string{a.ID, b.ID}
+			for _, g := range tc.grants {
+				if _, err := st.Grant(ctx, tenants[g.tenant], 1_000_000, g.key); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i, id := range tenants {
+				if got := account(t, st, id).Balance; got != tc.want[i] {
+					t.Errorf("tenant %d holds %d, want %d", i, got, tc.want[i])
+				}
+			}
+		})
 	}
 }

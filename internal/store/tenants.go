@@ -75,7 +75,7 @@ func (s *Store) Authenticate(ctx context.Context, apiKey string) (Tenant, error)
 	}
 	var t Tenant
 	var stored []byte
-	err = s.pool.QueryRow(ctx,
+	err = s.db.QueryRow(ctx,
 		`SELECT id::text, name, max_running, created_at, api_key_hash FROM tenants WHERE id = $1`, id).
 		Scan(&t.ID, &t.Name, &t.MaxRunning, &t.CreatedAt, &stored)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -97,7 +97,7 @@ func (s *Store) GetTenant(ctx context.Context, id string) (Tenant, error) {
 		return Tenant{}, ErrNotFound
 	}
 	var t Tenant
-	err := s.pool.QueryRow(ctx, `SELECT id::text, name, max_running, created_at FROM tenants WHERE id = $1`, id).
+	err := s.db.QueryRow(ctx, `SELECT id::text, name, max_running, created_at FROM tenants WHERE id = $1`, id).
 		Scan(&t.ID, &t.Name, &t.MaxRunning, &t.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Tenant{}, ErrNotFound

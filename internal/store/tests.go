@@ -91,7 +91,7 @@ func storeAccepted(ctx context.Context, tx pgx.Tx, tenantID string, a accepted) 
 
 // Tests lists a tenant's stored tests by name.
 func (s *Store) Tests(ctx context.Context, tenantID string) ([]Test, error) {
-	rows, err := s.pool.Query(ctx,
+	rows, err := s.db.Query(ctx,
 		`SELECT id::text, name, tags, version, last_status, source_job::text, updated_at FROM tests WHERE tenant_id = $1 ORDER BY name`, tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("list tests: %w", err)
@@ -114,7 +114,7 @@ func (s *Store) GetTest(ctx context.Context, tenantID, id string) (Test, error) 
 	}
 	var t Test
 	var script, status *string
-	err := s.pool.QueryRow(ctx,
+	err := s.db.QueryRow(ctx,
 		`SELECT id::text, name, tags, version, scenario, script, manifest, last_status, source_job::text, updated_at
 		 FROM tests WHERE id = $1 AND tenant_id = $2`, id, tenantID).
 		Scan(&t.ID, &t.Name, &t.Tags, &t.Version, &t.Scenario, &script, &t.Manifest, &status, &t.SourceJob, &t.UpdatedAt)

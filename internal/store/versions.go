@@ -116,7 +116,7 @@ func (s *Store) TestVersions(ctx context.Context, tenantID, testID string) ([]Te
 	if _, err := s.GetTest(ctx, tenantID, testID); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+versionColumns+` FROM test_versions WHERE test_id = $1 ORDER BY version DESC`, testID)
+	rows, err := s.db.Query(ctx, `SELECT `+versionColumns+` FROM test_versions WHERE test_id = $1 ORDER BY version DESC`, testID)
 	if err != nil {
 		return nil, fmt.Errorf("list versions: %w", err)
 	}
@@ -132,7 +132,7 @@ func (s *Store) GetTestVersion(ctx context.Context, tenantID, testID string, ver
 	if _, err := uuid.Parse(testID); err != nil {
 		return TestVersion{}, ErrNotFound
 	}
-	v, err := scanVersion(s.pool.QueryRow(ctx, `SELECT `+versionColumns+` FROM test_versions v
+	v, err := scanVersion(s.db.QueryRow(ctx, `SELECT `+versionColumns+` FROM test_versions v
 		WHERE test_id = $1 AND version = $2 AND EXISTS (SELECT 1 FROM tests t WHERE t.id = v.test_id AND t.tenant_id = $3)`,
 		testID, version, tenantID))
 	if errors.Is(err, pgx.ErrNoRows) {

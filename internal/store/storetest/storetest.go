@@ -1,18 +1,24 @@
-// Package storetest gives each test its own freshly migrated database on the
-// throwaway PostgreSQL cluster that make test starts (DATABASE_URL).
+// Package storetest gives tests a store on the throwaway PostgreSQL cluster
+// that make test starts (DATABASE_URL): a transaction rolled back when the
+// test ends (InTx), a database the test binary shares, its tests kept apart
+// by tenant (Shared), or a database of the test's own (New).
 package storetest
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"runtime"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/webpilot/webpilot/internal/store"
 )
@@ -21,33 +27,44 @@ import (
 // dropped when the test ends.
 func URL(t testing.TB) string {
 	t.Helper()
+	u, drop, err := createDatabase(context.Background())
+	if err != nil {
+		t.Fatalf("storetest: %v", err)
+	}
+	t.Cleanup(drop)
+	return u
+}
+
+// createDatabase creates and migrates a database named at random; drop
+// deletes it.
+func createDatabase(ctx context.Context) (dbURL string, drop func(), err error) {
 	base := os.Getenv("DATABASE_URL")
 	if base == "" {
-		t.Fatal("storetest: DATABASE_URL is not set (run the tests with make test)")
+		return "", nil, errors.New("DATABASE_URL is not set (run the tests with make test)")
 	}
-	ctx := context.Background()
 	admin, err := pgx.Connect(ctx, base)
 	if err != nil {
-		t.Fatalf("storetest: connect: %v", err)
+		return "", nil, fmt.Errorf("connect: %w", err)
 	}
 	defer admin.Close(ctx)
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	name := "wptest_" + hex.EncodeToString(b)
 	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("storetest: create database: %v", err)
+		return "", nil, fmt.Errorf("create database: %w", err)
 	}
-	t.Cleanup(func() {
+	drop = func() {
 		c, err := pgx.Connect(context.Background(), base)
 		if err != nil {
 			return
 		}
 		defer c.Close(context.Background())
 		_, _ = c.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-	})
+	}
 	u, err := url.Parse(base)
 	if err != nil {
-		t.Fatalf("storetest: parse DATABASE_URL: %v", err)
+		drop()
+		return "", nil, fmt.Errorf("parse DATABASE_URL: %w", err)
 	}
 	u.Path = "/" + name
 	// Tests open many stores at once: pgx's own default pool size keeps
@@ -57,13 +74,15 @@ func URL(t testing.TB) string {
 	u.RawQuery = q.Encode()
 	st, err := store.Open(ctx, u.String())
 	if err != nil {
-		t.Fatalf("storetest: open: %v", err)
+		drop()
+		return "", nil, fmt.Errorf("open: %w", err)
 	}
 	defer st.Close()
 	if err := st.Migrate(ctx); err != nil {
-		t.Fatalf("storetest: migrate: %v", err)
+		drop()
+		return "", nil, fmt.Errorf("migrate: %w", err)
 	}
-	return u.String()
+	return u.String(), drop, nil
 }
 
 // New returns a store on a fresh database.
@@ -91,4 +110,59 @@ func Tenant(t testing.TB, st *store.Store, name string, credits float64) (store.
 		}
 	}
 	return tn, key
+}
+
+var shared struct {
+	once sync.Once
+	st   *store.Store
+	err  error
+}
+
+// Shared returns a pooled store on one migrated database that every test
+// of the binary uses; tests keep apart by creating their own tenants. It is
+// never dropped: the cluster is a throwaway one.
+func Shared(t testing.TB) *store.Store {
+	t.Helper()
+	shared.once.Do(func() {
+		u, _, err := createDatabase(context.Background())
+		if err != nil {
+			shared.err = err
+			return
+		}
+		shared.st, shared.err = store.Open(context.Background(), u)
+	})
+	if shared.err != nil {
+		t.Fatalf("storetest: shared database: %v", shared.err)
+	}
+	return shared.st
+}
+
+// InTx returns a store whose every operation runs in one transaction on the
+// shared database, and that transaction, for reading tables directly. The
+// transaction is rolled back when the test ends: nothing it wrote remains.
+// In it now() stands still and nothing runs concurrently (see
+// store.FromTx).
+func InTx(t testing.TB) (*store.Store, pgx.Tx) {
+	t.Helper()
+	tx, err := Shared(t).Pool().Begin(context.Background())
+	if err != nil {
+		t.Fatalf("storetest: begin: %v", err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
+	return store.FromTx(tx), tx
+}
+
+// Execer runs a statement: a pool or a transaction.
+type Execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// ExpireLease makes a running job's lease lapse now, as if its worker had
+// died long enough ago, so a test need not sleep through a lease.
+func ExpireLease(t testing.TB, db Execer, jobID string) {
+	t.Helper()
+	if _, err := db.Exec(context.Background(),
+		`UPDATE jobs SET lease_until = now() - interval '1 second' WHERE id = $1 AND state = 'running'`, jobID); err != nil {
+		t.Fatalf("storetest: expire lease: %v", err)
+	}
 }
