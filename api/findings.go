@@ -64,7 +64,7 @@ func entryWords(e orchestrator.ManifestEntry) string {
 			target = e.Element.Tag + " " + quote(e.Element.Text)
 		}
 	}
-	s := c.Action
+	s := string(c.Action)
 	if target != "" {
 		s += " " + target
 	}

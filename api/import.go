@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/webpilot/webpilot/internal/browser"
 	"github.com/webpilot/webpilot/internal/scenario"
 	"github.com/webpilot/webpilot/internal/specimport"
 	"github.com/webpilot/webpilot/internal/store"
@@ -149,7 +150,7 @@ func navigations(t specimport.Test) []string {
 	var out []string
 	for _, s := range t.Manifest {
 		for _, e := range s.Entries {
-			if e.Command.Action == "navigate" {
+			if e.Command.Action == browser.ActionNavigate {
 				out = append(out, e.Command.Value)
 			}
 		}

@@ -59,7 +59,7 @@ func (e *env) pageBench(ctx context.Context, runs int) error {
 // a fixed stability window after clicking button.
 func settleCompare(ctx context.Context, s *browser.Session, url, button string, runs int) (time.Duration, time.Duration, error) {
 	var ours, fixed []time.Duration
-	click := browser.Command{Action: "click", Target: browser.Target{Role: "button", Name: button, Exact: true}}
+	click := browser.Command{Action: browser.ActionClick, Target: browser.Target{Role: "button", Name: button, Exact: true}}
 	for i := 0; i < runs; i++ {
 		for _, mode := range []string{"ours", "fixed"} {
 			if err := s.Navigate(ctx, url); err != nil {
@@ -67,7 +67,7 @@ func settleCompare(ctx context.Context, s *browser.Session, url, button string, 
 			}
 			s.Settle(ctx, browser.SettleOptions{Since: time.Now().Add(-time.Minute)})
 			if button == "Add" {
-				_ = s.Execute(ctx, browser.Command{Action: "fill", Target: browser.Target{Label: "New item"}, Value: "Tea"}, browser.ExecOptions{})
+				_ = s.Execute(ctx, browser.Command{Action: browser.ActionFill, Target: browser.Target{Label: "New item"}, Value: "Tea"}, browser.ExecOptions{})
 			}
 			start := time.Now()
 			if out := s.Execute(ctx, click, browser.ExecOptions{}); out.Err != nil {

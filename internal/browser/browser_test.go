@@ -29,8 +29,8 @@ func TestLoginCommandsAndRedactedSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []browser.Command{
-		{Action: "fill", Target: browser.Target{Label: "Email"}, Value: demoapp.Email},
-		{Action: "fill", Target: browser.Target{Label: "Password"}, Value: demoapp.Password},
+		{Action: browser.ActionFill, Target: browser.Target{Label: "Email"}, Value: demoapp.Email},
+		{Action: browser.ActionFill, Target: browser.Target{Label: "Password"}, Value: demoapp.Password},
 	} {
 		if out := s.Execute(ctx, c, browser.ExecOptions{}); out.Err != nil {
 			t.Fatalf("%s: %v", c.Describe(), out.Err)
@@ -49,7 +49,7 @@ func TestLoginCommandsAndRedactedSnapshot(t *testing.T) {
 	before, _ := s.CaptureState(500)
 	start := time.Now()
 	startURL := s.URL()
-	out := s.Execute(ctx, browser.Command{Action: "click", Target: browser.Target{Role: "button", Name: "Sign in"}}, browser.ExecOptions{Fingerprint: true})
+	out := s.Execute(ctx, browser.Command{Action: browser.ActionClick, Target: browser.Target{Role: "button", Name: "Sign in"}}, browser.ExecOptions{Fingerprint: true})
 	if out.Err != nil {
 		t.Fatal(out.Err)
 	}
@@ -80,14 +80,14 @@ func TestSettleWaitsForFetchAndBlocksPrivateHosts(t *testing.T) {
 	}
 	s.Settle(ctx, browser.SettleOptions{Since: time.Now().Add(-time.Second)})
 	start := time.Now()
-	if out := s.Execute(ctx, browser.Command{Action: "click", Target: browser.Target{Role: "button", Name: "Refresh"}}, browser.ExecOptions{}); out.Err != nil {
+	if out := s.Execute(ctx, browser.Command{Action: browser.ActionClick, Target: browser.Target{Role: "button", Name: "Refresh"}}, browser.ExecOptions{}); out.Err != nil {
 		t.Fatal(out.Err)
 	}
 	rep := s.Settle(ctx, browser.SettleOptions{Since: start})
 	if rep.TimedOut || rep.Duration < 250*time.Millisecond {
 		t.Fatalf("settle should wait for the 300ms fetch: %+v", rep)
 	}
-	if out := s.Execute(ctx, browser.Command{Action: "verify", Assert: "isVisible", Target: browser.Target{Role: "heading", Name: "Report ready"}}, browser.ExecOptions{Timeout: time.Millisecond * 100}); out.Err != nil {
+	if out := s.Execute(ctx, browser.Command{Action: browser.ActionVerify, Assert: browser.AssertIsVisible, Target: browser.Target{Role: "heading", Name: "Report ready"}}, browser.ExecOptions{Timeout: time.Millisecond * 100}); out.Err != nil {
 		t.Fatalf("report not visible right after settle: %v", out.Err)
 	}
 	// A request to a host outside the allow-list is refused by routing.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,16 +14,128 @@ import (
 	"github.com/playwright-community/playwright-go"
 )
 
-// Actions a command may perform.
-var Actions = []string{"click", "dblclick", "rightclick", "hover", "drag", "fill", "type", "press", "select",
-	"check", "uncheck", "focus", "blur", "scroll", "upload", "navigate", "back", "forward", "reload", "wait",
-	"dialog", "switch_page", "close_page"}
+// Action is what a command does: one of Actions, or ActionVerify for a check.
+type Action string
 
-// Assertions a verify command may check.
-var Assertions = []string{"textContains", "textEquals", "valueEquals", "valueEmpty", "isVisible", "isHidden",
-	"isEnabled", "isDisabled", "isChecked", "isUnchecked", "countEquals", "countGreaterThan", "countLessThan",
-	"hasClass", "hasAttribute", "urlContains", "urlEquals", "titleContains", "titleEquals", "dialogContains", "selectedLabel",
-	"sortedAscending", "sortedDescending"}
+// The actions a command may perform.
+const (
+	// ActionClick clicks the target.
+	ActionClick Action = "click"
+	// ActionDblClick double-clicks the target.
+	ActionDblClick Action = "dblclick"
+	// ActionRightClick opens the target's context menu.
+	ActionRightClick Action = "rightclick"
+	// ActionHover moves the pointer over the target.
+	ActionHover Action = "hover"
+	// ActionDrag drags the target onto To.
+	ActionDrag Action = "drag"
+	// ActionFill replaces the field's text with Value (empty clears it).
+	ActionFill Action = "fill"
+	// ActionType types Value key by key into the target.
+	ActionType Action = "type"
+	// ActionPress presses the key (or chord) Value.
+	ActionPress Action = "press"
+	// ActionSelect chooses the option Value.
+	ActionSelect Action = "select"
+	// ActionCheck checks the checkbox or radio.
+	ActionCheck Action = "check"
+	// ActionUncheck unchecks the checkbox.
+	ActionUncheck Action = "uncheck"
+	// ActionFocus focuses the target.
+	ActionFocus Action = "focus"
+	// ActionBlur takes focus from the target.
+	ActionBlur Action = "blur"
+	// ActionScroll scrolls the page (or the target into view) in direction Value.
+	ActionScroll Action = "scroll"
+	// ActionUpload sets the file input to the named file Value.
+	ActionUpload Action = "upload"
+	// ActionNavigate opens the http(s) URL Value.
+	ActionNavigate Action = "navigate"
+	// ActionBack goes back in history.
+	ActionBack Action = "back"
+	// ActionForward goes forward in history.
+	ActionForward Action = "forward"
+	// ActionReload reloads the page.
+	ActionReload Action = "reload"
+	// ActionWait waits Value milliseconds.
+	ActionWait Action = "wait"
+	// ActionDialog answers the next dialog as Value says.
+	ActionDialog Action = "dialog"
+	// ActionSwitchPage makes the page Value names the active one.
+	ActionSwitchPage Action = "switch_page"
+	// ActionClosePage closes the active page.
+	ActionClosePage Action = "close_page"
+	// ActionVerify checks the page or an element as Assert says.
+	ActionVerify Action = "verify"
+)
+
+// Actions are the actions that act on the page (every action but ActionVerify).
+func Actions() []Action {
+	return []Action{ActionClick, ActionDblClick, ActionRightClick, ActionHover, ActionDrag, ActionFill, ActionType, ActionPress, ActionSelect, ActionCheck, ActionUncheck, ActionFocus, ActionBlur, ActionScroll, ActionUpload, ActionNavigate, ActionBack, ActionForward, ActionReload, ActionWait, ActionDialog, ActionSwitchPage, ActionClosePage}
+}
+
+// Assertion is what a verify command checks: one of Assertions.
+type Assertion string
+
+// The checks a verify command may make.
+const (
+	// AssertTextContains checks that the target's text contains Value.
+	AssertTextContains Assertion = "textContains"
+	// AssertTextEquals checks that the target's text is Value.
+	AssertTextEquals Assertion = "textEquals"
+	// AssertValueEquals checks that the field's value is Value.
+	AssertValueEquals Assertion = "valueEquals"
+	// AssertValueEmpty checks that the field is empty.
+	AssertValueEmpty Assertion = "valueEmpty"
+	// AssertIsVisible checks that the target is visible.
+	AssertIsVisible Assertion = "isVisible"
+	// AssertIsHidden checks that the target is hidden or absent.
+	AssertIsHidden Assertion = "isHidden"
+	// AssertIsEnabled checks that the target is enabled.
+	AssertIsEnabled Assertion = "isEnabled"
+	// AssertIsDisabled checks that the target is disabled.
+	AssertIsDisabled Assertion = "isDisabled"
+	// AssertIsChecked checks that the target is checked.
+	AssertIsChecked Assertion = "isChecked"
+	// AssertIsUnchecked checks that the target is not checked.
+	AssertIsUnchecked Assertion = "isUnchecked"
+	// AssertCountEquals checks that Value elements match the target.
+	AssertCountEquals Assertion = "countEquals"
+	// AssertCountGreaterThan checks that more than Value elements match.
+	AssertCountGreaterThan Assertion = "countGreaterThan"
+	// AssertCountLessThan checks that fewer than Value elements match.
+	AssertCountLessThan Assertion = "countLessThan"
+	// AssertHasClass checks that the target has the class Value.
+	AssertHasClass Assertion = "hasClass"
+	// AssertHasAttribute checks that the target has the attribute Value (name or name=value).
+	AssertHasAttribute Assertion = "hasAttribute"
+	// AssertUrlContains checks that the page's URL contains Value.
+	AssertUrlContains Assertion = "urlContains"
+	// AssertUrlEquals checks that the page's URL is Value.
+	AssertUrlEquals Assertion = "urlEquals"
+	// AssertTitleContains checks that the page's title contains Value.
+	AssertTitleContains Assertion = "titleContains"
+	// AssertTitleEquals checks that the page's title is Value.
+	AssertTitleEquals Assertion = "titleEquals"
+	// AssertDialogContains checks that the last dialog's message contains Value.
+	AssertDialogContains Assertion = "dialogContains"
+	// AssertSelectedLabel checks that the select's chosen option reads Value.
+	AssertSelectedLabel Assertion = "selectedLabel"
+	// AssertSortedAscending checks that the target's items are in ascending order (compared as Value).
+	AssertSortedAscending Assertion = "sortedAscending"
+	// AssertSortedDescending checks that the target's items are in descending order (compared as Value).
+	AssertSortedDescending Assertion = "sortedDescending"
+)
+
+// Counts reports whether the check is on how many elements match.
+func (a Assertion) Counts() bool {
+	return a == AssertCountEquals || a == AssertCountGreaterThan || a == AssertCountLessThan
+}
+
+// Assertions are every check a verify command may make.
+func Assertions() []Assertion {
+	return []Assertion{AssertTextContains, AssertTextEquals, AssertValueEquals, AssertValueEmpty, AssertIsVisible, AssertIsHidden, AssertIsEnabled, AssertIsDisabled, AssertIsChecked, AssertIsUnchecked, AssertCountEquals, AssertCountGreaterThan, AssertCountLessThan, AssertHasClass, AssertHasAttribute, AssertUrlContains, AssertUrlEquals, AssertTitleContains, AssertTitleEquals, AssertDialogContains, AssertSelectedLabel, AssertSortedAscending, AssertSortedDescending}
+}
 
 // SortKinds are how a sorted check compares its items; the value of a
 // sortedAscending/sortedDescending check, or empty to infer it.
@@ -31,21 +144,21 @@ var SortKinds = []string{"number", "date", "text"}
 // Command is one structured browser operation. It is data: nothing in it is
 // ever evaluated as code.
 type Command struct {
-	Action string `json:"action"`           // one of Actions, or "verify"
-	Target Target `json:"target,omitempty"` // the element acted on or checked
-	Value  string `json:"value,omitempty"`  // text, key, option, URL, milliseconds, direction, expected value
-	Assert string `json:"assert,omitempty"` // one of Assertions when Action is "verify"
-	To     Target `json:"to,omitempty"`     // drag destination
+	Action Action    `json:"action"`           // one of Actions, or ActionVerify
+	Target Target    `json:"target,omitempty"` // the element acted on or checked
+	Value  string    `json:"value,omitempty"`  // text, key, option, URL, milliseconds, direction, expected value
+	Assert Assertion `json:"assert,omitempty"` // one of Assertions when Action is ActionVerify
+	To     Target    `json:"to,omitempty"`     // drag destination
 }
 
 // IsVerify reports whether the command checks rather than acts.
-func (c Command) IsVerify() bool { return c.Action == "verify" }
+func (c Command) IsVerify() bool { return c.Action == ActionVerify }
 
 // IsPageCheck reports whether the command checks the page (its URL, title
 // or last dialog) rather than an element.
 func (c Command) IsPageCheck() bool {
 	switch c.Assert {
-	case "urlContains", "urlEquals", "titleContains", "titleEquals", "dialogContains":
+	case AssertUrlContains, AssertUrlEquals, AssertTitleContains, AssertTitleEquals, AssertDialogContains:
 		return c.IsVerify()
 	}
 	return false
@@ -54,9 +167,9 @@ func (c Command) IsPageCheck() bool {
 // NeedsTarget reports whether the command must name an element.
 func (c Command) NeedsTarget() bool {
 	switch c.Action {
-	case "navigate", "back", "forward", "reload", "wait", "press", "scroll", "dialog", "switch_page", "close_page":
+	case ActionNavigate, ActionBack, ActionForward, ActionReload, ActionWait, ActionPress, ActionScroll, ActionDialog, ActionSwitchPage, ActionClosePage:
 		return false
-	case "verify":
+	case ActionVerify:
 		return !c.IsPageCheck()
 	}
 	return true
@@ -64,36 +177,36 @@ func (c Command) NeedsTarget() bool {
 
 // Validate checks the command's shape (not whether its target exists).
 func (c Command) Validate() error {
-	if c.Action == "verify" {
-		if !contains(Assertions, c.Assert) {
+	if c.Action == ActionVerify {
+		if !slices.Contains(Assertions(), c.Assert) {
 			return fmt.Errorf("unknown assertion %q", c.Assert)
 		}
-	} else if !contains(Actions, c.Action) {
+	} else if !slices.Contains(Actions(), c.Action) {
 		return fmt.Errorf("unknown action %q", c.Action)
 	}
 	if c.NeedsTarget() && c.Target.IsZero() {
 		return fmt.Errorf("%s needs a target", c.Describe())
 	}
 	switch c.Action {
-	case "type", "select", "navigate", "press", "upload", "switch_page": // an empty fill clears the field
+	case ActionType, ActionSelect, ActionNavigate, ActionPress, ActionUpload, ActionSwitchPage: // an empty fill clears the field
 		if c.Value == "" {
 			return fmt.Errorf("%s needs a value", c.Action)
 		}
-	case "dialog":
+	case ActionDialog:
 		if _, err := ParseDialogAnswer(c.Value); err != nil {
 			return err
 		}
-	case "drag":
+	case ActionDrag:
 		if c.To.IsZero() {
 			return errors.New("drag needs a destination (to)")
 		}
 	}
-	if c.Action == "navigate" {
+	if c.Action == ActionNavigate {
 		if err := NavigableURL(c.Value); err != nil {
 			return err
 		}
 	}
-	if (c.Assert == "sortedAscending" || c.Assert == "sortedDescending") && c.Value != "" && !contains(SortKinds, c.Value) {
+	if (c.Assert == AssertSortedAscending || c.Assert == AssertSortedDescending) && c.Value != "" && !contains(SortKinds, c.Value) {
 		return fmt.Errorf("%s compares as %s (or, left empty, as the items suggest), not %q", c.Assert, strings.Join(SortKinds, ", "), c.Value)
 	}
 	return nil
@@ -120,9 +233,9 @@ func NavigableURL(raw string) error {
 // Describe names the command for history and errors.
 func (c Command) Describe() string {
 	if c.IsVerify() {
-		return "verify " + c.Assert
+		return "verify " + string(c.Assert)
 	}
-	return c.Action
+	return string(c.Action)
 }
 
 func contains(list []string, s string) bool {
@@ -188,7 +301,7 @@ const prepareScript = `(e, o) => {
 // fingerprint. The common case — one element matches, and it is what
 // receives the text — takes a single round trip.
 func (s *Session) prepare(c Command, o ExecOptions, out *Outcome) (loc playwright.Locator, text, kind string, err error) {
-	typing := c.Action == "fill" || c.Action == "type"
+	typing := c.Action == ActionFill || c.Action == ActionType
 	if loc, err = s.locator(c.Target); err != nil {
 		return nil, "", "", err
 	}
@@ -272,7 +385,7 @@ func (s *Session) execute(ctx context.Context, c Command, o ExecOptions, out *Ou
 	}
 	var loc playwright.Locator
 	var text, kind string // a text field's content and kind before fill or type
-	if c.NeedsTarget() || (!c.Target.IsZero() && (c.Action == "press" || c.Action == "scroll" || c.Action == "wait")) {
+	if c.NeedsTarget() || (!c.Target.IsZero() && (c.Action == ActionPress || c.Action == ActionScroll || c.Action == ActionWait)) {
 		var err error
 		if loc, text, kind, err = s.prepare(c, o, out); err != nil {
 			return err
@@ -280,34 +393,34 @@ func (s *Session) execute(ctx context.Context, c Command, o ExecOptions, out *Ou
 	}
 	s.readDocument(ctx, o, out) // unless prepare read it with the element
 	switch c.Action {
-	case "click":
+	case ActionClick:
 		return loc.Click(playwright.LocatorClickOptions{Timeout: ms})
-	case "dblclick":
+	case ActionDblClick:
 		return loc.Dblclick(playwright.LocatorDblclickOptions{Timeout: ms})
-	case "rightclick":
+	case ActionRightClick:
 		return loc.Click(playwright.LocatorClickOptions{Timeout: ms, Button: playwright.MouseButtonRight})
-	case "hover":
+	case ActionHover:
 		return loc.Hover(playwright.LocatorHoverOptions{Timeout: ms})
-	case "drag":
+	case ActionDrag:
 		to, err := s.unique(c.To)
 		if err != nil {
 			return fmt.Errorf("drag destination: %w", err)
 		}
 		return loc.DragTo(to, playwright.LocatorDragToOptions{Timeout: ms})
-	case "fill":
+	case ActionFill:
 		return s.fill(loc, kind, c.Value, ms, out)
-	case "type":
+	case ActionType:
 		before := text
 		if err := loc.PressSequentially(c.Value, playwright.LocatorPressSequentiallyOptions{Timeout: ms}); err != nil {
 			return err
 		}
 		return checkTyped(loc, before, c.Value)
-	case "press":
+	case ActionPress:
 		if loc != nil {
 			return loc.Press(c.Value, playwright.LocatorPressOptions{Timeout: ms})
 		}
 		return s.page.Keyboard().Press(c.Value)
-	case "select":
+	case ActionSelect:
 		_, err := loc.SelectOption(playwright.SelectOptionValues{Labels: &[]string{c.Value}}, playwright.LocatorSelectOptionOptions{Timeout: ms})
 		if err != nil {
 			_, err2 := loc.SelectOption(playwright.SelectOptionValues{Values: &[]string{c.Value}}, playwright.LocatorSelectOptionOptions{Timeout: ms})
@@ -319,15 +432,15 @@ func (s *Session) execute(ctx context.Context, c Command, o ExecOptions, out *Ou
 			return err
 		}
 		return checkSelected(loc, c.Value)
-	case "check":
+	case ActionCheck:
 		return loc.Check(playwright.LocatorCheckOptions{Timeout: ms})
-	case "uncheck":
+	case ActionUncheck:
 		return loc.Uncheck(playwright.LocatorUncheckOptions{Timeout: ms})
-	case "focus":
+	case ActionFocus:
 		return loc.Focus(playwright.LocatorFocusOptions{Timeout: ms})
-	case "blur":
+	case ActionBlur:
 		return loc.Blur(playwright.LocatorBlurOptions{Timeout: ms})
-	case "scroll":
+	case ActionScroll:
 		if loc != nil {
 			return loc.ScrollIntoViewIfNeeded(playwright.LocatorScrollIntoViewIfNeededOptions{Timeout: ms})
 		}
@@ -336,15 +449,15 @@ func (s *Session) execute(ctx context.Context, c Command, o ExecOptions, out *Ou
 			dy = -600
 		}
 		return s.page.Mouse().Wheel(0, dy)
-	case "upload":
+	case ActionUpload:
 		return s.upload(loc, c.Value, o.Files, ms, out)
-	case "dialog":
+	case ActionDialog:
 		return s.setDialogAnswer(c.Value)
-	case "switch_page":
+	case ActionSwitchPage:
 		return s.switchPage(c.Value)
-	case "close_page":
+	case ActionClosePage:
 		return s.closePage(c.Value)
-	case "navigate":
+	case ActionNavigate:
 		dest, err := resolveURL(s.page.URL(), c.Value)
 		if err != nil {
 			return err
@@ -358,16 +471,16 @@ func (s *Session) execute(ctx context.Context, c Command, o ExecOptions, out *Ou
 			return fmt.Errorf("navigate to %s: blocked by the URL policy: %v", dest, err)
 		}
 		return s.Navigate(ctx, dest)
-	case "back":
+	case ActionBack:
 		_, err := s.page.GoBack()
 		return err
-	case "forward":
+	case ActionForward:
 		_, err := s.page.GoForward()
 		return err
-	case "reload":
+	case ActionReload:
 		_, err := s.page.Reload()
 		return err
-	case "wait":
+	case ActionWait:
 		if loc != nil {
 			return loc.WaitFor(playwright.LocatorWaitForOptions{Timeout: ms})
 		}
@@ -403,11 +516,11 @@ func (s *Session) coordinate(c Command) error {
 	}
 	x, y := *c.Target.X/100*float64(vp.Width), *c.Target.Y/100*float64(vp.Height)
 	switch c.Action {
-	case "click":
+	case ActionClick:
 		return s.page.Mouse().Click(x, y)
-	case "dblclick":
+	case ActionDblClick:
 		return s.page.Mouse().Dblclick(x, y)
-	case "hover":
+	case ActionHover:
 		return s.page.Mouse().Move(x, y)
 	}
 	return fmt.Errorf("%s cannot target a coordinate", c.Action)
@@ -429,25 +542,25 @@ func resolveURL(base, ref string) (string, error) {
 func (s *Session) verify(c Command, ms *float64, out *Outcome, o ExecOptions) error {
 	a := playwright.NewPlaywrightAssertions(*ms)
 	switch c.Assert {
-	case "urlContains":
+	case AssertUrlContains:
 		return a.Page(s.page).ToHaveURL(regexp.MustCompile(regexp.QuoteMeta(c.Value)))
-	case "urlEquals":
+	case AssertUrlEquals:
 		return a.Page(s.page).ToHaveURL(c.Value)
-	case "titleContains":
+	case AssertTitleContains:
 		return a.Page(s.page).ToHaveTitle(regexp.MustCompile(regexp.QuoteMeta(c.Value)))
-	case "titleEquals":
+	case AssertTitleEquals:
 		return a.Page(s.page).ToHaveTitle(c.Value)
-	case "dialogContains":
+	case AssertDialogContains:
 		return s.waitDialog(c.Value, *ms)
 	}
 	loc, err := s.locator(c.Target)
 	if err != nil {
 		return err
 	}
-	if c.Assert == "sortedAscending" || c.Assert == "sortedDescending" {
+	if c.Assert == AssertSortedAscending || c.Assert == AssertSortedDescending {
 		return s.verifySorted(c, loc, *ms, out, o)
 	}
-	if strings.HasPrefix(c.Assert, "count") {
+	if c.Assert.Counts() {
 		if c.Target.Ref != "" && o.Fingerprint {
 			// A ref names one element: the spec counts what its locator finds.
 			if u, err := s.unique(c.Target); err == nil {
@@ -461,15 +574,15 @@ func (s *Session) verify(c Command, ms *float64, out *Outcome, o ExecOptions) er
 			return fmt.Errorf("%s needs a whole number, got %q", c.Assert, c.Value)
 		}
 		switch c.Assert {
-		case "countEquals":
+		case AssertCountEquals:
 			return a.Locator(loc).ToHaveCount(n)
-		case "countGreaterThan":
+		case AssertCountGreaterThan:
 			return pollCount(loc, *ms, func(got int) bool { return got > n }, "more than "+c.Value)
 		default:
 			return pollCount(loc, *ms, func(got int) bool { return got < n }, "fewer than "+c.Value)
 		}
 	}
-	if c.Assert != "isHidden" || c.Target.Ref != "" {
+	if c.Assert != AssertIsHidden || c.Target.Ref != "" {
 		// Assertions about one element need it to be unique.
 		if u, err := s.waitUnique(c.Target, *ms); err != nil {
 			return err
@@ -484,31 +597,31 @@ func (s *Session) verify(c Command, ms *float64, out *Outcome, o ExecOptions) er
 	}
 	la := a.Locator(loc)
 	switch c.Assert {
-	case "textContains":
+	case AssertTextContains:
 		return la.ToContainText(c.Value)
-	case "textEquals":
+	case AssertTextEquals:
 		return la.ToHaveText(c.Value)
-	case "valueEquals":
+	case AssertValueEquals:
 		return la.ToHaveValue(c.Value)
-	case "valueEmpty":
+	case AssertValueEmpty:
 		return la.ToHaveValue("")
-	case "selectedLabel":
+	case AssertSelectedLabel:
 		return a.Locator(loc.Locator("option:checked")).ToHaveText(c.Value)
-	case "isVisible":
+	case AssertIsVisible:
 		return la.ToBeVisible()
-	case "isHidden":
+	case AssertIsHidden:
 		return la.ToBeHidden()
-	case "isEnabled":
+	case AssertIsEnabled:
 		return la.ToBeEnabled()
-	case "isDisabled":
+	case AssertIsDisabled:
 		return la.ToBeDisabled()
-	case "isChecked":
+	case AssertIsChecked:
 		return la.ToBeChecked()
-	case "isUnchecked":
+	case AssertIsUnchecked:
 		return la.Not().ToBeChecked()
-	case "hasClass":
+	case AssertHasClass:
 		return la.ToHaveClass(regexp.MustCompile(`(^|\s)` + regexp.QuoteMeta(c.Value) + `(\s|$)`))
-	case "hasAttribute":
+	case AssertHasAttribute:
 		name, val, _ := strings.Cut(c.Value, "=")
 		if val == "" {
 			return la.ToHaveAttribute(name, regexp.MustCompile(".*"))

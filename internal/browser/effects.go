@@ -375,7 +375,7 @@ func (s *Session) verifySorted(c Command, loc playwright.Locator, ms float64, ou
 		}
 		res := fmt.Errorf("no items to compare")
 		if kind != "" {
-			v, err := loc.EvaluateAll(sortedScript(kind, c.Assert == "sortedDescending"))
+			v, err := loc.EvaluateAll(sortedScript(kind, c.Assert == AssertSortedDescending))
 			arr, _ := v.([]any)
 			switch {
 			case err != nil:
@@ -386,7 +386,7 @@ func (s *Session) verifySorted(c Command, loc playwright.Locator, ms float64, ou
 				out.Via = strings.TrimSpace(kind + " " + itemRole)
 				return nil
 			case len(arr) == 3:
-				res = fmt.Errorf("the items are not in %s %s order: %v…", map[bool]string{true: "descending", false: "ascending"}[c.Assert == "sortedDescending"], kind, arr[2])
+				res = fmt.Errorf("the items are not in %s %s order: %v…", map[bool]string{true: "descending", false: "ascending"}[c.Assert == AssertSortedDescending], kind, arr[2])
 			}
 		}
 		if time.Now().After(deadline) {

@@ -45,12 +45,12 @@ func TestFramesetPagesAreReadLikeIframes(t *testing.T) {
 		}
 	}
 	rate := refOn(t, snap.Text, `button "Rate this page"`)
-	if out := s.Execute(ctx, browser.Command{Action: "click", Target: browser.Target{Ref: rate}}, browser.ExecOptions{Fingerprint: true}); out.Err != nil {
+	if out := s.Execute(ctx, browser.Command{Action: browser.ActionClick, Target: browser.Target{Ref: rate}}, browser.ExecOptions{Fingerprint: true}); out.Err != nil {
 		t.Fatalf("click in a frame of a frameset: %v", out.Err)
 	} else if got := strings.Join(out.Element.Frames, " > "); got != `frame[name="content"]` {
 		t.Errorf("the element's frame chain is %q", got)
 	}
-	if out := s.Execute(ctx, browser.Command{Action: "verify", Assert: "textEquals", Value: "Thanks!",
+	if out := s.Execute(ctx, browser.Command{Action: browser.ActionVerify, Assert: browser.AssertTextEquals, Value: "Thanks!",
 		Target: browser.Target{Role: "button", Name: "Thanks!", Frames: []string{`frame[name="content"]`}}}, browser.ExecOptions{}); out.Err != nil {
 		t.Fatalf("the click had no effect: %v", out.Err)
 	}
@@ -82,7 +82,7 @@ func TestRefsAreUniqueWithinASessionAndOldOnesAreRefused(t *testing.T) {
 			t.Fatalf("ref %s names an element of two different pages", ref)
 		}
 	}
-	out := s.Execute(ctx, browser.Command{Action: "click", Target: browser.Target{Ref: old}}, browser.ExecOptions{})
+	out := s.Execute(ctx, browser.Command{Action: browser.ActionClick, Target: browser.Target{Ref: old}}, browser.ExecOptions{})
 	if out.Err == nil || !strings.Contains(out.Err.Error(), "earlier page representation") {
 		t.Fatalf("a ref of an earlier page was not refused: %v", out.Err)
 	}
@@ -158,14 +158,14 @@ func TestClickablesWithoutARoleGetRefsAndControlsOutrankLongText(t *testing.T) {
 	}
 	for _, c := range []struct{ line, effect string }{{`cart-count`, "cart opened"}, {`.menu-toggle`, "menu opened"}, {`icon-search`, "search opened"}} {
 		ref := refOn(t, snap.Text, c.line)
-		out := s.Execute(ctx, browser.Command{Action: "click", Target: browser.Target{Ref: ref}}, browser.ExecOptions{Fingerprint: true})
+		out := s.Execute(ctx, browser.Command{Action: browser.ActionClick, Target: browser.Target{Ref: ref}}, browser.ExecOptions{Fingerprint: true})
 		if out.Err != nil {
 			t.Fatalf("click %s: %v", c.line, out.Err)
 		}
 		if out.Element == nil || out.Element.Locator.IsZero() || out.Element.Locator.Text == "3" {
 			t.Errorf("no stable locator (or a counter's text) for %s: %+v", c.line, out.Element)
 		}
-		if v := s.Execute(ctx, browser.Command{Action: "verify", Assert: "textEquals", Value: c.effect, Target: browser.Target{Role: "status"}}, browser.ExecOptions{}); v.Err != nil {
+		if v := s.Execute(ctx, browser.Command{Action: browser.ActionVerify, Assert: browser.AssertTextEquals, Value: c.effect, Target: browser.Target{Role: "status"}}, browser.ExecOptions{}); v.Err != nil {
 			t.Fatalf("clicking %s had no effect: %v", c.line, v.Err)
 		}
 		if snap, err = s.Snapshot(ctx, browser.SnapshotOptions{}); err != nil {

@@ -71,7 +71,7 @@ func TestSettleSeesAFetchStartedAfterTheClick(t *testing.T) {
 		}
 		for i := 1; i <= 8; i++ {
 			start := time.Now()
-			if out := s.Execute(ctx, browser.Command{Action: "click", Target: browser.Target{Role: "button", Name: "Count"}}, browser.ExecOptions{}); out.Err != nil {
+			if out := s.Execute(ctx, browser.Command{Action: browser.ActionClick, Target: browser.Target{Role: "button", Name: "Count"}}, browser.ExecOptions{}); out.Err != nil {
 				t.Fatal(out.Err)
 			}
 			rep := s.Settle(ctx, browser.SettleOptions{Since: start, Acted: true})

@@ -292,7 +292,7 @@ func (r *run) claim(ctx context.Context, c Claim) error {
 	t0 := time.Now()
 	out := r.Page.Execute(ctx, c.Check, browser.ExecOptions{Fingerprint: c.Check.NeedsTarget(), RequireLocator: c.Check.NeedsTarget(),
 		Timeout: 1500 * time.Millisecond})
-	ev := orchestrator.Event{Iteration: r.actions, Kind: "verification", Action: "verify " + c.Check.Assert,
+	ev := orchestrator.Event{Iteration: r.actions, Kind: "verification", Action: c.Check.Describe(),
 		Target: describe(c.Check, r.cur), OK: out.Err == nil, Duration: time.Since(t0)}
 	if out.Err != nil {
 		ev.Error = clip(out.Err.Error(), 300)
@@ -312,7 +312,7 @@ func (r *run) claim(ctx context.Context, c Claim) error {
 		key = out.Element.Role + "|" + fold(out.Element.Name) + "|" + out.Element.TestID + "|" + out.Element.Path
 	}
 	f := &Finding{Type: TypeFunctional, Severity: SeverityMajor, Title: clip(c.Title, 160),
-		Signature: signature(string(TypeFunctional), r.cur.Template, c.Check.Assert, fold(c.Check.Value), key),
+		Signature: signature(string(TypeFunctional), r.cur.Template, string(c.Check.Assert), fold(c.Check.Value), key),
 		Evidence: Evidence{Expected: c.Expected, Observed: c.Observed, Element: el,
 			Message: "the check fails on the page: " + clip(out.Err.Error(), 300)},
 		Check: Check{Kind: CheckVerify, Verify: &orchestrator.ManifestEntry{Command: c.Check, Element: out.Element}},

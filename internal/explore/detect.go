@@ -30,7 +30,7 @@ func (r *run) detect(ctx context.Context, t0 time.Time, c browser.Command, el *e
 	if err := r.problems(ctx, t0, describe(c, where), where, from, path, trigger); err != nil {
 		return err
 	}
-	if out.Err != nil || el == nil || c.Action != "click" || !clickable[el.Role] {
+	if out.Err != nil || el == nil || c.Action != browser.ActionClick || !clickable[el.Role] {
 		return nil
 	}
 	after, err := r.Page.Activity(ctx)
@@ -137,7 +137,7 @@ func (r *run) stateChecks(ctx context.Context, st *stateNode) {
 		if err != nil || fp == nil {
 			continue
 		}
-		click := orchestrator.ManifestEntry{Command: browser.Command{Action: "click", Target: browser.Target{Ref: el.Ref}}, Element: fp}
+		click := orchestrator.ManifestEntry{Command: browser.Command{Action: browser.ActionClick, Target: browser.Target{Ref: el.Ref}}, Element: fp}
 		f := &Finding{Type: TypeBrokenLink, Severity: SeverityMajor, Trigger: 1,
 			Title:     fmt.Sprintf("Link %q leads to %s, which answers %d", el.Name, shortURL(link), status),
 			Signature: signature("request", docKey(true), "GET", orchestrator.PathTemplate(link), fmt.Sprint(status/100)),

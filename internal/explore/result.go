@@ -118,7 +118,7 @@ func (r *run) journey() Journey {
 			u, err := url.Parse(to)
 			if err == nil {
 				cur.Entries = append(cur.Entries, orchestrator.ManifestEntry{
-					Command: browser.Command{Action: "verify", Assert: "urlContains", Value: u.Path}})
+					Command: browser.Command{Action: browser.ActionVerify, Assert: browser.AssertUrlContains, Value: u.Path}})
 			}
 			flush("on " + shortURL(to))
 		}

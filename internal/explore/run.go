@@ -249,7 +249,7 @@ func (r *run) login(ctx context.Context) error {
 		el     *element
 		secret string
 	}{{user, l.UsernameSecret}, {pass, l.PasswordSecret}} {
-		c := browser.Command{Action: "fill", Target: browser.Target{Ref: f.el.Ref}, Value: r.in.Secrets[f.secret]}
+		c := browser.Command{Action: browser.ActionFill, Target: browser.Target{Ref: f.el.Ref}, Value: r.in.Secrets[f.secret]}
 		out := r.Page.Execute(ctx, c, browser.ExecOptions{Fingerprint: true, RequireLocator: true})
 		if out.Err != nil {
 			return fmt.Errorf("login: could not fill %q: %v", f.el.Name, out.Err)
@@ -257,7 +257,7 @@ func (r *run) login(ctx context.Context) error {
 		c.Value = "{{" + f.secret + "}}" // the spec reads it from the environment
 		r.prefix = append(r.prefix, orchestrator.ManifestEntry{Command: c, Element: out.Element})
 	}
-	press := browser.Command{Action: "press", Value: "Enter"}
+	press := browser.Command{Action: browser.ActionPress, Value: "Enter"}
 	t0, from := time.Now(), r.Page.URL()
 	if out := r.Page.Execute(ctx, press, browser.ExecOptions{}); out.Err != nil {
 		return fmt.Errorf("login: could not submit: %v", out.Err)
@@ -273,7 +273,7 @@ func (r *run) login(ctx context.Context) error {
 		}
 	}
 	r.prefix = append(r.prefix, orchestrator.ManifestEntry{Command: press},
-		orchestrator.ManifestEntry{Command: browser.Command{Action: "navigate", Value: r.in.BaseURL}})
+		orchestrator.ManifestEntry{Command: browser.Command{Action: browser.ActionNavigate, Value: r.in.BaseURL}})
 	r.history(ctx, orchestrator.Event{Kind: "command", Action: "login", Target: loginURL, OK: true})
 	return nil
 }
@@ -351,18 +351,18 @@ func describe(c browser.Command, st *stateNode) string {
 		}
 	}
 	switch {
-	case c.Action == "navigate":
+	case c.Action == browser.ActionNavigate:
 		return "go to " + shortURL(c.Value)
 	case c.IsVerify():
 		return fmt.Sprintf("verify %s %q", c.Assert, c.Value)
 	case what != "":
 		s := fmt.Sprintf("%s %s %q", c.Action, role, what)
-		if c.Value != "" && c.Action != "click" {
+		if c.Value != "" && c.Action != browser.ActionClick {
 			s += fmt.Sprintf(" with %q", c.Value)
 		}
 		return strings.Replace(s, "  ", " ", 1)
 	}
-	return strings.TrimSpace(c.Action + " " + c.Value)
+	return strings.TrimSpace(string(c.Action) + " " + c.Value)
 }
 
 // elementOf finds the current page's element a command targets by ref.
@@ -380,7 +380,7 @@ func (r *run) elementOf(t browser.Target) *element {
 
 // refusal says why a command must not run (safety, scope), or "".
 func (r *run) refusal(c browser.Command) string {
-	if c.Action == "navigate" {
+	if c.Action == browser.ActionNavigate {
 		u := c.Value
 		if base, err := url.Parse(r.Page.URL()); err == nil {
 			if abs, err := resolve(base, c.Value); err == nil {
@@ -396,7 +396,7 @@ func (r *run) refusal(c browser.Command) string {
 		return ""
 	}
 	switch c.Action {
-	case "click", "dblclick", "rightclick", "press", "check", "uncheck", "select", "drag":
+	case browser.ActionClick, browser.ActionDblClick, browser.ActionRightClick, browser.ActionPress, browser.ActionCheck, browser.ActionUncheck, browser.ActionSelect, browser.ActionDrag:
 	default:
 		return ""
 	}
@@ -409,7 +409,7 @@ func (r *run) refusal(c browser.Command) string {
 	} else if c.Target.Ref != "" {
 		return "unknown ref " + c.Target.Ref + " (use a ref of the current page)"
 	}
-	if c.Action == "select" {
+	if c.Action == browser.ActionSelect {
 		texts = append(texts, c.Value)
 	}
 	if w := r.safety.denies(texts...); w != "" {
@@ -454,7 +454,7 @@ func (r *run) batch(ctx context.Context, cmds []browser.Command) error {
 		// A link or a redirect left the scope: go back where it was.
 		r.feedback = append(r.feedback, fmt.Sprintf("the last action left the scope (%s); went back", r.Page.URL()))
 		if err := r.Page.Navigate(ctx, from); err == nil {
-			r.trace = append(r.trace, orchestrator.ManifestEntry{Command: browser.Command{Action: "navigate", Value: from}})
+			r.trace = append(r.trace, orchestrator.ManifestEntry{Command: browser.Command{Action: browser.ActionNavigate, Value: from}})
 			r.landed = append(r.landed, from)
 			r.cur = nil
 			_ = r.observe(ctx, nil)
@@ -468,7 +468,7 @@ func (r *run) batch(ctx context.Context, cmds []browser.Command) error {
 func (r *run) act(ctx context.Context, c browser.Command) (*orchestrator.ManifestEntry, error) {
 	if why := r.refusal(c); why != "" {
 		r.feedback = append(r.feedback, fmt.Sprintf("refused %s: %s", describe(c, r.cur), why))
-		r.history(ctx, orchestrator.Event{Kind: "command", Action: c.Action, Target: describe(c, r.cur), Error: "refused: " + why})
+		r.history(ctx, orchestrator.Event{Kind: "command", Action: string(c.Action), Target: describe(c, r.cur), Error: "refused: " + why})
 		if e := r.elementOf(c.Target); e != nil {
 			r.exercised[r.cur.Template+"|"+e.Key] = true
 		}
@@ -496,7 +496,7 @@ func (r *run) act(ctx context.Context, c browser.Command) (*orchestrator.Manifes
 	r.settle(ctx, t0, from)
 	r.actions++
 	what := describe(c, where)
-	ev := orchestrator.Event{Iteration: r.actions, Kind: "command", Action: c.Action, Target: what, OK: out.Err == nil,
+	ev := orchestrator.Event{Iteration: r.actions, Kind: "command", Action: string(c.Action), Target: what, OK: out.Err == nil,
 		Duration: time.Since(t0)}
 	if out.Err != nil {
 		ev.Error = clip(out.Err.Error(), 300)

@@ -28,7 +28,7 @@ func (r *run) sweepNext() (browser.Command, bool) {
 			continue
 		}
 		r.navTries[st.ID]++
-		return browser.Command{Action: "navigate", Value: st.URL}, true
+		return browser.Command{Action: browser.ActionNavigate, Value: st.URL}, true
 	}
 	return browser.Command{}, false
 }
@@ -56,21 +56,21 @@ func (r *run) sweepCommand(e element) (browser.Command, bool) {
 	}
 	switch e.Role {
 	case "button", "tab", "menuitem", "switch", "menuitemcheckbox", "menuitemradio":
-		return browser.Command{Action: "click", Target: t}, true
+		return browser.Command{Action: browser.ActionClick, Target: t}, true
 	case "link":
 		if e.Href == "" || !r.scope.allows(e.Href) || r.visited(e.Href) {
 			return browser.Command{}, false
 		}
-		return browser.Command{Action: "click", Target: t}, true
+		return browser.Command{Action: browser.ActionClick, Target: t}, true
 	case "textbox", "searchbox":
-		return browser.Command{Action: "fill", Target: t, Value: r.sampleValue(e.Name)}, true
+		return browser.Command{Action: browser.ActionFill, Target: t, Value: r.sampleValue(e.Name)}, true
 	case "spinbutton":
-		return browser.Command{Action: "fill", Target: t, Value: "2"}, true
+		return browser.Command{Action: browser.ActionFill, Target: t, Value: "2"}, true
 	case "checkbox", "radio":
-		return browser.Command{Action: "check", Target: t}, true
+		return browser.Command{Action: browser.ActionCheck, Target: t}, true
 	case "combobox", "listbox":
 		if len(e.Options) > 1 {
-			return browser.Command{Action: "select", Target: t, Value: e.Options[1]}, true
+			return browser.Command{Action: browser.ActionSelect, Target: t, Value: e.Options[1]}, true
 		}
 	}
 	return browser.Command{}, false

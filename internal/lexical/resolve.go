@@ -143,19 +143,19 @@ func (b *builder) build(it Intent) ([]browser.Command, error) {
 		if err != nil {
 			return nil, err
 		}
-		return one(browser.Command{Action: it.Verb, Target: t})
+		return one(browser.Command{Action: browser.Action(it.Verb), Target: t})
 	case "open":
 		if ws := it.Target.Words; it.Target.Quoted == "" && len(ws) == 1 && urlLike.MatchString(ws[0]) {
-			return one(browser.Command{Action: "navigate", Value: ws[0]})
+			return one(browser.Command{Action: browser.ActionNavigate, Value: ws[0]})
 		}
 		if urlLike.MatchString(it.Target.Quoted) {
-			return one(browser.Command{Action: "navigate", Value: it.Target.Quoted})
+			return one(browser.Command{Action: browser.ActionNavigate, Value: it.Target.Quoted})
 		}
 		_, t, err := b.pick(it.Target, "open")
 		if err != nil {
 			return nil, err
 		}
-		return one(browser.Command{Action: "click", Target: t})
+		return one(browser.Command{Action: browser.ActionClick, Target: t})
 	case "fill", "clear":
 		if it.Verb == "clear" {
 			value = ""
@@ -164,7 +164,7 @@ func (b *builder) build(it Intent) ([]browser.Command, error) {
 		if err != nil {
 			return nil, err
 		}
-		return one(browser.Command{Action: "fill", Target: t, Value: value})
+		return one(browser.Command{Action: browser.ActionFill, Target: t, Value: value})
 	case "select":
 		e, t, err := b.pick(it.Target, "select")
 		if err != nil {
@@ -174,7 +174,7 @@ func (b *builder) build(it Intent) ([]browser.Command, error) {
 		if err != nil {
 			return nil, err
 		}
-		return one(browser.Command{Action: "select", Target: t, Value: opt})
+		return one(browser.Command{Action: browser.ActionSelect, Target: t, Value: opt})
 	case "set":
 		e, t, err := b.pick(it.Target, "set")
 		if err != nil {
@@ -186,13 +186,13 @@ func (b *builder) build(it Intent) ([]browser.Command, error) {
 			if err != nil {
 				return nil, err
 			}
-			return one(browser.Command{Action: "select", Target: t, Value: opt})
+			return one(browser.Command{Action: browser.ActionSelect, Target: t, Value: opt})
 		case e.Editable:
-			return one(browser.Command{Action: "fill", Target: t, Value: value})
+			return one(browser.Command{Action: browser.ActionFill, Target: t, Value: value})
 		case on.MatchString(value):
-			return one(browser.Command{Action: "check", Target: t})
+			return one(browser.Command{Action: browser.ActionCheck, Target: t})
 		case off.MatchString(value):
-			return one(browser.Command{Action: "uncheck", Target: t})
+			return one(browser.Command{Action: browser.ActionUncheck, Target: t})
 		}
 		return nil, fmt.Errorf("%s cannot be set to %q", describe(e), value)
 	case "choose":
@@ -201,17 +201,17 @@ func (b *builder) build(it Intent) ([]browser.Command, error) {
 			return nil, err
 		}
 		if e.Role == "radio" || e.Role == "checkbox" || e.Role == "switch" {
-			return one(browser.Command{Action: "check", Target: t})
+			return one(browser.Command{Action: browser.ActionCheck, Target: t})
 		}
-		return one(browser.Command{Action: "click", Target: t})
+		return one(browser.Command{Action: browser.ActionClick, Target: t})
 	case "check", "uncheck":
 		_, t, err := b.pick(it.Target, it.Verb)
 		if err != nil {
 			return nil, err
 		}
-		return one(browser.Command{Action: it.Verb, Target: t})
+		return one(browser.Command{Action: browser.Action(it.Verb), Target: t})
 	case "press":
-		c := browser.Command{Action: "press", Value: value}
+		c := browser.Command{Action: browser.ActionPress, Value: value}
 		if it.Target != nil {
 			_, t, err := b.pick(it.Target, "press")
 			if err != nil {
@@ -225,7 +225,7 @@ func (b *builder) build(it Intent) ([]browser.Command, error) {
 		if err != nil {
 			return nil, err
 		}
-		return one(browser.Command{Action: "upload", Target: t, Value: value})
+		return one(browser.Command{Action: browser.ActionUpload, Target: t, Value: value})
 	case "drag":
 		_, t, err := b.pick(it.Target, "drag")
 		if err != nil {
@@ -235,7 +235,7 @@ func (b *builder) build(it Intent) ([]browser.Command, error) {
 		if err != nil {
 			return nil, err
 		}
-		return one(browser.Command{Action: "drag", Target: t, To: to})
+		return one(browser.Command{Action: browser.ActionDrag, Target: t, To: to})
 	case "add":
 		return b.addItems(it.Values)
 	case "search":
@@ -243,7 +243,7 @@ func (b *builder) build(it Intent) ([]browser.Command, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []browser.Command{{Action: "fill", Target: t, Value: value}, {Action: "press", Target: t, Value: "Enter"}}, nil
+		return []browser.Command{{Action: browser.ActionFill, Target: t, Value: value}, {Action: browser.ActionPress, Target: t, Value: "Enter"}}, nil
 	case "verify":
 		return b.verify(it)
 	}
@@ -306,8 +306,8 @@ func (b *builder) addItems(values []string) ([]browser.Command, error) {
 	}
 	var cmds []browser.Command
 	for _, v := range values {
-		cmds = append(cmds, browser.Command{Action: "fill", Target: fp.Locator, Value: v},
-			browser.Command{Action: "press", Target: fp.Locator, Value: "Enter"})
+		cmds = append(cmds, browser.Command{Action: browser.ActionFill, Target: fp.Locator, Value: v},
+			browser.Command{Action: browser.ActionPress, Target: fp.Locator, Value: "Enter"})
 	}
 	return cmds, nil
 }
@@ -317,25 +317,25 @@ func (b *builder) verify(it Intent) ([]browser.Command, error) {
 	if len(it.Values) > 0 {
 		value = it.Values[0]
 	}
-	check := func(assert, verb string) ([]browser.Command, error) {
+	check := func(assert browser.Assertion, verb string) ([]browser.Command, error) {
 		_, t, err := b.pick(it.Target, verb)
 		if err != nil {
 			return nil, err
 		}
-		return []browser.Command{{Action: "verify", Assert: assert, Target: t, Value: value}}, nil
+		return []browser.Command{{Action: browser.ActionVerify, Assert: assert, Target: t, Value: value}}, nil
 	}
 	p := it.Target
 	switch it.Check {
 	case "titleEquals", "titleContains", "urlContains", "urlEquals":
-		return []browser.Command{{Action: "verify", Assert: it.Check, Value: value}}, nil
+		return []browser.Command{{Action: browser.ActionVerify, Assert: browser.Assertion(it.Check), Value: value}}, nil
 	case "visible":
-		return check("isVisible", "visible")
+		return check(browser.AssertIsVisible, "visible")
 	case "hidden":
 		// Only what the step quotes can be looked for once it is gone.
 		if p.Quoted == "" || len(p.Words) > 0 || p.Role != "" || len(p.Scopes) > 0 || p.Ordinal != 0 {
 			return nil, errors.New("an element that is gone can only be named by its quoted text")
 		}
-		return []browser.Command{{Action: "verify", Assert: "isHidden", Target: browser.Target{Text: p.Quoted}}}, nil
+		return []browser.Command{{Action: browser.ActionVerify, Assert: browser.AssertIsHidden, Target: browser.Target{Text: p.Quoted}}}, nil
 	case "empty":
 		e, t, err := b.pick(p, "fill")
 		if err != nil {
@@ -344,32 +344,32 @@ func (b *builder) verify(it Intent) ([]browser.Command, error) {
 		if !e.Editable {
 			return nil, fmt.Errorf("%s is not a field", describe(e))
 		}
-		return []browser.Command{{Action: "verify", Assert: "valueEmpty", Target: t}}, nil
+		return []browser.Command{{Action: browser.ActionVerify, Assert: browser.AssertValueEmpty, Target: t}}, nil
 	case "checked":
-		return check("isChecked", "checked")
+		return check(browser.AssertIsChecked, "checked")
 	case "unchecked":
-		return check("isUnchecked", "unchecked")
+		return check(browser.AssertIsUnchecked, "unchecked")
 	case "enabled":
-		return check("isEnabled", "enabled")
+		return check(browser.AssertIsEnabled, "enabled")
 	case "disabled":
-		return check("isDisabled", "disabled")
+		return check(browser.AssertIsDisabled, "disabled")
 	case "equals", "contains":
 		e, t, err := b.pick(p, it.Check)
 		if err != nil {
 			return nil, err
 		}
-		assert := "textEquals"
+		assert := browser.AssertTextEquals
 		switch {
 		case e.Tag == "select":
-			assert = "selectedLabel"
+			assert = browser.AssertSelectedLabel
 		case e.Editable && it.Check == "equals":
-			assert = "valueEquals"
+			assert = browser.AssertValueEquals
 		case e.Editable:
 			return nil, fmt.Errorf("%s is a field: whether it must hold exactly %q or only contain it is not clear", describe(e), value)
 		case it.Check == "contains":
-			assert = "textContains"
+			assert = browser.AssertTextContains
 		}
-		return []browser.Command{{Action: "verify", Assert: assert, Target: t, Value: value}}, nil
+		return []browser.Command{{Action: browser.ActionVerify, Assert: assert, Target: t, Value: value}}, nil
 	case "count":
 		return b.count(it)
 	case "order":
@@ -536,7 +536,7 @@ func (b *builder) count(it Intent) ([]browser.Command, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []browser.Command{{Action: "verify", Assert: "countEquals", Target: browser.Target{CSS: "option", Within: &t}, Value: fmt.Sprint(it.Count)}}, nil
+		return []browser.Command{{Action: browser.ActionVerify, Assert: browser.AssertCountEquals, Target: browser.Target{CSS: "option", Within: &t}, Value: fmt.Sprint(it.Count)}}, nil
 	}
 	h, err := b.pickHolder(p, nil, "list", "table", "section", "group", "form", "aside", "main", "dialog", "nav")
 	if err != nil {
@@ -546,7 +546,7 @@ func (b *builder) count(it Intent) ([]browser.Command, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []browser.Command{{Action: "verify", Assert: "countEquals", Target: t, Value: fmt.Sprint(it.Count)}}, nil
+	return []browser.Command{{Action: browser.ActionVerify, Assert: browser.AssertCountEquals, Target: t, Value: fmt.Sprint(it.Count)}}, nil
 }
 
 // order checks that a list's or table's items hold the values in order.
@@ -576,7 +576,7 @@ func (b *builder) order(it Intent) ([]browser.Command, error) {
 		t := items
 		n := i
 		t.Nth = &n
-		cmds = append(cmds, browser.Command{Action: "verify", Assert: "textContains", Target: t, Value: v})
+		cmds = append(cmds, browser.Command{Action: browser.ActionVerify, Assert: browser.AssertTextContains, Target: t, Value: v})
 	}
 	return cmds, nil
 }

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/webpilot/webpilot/internal/browser"
+	"github.com/webpilot/webpilot/internal/scenario"
 )
 
 // batchResult says how a batch went: commands run in order and the first
@@ -29,21 +31,50 @@ func (r *run) batch(ctx context.Context, rep *StepReport, iter int, cmds []brows
 	return r.batchWith(ctx, rep, iter, cmds, before, 0)
 }
 
-// batchWith is batch with each command given timeout (0: the default).
+// batchWith is batch with each command given timeout (0: the default). It
+// runs the commands, settles the page as the batch's watcher needs, takes
+// the delta and records the history, each in its own step.
 func (r *run) batchWith(ctx context.Context, rep *StepReport, iter int, cmds []browser.Command, before *browser.Snapshot, timeout time.Duration) batchResult {
-	res := batchResult{failed: -1}
+	b := r.startBatch(rep, iter)
+	res := b.execute(ctx, cmds, timeout)
+	ran := cmds[:min(len(cmds), res.completed+1)]
+	res.settle = b.settle(ctx, ran, before)
+	res.delta = b.observe(ctx, before)
+	b.record(ctx, res)
+	return res
+}
+
+// batchRun is the state one batch carries from its commands to its
+// settling, delta and history.
+type batchRun struct {
+	r          *run
+	rep        *StepReport
+	iter       int
+	start      time.Time // when the first command started
+	startURL   string
+	events     []Event
+	actor      int // the report index of the batch's last successful command that acts on the page; -1 if none
+	dialogSeen int // dialogs already attributed to a command
+	pagesSeen  int // pages already attributed to a command
+}
+
+func (r *run) startBatch(rep *StepReport, iter int) *batchRun {
 	t := time.Now()
 	r.nextView = nil // the page is about to change
-	startURL := r.Page.URL()
+	b := &batchRun{r: r, rep: rep, iter: iter, startURL: r.Page.URL(), actor: -1}
 	r.lateOpened(rep)
-	dialogsSeen, pagesSeen := len(r.Page.Dialogs()), len(r.Page.Pages())
+	b.dialogSeen, b.pagesSeen = len(r.Page.Dialogs()), len(r.Page.Pages())
 	r.timing.Browser += time.Since(t)
+	b.start = time.Now()
+	return b
+}
 
-	batchStart := time.Now()
-	var events []Event
-	actor := -1           // the report index of the batch's last successful command that acts on the page
-	prevEnd := batchStart // when the previous command finished
-
+// execute runs cmds in order and stops at the first failure, reporting
+// each command, its manifest entry and its event.
+func (b *batchRun) execute(ctx context.Context, cmds []browser.Command, timeout time.Duration) batchResult {
+	r, rep := b.r, b.rep
+	res := batchResult{failed: -1}
+	prevEnd := b.start // when the previous command finished
 	for i, shown := range cmds {
 		if shown.IsVerify() {
 			// A check must not pass on the page as it was before the
@@ -65,7 +96,7 @@ func (r *run) batchWith(ctx context.Context, rep *StepReport, iter int, cmds []b
 		}
 		prevEnd = end
 		cr := CommandReport{Command: shown, OK: out.Err == nil, Duration: out.Duration, Waited: out.Waited, Document: doc.ID, Page: page, Via: out.Via}
-		ev := Event{Step: rep.Index, Iteration: iter, Kind: "command", Action: shown.Describe(), Target: shown.Target.String(),
+		ev := Event{Step: rep.Index, Iteration: b.iter, Kind: "command", Action: shown.Describe(), Target: shown.Target.String(),
 			OK: out.Err == nil, Duration: out.Duration}
 		if shown.IsVerify() {
 			ev.Kind = "verification"
@@ -85,18 +116,18 @@ func (r *run) batchWith(ctx context.Context, rep *StepReport, iter int, cmds []b
 			rep.Manifest = append(rep.Manifest, ManifestEntry{Command: shown, Element: out.Element, Timeout: specTimeout(cr)})
 		}
 		rep.Commands = append(rep.Commands, cr)
-		events = append(events, ev)
+		b.events = append(b.events, ev)
 		here := len(rep.Commands) - 1
-		if out.Err == nil && !shown.IsVerify() && shown.Action != "dialog" {
-			actor = here
+		if out.Err == nil && !shown.IsVerify() && shown.Action != browser.ActionDialog {
+			b.actor = here
 		}
 		// A dialog or popup can be reported after its command returned: one
 		// seen during a check or a dialog answer belongs to the action before.
-		to := actor
+		to := b.actor
 		if to < 0 {
 			to = here
 		}
-		dialogsSeen, pagesSeen = r.attribute(rep, to, dialogsSeen, pagesSeen)
+		b.dialogSeen, b.pagesSeen = r.attribute(rep, to, b.dialogSeen, b.pagesSeen)
 		if out.Err != nil {
 			res.failed = i
 			res.err = fmt.Sprintf("command %d (%s %s) failed: %s", i+1, shown.Describe(), shown.Target, cr.Error)
@@ -104,9 +135,17 @@ func (r *run) batchWith(ctx context.Context, rep *StepReport, iter int, cmds []b
 		}
 		res.completed++
 	}
+	return res
+}
 
-	ran := cmds[:min(len(cmds), res.completed+1)]
-	full := browser.SettleOptions{Since: batchStart, StartURL: startURL, Acted: acted(ran), Ended: time.Now()}
+// settle waits for the page after the commands that ran, as long as the
+// batch's watcher needs: fully when a model looks next, lightly (leaving
+// the rest for the next check) when nobody does, not at all after checks
+// nobody watches.
+func (b *batchRun) settle(ctx context.Context, ran []browser.Command, before *browser.Snapshot) browser.SettleReport {
+	r := b.r
+	var report browser.SettleReport
+	full := browser.SettleOptions{Since: b.start, StartURL: b.startURL, Acted: acted(ran), Ended: time.Now()}
 	so := full
 	switch {
 	case before == nil && onlyChecks(ran):
@@ -123,59 +162,77 @@ func (r *run) batchWith(ctx context.Context, rep *StepReport, iter int, cmds []b
 		if before != nil {
 			r.unsettled = nil
 		}
-		res.settle = r.Page.Settle(ctx, so)
-		r.timing.Settle += res.settle.Duration
-		rep.Settle = append(rep.Settle, res.settle)
+		report = r.Page.Settle(ctx, so)
+		r.timing.Settle += report.Duration
+		b.rep.Settle = append(b.rep.Settle, report)
 	}
 	// What appeared while the page settled belongs to the last action.
-	if actor >= 0 {
-		_, pagesSeen = r.attribute(rep, actor, dialogsSeen, pagesSeen)
+	if b.actor >= 0 {
+		_, b.pagesSeen = r.attribute(b.rep, b.actor, b.dialogSeen, b.pagesSeen)
 	}
-	r.pagesSeen = pagesSeen
+	r.pagesSeen = b.pagesSeen
+	return report
+}
 
-	var after browser.Snapshot
-	var err error = errNoDelta
-	if before != nil {
-		t = time.Now()
-		after, err = r.Page.Snapshot(ctx, r.snapshotOptions())
-		r.timing.Browser += time.Since(t)
+// observe takes the representation the next iteration shows and the delta
+// from before to it, with the batch's dialogs and opened pages; nothing
+// when no model watches (before is nil).
+func (b *batchRun) observe(ctx context.Context, before *browser.Snapshot) browser.Delta {
+	r, rep := b.r, b.rep
+	if before == nil {
+		return browser.Delta{}
 	}
-	if err == nil {
-		r.nextView = &after // the next iteration shows this representation: the delta's refs are its refs
-		d := browser.DiffSnapshots(*before, after, 10)
-		start := len(rep.Commands) - len(events)
-		pages := r.Page.Pages()
-		for _, c := range rep.Commands[max(0, start):] {
-			d.Dialogs = append(d.Dialogs, c.Dialogs...)
-			for _, n := range c.Opened {
-				if n-1 < len(pages) {
-					d.Opened = append(d.Opened, pages[n-1])
-				}
+	t := time.Now()
+	after, err := r.Page.Snapshot(ctx, r.snapshotOptions())
+	r.timing.Browser += time.Since(t)
+	if err != nil {
+		return browser.Delta{}
+	}
+	r.nextView = &after // the next iteration shows this representation: the delta's refs are its refs
+	d := browser.DiffSnapshots(*before, after, 10)
+	pages := r.Page.Pages()
+	for _, c := range b.ranReports() {
+		d.Dialogs = append(d.Dialogs, c.Dialogs...)
+		for _, n := range c.Opened {
+			if n-1 < len(pages) {
+				d.Opened = append(d.Opened, pages[n-1])
 			}
 		}
-		res.delta = r.redactDelta(d)
-		rep.Delta = &res.delta
 	}
-	// Dialogs and opened pages are history too: a later turn must know of them.
-	for _, c := range rep.Commands[max(0, len(rep.Commands)-len(events)):] {
+	delta := r.redactDelta(d)
+	rep.Delta = &delta
+	return delta
+}
+
+// ranReports are the command reports of this batch.
+func (b *batchRun) ranReports() []CommandReport {
+	return b.rep.Commands[max(0, len(b.rep.Commands)-len(b.events)):]
+}
+
+// record writes the batch's history: its commands, then the dialogs and
+// pages they opened (a later turn must know of them), the last event
+// carrying what the batch observed, then any egress refusals.
+func (b *batchRun) record(ctx context.Context, res batchResult) {
+	r, rep := b.r, b.rep
+	events := b.events
+	for _, c := range b.ranReports() {
 		for _, d := range c.Dialogs {
-			events = append(events, Event{Step: rep.Index, Iteration: iter, Kind: "dialog", Action: d.Type,
+			events = append(events, Event{Step: rep.Index, Iteration: b.iter, Kind: "dialog", Action: d.Type,
 				Target: fmt.Sprintf("%q answered: %s", d.Message, d.Answer), OK: true})
 		}
 		for _, n := range c.Opened {
-			events = append(events, Event{Step: rep.Index, Iteration: iter, Kind: "page opened", Action: fmt.Sprintf("page %d", n), OK: true})
+			events = append(events, Event{Step: rep.Index, Iteration: b.iter, Kind: "page opened", Action: fmt.Sprintf("page %d", n), OK: true})
 		}
 	}
 	if len(events) > 0 {
 		obs, _ := json.Marshal(map[string]any{"delta": res.delta, "settle": res.settle})
 		events[len(events)-1].Observation = json.RawMessage(r.secrets.redact(string(obs)))
 	}
-	events = append(events, r.blockEvents(rep, iter)...)
+	events = append(events, r.blockEvents(rep, b.iter)...)
 	r.remember(events)
 	if err := r.persist(func() error { return r.Recorder.History(ctx, events) }); err != nil {
 		r.Log.Warn("history not recorded", "err", err)
 	}
-	return res
 }
 
 // lightQuietWindow is how long the DOM must be unchanged after a batch no
@@ -194,9 +251,6 @@ func (r *run) catchUp(ctx context.Context) {
 	r.timing.Settle += rep.Duration
 }
 
-// errNoDelta marks a batch that computes no delta.
-var errNoDelta = fmt.Errorf("no delta wanted")
-
 // lateOpened gives a page that opened after the previous batch ended
 // (seen only now, a slow popup) to the last action that ran: the spec must
 // wait for it there, before anything acts on it.
@@ -209,7 +263,7 @@ func (r *run) lateOpened(rep *StepReport) {
 	owner := func(s *StepReport) bool {
 		for i := len(s.Commands) - 1; i >= 0; i-- {
 			c := &s.Commands[i]
-			if c.OK && !c.Command.IsVerify() && c.Command.Action != "dialog" {
+			if c.OK && !c.Command.IsVerify() && c.Command.Action != browser.ActionDialog {
 				c.Opened = append(c.Opened, opened...)
 				return true
 			}
@@ -221,7 +275,7 @@ func (r *run) lateOpened(rep *StepReport) {
 	}
 	for i := len(r.steps) - 1; i >= 0; i-- {
 		if owner(&r.steps[i]) {
-			r.steps[i].Lines = r.stepLines(r.steps[i])
+			r.steps[i].Lines = r.spec.stepLines(r.steps[i])
 			return
 		}
 	}
@@ -265,7 +319,7 @@ func needsLocator(c browser.Command) bool {
 	if c.Target.IsCoordinate() {
 		return false
 	}
-	return c.NeedsTarget() || (!c.Target.IsZero() && (c.Action == "press" || c.Action == "scroll" || c.Action == "wait"))
+	return c.NeedsTarget() || (!c.Target.IsZero() && (c.Action == browser.ActionPress || c.Action == browser.ActionScroll || c.Action == browser.ActionWait))
 }
 
 // remember keeps this attempt's events for the prompt's history window and recall_history.
@@ -304,7 +358,7 @@ func cleanError(err error) string {
 // values substituted, and secrets only where text is typed into a field,
 // never into a URL.
 func (r *run) commandValue(c browser.Command) string {
-	if c.Action == "navigate" {
+	if c.Action == browser.ActionNavigate {
 		return r.expand(c.Value)
 	}
 	return r.secrets.fill(r.expand(c.Value))
@@ -325,7 +379,7 @@ func onlyChecks(cmds []browser.Command) bool {
 func acted(cmds []browser.Command) bool {
 	for _, c := range cmds {
 		switch c.Action {
-		case "click", "dblclick", "rightclick", "press", "check", "uncheck", "select", "drag", "upload":
+		case browser.ActionClick, browser.ActionDblClick, browser.ActionRightClick, browser.ActionPress, browser.ActionCheck, browser.ActionUncheck, browser.ActionSelect, browser.ActionDrag, browser.ActionUpload:
 			return true
 		}
 	}
@@ -338,7 +392,7 @@ func acted(cmds []browser.Command) bool {
 func (r *run) navigationProblems(cmds []browser.Command) []string {
 	var problems []string
 	for i, c := range cmds {
-		if c.Action != "navigate" {
+		if c.Action != browser.ActionNavigate {
 			continue
 		}
 		for _, name := range r.secrets.names {
@@ -351,32 +405,28 @@ func (r *run) navigationProblems(cmds []browser.Command) []string {
 			problems = append(problems, fmt.Sprintf("command %d: %v", i+1, err))
 			continue
 		}
-		if !r.originAllowed(dest) {
+		if !r.origins.allow(dest) {
 			problems = append(problems, fmt.Sprintf("command %d: navigation is limited to %s; %s is another origin",
-				i+1, strings.Join(r.allowedOrigins(), ", "), originOf(dest)))
+				i+1, strings.Join(r.origins, ", "), originOf(dest)))
 		}
 	}
 	return problems
 }
 
-// allowedOrigins are the scenario's own origin and those its options allow.
-func (r *run) allowedOrigins() []string {
-	out := []string{strings.ToLower(r.sc.Origin())}
-	for _, o := range r.sc.Options.AllowedOrigins {
+// origins are where a run may navigate: the scenario's own origin and
+// those its options allow, lower-cased scheme://host[:port].
+type origins []string
+
+func originsOf(sc scenario.Scenario) origins {
+	out := origins{strings.ToLower(sc.Origin())}
+	for _, o := range sc.Options.AllowedOrigins {
 		out = append(out, strings.ToLower(strings.TrimRight(o, "/")))
 	}
 	return out
 }
 
-func (r *run) originAllowed(u *url.URL) bool {
-	o := originOf(u)
-	for _, a := range r.allowedOrigins() {
-		if o == a {
-			return true
-		}
-	}
-	return false
-}
+// allow reports whether u is on one of the origins.
+func (o origins) allow(u *url.URL) bool { return slices.Contains(o, originOf(u)) }
 
 func originOf(u *url.URL) string { return strings.ToLower(u.Scheme + "://" + u.Host) }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/webpilot/webpilot/internal/browser"
 	"github.com/webpilot/webpilot/internal/browser/browsertest"
 	"github.com/webpilot/webpilot/internal/llm/llmtest"
 	"github.com/webpilot/webpilot/internal/orchestrator"
@@ -154,7 +155,7 @@ func TestLateDialogBelongsToTheActionThatOpenedIt(t *testing.T) {
 		t.Fatalf("%s: %s", res.Status, res.Error)
 	}
 	for _, c := range res.Steps[0].Commands {
-		if got := len(c.Dialogs); (c.Command.Action == "click") != (got == 1) {
+		if got := len(c.Dialogs); (c.Command.Action == browser.ActionClick) != (got == 1) {
 			t.Errorf("%s %s carries %d dialogs", c.Command.Action, c.Command.Assert, got)
 		}
 	}

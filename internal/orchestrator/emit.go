@@ -57,7 +57,7 @@ func specBody(sc scenario.Scenario, steps []StepReport) (string, []string) {
 func usesDialogs(steps []StepReport) bool {
 	for _, s := range steps {
 		for _, c := range s.Commands {
-			if c.OK && (len(c.Dialogs) > 0 || c.Command.Assert == "dialogContains") {
+			if c.OK && (len(c.Dialogs) > 0 || c.Command.Assert == browser.AssertDialogContains) {
 				return true
 			}
 		}
@@ -65,9 +65,27 @@ func usesDialogs(steps []StepReport) bool {
 	return false
 }
 
+// specWriter writes the spec lines of a run's step reports: values as
+// TypeScript (secrets read from the environment, extracted values from the
+// variables the spec declares), the job's files inline, and paths relative
+// to the scenario's origin.
+type specWriter struct {
+	sc       scenario.Scenario
+	secrets  *secrets
+	vars     map[string]string // test data and extracted values, shared with the run
+	files    []browser.File
+	declared map[string]bool // extracted names the spec has declared
+}
+
+func newSpecWriter(sc scenario.Scenario, sec *secrets, vars map[string]string, files []browser.File) *specWriter {
+	return &specWriter{sc: sc, secrets: sec, vars: vars, files: files, declared: map[string]bool{}}
+}
+
+func (w *specWriter) expand(s string) string { return expandVars(w.vars, s) }
+
 // stepLines writes a spec line for each successful command of a step, and
 // declares the variables the step extracted.
-func (r *run) stepLines(rep StepReport) []string {
+func (w *specWriter) stepLines(rep StepReport) []string {
 	var lines []string
 	for _, c := range rep.Commands {
 		if !c.OK {
@@ -77,7 +95,7 @@ func (r *run) stepLines(rep StepReport) []string {
 		for _, n := range c.Opened {
 			lines = append(lines, fmt.Sprintf("const %sPromise = %s.waitForEvent('popup');", pageVar(n), pageVar(c.Page)))
 		}
-		if l := r.commandLine(c); l != "" {
+		if l := w.commandLine(c); l != "" {
 			lines = append(lines, l)
 		}
 		for _, n := range c.Opened {
@@ -87,19 +105,19 @@ func (r *run) stepLines(rep StepReport) []string {
 	}
 	if rep.SaveAs != "" && len(rep.Result) > 0 && rep.Status != StepFailed {
 		lines = append(lines, "// extracted by the agent when the test was generated:",
-			fmt.Sprintf("%s = %s;", r.declare(rep.SaveAs), string(rep.Result)))
+			fmt.Sprintf("%s = %s;", w.declare(rep.SaveAs), string(rep.Result)))
 	}
 	return lines
 }
 
 // declare returns the left side that assigns the spec variable of an
 // extracted name: "let name" the first time, "name" afterwards.
-func (r *run) declare(name string) string {
+func (w *specWriter) declare(name string) string {
 	id := jsIdent(name)
-	if r.specVars[name] {
+	if w.declared[name] {
 		return id
 	}
-	r.specVars[name] = true
+	w.declared[name] = true
 	return "let " + id
 }
 
@@ -123,68 +141,68 @@ func jsPath(name string) string {
 	return jsIdent(root) + "." + rest
 }
 
-// rebuildSpecVars recalls the variables earlier steps declared (on resume).
-func (r *run) rebuildSpecVars() {
-	for _, s := range r.steps {
+// recall marks the variables earlier steps declared (on resume).
+func (w *specWriter) recall(steps []StepReport) {
+	for _, s := range steps {
 		for _, c := range s.Commands {
-			if c.OK && c.Command.Action == "read" {
-				r.specVars[c.Command.Value] = true
+			if c.OK && c.Command.Action == actionRead {
+				w.declared[c.Command.Value] = true
 			}
 		}
 		if s.SaveAs != "" && s.Status != StepFailed {
-			r.specVars[s.SaveAs] = true
+			w.declared[s.SaveAs] = true
 		}
 	}
 }
 
-func (r *run) commandLine(cr CommandReport) string {
+func (w *specWriter) commandLine(cr CommandReport) string {
 	c := cr.Command
 	pv := pageVar(cr.Page)
 	loc := onPage(cr.Locator, pv)
-	v := r.valueCode(c.Value)
+	v := w.valueCode(c.Value)
 	to := timeoutOption(cr)
 	switch c.Action {
-	case "read":
+	case actionRead:
 		if loc == "" {
 			return ""
 		}
-		left := r.declare(c.Value)
+		left := w.declare(c.Value)
 		switch {
-		case strings.HasPrefix(c.Assert, "attribute:"):
-			return fmt.Sprintf("%s = (await %s.getAttribute(%s)) ?? '';", left, loc, jsString(strings.TrimPrefix(c.Assert, "attribute:")))
-		case c.Assert == "value":
+		case strings.HasPrefix(string(c.Assert), string(readAttribute)):
+			return fmt.Sprintf("%s = (await %s.getAttribute(%s)) ?? '';", left, loc, jsString(strings.TrimPrefix(string(c.Assert), string(readAttribute))))
+		case c.Assert == readValue:
 			return fmt.Sprintf("%s = await %s.inputValue();", left, loc)
 		}
 		return fmt.Sprintf("%s = (await %s.innerText()).trim();", left, loc)
-	case "navigate":
-		return fmt.Sprintf("await %s.goto(%s);", pv, jsString(specPath(r.sc.BaseURL, r.expand(c.Value))))
-	case "back":
+	case browser.ActionNavigate:
+		return fmt.Sprintf("await %s.goto(%s);", pv, jsString(specPath(w.sc.BaseURL, w.expand(c.Value))))
+	case browser.ActionBack:
 		return fmt.Sprintf("await %s.goBack();", pv)
-	case "forward":
+	case browser.ActionForward:
 		return fmt.Sprintf("await %s.goForward();", pv)
-	case "reload":
+	case browser.ActionReload:
 		return fmt.Sprintf("await %s.reload();", pv)
-	case "dialog":
+	case browser.ActionDialog:
 		return "" // the spec answers each dialog where it opens (see dialogLines)
-	case "switch_page":
+	case browser.ActionSwitchPage:
 		return fmt.Sprintf("await %s.bringToFront();", pageVar(atoi(c.Value)))
-	case "close_page":
+	case browser.ActionClosePage:
 		n := cr.Page
 		if c.Value != "" {
 			n = atoi(c.Value)
 		}
 		return fmt.Sprintf("await %s.close();", pageVar(n))
-	case "press":
+	case browser.ActionPress:
 		if loc == "" {
 			return fmt.Sprintf("await %s.keyboard.press(%s);", pv, v)
 		}
 		return fmt.Sprintf("await %s.press(%s);", loc, args(v, to))
-	case "wait":
+	case browser.ActionWait:
 		if loc != "" {
 			return fmt.Sprintf("await %s.waitFor(%s);", loc, to)
 		}
 		return fmt.Sprintf("await %s.waitForTimeout(%s);", pv, strings.TrimSuffix(c.Value, "ms"))
-	case "scroll":
+	case browser.ActionScroll:
 		if loc != "" {
 			return fmt.Sprintf("await %s.scrollIntoViewIfNeeded();", loc)
 		}
@@ -198,14 +216,14 @@ func (r *run) commandLine(cr CommandReport) string {
 		// Coordinates are relative to the 1280x800 viewport the job ran in.
 		x, y := *c.Target.X/100*1280, *c.Target.Y/100*800
 		switch c.Action {
-		case "dblclick":
+		case browser.ActionDblClick:
 			return fmt.Sprintf("await %s.mouse.dblclick(%.0f, %.0f);", pv, x, y)
-		case "hover":
+		case browser.ActionHover:
 			return fmt.Sprintf("await %s.mouse.move(%.0f, %.0f);", pv, x, y)
 		}
 		return fmt.Sprintf("await %s.mouse.click(%.0f, %.0f);", pv, x, y)
 	}
-	if c.Action == "verify" && c.Assert == "dialogContains" {
+	if c.Action == browser.ActionVerify && c.Assert == browser.AssertDialogContains {
 		return assertionLine(c, loc, v, cr.Via, to)
 	}
 	if loc == "" {
@@ -213,11 +231,11 @@ func (r *run) commandLine(cr CommandReport) string {
 		return fmt.Sprintf("// %s %s: no stable locator could be written", c.Describe(), c.Target)
 	}
 	switch c.Action {
-	case "click", "dblclick", "hover", "check", "uncheck", "focus", "blur":
+	case browser.ActionClick, browser.ActionDblClick, browser.ActionHover, browser.ActionCheck, browser.ActionUncheck, browser.ActionFocus, browser.ActionBlur:
 		return fmt.Sprintf("await %s.%s(%s);", loc, c.Action, to)
-	case "rightclick":
+	case browser.ActionRightClick:
 		return fmt.Sprintf("await %s.click(%s);", loc, options("button: 'right'", to))
-	case "fill":
+	case browser.ActionFill:
 		if cr.Via == "range" {
 			return fmt.Sprintf("await %s.evaluate(%s, %s);", loc, browser.RangeSetter, v)
 		}
@@ -225,17 +243,17 @@ func (r *run) commandLine(cr CommandReport) string {
 			return fmt.Sprintf("await %s.click(); await %s.fill(%s);", loc, loc, args(v, to))
 		}
 		return fmt.Sprintf("await %s.fill(%s);", loc, args(v, to))
-	case "type":
+	case browser.ActionType:
 		return fmt.Sprintf("await %s.pressSequentially(%s);", loc, args(v, to))
-	case "select":
+	case browser.ActionSelect:
 		return fmt.Sprintf("await %s.selectOption(%s);", loc, args(v, to))
-	case "upload":
-		files := r.filesCode(c.Value)
+	case browser.ActionUpload:
+		files := w.filesCode(c.Value)
 		if cr.Via == "file-chooser" {
 			return fmt.Sprintf("{ const chooser = %s.waitForEvent('filechooser'); await %s.click(); await (await chooser).setFiles(%s); }", pv, loc, files)
 		}
 		return fmt.Sprintf("await %s.setInputFiles(%s);", loc, files)
-	case "verify":
+	case browser.ActionVerify:
 		return assertionLine(c, loc, v, cr.Via, to)
 	}
 	return fmt.Sprintf("// %s is not expressible in the spec", c.Describe())
@@ -307,11 +325,11 @@ func options(field, opt string) string {
 
 // filesCode writes the job's named files as setFiles payloads, with their
 // content, so the spec needs nothing from disk.
-func (r *run) filesCode(names string) string {
+func (w *specWriter) filesCode(names string) string {
 	var parts []string
 	for _, n := range strings.Split(names, ",") {
 		n = strings.TrimSpace(n)
-		for _, f := range r.files {
+		for _, f := range w.files {
 			if f.Name == n {
 				mime := f.MimeType
 				if mime == "" {
@@ -370,33 +388,33 @@ func assertionLine(c browser.Command, loc, v, via, to string) string {
 		return fmt.Sprintf("await expect(%s)%s.%s(%s);", loc, not, m.Name, arg)
 	}
 	switch c.Assert {
-	case "urlContains":
+	case browser.AssertUrlContains:
 		return fmt.Sprintf("await expect(%s).toHaveURL(%s);", loc, args(fmt.Sprintf("/%s/", jsRegex(c.Value)), to))
-	case "urlEquals":
+	case browser.AssertUrlEquals:
 		return fmt.Sprintf("await expect(%s).toHaveURL(%s);", loc, args(v, to))
-	case "titleContains":
+	case browser.AssertTitleContains:
 		return fmt.Sprintf("await expect(%s).toHaveTitle(%s);", loc, args(fmt.Sprintf("/%s/", jsRegex(c.Value)), to))
-	case "titleEquals":
+	case browser.AssertTitleEquals:
 		return fmt.Sprintf("await expect(%s).toHaveTitle(%s);", loc, args(v, to))
-	case "dialogContains":
+	case browser.AssertDialogContains:
 		return fmt.Sprintf("await expect.poll(() => lastDialog%s).toContain(%s);", prefixComma(to), v)
-	case "valueEmpty":
+	case browser.AssertValueEmpty:
 		return fmt.Sprintf("await expect(%s).toHaveValue(%s);", loc, args("''", to))
-	case "selectedLabel":
+	case browser.AssertSelectedLabel:
 		return fmt.Sprintf("await expect(%s.locator('option:checked')).toHaveText(%s);", loc, args(v, to))
-	case "countGreaterThan":
+	case browser.AssertCountGreaterThan:
 		return fmt.Sprintf("await expect.poll(() => %s.count()%s).toBeGreaterThan(%s);", loc, prefixComma(to), c.Value)
-	case "countLessThan":
+	case browser.AssertCountLessThan:
 		return fmt.Sprintf("await expect.poll(() => %s.count()%s).toBeLessThan(%s);", loc, prefixComma(to), c.Value)
-	case "hasClass":
+	case browser.AssertHasClass:
 		return fmt.Sprintf("await expect(%s).toHaveClass(%s);", loc, args(fmt.Sprintf("/(^|\\s)%s(\\s|$)/", jsRegex(c.Value)), to))
-	case "hasAttribute":
+	case browser.AssertHasAttribute:
 		name, val, ok := strings.Cut(c.Value, "=")
 		if !ok {
 			return fmt.Sprintf("await expect(%s).toHaveAttribute(%s);", loc, args(jsString(name), to))
 		}
 		return fmt.Sprintf("await expect(%s).toHaveAttribute(%s);", loc, args(jsString(name), jsString(val), to))
-	case "sortedAscending", "sortedDescending":
+	case browser.AssertSortedAscending, browser.AssertSortedDescending:
 		kind, itemRole, _ := strings.Cut(via, " ")
 		cmp, ok := browser.SortComparators[kind]
 		if !ok {
@@ -407,7 +425,7 @@ func assertionLine(c browser.Command, loc, v, via, to string) string {
 			items += fmt.Sprintf(".getByRole(%s)", jsString(itemRole))
 		}
 		sorted := "[...values].sort(cmp)"
-		if c.Assert == "sortedDescending" {
+		if c.Assert == browser.AssertSortedDescending {
 			sorted = "[...values].sort((a, b) => cmp(b, a))"
 		}
 		if to == "" {
@@ -430,7 +448,7 @@ func prefixComma(opt string) string {
 // found when the element was fingerprinted, else the target as given (never
 // a ref, which means nothing outside the run).
 func locatorCode(c browser.Command, fp *browser.Fingerprint) string {
-	if c.IsPageCheck() && c.Assert != "dialogContains" {
+	if c.IsPageCheck() && c.Assert != browser.AssertDialogContains {
 		return "page"
 	}
 	// Counts and absence are about the target as named, not one element
@@ -505,13 +523,13 @@ var placeholderRef = regexp.MustCompile(`\{\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z
 // valueCode writes a value as a TypeScript expression: secrets become
 // process.env.NAME, extracted values the spec variable that holds them,
 // test data is written literally.
-func (r *run) valueCode(v string) string {
+func (w *specWriter) valueCode(v string) string {
 	kind := func(name string) string {
 		root, _, _ := strings.Cut(name, ".")
 		switch {
-		case r.secrets.has(name):
+		case w.secrets.has(name):
 			return "secret"
-		case r.specVars[root]:
+		case w.declared[root]:
 			return "var"
 		}
 		return ""
@@ -531,13 +549,13 @@ func (r *run) valueCode(v string) string {
 		}
 	}
 	if !dynamic {
-		return jsString(r.expand(v))
+		return jsString(w.expand(v))
 	}
 	var b strings.Builder
 	b.WriteByte('`')
 	last := 0
 	for _, loc := range placeholderRef.FindAllStringSubmatchIndex(v, -1) {
-		b.WriteString(templateEscape(r.expand(v[last:loc[0]])))
+		b.WriteString(templateEscape(w.expand(v[last:loc[0]])))
 		name := v[loc[2]:loc[3]]
 		switch kind(name) {
 		case "secret":
@@ -545,11 +563,11 @@ func (r *run) valueCode(v string) string {
 		case "var":
 			fmt.Fprintf(&b, "${%s}", jsPath(name))
 		default:
-			b.WriteString(templateEscape(r.expand(v[loc[0]:loc[1]])))
+			b.WriteString(templateEscape(w.expand(v[loc[0]:loc[1]])))
 		}
 		last = loc[1]
 	}
-	b.WriteString(templateEscape(r.expand(v[last:])))
+	b.WriteString(templateEscape(w.expand(v[last:])))
 	b.WriteByte('`')
 	return b.String()
 }

@@ -15,8 +15,8 @@ import (
 
 // intent is a parsed imperative sentence before its target is resolved.
 type intent struct {
-	action string // browser action, or verify
-	assert string
+	action browser.Action // or ActionVerify
+	assert browser.Assertion
 	what   string // the quoted name of the element
 	value  string
 	kind   targetKind
@@ -37,50 +37,51 @@ var grammar = []struct {
 	re    *regexp.Regexp
 	build func(m []string) intent
 }{
-	{rx(`^(?:go to|open|navigate to|visit)\s+"?([^"\s]+)"?$`), func(m []string) intent { return intent{action: "navigate", value: m[1]} }},
-	{rx(`^go back$`), func([]string) intent { return intent{action: "back"} }},
-	{rx(`^go forward$`), func([]string) intent { return intent{action: "forward"} }},
-	{rx(`^(?:reload|refresh)(?: the page)?$`), func([]string) intent { return intent{action: "reload"} }},
+	{rx(`^(?:go to|open|navigate to|visit)\s+"?([^"\s]+)"?$`), func(m []string) intent { return intent{action: browser.ActionNavigate, value: m[1]} }},
+	{rx(`^go back$`), func([]string) intent { return intent{action: browser.ActionBack} }},
+	{rx(`^go forward$`), func([]string) intent { return intent{action: browser.ActionForward} }},
+	{rx(`^(?:reload|refresh)(?: the page)?$`), func([]string) intent { return intent{action: browser.ActionReload} }},
 	{rx(`^(?:verify|expect|assert|check that|see)\s+(?:the\s+)?url\s+contains\s+"?([^"]+?)"?$`), func(m []string) intent {
-		return intent{action: "verify", assert: "urlContains", value: m[1]}
+		return intent{action: browser.ActionVerify, assert: browser.AssertUrlContains, value: m[1]}
 	}},
 	{rx(`^(?:verify|expect|assert|check that|see)\s+(?:the\s+)?title\s+contains\s+"([^"]+)"$`), func(m []string) intent {
-		return intent{action: "verify", assert: "titleContains", value: m[1]}
+		return intent{action: browser.ActionVerify, assert: browser.AssertTitleContains, value: m[1]}
 	}},
 	{rx(`^(?:verify|expect|assert|check that)\s+"([^"]+)"\s+is\s+(?:visible|shown|displayed)$`), func(m []string) intent {
-		return intent{action: "verify", assert: "isVisible", what: m[1], kind: visibleText}
+		return intent{action: browser.ActionVerify, assert: browser.AssertIsVisible, what: m[1], kind: visibleText}
 	}},
 	{rx(`^(?:verify|expect|assert|check that)\s+"([^"]+)"\s+is\s+(?:not visible|not shown|hidden|gone)$`), func(m []string) intent {
-		return intent{action: "verify", assert: "isHidden", what: m[1], kind: visibleText}
+		return intent{action: browser.ActionVerify, assert: browser.AssertIsHidden, what: m[1], kind: visibleText}
 	}},
 	{rx(`^(?:verify|expect|assert|check that)\s+"([^"]+)"\s+(?:has value|contains)\s+"([^"]*)"$`), func(m []string) intent {
-		return intent{action: "verify", assert: "valueEquals", what: m[1], value: m[2], kind: field}
+		return intent{action: browser.ActionVerify, assert: browser.AssertValueEquals, what: m[1], value: m[2], kind: field}
 	}},
 	{rx(`^(click|double-click|double click|right-click|right click|hover(?: over)?)\s+(?:on\s+)?(?:the\s+)?"([^"]+)"(?:\s+(?:button|link|tab|item|menu item))?$`), func(m []string) intent {
-		a := map[string]string{"click": "click", "double-click": "dblclick", "double click": "dblclick", "right-click": "rightclick",
-			"right click": "rightclick", "hover": "hover", "hover over": "hover"}[strings.ToLower(m[1])]
+		a := map[string]browser.Action{"click": browser.ActionClick, "double-click": browser.ActionDblClick,
+			"double click": browser.ActionDblClick, "right-click": browser.ActionRightClick, "right click": browser.ActionRightClick,
+			"hover": browser.ActionHover, "hover over": browser.ActionHover}[strings.ToLower(m[1])]
 		return intent{action: a, what: m[2], kind: clickable}
 	}},
 	{rx(`^fill\s+(?:in\s+)?(?:the\s+)?"([^"]+)"(?:\s+field)?\s+with\s+"(.*)"$`), func(m []string) intent {
-		return intent{action: "fill", what: m[1], value: m[2], kind: field}
+		return intent{action: browser.ActionFill, what: m[1], value: m[2], kind: field}
 	}},
 	{rx(`^(?:type|enter)\s+"(.*)"\s+(?:into|in)\s+(?:the\s+)?"([^"]+)"(?:\s+field)?$`), func(m []string) intent {
-		return intent{action: "fill", what: m[2], value: m[1], kind: field}
+		return intent{action: browser.ActionFill, what: m[2], value: m[1], kind: field}
 	}},
 	{rx(`^clear\s+(?:the\s+)?"([^"]+)"(?:\s+field)?$`), func(m []string) intent {
-		return intent{action: "fill", what: m[1], value: "", kind: field}
+		return intent{action: browser.ActionFill, what: m[1], value: "", kind: field}
 	}},
 	{rx(`^(?:select|choose)\s+"([^"]+)"\s+(?:from|in)\s+(?:the\s+)?"([^"]+)"(?:\s+dropdown)?$`), func(m []string) intent {
-		return intent{action: "select", what: m[2], value: m[1], kind: choice}
+		return intent{action: browser.ActionSelect, what: m[2], value: m[1], kind: choice}
 	}},
 	{rx(`^(check|uncheck|tick|untick)\s+(?:the\s+)?"([^"]+)"(?:\s+checkbox)?$`), func(m []string) intent {
-		a := "check"
+		a := browser.ActionCheck
 		if strings.HasPrefix(strings.ToLower(m[1]), "un") {
-			a = "uncheck"
+			a = browser.ActionUncheck
 		}
 		return intent{action: a, what: m[2], kind: checkbox}
 	}},
-	{rx(`^press\s+"?([A-Za-z0-9+]+)"?(?:\s+key)?$`), func(m []string) intent { return intent{action: "press", value: m[1]} }},
+	{rx(`^press\s+"?([A-Za-z0-9+]+)"?(?:\s+key)?$`), func(m []string) intent { return intent{action: browser.ActionPress, value: m[1]} }},
 	{rx(`^wait\s+(\d+)\s*(ms|milliseconds?|s|seconds?)?$`), func(m []string) intent {
 		n, err := strconv.ParseInt(m[1], 10, 64)
 		if strings.HasPrefix(strings.ToLower(m[2]), "s") && err == nil && n <= scenario.MaxWaitMS {
@@ -89,10 +90,10 @@ var grammar = []struct {
 		if err != nil || n > scenario.MaxWaitMS {
 			n = -1 // refused when run: a wait is bounded
 		}
-		return intent{action: "wait", value: strconv.FormatInt(n, 10)}
+		return intent{action: browser.ActionWait, value: strconv.FormatInt(n, 10)}
 	}},
 	{rx(`^wait for\s+"([^"]+)"(?:\s+to appear)?$`), func(m []string) intent {
-		return intent{action: "verify", assert: "isVisible", what: m[1], kind: visibleText}
+		return intent{action: browser.ActionVerify, assert: browser.AssertIsVisible, what: m[1], kind: visibleText}
 	}},
 }
 
@@ -159,7 +160,7 @@ func (r *run) resolveSentence(ctx context.Context, text string) ([]browser.Comma
 		return nil, fmt.Sprintf("%q is not a deterministic step", r.secrets.redact(r.expand(text)))
 	}
 	it.what = r.expand(it.what)
-	if it.action == "navigate" || it.action == "verify" {
+	if it.action == browser.ActionNavigate || it.action == browser.ActionVerify {
 		it.value = r.expand(it.value)
 	}
 	cmd := browser.Command{Action: it.action, Assert: it.assert, Value: it.value}

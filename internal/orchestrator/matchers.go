@@ -7,10 +7,10 @@ import "github.com/webpilot/webpilot/internal/browser"
 // first Matcher of its Assert, and the spec importer reads a matcher back
 // into the command it stands for. One table, so the two directions agree.
 type Matcher struct {
-	Assert string     // the command's assertion (isVisible)
-	Name   string     // the matcher (toBeVisible)
-	Not    bool       // written expect(…).not.Name(…)
-	Arg    MatcherArg // what the matcher takes besides its options
+	Assert browser.Assertion // the command's assertion (isVisible)
+	Name   string            // the matcher (toBeVisible)
+	Not    bool              // written expect(…).not.Name(…)
+	Arg    MatcherArg        // what the matcher takes besides its options
 }
 
 // MatcherArg is what a matcher takes.
@@ -29,21 +29,21 @@ const (
 // An Assert's first row is how it is written; later rows are other
 // spellings that read back to it.
 var Matchers = []Matcher{
-	{Assert: "isVisible", Name: "toBeVisible"},
-	{Assert: "isHidden", Name: "toBeHidden"},
-	{Assert: "isEnabled", Name: "toBeEnabled"},
-	{Assert: "isDisabled", Name: "toBeDisabled"},
-	{Assert: "isChecked", Name: "toBeChecked"},
-	{Assert: "isUnchecked", Name: "toBeChecked", Not: true},
-	{Assert: "textEquals", Name: "toHaveText", Arg: ArgText},
-	{Assert: "textContains", Name: "toContainText", Arg: ArgText},
-	{Assert: "valueEquals", Name: "toHaveValue", Arg: ArgText},
-	{Assert: "countEquals", Name: "toHaveCount", Arg: ArgCount},
-	{Assert: "isHidden", Name: "toBeVisible", Not: true},
+	{Assert: browser.AssertIsVisible, Name: "toBeVisible"},
+	{Assert: browser.AssertIsHidden, Name: "toBeHidden"},
+	{Assert: browser.AssertIsEnabled, Name: "toBeEnabled"},
+	{Assert: browser.AssertIsDisabled, Name: "toBeDisabled"},
+	{Assert: browser.AssertIsChecked, Name: "toBeChecked"},
+	{Assert: browser.AssertIsUnchecked, Name: "toBeChecked", Not: true},
+	{Assert: browser.AssertTextEquals, Name: "toHaveText", Arg: ArgText},
+	{Assert: browser.AssertTextContains, Name: "toContainText", Arg: ArgText},
+	{Assert: browser.AssertValueEquals, Name: "toHaveValue", Arg: ArgText},
+	{Assert: browser.AssertCountEquals, Name: "toHaveCount", Arg: ArgCount},
+	{Assert: browser.AssertIsHidden, Name: "toBeVisible", Not: true},
 }
 
 // MatcherOf is how the assertion assert is written, if it is a matcher.
-func MatcherOf(assert string) (Matcher, bool) {
+func MatcherOf(assert browser.Assertion) (Matcher, bool) {
 	for _, m := range Matchers {
 		if m.Assert == assert {
 			return m, true

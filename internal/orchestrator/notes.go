@@ -64,7 +64,7 @@ func readAsShown(e string) string {
 // safeExperience says whether a learned note may be kept and shown to later
 // jobs: short, no role markers, no place but the app's own origin (allowed
 // decides), no code schemes.
-func (r *run) safeExperience(e string) bool { return safeExperience(e, r.originAllowed) }
+func (r *run) safeExperience(e string) bool { return safeExperience(e, r.origins.allow) }
 
 func safeExperience(e string, allowed func(*url.URL) bool) bool {
 	if e == "" || len(e) > maxExperience {

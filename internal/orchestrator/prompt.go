@@ -69,7 +69,7 @@ Tools:
 // prompt builds the messages of one agent iteration.
 func (r *run) prompt(ctx context.Context, a *agentStep, snap browser.Snapshot) ([]llm.Message, error) {
 	sys := fmt.Sprintf(systemPrompt, r.limits.MaxCommandsPerBatch, r.limits.MaxToolCalls,
-		strings.Join(r.offeredActions(), ", "), r.uploadHelp(), strings.Join(browser.Assertions, ", "), toolDescriptions())
+		joinNames(r.offeredActions()), r.uploadHelp(), joinNames(browser.Assertions()), toolDescriptions())
 	sys = strings.ReplaceAll(sys, "BOUNDARY", r.boundary)
 	step := a.rep.Index
 	var b strings.Builder
@@ -160,10 +160,10 @@ func (r *run) untrusted(write func(*strings.Builder)) string {
 
 // offeredActions are the actions the prompt offers: every action the
 // browser can run; upload only when the job carries files.
-func (r *run) offeredActions() []string {
-	var out []string
-	for _, a := range browser.Actions {
-		if a != "upload" || len(r.files) > 0 {
+func (r *run) offeredActions() []browser.Action {
+	var out []browser.Action
+	for _, a := range browser.Actions() {
+		if a != browser.ActionUpload || len(r.files) > 0 {
 			out = append(out, a)
 		}
 	}
@@ -214,4 +214,13 @@ func (r *run) placeholders() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// joinNames lists a vocabulary's names for a prompt.
+func joinNames[S ~string](names []S) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = string(n)
+	}
+	return strings.Join(out, ", ")
 }

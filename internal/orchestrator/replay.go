@@ -258,10 +258,10 @@ func (r *run) observe(ctx context.Context, cmd browser.Command) string {
 		return ""
 	}
 	attr := ""
-	if cmd.Assert == "hasAttribute" {
+	if cmd.Assert == browser.AssertHasAttribute {
 		attr, _, _ = strings.Cut(cmd.Value, "=")
 	}
-	if cmd.Assert == "hasClass" {
+	if cmd.Assert == browser.AssertHasClass {
 		attr = "class"
 	}
 	v, _, err := r.Page.Read(ctx, cmd.Target, attr)
@@ -276,7 +276,7 @@ func (r *run) observe(ctx context.Context, cmd browser.Command) string {
 // may never point it at an element that says something else.
 func presence(cmd browser.Command) bool {
 	switch cmd.Assert {
-	case "textContains", "textEquals", "valueEquals", "valueEmpty", "selectedLabel", "sortedAscending", "sortedDescending":
+	case browser.AssertTextContains, browser.AssertTextEquals, browser.AssertValueEquals, browser.AssertValueEmpty, browser.AssertSelectedLabel, browser.AssertSortedAscending, browser.AssertSortedDescending:
 		return false // the assertion itself checks what the element says
 	}
 	return true
@@ -325,7 +325,7 @@ func (r *run) heal(ctx context.Context, rep *StepReport, i int, entries []Manife
 	n, _ := r.Page.Count(ctx, cmd.Target)
 	if cmd.IsVerify() {
 		switch {
-		case strings.HasPrefix(cmd.Assert, "count") || cmd.Assert == "isHidden" || cmd.IsPageCheck() || cmd.Target.IsZero():
+		case cmd.Assert.Counts() || cmd.Assert == browser.AssertIsHidden || cmd.IsPageCheck() || cmd.Target.IsZero():
 			ev.Observed = r.observePage(ctx, cmd)
 			return regression(fmt.Sprintf("%s no longer holds", cmd.Describe()))
 		case n >= 1:
@@ -403,11 +403,11 @@ func (r *run) relocate(ctx context.Context, cmd browser.Command, e ManifestEntry
 // observePage reads the page-level value a failed verification was about.
 func (r *run) observePage(ctx context.Context, cmd browser.Command) string {
 	switch cmd.Assert {
-	case "urlContains", "urlEquals":
+	case browser.AssertUrlContains, browser.AssertUrlEquals:
 		return r.secrets.redact(r.Page.URL())
-	case "titleContains", "titleEquals":
+	case browser.AssertTitleContains, browser.AssertTitleEquals:
 		return r.secrets.redact(r.Page.Title())
-	case "dialogContains":
+	case browser.AssertDialogContains:
 		if d := r.Page.Dialogs(); len(d) > 0 {
 			return r.secrets.redact(d[len(d)-1].Message)
 		}

@@ -77,7 +77,7 @@ func (r *run) replayable(docID string) ([]replayCommand, error) {
 		ok := 0 // manifest entries are the successful commands, in order
 		for ci := range rep.Commands {
 			c := &rep.Commands[ci]
-			if !c.OK || c.Command.Action == "read" { // reads (extract_data) change nothing and have no manifest entry
+			if !c.OK || c.Command.Action == actionRead { // reads (extract_data) change nothing and have no manifest entry
 				continue
 			}
 			entry := ManifestEntry{Command: c.Command}

@@ -53,7 +53,8 @@ type run struct {
 	all       []Event // this attempt's history, newest last: the prompt's window and recall_history
 	usage     llm.Usage
 	timing    Timing
-	specVars  map[string]bool // extracted names the spec has declared
+	spec      *specWriter
+	origins   origins // where navigation may go
 	// freshDoc is the document loaded into a context without restored
 	// storage, if the page is still on it (see Checkpoint.RestoreStorage).
 	freshDoc   string
@@ -92,7 +93,7 @@ func (a *Agent) Run(ctx context.Context, in Input) (Result, error) {
 	}
 	r := &run{Agent: a, in: in, sc: in.Scenario, limits: limits.withOptions(in.Scenario.Options),
 		secrets: newSecrets(in.Secrets), vars: map[string]string{}, extracted: map[string]json.RawMessage{},
-		specVars: map[string]bool{}}
+		origins: originsOf(in.Scenario)}
 	for k, v := range in.Scenario.Data {
 		r.vars[k] = v
 	}
@@ -110,6 +111,7 @@ func (a *Agent) Run(ctx context.Context, in Input) (Result, error) {
 	for _, f := range in.Scenario.Files {
 		r.files = append(r.files, browser.File{Name: f.Name, MimeType: f.MimeType, Content: f.Content})
 	}
+	r.spec = newSpecWriter(r.sc, r.secrets, r.vars, r.files)
 	// Experiences from earlier jobs were written by a model reading pages:
 	// only those that pass today's rules are shown.
 	var exps []string
@@ -138,7 +140,7 @@ func (r *run) execute(ctx context.Context) (Result, error) {
 		for _, s := range r.steps {
 			r.usage = addUsage(r.usage, s.Usage)
 		}
-		r.rebuildSpecVars()
+		r.spec.recall(r.steps)
 		t := time.Now()
 		err := r.rebuild(ctx, cp)
 		r.timing.Browser += time.Since(t)
@@ -335,7 +337,7 @@ func (r *run) runStep(ctx context.Context, i int) (StepReport, error) {
 	if rep.Status == StepFailed && ctx.Err() != nil && rep.Error == "" {
 		rep.Error = "step timed out"
 	}
-	rep.Lines = r.stepLines(rep)
+	rep.Lines = r.spec.stepLines(rep)
 	rep.Duration = time.Since(start)
 	return rep, err
 }
@@ -431,16 +433,18 @@ func (r *run) deterministic(ctx context.Context, rep *StepReport, cmds []browser
 // query checks a deterministic element_exists / element_absent rule.
 func (r *run) query(ctx context.Context, rep *StepReport, st scenario.Step) {
 	t := targetFromStep(st.Target)
-	cmd := browser.Command{Action: "verify", Assert: "countGreaterThan", Target: t, Value: "0"}
+	cmd := browser.Command{Action: browser.ActionVerify, Assert: browser.AssertCountGreaterThan, Target: t, Value: "0"}
 	if st.Rule == "element_absent" {
-		cmd = browser.Command{Action: "verify", Assert: "countEquals", Target: t, Value: "0"}
+		cmd = browser.Command{Action: browser.ActionVerify, Assert: browser.AssertCountEquals, Target: t, Value: "0"}
 	}
 	r.deterministic(ctx, rep, []browser.Command{cmd})
 }
 
 // expand substitutes test data and extracted values (never secrets) into text.
-func (r *run) expand(s string) string {
-	for k, v := range r.vars {
+func (r *run) expand(s string) string { return expandVars(r.vars, s) }
+
+func expandVars(vars map[string]string, s string) string {
+	for k, v := range vars {
 		s = strings.ReplaceAll(s, "{{"+k+"}}", v)
 	}
 	return s

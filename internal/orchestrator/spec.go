@@ -1,10 +1,6 @@
 package orchestrator
 
-import (
-	"encoding/json"
-
-	"github.com/webpilot/webpilot/internal/scenario"
-)
+import "github.com/webpilot/webpilot/internal/scenario"
 
 // SpecOf writes the @playwright/test spec of commands recorded elsewhere
 // (an imported test, an exploration's journey), exactly as a run that
@@ -32,11 +28,11 @@ func manifestSteps(sc scenario.Scenario, manifest []ManifestStep, secretNames []
 	for _, n := range secretNames {
 		names[n] = "\x00" // a name only: no value is known here, nor needed
 	}
-	r := &run{sc: sc, secrets: newSecrets(names), vars: map[string]string{}, extracted: map[string]json.RawMessage{},
-		specVars: map[string]bool{}}
+	vars := map[string]string{}
 	for k, v := range sc.Data {
-		r.vars[k] = v
+		vars[k] = v
 	}
+	w := newSpecWriter(sc, newSecrets(names), vars, nil)
 	steps := make([]StepReport, 0, len(manifest))
 	for _, m := range manifest {
 		rep := StepReport{Index: m.Step - 1, Goal: m.Goal, Status: StepPassed, Manifest: m.Entries}
@@ -44,7 +40,7 @@ func manifestSteps(sc scenario.Scenario, manifest []ManifestStep, secretNames []
 			rep.Commands = append(rep.Commands, CommandReport{Command: e.Command, OK: true, Page: 1,
 				Locator: locatorCode(e.Command, e.Element)})
 		}
-		rep.Lines = r.stepLines(rep)
+		rep.Lines = w.stepLines(rep)
 		steps = append(steps, rep)
 	}
 	return steps

@@ -76,7 +76,7 @@ func cachedCommand(e ManifestEntry) (browser.Command, bool) {
 // the one element it found: a count, an absence, or a position (the third
 // item of a list, in an order check), which another locator would lose.
 func byName(c browser.Command) bool {
-	return c.IsVerify() && (strings.HasPrefix(c.Assert, "count") || c.Assert == "isHidden" || c.Target.Nth != nil)
+	return c.IsVerify() && (c.Assert.Counts() || c.Assert == browser.AssertIsHidden || c.Target.Nth != nil)
 }
 
 // toCache stores what the agent did for a step that passed, so the next

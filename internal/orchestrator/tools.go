@@ -31,6 +31,19 @@ type toolResult struct {
 	changedPage bool
 }
 
+// actionRead marks the report of a read (extract_data) call: the spec
+// writes it as a variable assignment, the browser never runs it. Its Value
+// names the variable and its Assert says what was read.
+const actionRead browser.Action = "read"
+
+// What a read took from its element: readText, readValue, or readAttribute
+// followed by the attribute's name.
+const (
+	readText      browser.Assertion = "text"
+	readValue     browser.Assertion = "value"
+	readAttribute browser.Assertion = "attribute:"
+)
+
 var tools = []tool{
 	{name: "take_screenshot", params: `{"full_page": false}`,
 		desc: "a PNG of the viewport (or the whole page) to look at layout, icons or canvas content",
@@ -162,24 +175,24 @@ var tools = []tool{
 			if err := r.keepExtracted(ctx, map[string]json.RawMessage{p.Name: b}); err != nil {
 				return toolResult{}, err
 			}
-			how := "text"
+			how := readText
 			switch {
 			case p.Attribute != "":
-				how = "attribute:" + p.Attribute
+				how = readAttribute + browser.Assertion(p.Attribute)
 			case fp.Tag == "input" || fp.Tag == "textarea" || fp.Tag == "select":
-				how = "value"
+				how = readValue
 			}
-			a.rep.Commands = append(a.rep.Commands, CommandReport{OK: true, Locator: locatorCode(browser.Command{Action: "read"}, fp),
-				Command: browser.Command{Action: "read", Target: p.Target, Value: p.Name, Assert: how}})
+			a.rep.Commands = append(a.rep.Commands, CommandReport{OK: true, Locator: locatorCode(browser.Command{Action: actionRead}, fp),
+				Command: browser.Command{Action: actionRead, Target: p.Target, Value: p.Name, Assert: how}})
 			return toolResult{text: fmt.Sprintf("saved {{%s}} = %s", p.Name, b)}, nil
 		}},
 	{name: "navigate_back", params: `{}`, desc: "the browser's back button",
 		run: func(ctx context.Context, r *run, a *agentStep, args json.RawMessage) (toolResult, error) {
-			return r.toolCommand(ctx, a, browser.Command{Action: "back"})
+			return r.toolCommand(ctx, a, browser.Command{Action: browser.ActionBack})
 		}},
 	{name: "refresh_page", params: `{}`, desc: "reloads the page",
 		run: func(ctx context.Context, r *run, a *agentStep, args json.RawMessage) (toolResult, error) {
-			return r.toolCommand(ctx, a, browser.Command{Action: "reload"})
+			return r.toolCommand(ctx, a, browser.Command{Action: browser.ActionReload})
 		}},
 	{name: "navigate_to_url", params: `{"url": "/path or a URL on the app's host"}`,
 		desc: "opens a URL on the scenario's own host (other hosts are refused)",
@@ -196,7 +209,7 @@ var tools = []tool{
 			if err != nil || u.Host != base.Host || (u.Scheme != "http" && u.Scheme != "https") {
 				return toolResult{}, fmt.Errorf("refused: %q is not on %s", p.URL, base.Host)
 			}
-			return r.toolCommand(ctx, a, browser.Command{Action: "navigate", Value: specPath(r.sc.BaseURL, u.String())})
+			return r.toolCommand(ctx, a, browser.Command{Action: browser.ActionNavigate, Value: specPath(r.sc.BaseURL, u.String())})
 		}},
 	{name: "refresh_som_markers", params: `{}`,
 		desc: "a fresh Set-of-Marks screenshot: every interactive element in view boxed and labelled with its ref",

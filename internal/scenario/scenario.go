@@ -13,6 +13,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/webpilot/webpilot/internal/browser"
 )
 
 // Scenario is the input of a scenario job, turned into a @playwright/test spec.
@@ -116,7 +118,7 @@ const (
 type Step struct {
 	Text      string          `json:"text,omitempty"`
 	Type      string          `json:"type,omitempty"`
-	Action    string          `json:"action,omitempty"`
+	Action    browser.Action  `json:"action,omitempty"`
 	Target    *Target         `json:"target,omitempty"`
 	Value     string          `json:"value,omitempty"`
 	Rule      string          `json:"rule,omitempty"`   // query: element_exists, element_absent
@@ -196,7 +198,7 @@ func (s Step) Describe() string {
 	var b strings.Builder
 	b.WriteString(s.Type)
 	if s.Action != "" {
-		b.WriteString(" " + s.Action)
+		b.WriteString(" " + string(s.Action))
 	}
 	if s.Rule != "" {
 		b.WriteString(" " + s.Rule)
@@ -315,10 +317,13 @@ func (o Options) Validate(v *ValidationError, at string, urls URLPolicy) {
 	}
 }
 
-var actions = map[string]bool{
-	"click": true, "dblclick": true, "rightclick": true, "hover": true, "fill": true, "type": true,
-	"press": true, "select": true, "check": true, "uncheck": true, "focus": true, "blur": true,
-	"scroll": true, "navigate": true, "back": true, "forward": true, "reload": true, "wait": true,
+// actions are the browser actions an explicit action step may name.
+var actions = map[browser.Action]bool{
+	browser.ActionClick: true, browser.ActionDblClick: true, browser.ActionRightClick: true, browser.ActionHover: true,
+	browser.ActionFill: true, browser.ActionType: true, browser.ActionPress: true, browser.ActionSelect: true,
+	browser.ActionCheck: true, browser.ActionUncheck: true, browser.ActionFocus: true, browser.ActionBlur: true,
+	browser.ActionScroll: true, browser.ActionNavigate: true, browser.ActionBack: true, browser.ActionForward: true,
+	browser.ActionReload: true, browser.ActionWait: true,
 }
 
 func (s Step) validate(v *ValidationError, at string) {
@@ -335,15 +340,15 @@ func (s Step) validate(v *ValidationError, at string) {
 		if !actions[s.Action] {
 			v.Add(at+".action", "unknown action %q", s.Action)
 		}
-		needsTarget := s.Action != "navigate" && s.Action != "back" && s.Action != "forward" &&
-			s.Action != "reload" && s.Action != "wait" && s.Action != "press"
+		needsTarget := s.Action != browser.ActionNavigate && s.Action != browser.ActionBack && s.Action != browser.ActionForward &&
+			s.Action != browser.ActionReload && s.Action != browser.ActionWait && s.Action != browser.ActionPress
 		if needsTarget && s.Target.Empty() {
 			v.Add(at+".target", "is required for action %q", s.Action)
 		}
-		if (s.Action == "type" || s.Action == "select" || s.Action == "navigate" || s.Action == "press") && s.Value == "" {
+		if (s.Action == browser.ActionType || s.Action == browser.ActionSelect || s.Action == browser.ActionNavigate || s.Action == browser.ActionPress) && s.Value == "" {
 			v.Add(at+".value", "is required for action %q", s.Action)
 		}
-		if s.Action == "wait" && s.Target.Empty() {
+		if s.Action == browser.ActionWait && s.Target.Empty() {
 			if n, err := strconv.Atoi(strings.TrimSuffix(s.Value, "ms")); err != nil || n < 0 || n > MaxWaitMS {
 				v.Add(at+".value", "a wait is a number of milliseconds from 0 to %d", MaxWaitMS)
 			}
@@ -399,7 +404,7 @@ var waitSentence = regexp.MustCompile(`(?i)^wait\s+(\d+)\s*(ms|milliseconds?|s|s
 // sentence starting the way the grammar's navigation does.
 func (s Step) navigates() bool {
 	if s.Type == StepAction {
-		return s.Action == "navigate"
+		return s.Action == browser.ActionNavigate
 	}
 	t := strings.ToLower(strings.TrimSpace(s.Text))
 	for _, p := range []string{"go to ", "open ", "navigate to ", "visit "} {
@@ -419,7 +424,7 @@ var urlInText = regexp.MustCompile(`(?i)\b(?:[a-z][a-z0-9+.-]*://[^\s"'<>\x60]+|
 // never be allowed to load: a navigate action's value (resolved against the
 // base URL) and any URL written in a step's text.
 func (s Step) checkURLs(v *ValidationError, at, base string, urls URLPolicy) {
-	if s.Type == StepAction && s.Action == "navigate" && s.Value != "" {
+	if s.Type == StepAction && s.Action == browser.ActionNavigate && s.Value != "" {
 		target, ok := ResolveAgainst(base, s.Value)
 		if !ok {
 			target = s.Value
@@ -429,7 +434,7 @@ func (s Step) checkURLs(v *ValidationError, at, base string, urls URLPolicy) {
 		}
 	}
 	for _, field := range []struct{ name, text string }{{"text", s.Text}, {"value", s.Value}} {
-		if field.name == "value" && s.Action == "navigate" {
+		if field.name == "value" && s.Action == browser.ActionNavigate {
 			continue
 		}
 		for _, m := range urlInText.FindAllString(field.text, 4) {

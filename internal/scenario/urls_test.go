@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/webpilot/webpilot/internal/browser"
 )
 
 // policy allows http(s) to 127.0.0.1:8080 and public-looking hosts only.
@@ -36,9 +38,9 @@ func TestStepURLsAreCheckedAtSubmit(t *testing.T) {
 		{Step{Text: "Open data:text/html,<script>x</script>"}, "steps[0].text"},
 		{Step{Text: "Open chrome://history please"}, "steps[0].text"},
 		{Step{Type: StepAIAction, Text: "then visit http://10.0.0.1/admin."}, "steps[0].text"},
-		{Step{Type: StepAction, Action: "navigate", Value: "/dashboard"}, ""},
-		{Step{Type: StepAction, Action: "navigate", Value: "http://[::1]:8080/"}, "steps[0].value"},
-		{Step{Type: StepAction, Action: "navigate", Value: "javascript:alert(1)"}, "steps[0].value"},
+		{Step{Type: StepAction, Action: browser.ActionNavigate, Value: "/dashboard"}, ""},
+		{Step{Type: StepAction, Action: browser.ActionNavigate, Value: "http://[::1]:8080/"}, "steps[0].value"},
+		{Step{Type: StepAction, Action: browser.ActionNavigate, Value: "javascript:alert(1)"}, "steps[0].value"},
 	}
 	for _, c := range cases {
 		sc := Scenario{BaseURL: "http://127.0.0.1:8080/", Steps: []Step{c.step}}

@@ -390,7 +390,7 @@ func (p *importer) test(sc suiteScope, name string, body []ast.Statement, at ast
 			continue
 		}
 		// The first navigation is where the test starts.
-		if start == "" && len(t.Manifest) == 0 && len(cmds) == 1 && cmds[0].Action == "navigate" {
+		if start == "" && len(t.Manifest) == 0 && len(cmds) == 1 && cmds[0].Action == browser.ActionNavigate {
 			start = cmds[0].Value
 			continue
 		}
@@ -457,13 +457,14 @@ func (p *importer) statement(st ast.Statement, base string) ([]browser.Command, 
 				p.unsupported(call, err.Error())
 				return nil, false
 			}
-			return []browser.Command{{Action: "navigate", Value: abs}}, true
+			return []browser.Command{{Action: browser.ActionNavigate, Value: abs}}, true
 		case "reload", "goBack", "goForward":
 			if len(call.ArgumentList) > 0 {
 				p.unsupported(call, "options of page."+method)
 				return nil, false
 			}
-			return []browser.Command{{Action: map[string]string{"reload": "reload", "goBack": "back", "goForward": "forward"}[method]}}, true
+			return []browser.Command{{Action: map[string]browser.Action{"reload": browser.ActionReload, "goBack": browser.ActionBack,
+				"goForward": browser.ActionForward}[method]}}, true
 		}
 	}
 	if id, ok := dot.Left.(*ast.Identifier); ok && id.Name == "page" {
@@ -527,15 +528,16 @@ func (p *importer) resolve(base, ref string) (string, error) {
 
 // action reads locator.method(args).
 func (p *importer) action(call *ast.CallExpression, method string, t browser.Target) (browser.Command, bool) {
-	simple := map[string]string{"click": "click", "dblclick": "dblclick", "hover": "hover", "check": "check", "uncheck": "uncheck",
-		"focus": "focus", "blur": "blur"}
-	valued := map[string]string{"fill": "fill", "type": "type", "pressSequentially": "type", "press": "press", "selectOption": "select"}
+	simple := map[string]browser.Action{"click": browser.ActionClick, "dblclick": browser.ActionDblClick, "hover": browser.ActionHover,
+		"check": browser.ActionCheck, "uncheck": browser.ActionUncheck, "focus": browser.ActionFocus, "blur": browser.ActionBlur}
+	valued := map[string]browser.Action{"fill": browser.ActionFill, "type": browser.ActionType, "pressSequentially": browser.ActionType,
+		"press": browser.ActionPress, "selectOption": browser.ActionSelect}
 	if a, ok := simple[method]; ok {
 		if method == "click" && len(call.ArgumentList) == 1 {
 			if obj, ok := call.ArgumentList[0].(*ast.ObjectLiteral); ok && len(obj.Value) == 1 {
 				if k, v, ok := p.keyed(obj.Value[0]); ok && k == "button" {
 					if b, ok := p.str(v); ok && b == "right" {
-						return browser.Command{Action: "rightclick", Target: t}, true
+						return browser.Command{Action: browser.ActionRightClick, Target: t}, true
 					}
 				}
 			}
@@ -618,9 +620,9 @@ func (p *importer) expectation(call *ast.CallExpression, dot *ast.DotExpression,
 				p.unsupported(call, err.Error())
 				return browser.Command{}, false
 			}
-			return browser.Command{Action: "verify", Assert: "urlEquals", Value: abs}, true
+			return browser.Command{Action: browser.ActionVerify, Assert: browser.AssertUrlEquals, Value: abs}, true
 		case "toHaveTitle":
-			return browser.Command{Action: "verify", Assert: "titleEquals", Value: v}, true
+			return browser.Command{Action: browser.ActionVerify, Assert: browser.AssertTitleEquals, Value: v}, true
 		}
 		p.unsupported(call, "expect(page)."+matcher)
 		return browser.Command{}, false
@@ -629,8 +631,8 @@ func (p *importer) expectation(call *ast.CallExpression, dot *ast.DotExpression,
 	if !ok {
 		return browser.Command{}, false
 	}
-	verify := func(assert, value string) (browser.Command, bool) {
-		return browser.Command{Action: "verify", Assert: assert, Target: t, Value: value}, true
+	verify := func(assert browser.Assertion, value string) (browser.Command, bool) {
+		return browser.Command{Action: browser.ActionVerify, Assert: assert, Target: t, Value: value}, true
 	}
 	noArgs := func() bool {
 		if len(call.ArgumentList) > 0 {
@@ -654,8 +656,8 @@ func (p *importer) expectation(call *ast.CallExpression, dot *ast.DotExpression,
 		if !ok {
 			return browser.Command{}, false
 		}
-		if m.Assert == "valueEquals" && v == "" {
-			return verify("valueEmpty", "")
+		if m.Assert == browser.AssertValueEquals && v == "" {
+			return verify(browser.AssertValueEmpty, "")
 		}
 		return verify(m.Assert, v)
 	case orchestrator.ArgCount:

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/webpilot/webpilot/internal/browser"
 	"github.com/webpilot/webpilot/internal/orchestrator"
 	"github.com/webpilot/webpilot/internal/specimport"
 )
@@ -35,13 +36,13 @@ func TestImportReadsLocatorsActionsAndAssertions(t *testing.T) {
 		t.Fatalf("the beforeEach goto is not where the test starts: %q, %d steps", add.Scenario.BaseURL, len(add.Manifest))
 	}
 	first := add.Manifest[0].Entries[0].Command
-	if first.Action != "fill" || first.Target.Label != "New item" || first.Value != "Eggs" {
+	if first.Action != browser.ActionFill || first.Target.Label != "New item" || first.Value != "Eggs" {
 		t.Fatalf("fill: %+v", first)
 	}
-	if c := add.Manifest[2].Entries[0].Command; c.Assert != "isVisible" || c.Target.Role != "listitem" || c.Target.HasText != "Eggs" {
+	if c := add.Manifest[2].Entries[0].Command; c.Assert != browser.AssertIsVisible || c.Target.Role != "listitem" || c.Target.HasText != "Eggs" {
 		t.Fatalf("filtered visibility: %+v", c)
 	}
-	if c := add.Manifest[3].Entries[0].Command; c.Assert != "countEquals" || c.Value != "2" {
+	if c := add.Manifest[3].Entries[0].Command; c.Assert != browser.AssertCountEquals || c.Value != "2" {
 		t.Fatalf("count: %+v", c)
 	}
 	for _, want := range []string{"test.use({ baseURL: 'http://127.0.0.1:9999' });", "await page.goto('/list');",
@@ -57,7 +58,7 @@ func TestImportReadsLocatorsActionsAndAssertions(t *testing.T) {
 			t.Fatalf("%q: text did not survive the parser intact", tc.Name)
 		}
 	}
-	if c := tests[1].Manifest[0].Entries[0].Command; c.Assert != "titleEquals" || c.Value != "Shopping list · Acme" {
+	if c := tests[1].Manifest[0].Entries[0].Command; c.Assert != browser.AssertTitleEquals || c.Value != "Shopping list · Acme" {
 		t.Fatalf("title: %+v", c)
 	}
 	bread := tests[1].Script

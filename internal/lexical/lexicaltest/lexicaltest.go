@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"io/fs"
 	"net/http"
+
+	"github.com/webpilot/webpilot/internal/browser"
 )
 
 //go:embed pages/*.html corpus.json
@@ -25,8 +27,8 @@ type Case struct {
 	// (a list whose items are counted).
 	Within bool `json:"within,omitempty"`
 	// Action or Assert is what the step does to it.
-	Action string `json:"action,omitempty"`
-	Assert string `json:"assert,omitempty"`
+	Action browser.Action    `json:"action,omitempty"`
+	Assert browser.Assertion `json:"assert,omitempty"`
 }
 
 // Corpus returns the corpus.
