@@ -140,9 +140,7 @@ func (s *Store) FanOut(ctx context.Context, parentID string, attempt int, childr
 // cancelChildren cancels a parent's children that have not started and asks
 // the running ones to stop.
 func cancelChildren(ctx context.Context, tx pgx.Tx, parentID string) error {
-	if _, err := tx.Exec(ctx,
-		`UPDATE jobs SET state = 'cancelled', cancel_requested = true, error = 'cancelled with its suite before it started',
-		 finished_at = now(), updated_at = now() WHERE parent_id = $1 AND state = 'queued'`, parentID); err != nil {
+	if _, err := end(ctx, tx, queuedChildrenOf, parentID, cancelledBeforeStart("cancelled with its suite before it started")); err != nil {
 		return fmt.Errorf("cancel queued children: %w", err)
 	}
 	if _, err := tx.Exec(ctx,
@@ -176,9 +174,7 @@ func lockParentOf(ctx context.Context, tx pgx.Tx, jobID string) (string, error) 
 // ran out of the shared budget stops the children not started yet.
 func settleParent(ctx context.Context, tx pgx.Tx, parentID string, childState JobState) error {
 	if childState == JobStateBudgetExhausted {
-		if _, err := tx.Exec(ctx,
-			`UPDATE jobs SET state = 'budget_exhausted', error = 'not run: the suite''s credit budget is spent',
-			 finished_at = now(), updated_at = now() WHERE parent_id = $1 AND state = 'queued'`, parentID); err != nil {
+		if _, err := end(ctx, tx, queuedChildrenOf, parentID, budgetSpent()); err != nil {
 			return fmt.Errorf("stop children: %w", err)
 		}
 	}
@@ -215,9 +211,7 @@ func settleParent(ctx context.Context, tx pgx.Tx, parentID string, childState Jo
 	if err != nil {
 		return fmt.Errorf("encode suite report: %w", err)
 	}
-	if _, err := tx.Exec(ctx,
-		`UPDATE jobs SET state = $2, result = $3, error = NULLIF($4, ''), finished_at = now(), updated_at = now() WHERE id = $1`,
-		parentID, final, result, msg); err != nil {
+	if _, err := end(ctx, tx, theJob, parentID, parentSettled(final, result, msg)); err != nil {
 		return fmt.Errorf("finish parent: %w", err)
 	}
 	return releaseHold(ctx, tx, parentID)

@@ -344,9 +344,7 @@ func (s *Store) RequestCancel(ctx context.Context, tenantID, id string) (Job, er
 		}
 		switch state {
 		case JobStateQueued:
-			if _, err := tx.Exec(ctx,
-				`UPDATE jobs SET state = 'cancelled', cancel_requested = true, error = 'cancelled before it started',
-				 finished_at = now(), updated_at = now() WHERE id = $1`, id); err != nil {
+			if _, err := end(ctx, tx, theQueuedJob, id, cancelledBeforeStart("cancelled before it started")); err != nil {
 				return fmt.Errorf("cancel job: %w", err)
 			}
 			if err := releaseHold(ctx, tx, id); err != nil {
@@ -559,10 +557,7 @@ func (s *Store) FinishJob(ctx context.Context, f Finish) ([]OutboxItem, error) {
 				return fmt.Errorf("save test: %w", err)
 			}
 		}
-		if _, err := tx.Exec(ctx,
-			`UPDATE jobs SET state = $2, result = $3, script = NULLIF($4, ''), error = NULLIF($5, ''), verdict = NULLIF($6, ''),
-			   lease_until = NULL, finished_at = now(), updated_at = now() WHERE id = $1`,
-			f.JobID, f.State, f.Result, f.Script, f.Error, f.TestStatus); err != nil {
+		if _, err := end(ctx, tx, theJob, f.JobID, finished(f)); err != nil {
 			return fmt.Errorf("write result: %w", err)
 		}
 		if err := settleOrphans(ctx, tx, f.JobID, 0); err != nil {
@@ -591,13 +586,11 @@ func (s *Store) FailUndeliverable(ctx context.Context, jobID, reason string) err
 		if err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx,
-			`UPDATE jobs SET state = 'failed', error = $2, lease_until = NULL, finished_at = now(), updated_at = now()
-			 WHERE id = $1 AND (state = 'queued' OR (state = 'running' AND (lease_until IS NULL OR lease_until < now())))`, jobID, reason)
+		n, err := end(ctx, tx, theUnheldJob, jobID, undeliverable(reason))
 		if err != nil {
 			return fmt.Errorf("fail job: %w", err)
 		}
-		if tag.RowsAffected() == 0 {
+		if n == 0 {
 			return nil
 		}
 		if err := settleOrphans(ctx, tx, jobID, 0); err != nil {

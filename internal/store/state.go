@@ -1,5 +1,13 @@
 package store
 
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
 // JobState is where a job is in its lifecycle. A job is queued when it is
 // stored, running while a worker's attempt holds its lease, waiting while a
 // bulk job's children run, and then in one terminal state. The store alone
@@ -53,4 +61,70 @@ func (s JobState) Valid() bool {
 		}
 	}
 	return false
+}
+
+// An ending is a job's move into a terminal state, with what it records.
+// The lifecycle's endings are built by the named constructors below and
+// carried out by end alone, so every terminal transition writes the same
+// columns the same way (the lease cleared, finished_at stamped).
+type ending struct {
+	to      JobState
+	reason  string          // the job's error; empty: none
+	result  json.RawMessage // the job's result; nil: none
+	script  string          // the spec a scenario, replay or repair job ends with
+	verdict string          // a replay's or repair's finding
+	cancel  bool            // also marks the job's cancellation asked for
+}
+
+// finished is a worker's attempt ending the job as f says.
+func finished(f Finish) ending {
+	return ending{to: f.State, reason: f.Error, result: f.Result, script: f.Script, verdict: f.TestStatus}
+}
+
+// cancelledBeforeStart is a queued job its tenant (or its parent's
+// cancellation) stopped before any worker took it.
+func cancelledBeforeStart(reason string) ending {
+	return ending{to: JobStateCancelled, reason: reason, cancel: true}
+}
+
+// undeliverable is a job whose deliveries ran out before an attempt ended it.
+func undeliverable(reason string) ending { return ending{to: JobStateFailed, reason: reason} }
+
+// budgetSpent is a bulk job's child stopped before it started because the
+// shared budget was spent.
+func budgetSpent() ending {
+	return ending{to: JobStateBudgetExhausted, reason: "not run: the suite's credit budget is spent"}
+}
+
+// parentSettled is a bulk job ending with its last child, in state with
+// the children's report.
+func parentSettled(state JobState, report json.RawMessage, reason string) ending {
+	return ending{to: state, reason: reason, result: report}
+}
+
+// Which jobs an ending applies to, with the condition that must hold of
+// each; $1 is the job's (or the parent's) id.
+const (
+	theJob           = `id = $1`
+	theQueuedJob     = `id = $1 AND state = 'queued'`
+	queuedChildrenOf = `parent_id = $1 AND state = 'queued'`
+	// a job no live attempt holds
+	theUnheldJob = `id = $1 AND (state = 'queued' OR (state = 'running' AND (lease_until IS NULL OR lease_until < now())))`
+)
+
+// end moves the jobs where selects (with id as $1) into e's terminal state
+// and returns how many it moved.
+func end(ctx context.Context, tx pgx.Tx, where, id string, e ending) (int64, error) {
+	if !e.to.Terminal() {
+		return 0, fmt.Errorf("end %s: %q is not a terminal state", id, e.to)
+	}
+	tag, err := tx.Exec(ctx,
+		`UPDATE jobs SET state = $2, error = NULLIF($3, ''), result = COALESCE($4, result), script = COALESCE(NULLIF($5, ''), script),
+		   verdict = COALESCE(NULLIF($6, ''), verdict), cancel_requested = cancel_requested OR $7,
+		   lease_until = NULL, finished_at = now(), updated_at = now()
+		 WHERE `+where, id, e.to, e.reason, e.result, e.script, e.verdict, e.cancel)
+	if err != nil {
+		return 0, fmt.Errorf("end %s as %s: %w", id, e.to, err)
+	}
+	return tag.RowsAffected(), nil
 }

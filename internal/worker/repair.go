@@ -56,19 +56,10 @@ func (w *Worker) runTest(ctx context.Context, claim store.Claim, cancelled func(
 	return w.execute(ctx, execution{claim: claim, cancelled: cancelled, log: log,
 		in: orchestrator.Input{Scenario: sc, Secrets: secrets, Replay: &orchestrator.Replay{Steps: manifest, Repair: repair}, StepShots: w.cfg.StepShots},
 		then: func(res orchestrator.Result, tun *netguard.Tunnel) outcome {
-			rep := suite.Summarize(test.ID, test.Version, test.Script, res)
-			f := store.Finish{State: store.JobStateSucceeded, Script: test.Script, TestID: test.ID, TestStatus: string(rep.Verdict)}
-			switch res.Status {
-			case orchestrator.StatusCancelled, orchestrator.StatusBudgetExhausted:
-				f.State, f.Error, f.TestStatus = jobState(res.Status), res.Error, ""
-			}
-			if f.State == store.JobStateSucceeded && rep.Verdict == orchestrator.VerdictPassed && lacksFingerprints(manifest) {
-				// An imported test's first passing replay: keep what it found.
-				f.Fingerprints, _ = json.Marshal(res.Manifest)
-				f.TestVersion = test.Version
-			}
-			if repair && f.State == store.JobStateSucceeded && rep.Proposes() {
-				w.propose(ctx, &f, &rep, res, test, req.AutoAccept, secrets, tun, log)
+			f, rep := suite.Conclude(ctx, suite.Replayed{Test: test, Manifest: manifest, Result: res, Repair: repair,
+				AutoAccept: req.AutoAccept}, specVerifier{w: w, secrets: secrets, tun: tun})
+			if rep.VerifyOutput != "" {
+				log.Warn("repaired spec failed verification", "summary", rep.Summary)
 			}
 			for _, a := range res.Artifacts {
 				if err := w.store.AddArtifact(ctx, claim.JobID, a.Kind, a.Name, a.Content); err != nil {
@@ -80,39 +71,20 @@ func (w *Worker) runTest(ctx context.Context, claim store.Claim, cancelled func(
 				return failed("the result cannot be encoded: " + err.Error())
 			}
 			f.Result = b
-			switch rep.Verdict {
-			case orchestrator.VerdictRegression, orchestrator.VerdictUnrepairable, orchestrator.VerdictFailed:
-				if f.State == store.JobStateSucceeded {
-					f.State, f.Error = store.JobStateFailed, rep.Summary
-					if res.Error != "" {
-						f.Error += " — " + res.Error
-					}
-				}
-			}
 			return outcome{Finish: f}
 		}})
 }
 
-// propose verifies a repaired spec under @playwright/test and, if it
-// passes, makes it the finish's proposed version; otherwise the repair is
-// reported unrepairable and nothing is proposed.
-func (w *Worker) propose(ctx context.Context, f *store.Finish, rep *suite.Report, res orchestrator.Result, test store.Test,
-	accept bool, secrets map[string]string, tun *netguard.Tunnel, log *slog.Logger) {
-	out, err := w.verifySpec(ctx, res.Script, secrets, tun)
-	rep.Verified = err == nil
-	if err != nil {
-		rep.Verdict, rep.VerifyOutput = orchestrator.VerdictUnrepairable, lastBytes(out, 4000)
-		rep.Summary = "unrepairable: the repaired spec fails under @playwright/test (" + err.Error() + ")"
-		f.TestStatus = string(rep.Verdict)
-		log.Warn("repaired spec failed verification", "err", err)
-		return
-	}
-	scJSON, _ := json.Marshal(res.Scenario)
-	man, _ := json.Marshal(res.Manifest)
-	changes, _ := json.Marshal(rep.Steps)
-	f.Script = res.Script
-	f.Proposal = &store.Proposal{TestID: test.ID, Verdict: string(rep.Verdict), Summary: rep.Summary, Changes: changes,
-		Scenario: scJSON, Script: res.Script, Manifest: man, Diff: rep.Diff, Accept: accept}
+// specVerifier verifies a repaired spec for suite.Conclude, through the
+// job's egress tunnel with its secrets.
+type specVerifier struct {
+	w       *Worker
+	secrets map[string]string
+	tun     *netguard.Tunnel
+}
+
+func (v specVerifier) Verify(ctx context.Context, spec string) (string, error) {
+	return v.w.verifySpec(ctx, spec, v.secrets, v.tun)
 }
 
 // runSuite fans a bulk job out: one child job (a replay or a repair) per
@@ -177,21 +149,6 @@ func (w *Worker) fanOut(ctx context.Context, claim store.Claim, children []store
 	return outcome{disposition: detached}
 }
 
-// lacksFingerprints reports whether a manifest has no element fingerprint
-// at all though it acts on elements: an imported test not yet replayed.
-func lacksFingerprints(manifest []orchestrator.ManifestStep) bool {
-	targets := false
-	for _, s := range manifest {
-		for _, e := range s.Entries {
-			if e.Element != nil {
-				return false
-			}
-			targets = targets || e.Command.NeedsTarget()
-		}
-	}
-	return targets
-}
-
 // verifySpec runs a repaired spec under @playwright/test, its browser
 // behind the job's egress tunnel and its secrets in the environment only.
 func (w *Worker) verifySpec(ctx context.Context, spec string, secrets map[string]string, tun *netguard.Tunnel) (string, error) {
@@ -200,12 +157,4 @@ func (w *Worker) verifySpec(ctx context.Context, spec string, secrets map[string
 	}
 	return w.cfg.SpecRunner.Run(ctx, spec, specrun.Options{Env: secrets,
 		Proxy: &specrun.Proxy{Server: w.proxy.Server(), Username: tun.User, Password: tun.Password}})
-}
-
-// lastBytes keeps the end of a runner's output, where its failure is told.
-func lastBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[len(s)-n:]
 }
