@@ -16,8 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
@@ -70,35 +68,12 @@ func run(cfg config.Dispatcher, log *slog.Logger) error {
 	defer st.Close()
 
 	qcfg := cfg.Queue.Stream()
-	natsURL, natsToken := cfg.NATS.URL, cfg.NATS.Token
-	if natsURL == "" {
-		if natsToken == "" {
-			if natsToken, err = jobs.EmbeddedToken(dataDir); err != nil {
-				return err
-			}
-		}
-		ns, err := jobs.StartEmbedded(filepath.Join(dataDir, "nats"), cfg.NATS.Port, natsToken)
-		if err != nil {
-			return err
-		}
-		defer ns.Shutdown()
-		natsURL = ns.ClientURL()
-		log.Info("embedded NATS JetStream started", "url", natsURL)
-	}
-	nc, err := nats.Connect(natsURL, append(jobs.ClientOptions(natsToken, cfg.NATS.Creds, cfg.NATS.CA),
-		nats.Name("webpilot-dispatcher"), nats.MaxReconnects(-1))...)
-	if err != nil {
-		return fmt.Errorf("connect to NATS %s: %w", natsURL, err)
-	}
-	defer nc.Drain()
-	js, err := jetstream.New(nc)
+	q, err := jobs.Connect(ctx, cfg.NATS.Connect(dataDir, "webpilot-dispatcher", true, qcfg, log))
 	if err != nil {
 		return err
 	}
-	cons, err := jobs.EnsureQueue(ctx, js, qcfg)
-	if err != nil {
-		return err
-	}
+	defer q.Close()
+	nc, js, cons := q.Conn, q.JS, q.Consumer
 	sealer, err := jobs.LoadSealer(cfg.SecretKey, dataDir)
 	if err != nil {
 		return err

@@ -14,8 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -68,37 +66,13 @@ func run(c config.Worker, log *slog.Logger) error {
 	}
 	defer st.Close()
 	qcfg := c.Queue.Stream()
-	natsURL, natsToken := c.NATS.URL, c.NATS.Token
-	if natsURL == "" {
-		// The dispatcher's embedded server on this machine: its token is in the data dir.
-		natsURL = fmt.Sprintf("nats://127.0.0.1:%d", c.NATS.Port)
-		if natsToken == "" {
-			if natsToken, err = jobs.EmbeddedToken(dataDir); err != nil {
-				return err
-			}
-		}
-	}
-	nc, err := nats.Connect(natsURL, append(jobs.ClientOptions(natsToken, c.NATS.Creds, c.NATS.CA),
-		nats.Name("webpilot-worker-"+c.ID), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true))...)
-	if err != nil {
-		return fmt.Errorf("connect to NATS %s: %w", natsURL, err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
+	// Without NATS_URL: the dispatcher's embedded server on this machine.
+	q, err := jobs.Connect(ctx, c.NATS.Connect(dataDir, "webpilot-worker-"+c.ID, false, qcfg, log))
 	if err != nil {
 		return err
 	}
-	var cons jetstream.Consumer
-	for {
-		if cons, err = jobs.EnsureQueue(ctx, js, qcfg); err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			return err
-		}
-		log.Info("waiting for NATS", "url", natsURL, "err", err)
-		time.Sleep(time.Second)
-	}
+	defer q.Close()
+	js, cons := q.JS, q.Consumer
 	sealer, err := jobs.LoadSealer(c.SecretKey, dataDir)
 	if err != nil {
 		return err

@@ -49,6 +49,13 @@ type NATS struct {
 	Port  int    `env:"WEBPILOT_NATS_PORT" envDefault:"4222"`
 }
 
+// Connect is how a binary named name reaches the queue; embed starts the
+// single-machine server when no URL is set.
+func (n NATS) Connect(dataDir, name string, embed bool, q jobs.QueueConfig, log *slog.Logger) jobs.ConnectConfig {
+	return jobs.ConnectConfig{URL: n.URL, Token: n.Token, Creds: n.Creds, CA: n.CA, Port: n.Port, DataDir: dataDir,
+		Embed: embed, Name: name, Queue: q, Logger: log}
+}
+
 // Queue tunes delivery.
 type Queue struct {
 	// AckWait is how long a delivered job may go without a heartbeat.
