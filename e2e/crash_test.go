@@ -23,10 +23,16 @@ func buildWorker(t *testing.T) string {
 	return buildCmd(t, "worker")
 }
 
-// buildCmd compiles one of the project's commands into the test's temp dir.
+// buildCmd compiles one of the project's commands into bin/ of a checkout
+// laid out as make leaves one: its .cache is the project's, where make
+// setup installed the driver and the runner.
 func buildCmd(t *testing.T, name string) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), name)
+	checkout := t.TempDir()
+	if err := os.Symlink(filepath.Dir(browsertest.DriverDir()), filepath.Join(checkout, ".cache")); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(checkout, "bin", name)
 	cmd := exec.Command("go", "build", "-o", bin, "github.com/webpilot/webpilot/cmd/"+name)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build %s: %v\n%s", name, err, out)
@@ -34,11 +40,21 @@ func buildCmd(t *testing.T, name string) string {
 	return bin
 }
 
-// workerProcess starts cmd/worker as a real process against the stack.
+// workerProcess starts cmd/worker as a real process against the stack, the
+// way the README starts it: from another directory than its checkout, with
+// the driver and the spec runner where make setup put them and no variable
+// naming them.
 func (s *stack) workerProcess(t *testing.T, bin, id string, model *llmtest.Server) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(),
+	cmd.Dir = t.TempDir()
+	var inherited []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PLAYWRIGHT_DRIVER_PATH=") && !strings.HasPrefix(kv, "WEBPILOT_SPEC_RUNNER=") {
+			inherited = append(inherited, kv)
+		}
+	}
+	cmd.Env = append(inherited,
 		"DATABASE_URL="+s.dbURL,
 		"NATS_URL="+s.queue.Server.ClientURL(),
 		"WEBPILOT_NATS_TOKEN="+s.queue.Token,
@@ -47,8 +63,6 @@ func (s *stack) workerProcess(t *testing.T, bin, id string, model *llmtest.Serve
 		"WEBPILOT_ACK_WAIT="+s.ackWait.String(),
 		"WEBPILOT_WORKER_ID="+id,
 		"WEBPILOT_DATA_DIR="+t.TempDir(),
-		"PLAYWRIGHT_DRIVER_PATH="+browsertest.DriverDir(),
-		"WEBPILOT_SPEC_RUNNER="+browsertest.RunnerDir(),
 		"OPENAI_API_KEY=test", "OPENAI_BASE_URL="+model.BaseURL(), "WEBPILOT_MODEL=gpt-4o-mini",
 	)
 	logf, err := os.Create(filepath.Join(t.TempDir(), id+".log"))

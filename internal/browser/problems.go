@@ -3,6 +3,7 @@ package browser
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -65,7 +66,7 @@ func (s *Session) watchProblems(bctx playwright.BrowserContext) {
 		add(Problem{Kind: ProblemPageError, Text: truncate(exceptionText(e.Error()), 300)})
 	})
 	bctx.OnConsole(func(m playwright.ConsoleMessage) {
-		if m.Type() != "error" {
+		if m.Type() != "error" || guardsOwn(m.Text()) {
 			return
 		}
 		p := Problem{Kind: ProblemConsoleError, Text: truncate(m.Text(), 300)}
@@ -116,11 +117,32 @@ func (s *Session) watchProblems(bctx playwright.BrowserContext) {
 		}
 		// A navigation that replaced a load, or a request the guard refused,
 		// is not the app failing.
-		if strings.Contains(reason, "ERR_ABORTED") || strings.Contains(reason, "ERR_BLOCKED_BY_CLIENT") {
+		if strings.Contains(reason, "ERR_ABORTED") || slices.ContainsFunc(guardRefusals, func(code string) bool {
+			return strings.Contains(reason, strings.TrimPrefix(code, "net::"))
+		}) {
 			return
 		}
 		add(Problem{Kind: ProblemRequestFailed, Text: truncate(reason, 200), URL: r.URL(), Method: r.Method(), Resource: r.ResourceType()})
 	})
+}
+
+// guardRefusals are the network errors the browser reports for what the
+// egress guard refused: the request router's abort, the proxy's refused
+// tunnel. They are listed as refusals (Denied), never as the app's errors.
+var guardRefusals = []string{"net::ERR_BLOCKED_BY_CLIENT", "net::ERR_TUNNEL_CONNECTION_FAILED"}
+
+// guardsOwn reports whether a console error is the browser telling of a
+// resource the guard refused ("Failed to load resource: net::…").
+func guardsOwn(text string) bool {
+	if !strings.HasPrefix(text, "Failed to load resource") {
+		return false
+	}
+	for _, code := range guardRefusals {
+		if strings.Contains(text, code) {
+			return true
+		}
+	}
+	return false
 }
 
 // Problems lists the app's errors (exceptions, console errors, 5xx) seen

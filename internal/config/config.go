@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"time"
@@ -213,8 +215,9 @@ type Worker struct {
 	// DrainGrace is how long a stopping worker lets running jobs go on
 	// before handing them back; 0 hands them back at the next step.
 	DrainGrace *time.Duration `env:"WEBPILOT_DRAIN_GRACE"`
-	// DriverPath holds the Playwright driver (node and package/cli.js).
-	DriverPath string `env:"PLAYWRIGHT_DRIVER_PATH"`
+	// DriverPath holds the Playwright driver (node and package/cli.js),
+	// as make setup installs it.
+	DriverPath string `env:"PLAYWRIGHT_DRIVER_PATH" envDefault:".cache/playwright-driver-1.52.0"`
 	Chromium   string `env:"WEBPILOT_CHROMIUM" envDefault:"/usr/lib/chromium/chromium"`
 	// SpecRunner is the @playwright/test installation repairs are verified with.
 	SpecRunner string `env:"WEBPILOT_SPEC_RUNNER" envDefault:".cache/pwtest"`
@@ -288,7 +291,45 @@ func LoadDispatcher() (Dispatcher, error) {
 
 // LoadWorker reads a worker's configuration.
 func LoadWorker() (Worker, error) {
-	return load(Worker.validate)
+	w, err := load(Worker.validate)
+	if err != nil {
+		return w, err
+	}
+	w.DriverPath, w.SpecRunner = Installed(w.DriverPath), Installed(w.SpecRunner)
+	if w.Axe != "" {
+		w.Axe = Installed(w.Axe)
+	}
+	return w, nil
+}
+
+// executable is the running binary's path (a variable for tests).
+var executable = os.Executable
+
+// Installed is the absolute path of something make setup installs (the
+// driver, the spec runner), so a binary finds it whatever directory it is
+// started from and whatever directory it later runs a tool in: an absolute
+// path as it is; a relative one under the working directory when it is
+// there, else under the checkout the binary was built into (bin/NAME's
+// parent), else under the working directory.
+func Installed(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	if _, err := os.Stat(p); err == nil {
+		abs, _ := filepath.Abs(p)
+		return abs
+	}
+	if exe, err := executable(); err == nil {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+		beside := filepath.Join(filepath.Dir(filepath.Dir(exe)), p)
+		if _, err := os.Stat(beside); err == nil {
+			return beside
+		}
+	}
+	abs, _ := filepath.Abs(p)
+	return abs
 }
 
 func load[T any](validate func(T) error) (T, error) {
