@@ -15,6 +15,8 @@ need_apt=()
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql)
 command -v node >/dev/null || need_apt+=(nodejs)
 command -v npm >/dev/null || need_apt+=(npm)
+# bubblewrap: the sandbox a customer's own test code runs in.
+command -v bwrap >/dev/null || need_apt+=(bubblewrap)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]} from apt"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo

@@ -29,6 +29,12 @@ type Fingerprint struct {
 	Tags string `json:"tags,omitempty"`
 	// Frames is the iframe chain the element lives in.
 	Frames []string `json:"frames,omitempty"`
+	// Index is the element's place (from 1) among the elements of its kind
+	// (tag, and type for inputs) in its document or shadow root, and Of
+	// their number: the only tell between look-alikes (two unlabelled
+	// checkboxes).
+	Index int `json:"index,omitempty"`
+	Of    int `json:"of,omitempty"`
 	// Locator is the most robust target that was unique on the page when
 	// the fingerprint was taken.
 	Locator   Target     `json:"locator"`
@@ -63,11 +69,14 @@ const fingerprintScript = `(e) => {
   }
   const tags = [];
   for (let n = e; n; n = n.parentElement || (n.getRootNode && n.getRootNode().host) || null) tags.unshift(n.tagName.toLowerCase());
+  const kind = tag + (attr('type') ? '[type="' + CSS.escape(attr('type')) + '"]' : '');
+  const kin = [...e.getRootNode().querySelectorAll(kind)];
   const keep = {};
   for (const n of ['id', 'name', 'type', 'href', 'class', 'aria-label', 'data-testid', 'role', 'for']) if (attr(n)) keep[n] = attr(n).slice(0, 120);
   for (const n of e.getAttributeNames()) if (n.startsWith('data-test') && n !== 'data-testid') keep[n] = attr(n).slice(0, 120);
   return { role, name: name.slice(0, 200), tag, testid: attr('data-testid'), placeholder: attr('placeholder'), label,
-    alt: attr('alt'), title: attr('title'), text: own.slice(0, 100), attrs: keep, path: wpPath(e), tags: tags.join(' '), ancestors };
+    alt: attr('alt'), title: attr('title'), text: own.slice(0, 100), attrs: keep, path: wpPath(e), tags: tags.join(' '), ancestors,
+    index: kin.indexOf(e) + 1, of: kin.length };
 }`
 
 // fingerprint describes the element loc resolves to. For a ref, the role
@@ -124,8 +133,10 @@ func matchOne(loc playwright.Locator, script string, arg any) (v any, n int, err
 // parseFingerprint reads what fingerprintScript returned.
 func parseFingerprint(m map[string]any) *Fingerprint {
 	str := func(k string) string { s, _ := m[k].(string); return s }
+	num := func(k string) int { return int(toFloat(m[k])) }
 	fp := &Fingerprint{Role: str("role"), Name: str("name"), Tag: str("tag"), TestID: str("testid"), Placeholder: str("placeholder"), Label: str("label"),
-		Alt: str("alt"), Title: str("title"), Text: str("text"), Path: str("path"), Tags: str("tags"), Attributes: map[string]string{}}
+		Alt: str("alt"), Title: str("title"), Text: str("text"), Path: str("path"), Tags: str("tags"), Attributes: map[string]string{},
+		Index: num("index"), Of: num("of")}
 	if a, ok := m["attrs"].(map[string]any); ok {
 		for k, v := range a {
 			fp.Attributes[k], _ = v.(string)
@@ -228,6 +239,7 @@ func (s *Session) robust(fp *Fingerprint) Target {
 	if t, ok := s.firstUnique(candidates, fp); ok {
 		return t
 	}
+	var scopes []*Target // uniquely named containers, nearest first
 	for _, a := range fp.ancestors {
 		var parent Target
 		switch {
@@ -242,6 +254,7 @@ func (s *Session) robust(fp *Fingerprint) Target {
 		if parent.mentions(avoid) || s.total(parent) != 1 {
 			continue
 		}
+		scopes = append(scopes, &parent)
 		scoped := make([]Target, len(candidates))
 		for i, c := range candidates {
 			p := parent
@@ -252,6 +265,17 @@ func (s *Session) robust(fp *Fingerprint) Target {
 			return t
 		}
 	}
+	// An element nothing names (an unlabelled checkbox): its role and its
+	// position among the role's elements in a named container, else on the
+	// page. A structural path breaks when any ancestor's id or nesting
+	// changes; the role and order of a form's controls rarely do.
+	if fp.Role != "" && fp.Role != "generic" && fp.Role != "text" {
+		for _, scope := range append(scopes, nil) {
+			if t, ok := s.byPosition(Target{Role: fp.Role, Frames: fp.Frames, Within: scope}, fp); ok && !t.mentions(avoid) {
+				return t
+			}
+		}
+	}
 	// The structural path last, and only if the runner would find exactly
 	// this element with it: Playwright's CSS pierces shadow roots, so a path
 	// that was unique in one shadow tree can match in every copy of it.
@@ -259,6 +283,31 @@ func (s *Session) robust(fp *Fingerprint) Target {
 		return path
 	}
 	return Target{}
+}
+
+// byPosition is base narrowed to the fingerprinted element by its index
+// among base's matches, if base matches it at all.
+func (s *Session) byPosition(base Target, fp *Fingerprint) (Target, bool) {
+	loc, err := s.locator(base)
+	if err != nil {
+		return Target{}, false
+	}
+	v, err := loc.EvaluateAll(`(els) => els.map(` + pathScript + `)`)
+	if err != nil {
+		return Target{}, false
+	}
+	paths, _ := v.([]any)
+	for i, p := range paths {
+		if p == fp.Path {
+			t := base
+			t.Nth = &i
+			if s.total(t) == 1 && s.names(t, fp) {
+				return t, true
+			}
+			return Target{}, false
+		}
+	}
+	return Target{}, false
 }
 
 // counterText is text that is only a number (a badge, a count, a price).

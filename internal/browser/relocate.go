@@ -3,6 +3,7 @@ package browser
 import (
 	"context"
 	"fmt"
+	"iter"
 	"sort"
 	"strings"
 	"unicode"
@@ -109,9 +110,19 @@ func (s *Session) Relocate(ctx context.Context, old Fingerprint, o RelocateOptio
 		rel.Reason = fmt.Sprintf("the most similar element (%s) scores %.2f, below %.2f", best.fp.Describe(), rel.Score, RelocateMinScore)
 		return rel, nil
 	case rel.Score-rel.RunnerUp < RelocateMinMargin:
-		rel.Reason = fmt.Sprintf("two elements are about as similar (%.2f and %.2f): %s and %s", rel.Score, rel.RunnerUp,
-			best.fp.Describe(), all[1].fp.Describe())
-		return rel, nil
+		pick, ok := byKinship(old, all[0].score, func(yield func(*Fingerprint, float64) bool) {
+			for _, c := range all {
+				if !yield(c.fp, c.score) {
+					return
+				}
+			}
+		})
+		if !ok {
+			rel.Reason = fmt.Sprintf("two elements are about as similar (%.2f and %.2f): %s and %s", rel.Score, rel.RunnerUp,
+				best.fp.Describe(), all[1].fp.Describe())
+			return rel, nil
+		}
+		best.fp = pick
 	}
 	loc := s.root(old.Frames).Locator(best.fp.Path)
 	if n, err := loc.Count(); err != nil || n != 1 {
@@ -128,6 +139,33 @@ func (s *Session) Relocate(ctx context.Context, old Fingerprint, o RelocateOptio
 	}
 	rel.Element = fp
 	return rel, nil
+}
+
+// byKinship picks, among look-alikes that score the same as the best
+// (within a hair), the one in the recorded element's place, when the
+// look-alikes are exactly as many as the recorded element's kin were: the
+// form kept its controls, only something around them changed. Anything
+// else (one more or one fewer) would be a guess.
+func byKinship(old Fingerprint, best float64, all iter.Seq2[*Fingerprint, float64]) (*Fingerprint, bool) {
+	if old.Index == 0 || old.Of < 2 {
+		return nil, false
+	}
+	var ties []*Fingerprint
+	for fp, score := range all {
+		if best-score > 0.01 {
+			break
+		}
+		ties = append(ties, fp)
+	}
+	if len(ties) != old.Of {
+		return nil, false
+	}
+	for _, fp := range ties {
+		if fp.Of == old.Of && fp.Index == old.Index {
+			return fp, true
+		}
+	}
+	return nil, false
 }
 
 // Describe names an element for a person (a role or tag and its name).
