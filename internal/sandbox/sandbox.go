@@ -1,0 +1,374 @@
+// Package sandbox runs a customer's own code (a @playwright/test suite and
+// everything it imports) where it can reach nothing of the worker's: a
+// bubblewrap sandbox per run with its own user, PID, network, IPC and UTS
+// namespaces, a read-only system, a private /tmp, only the run's own
+// directory writable, an environment of exactly what the run is given, the
+// network only through the job's egress proxy, and limits on time, CPU,
+// memory per process, processes and file size.
+//
+// The design, and what it does not cover:
+//   - The filesystem is assembled, not inherited: /usr, /lib, /bin and the
+//     few files of /etc a browser needs are bound read-only; the spec runner
+//     is bound read-only at /runner; the run's directory read-write at
+//     /work; /tmp is a fresh tmpfs. The worker's data directory, its
+//     sources, other runs' directories, /root and /home are simply absent.
+//   - bwrap itself is started with an empty environment (PID 1 of the
+//     sandbox is bwrap, and its /proc/1/environ is readable inside).
+//   - The network namespace has only loopback. A forwarder inside listens on
+//     ProxyAddr and carries each connection over a Unix socket bound in
+//     from the host, to the job's egress proxy; nothing else leaves.
+//   - When the worker runs as root, each run also gets its own host uid
+//     (setpriv), so the process limit is the run's own and nothing the run
+//     writes is owned by the worker's user.
+//   - Limits are rlimits (prlimit): CPU time, data segment per process
+//     (address-space limits break Chromium's reservations), processes per
+//     uid, file size; wall time is the context's. Total memory across the
+//     run's processes is not bounded without cgroups, which these hosts do
+//     not delegate.
+package sandbox
+
+import (
+	"cmp"
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Inside the sandbox.
+const (
+	// WorkDir is where the run's directory is, read-write.
+	WorkDir = "/work"
+	// RunnerDir is where the spec runner's installation is, read-only.
+	RunnerDir = "/runner"
+	// ProxyAddr is the job's egress proxy as the run reaches it.
+	ProxyAddr = "127.0.0.1:3128"
+	// helperDir holds the forwarder and the socket to the egress proxy.
+	helperDir = "/run/webpilot"
+)
+
+// Defaults of Limits' zero fields.
+const (
+	DefaultWall     = 10 * time.Minute
+	DefaultCPU      = 10 * time.Minute
+	DefaultMemory   = 4 << 30 // bytes of data segment per process
+	DefaultProcs    = 512
+	DefaultFileSize = 1 << 30
+	// DefaultFirstUID is the first host uid runs get when the worker is root.
+	DefaultFirstUID = 61000
+)
+
+// Limits bound one run.
+type Limits struct {
+	Wall     time.Duration // the whole run
+	CPU      time.Duration // CPU time of each process
+	Memory   int64         // data segment of each process, bytes
+	Procs    int           // processes of the run's uid
+	FileSize int64         // largest file it may write, bytes
+}
+
+// WithDefaults fills the zero fields.
+func (l Limits) WithDefaults() Limits {
+	l.Wall = cmp.Or(l.Wall, DefaultWall)
+	l.CPU = cmp.Or(l.CPU, DefaultCPU)
+	l.Memory = cmp.Or(l.Memory, DefaultMemory)
+	l.Procs = cmp.Or(l.Procs, DefaultProcs)
+	l.FileSize = cmp.Or(l.FileSize, DefaultFileSize)
+	return l
+}
+
+// Config is a host's sandbox set-up.
+type Config struct {
+	// Runner is the spec runner's installation (node_modules with
+	// @playwright/test), bound read-only at RunnerDir (required).
+	Runner string
+	// Limits bound every run; zero fields take the defaults.
+	Limits Limits
+	// FirstUID is the first of the 1000 host uids runs get when the worker
+	// runs as root (DefaultFirstUID).
+	FirstUID int
+}
+
+// Sandbox runs commands in bubblewrap sandboxes.
+type Sandbox struct {
+	cfg                     Config
+	bwrap, setpriv, prlimit string
+	asRoot                  bool
+	next                    atomic.Int64
+}
+
+//go:embed forward.js
+var forwarder []byte
+
+// ErrUnavailable means this host cannot sandbox (no bubblewrap, or user
+// namespaces refused); customer code is then never run.
+var ErrUnavailable = errors.New("the customer-code sandbox is unavailable")
+
+// New checks that the host can sandbox and returns a Sandbox.
+func New(cfg Config) (*Sandbox, error) {
+	if cfg.Runner == "" {
+		return nil, errors.New("sandbox: Config.Runner is required")
+	}
+	if !filepath.IsAbs(cfg.Runner) {
+		return nil, fmt.Errorf("sandbox: the runner %q must be an absolute path", cfg.Runner)
+	}
+	cfg.Limits = cfg.Limits.WithDefaults()
+	cfg.FirstUID = cmp.Or(cfg.FirstUID, DefaultFirstUID)
+	s := &Sandbox{cfg: cfg, asRoot: os.Geteuid() == 0}
+	for _, tool := range []struct {
+		name string
+		dst  *string
+	}{{"bwrap", &s.bwrap}, {"setpriv", &s.setpriv}, {"prlimit", &s.prlimit}} {
+		p, err := exec.LookPath(tool.name)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s not found (install bubblewrap and util-linux)", ErrUnavailable, tool.name)
+		}
+		*tool.dst = p
+	}
+	// User namespaces may be refused (a container's seccomp profile).
+	probe := exec.Command(s.bwrap, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "--", "/bin/true")
+	probe.Env = []string{"PATH=/usr/bin:/bin"}
+	if out, err := probe.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("%w: bubblewrap cannot create namespaces here: %v: %s", ErrUnavailable, err, out)
+	}
+	return s, nil
+}
+
+// Run is one command to run in a sandbox.
+type Run struct {
+	// Dir is the host directory the command works in, bound read-write at
+	// WorkDir; nothing else it can write survives the run.
+	Dir string
+	// Args is the command, as seen inside (node is /usr/bin/node).
+	Args []string
+	// Env is the command's environment besides PATH and HOME: exactly what
+	// it is given, nothing of the worker's.
+	Env map[string]string
+	// Egress is the host address of the job's egress proxy, reachable
+	// inside at ProxyAddr; empty means no network at all.
+	Egress string
+	// Stdout and Stderr receive the command's output (discarded if nil).
+	Stdout, Stderr io.Writer
+}
+
+// Result is how a run ended.
+type Result struct {
+	// ExitCode is the command's exit status (-1 when a signal ended it).
+	ExitCode int
+	// Limit names the limit that ended it ("time", "cpu"), if one did.
+	Limit string
+}
+
+// Run runs r.Args in a fresh sandbox and waits for it to end. An error is
+// the sandbox failing, not the command (see Result).
+func (s *Sandbox) Run(ctx context.Context, r Run) (Result, error) {
+	if len(r.Args) == 0 {
+		return Result{}, errors.New("sandbox: nothing to run")
+	}
+	lim := s.cfg.Limits
+	ctx, cancel := context.WithTimeout(ctx, lim.Wall)
+	defer cancel()
+
+	// The helper directory: the forwarder and the egress socket, outside
+	// the run's own directory so the run cannot replace them.
+	helper, err := os.MkdirTemp("", "webpilot-sandbox-")
+	if err != nil {
+		return Result{}, fmt.Errorf("sandbox: %w", err)
+	}
+	defer os.RemoveAll(helper)
+	if err := os.Chmod(helper, 0o755); err != nil {
+		return Result{}, fmt.Errorf("sandbox: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(helper, "forward.js"), forwarder, 0o644); err != nil {
+		return Result{}, fmt.Errorf("sandbox: %w", err)
+	}
+	args := r.Args
+	if r.Egress != "" {
+		stop, err := forward(filepath.Join(helper, "egress.sock"), r.Egress)
+		if err != nil {
+			return Result{}, err
+		}
+		defer stop()
+		args = append([]string{"/usr/bin/node", helperDir + "/forward.js", ProxyAddr, helperDir + "/egress.sock"}, args...)
+	}
+
+	cmdline := []string{s.prlimit,
+		"--cpu=" + strconv.Itoa(int(lim.CPU.Seconds())),
+		"--data=" + strconv.FormatInt(lim.Memory, 10),
+		"--nproc=" + strconv.Itoa(lim.Procs),
+		"--fsize=" + strconv.FormatInt(lim.FileSize, 10),
+		"--"}
+	if s.asRoot {
+		uid := s.cfg.FirstUID + int(s.next.Add(1)%1000)
+		if err := chownTree(r.Dir, uid); err != nil {
+			return Result{}, fmt.Errorf("sandbox: hand the run's directory to its user: %w", err)
+		}
+		id := strconv.Itoa(uid)
+		cmdline = append(cmdline, s.setpriv, "--reuid="+id, "--regid="+id, "--clear-groups", "--")
+	}
+	cmdline = append(cmdline, s.bwrap)
+	cmdline = append(cmdline, s.binds(r.Dir, helper)...)
+	cmdline = append(cmdline, "--unshare-all", "--die-with-parent", "--new-session", "--hostname", "sandbox",
+		"--uid", "1000", "--gid", "1000", "--clearenv")
+	for _, kv := range environment(r.Env) {
+		cmdline = append(cmdline, "--setenv", kv[0], kv[1])
+	}
+	cmdline = append(cmdline, "--chdir", WorkDir, "--")
+	cmdline = append(cmdline, args...)
+
+	cmd := exec.CommandContext(ctx, cmdline[0], cmdline[1:]...)
+	// bwrap is PID 1 inside, and its environment is readable there.
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	cmd.Stdout, cmd.Stderr = r.Stdout, r.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	err = cmd.Run()
+	res := Result{ExitCode: cmd.ProcessState.ExitCode()}
+	switch {
+	case ctx.Err() != nil:
+		res.Limit = "time"
+	case cmd.ProcessState != nil && signalled(cmd.ProcessState, syscall.SIGXCPU):
+		res.Limit = "cpu"
+	}
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) && ctx.Err() == nil {
+		return res, fmt.Errorf("sandbox: %w", err)
+	}
+	return res, nil
+}
+
+// binds assembles the sandbox's filesystem.
+func (s *Sandbox) binds(dir, helper string) []string {
+	b := []string{
+		"--ro-bind", "/usr", "/usr",
+		"--ro-bind", "/bin", "/bin",
+		"--ro-bind", "/lib", "/lib",
+		"--ro-bind-try", "/lib64", "/lib64",
+		"--ro-bind-try", "/sbin", "/sbin",
+		"--dev", "/dev",
+		"--proc", "/proc",
+		"--tmpfs", "/tmp",
+		"--dir", "/run",
+	}
+	// What a browser and node read of /etc; nothing else of it (no
+	// credentials, no host configuration).
+	for _, f := range []string{"/etc/ssl", "/etc/fonts", "/etc/ld.so.cache", "/etc/alternatives", "/etc/passwd",
+		"/etc/group", "/etc/nsswitch.conf", "/etc/localtime", "/etc/mime.types"} {
+		b = append(b, "--ro-bind-try", f, f)
+	}
+	return append(b,
+		"--ro-bind", s.cfg.Runner, RunnerDir,
+		"--ro-bind", helper, helperDir,
+		"--bind", dir, WorkDir,
+		// Nothing but /work and /tmp may be written.
+		"--remount-ro", "/")
+}
+
+// environment is the run's whole environment, in a stable order.
+func environment(env map[string]string) [][2]string {
+	out := [][2]string{{"PATH", "/usr/local/bin:/usr/bin:/bin"}, {"HOME", "/tmp"}}
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		if k != "PATH" && k != "HOME" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out = append(out, [2]string{k, env[k]})
+	}
+	return out
+}
+
+// forward carries each connection to sock on to the TCP address to (the
+// egress proxy) until stop.
+func forward(sock, to string) (stop func(), err error) {
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: egress socket: %w", err)
+	}
+	// The run's user, whoever it is, must be able to connect.
+	if err := os.Chmod(sock, 0o777); err != nil {
+		_ = l.Close()
+		return nil, fmt.Errorf("sandbox: egress socket: %w", err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	open := map[net.Conn]bool{}
+	track := func(c net.Conn, on bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if on {
+			open[c] = true
+		} else {
+			delete(open, c)
+		}
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			in, err := l.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				out, err := net.DialTimeout("tcp", to, 10*time.Second)
+				if err != nil {
+					_ = in.Close()
+					return
+				}
+				track(in, true)
+				track(out, true)
+				done := make(chan struct{}, 2)
+				go func() { _, _ = io.Copy(out, in); done <- struct{}{} }()
+				go func() { _, _ = io.Copy(in, out); done <- struct{}{} }()
+				<-done
+				_ = in.Close()
+				_ = out.Close()
+				<-done
+				track(in, false)
+				track(out, false)
+			}()
+		}
+	}()
+	return func() {
+		_ = l.Close()
+		mu.Lock()
+		for c := range open {
+			_ = c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	}, nil
+}
+
+// chownTree hands dir and everything in it to uid.
+func chownTree(dir string, uid int) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, uid)
+	})
+}
+
+func signalled(ps *os.ProcessState, sig syscall.Signal) bool {
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == sig
+}

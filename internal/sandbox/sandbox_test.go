@@ -1,0 +1,192 @@
+package sandbox_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/webpilot/webpilot/internal/browser/browsertest"
+	"github.com/webpilot/webpilot/internal/sandbox"
+)
+
+// runDir makes a directory a run's user can reach (t.TempDir's parent is
+// 0700).
+func runDir(t *testing.T, name string) string {
+	t.Helper()
+	base, err := os.MkdirTemp("", "sandbox-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(base, name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func newSandbox(t *testing.T, lim sandbox.Limits) *sandbox.Sandbox {
+	t.Helper()
+	s, err := sandbox.New(sandbox.Config{Runner: browsertest.RunnerDir(), Limits: lim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// probeResult is what testdata/probe.js reports.
+type probeResult struct {
+	Env             []string `json:"env"`
+	InitEnviron     *string  `json:"init_environ"`
+	HostSecret      *string  `json:"host_secret"`
+	OtherRun        *string  `json:"other_run"`
+	Root            []string `json:"work_dir_listing"`
+	WriteUsr        bool     `json:"write_usr"`
+	WriteEtc        bool     `json:"write_etc"`
+	WriteRunner     bool     `json:"write_runner"`
+	WriteTmpPrivate bool     `json:"write_tmp_private"`
+	WriteWork       bool     `json:"write_work"`
+	Canary          bool     `json:"canary"`
+	Proxy           string   `json:"proxy"`
+	Fork            struct {
+		Started int  `json:"started"`
+		Refused bool `json:"refused"`
+	} `json:"fork"`
+}
+
+// TestAHostileSuiteGetsNothing runs code that tries every way out a
+// hostile suite might: the worker's environment, the sandbox's PID 1
+// environment, the worker's data directory, another run's files, NATS,
+// Postgres or any loopback service, writing outside its directory, and a
+// fork bomb. Each gets nothing; the one way out, the job's egress proxy,
+// works.
+func TestAHostileSuiteGetsNothing(t *testing.T) {
+	const secret = "sealing-key-0123456789abcdef"
+	t.Setenv("WEBPILOT_SECRET_KEY", secret) // the worker's own environment
+	t.Setenv("DATABASE_URL", "postgres://worker:"+secret+"@127.0.0.1/db")
+
+	dataDir := runDir(t, "data")
+	secretFile := filepath.Join(dataDir, "secret.key")
+	if err := os.WriteFile(secretFile, []byte(secret), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := runDir(t, "other-run")
+	otherFile := filepath.Join(other, "spec.ts")
+	if err := os.WriteFile(otherFile, []byte("another tenant's test"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A loopback service standing for NATS, Postgres and the rest.
+	var hits atomic.Int32
+	canary, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = canary.Close() })
+	go func() {
+		for {
+			c, err := canary.Accept()
+			if err != nil {
+				return
+			}
+			hits.Add(1)
+			_ = c.Close()
+		}
+	}()
+	// The job's egress proxy (here one that answers every request).
+	var proxied atomic.Value
+	proxy := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		proxied.Store(r.URL.String())
+		fmt.Fprint(w, "via the egress proxy")
+	})}
+	pl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = proxy.Serve(pl) }()
+	t.Cleanup(func() { _ = proxy.Close() })
+
+	dir := runDir(t, "run")
+	probe, err := os.ReadFile("testdata/probe.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "probe.js"), probe, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	marker := fmt.Sprintf("webpilot-escape-%d", time.Now().UnixNano())
+	s := newSandbox(t, sandbox.Limits{Procs: 64, Wall: time.Minute})
+	var out bytes.Buffer
+	res, err := s.Run(context.Background(), sandbox.Run{Dir: dir, Egress: pl.Addr().String(), Stdout: &out, Stderr: &out,
+		Env:  map[string]string{"GIVEN": "1"},
+		Args: []string{"/usr/bin/node", "probe.js", fmt.Sprint(canary.Addr().(*net.TCPAddr).Port), secretFile, otherFile, marker}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, line, ok := strings.Cut(out.String(), "PROBE ")
+	if !ok || res.ExitCode != 0 {
+		t.Fatalf("the probe did not report (exit %d):\n%s", res.ExitCode, out.String())
+	}
+	var p probeResult
+	if err := json.Unmarshal([]byte(strings.TrimSpace(line)), &p); err != nil {
+		t.Fatalf("probe output: %v\n%s", err, line)
+	}
+	escapes := map[string]bool{
+		"the worker's environment":         slices.ContainsFunc(p.Env, func(k string) bool { return k != "PATH" && k != "HOME" && k != "PWD" && k != "GIVEN" }),
+		"PID 1's environment":              p.InitEnviron != nil && (strings.Contains(*p.InitEnviron, secret) || strings.Contains(*p.InitEnviron, "DATABASE_URL")),
+		"the worker's data directory":      p.HostSecret != nil,
+		"another run's files":              p.OtherRun != nil,
+		"a loopback service (NATS, PG, …)": p.Canary || hits.Load() > 0,
+		"writing /usr":                     p.WriteUsr,
+		"writing /etc":                     p.WriteEtc,
+		"writing the runner":               p.WriteRunner,
+		"a fork bomb":                      !p.Fork.Refused || p.Fork.Started >= 64,
+	}
+	for what, got := range escapes {
+		if got {
+			t.Errorf("the sandbox let %s through: %+v", what, p)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(os.TempDir(), marker)); err == nil {
+		t.Error("a file written in the sandbox's /tmp appeared in the host's")
+	}
+	if !p.WriteWork || !p.WriteTmpPrivate {
+		t.Errorf("the run could not write its own directory or /tmp: %+v", p)
+	}
+	if p.Proxy != "via the egress proxy" || proxied.Load() != "http://app.test/through-proxy" {
+		t.Errorf("the egress proxy was not reachable: %q (proxy saw %v)", p.Proxy, proxied.Load())
+	}
+	for _, d := range p.Root {
+		if d == "root" || d == "home" || d == "var" || d == "srv" || d == "opt" {
+			t.Errorf("the sandbox's root shows the host's /%s: %v", d, p.Root)
+		}
+	}
+}
+
+// TestARunIsBoundedInTime: a run past its wall time is killed, whatever
+// it started.
+func TestARunIsBoundedInTime(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t, sandbox.Limits{Wall: 2 * time.Second})
+	start := time.Now()
+	res, err := s.Run(context.Background(), sandbox.Run{Dir: runDir(t, "run"),
+		Args: []string{"/bin/sh", "-c", "sleep 60 & sleep 60"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Limit != "time" || time.Since(start) > 15*time.Second {
+		t.Fatalf("result %+v after %s, want the time limit at about 2 s", res, time.Since(start))
+	}
+}
