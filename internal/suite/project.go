@@ -1,0 +1,313 @@
+package suite
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Limits of an uploaded project.
+const (
+	MaxProjectFiles = 2000
+	MaxProjectBytes = 20 << 20 // all files together, uncompressed
+	MaxFileBytes    = 2 << 20
+	maxPathLen      = 300
+)
+
+// File is one file of a project, at its path relative to the project's
+// root (slash-separated).
+type File struct {
+	Path    string
+	Content []byte
+}
+
+// Project is a customer's @playwright/test project exactly as uploaded:
+// specs, page objects, fixtures, helpers, data, its playwright.config and
+// package.json. Nothing in it is rewritten; webpilot runs it as it is.
+type Project struct {
+	Files []File // sorted by path
+}
+
+// ProjectError says what is wrong with an upload, naming the file.
+type ProjectError struct {
+	Path    string // the offending file ("" for the upload as a whole)
+	Problem string
+}
+
+func (e *ProjectError) Error() string {
+	if e.Path == "" {
+		return e.Problem
+	}
+	return e.Path + ": " + e.Problem
+}
+
+func problem(p, format string, args ...any) error {
+	return &ProjectError{Path: p, Problem: fmt.Sprintf(format, args...)}
+}
+
+// specFile is how the runner's default testMatch names a test file.
+var specFile = regexp.MustCompile(`(^|/)[^/]*\.(spec|test)\.(c|m)?(j|t)sx?$`)
+
+// IsSpec reports whether the runner would take the file at p for a test
+// file by default.
+func IsSpec(p string) bool { return specFile.MatchString(p) }
+
+// skipped are what an upload may carry but a project never needs: they
+// are left out, not refused.
+func skipped(p string) bool {
+	for _, part := range strings.Split(p, "/") {
+		switch part {
+		case ".git", "test-results", "playwright-report", "blob-report", ".DS_Store", "__MACOSX":
+			return true
+		}
+	}
+	return false
+}
+
+// ReadArchive reads an uploaded archive: a tar (gzip-compressed or not) or
+// a zip. A single top-level directory holding everything is taken as the
+// project's root.
+func ReadArchive(data []byte) (Project, error) {
+	var files map[string][]byte
+	var err error
+	switch {
+	case bytes.HasPrefix(data, []byte("PK\x03\x04")) || bytes.HasPrefix(data, []byte("PK\x05\x06")):
+		files, err = readZip(data)
+	case bytes.HasPrefix(data, []byte{0x1f, 0x8b}):
+		zr, zerr := gzip.NewReader(bytes.NewReader(data))
+		if zerr != nil {
+			return Project{}, problem("", "the archive is not a valid gzip file: %v", zerr)
+		}
+		files, err = readTar(io.LimitReader(zr, MaxProjectBytes*2))
+	case len(data) > 262 && string(data[257:262]) == "ustar":
+		files, err = readTar(bytes.NewReader(data))
+	default:
+		return Project{}, problem("", "the upload is not a .tar, .tar.gz or .zip archive")
+	}
+	if err != nil {
+		return Project{}, err
+	}
+	return NewProject(stripRoot(files))
+}
+
+func readTar(r io.Reader) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return files, nil
+		}
+		if err != nil {
+			return nil, problem("", "the archive cannot be read: %v", err)
+		}
+		switch h.Typeflag {
+		case tar.TypeDir, tar.TypeXGlobalHeader:
+			continue
+		case tar.TypeReg:
+		case tar.TypeSymlink, tar.TypeLink:
+			return nil, problem(h.Name, "links are not accepted; upload the file itself")
+		default:
+			return nil, problem(h.Name, "only regular files and directories are accepted")
+		}
+		if h.Size > MaxFileBytes {
+			return nil, problem(h.Name, "is %d bytes, more than the %d a file may have", h.Size, MaxFileBytes)
+		}
+		if len(files) >= MaxProjectFiles {
+			return nil, problem(h.Name, "the project has more than %d files", MaxProjectFiles)
+		}
+		b, err := io.ReadAll(io.LimitReader(tr, MaxFileBytes+1))
+		if err != nil {
+			return nil, problem(h.Name, "cannot be read: %v", err)
+		}
+		files[h.Name] = b
+	}
+}
+
+func readZip(data []byte) (map[string][]byte, error) {
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, problem("", "the archive is not a valid zip file: %v", err)
+	}
+	files := map[string][]byte{}
+	for _, f := range zr.File {
+		if f.FileInfo().IsDir() {
+			continue
+		}
+		if f.Mode()&os.ModeSymlink != 0 {
+			return nil, problem(f.Name, "links are not accepted; upload the file itself")
+		}
+		if !f.Mode().IsRegular() {
+			return nil, problem(f.Name, "only regular files and directories are accepted")
+		}
+		if f.UncompressedSize64 > MaxFileBytes {
+			return nil, problem(f.Name, "is %d bytes, more than the %d a file may have", f.UncompressedSize64, MaxFileBytes)
+		}
+		if len(files) >= MaxProjectFiles {
+			return nil, problem(f.Name, "the project has more than %d files", MaxProjectFiles)
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return nil, problem(f.Name, "cannot be read: %v", err)
+		}
+		b, err := io.ReadAll(io.LimitReader(rc, MaxFileBytes+1))
+		_ = rc.Close()
+		if err != nil {
+			return nil, problem(f.Name, "cannot be read: %v", err)
+		}
+		files[f.Name] = b
+	}
+	return files, nil
+}
+
+// stripRoot takes a single top-level directory holding every file (how an
+// archive of a folder comes) for the project's root.
+func stripRoot(files map[string][]byte) map[string][]byte {
+	root := ""
+	for p := range files {
+		p = strings.TrimPrefix(p, "./")
+		first, rest, ok := strings.Cut(p, "/")
+		if !ok || rest == "" || (root != "" && first != root) {
+			return files
+		}
+		root = first
+	}
+	if root == "" {
+		return files
+	}
+	out := make(map[string][]byte, len(files))
+	for p, b := range files {
+		out[strings.TrimPrefix(strings.TrimPrefix(p, "./"), root+"/")] = b
+	}
+	return out
+}
+
+// NewProject checks a set of files and makes a project of them: relative,
+// clean paths; within the limits; at least one test file; no node_modules
+// (dependencies come from package.json).
+func NewProject(files map[string][]byte) (Project, error) {
+	var p Project
+	total := 0
+	for name, content := range files {
+		clean := path.Clean(strings.TrimPrefix(strings.ReplaceAll(name, `\`, "/"), "./"))
+		switch {
+		case name == "" || clean == "." || strings.HasPrefix(name, "/") || filepath.IsAbs(name):
+			return Project{}, problem(name, "a path must be relative to the project's root")
+		case clean == ".." || strings.HasPrefix(clean, "../") || slices.Contains(strings.Split(name, "/"), ".."):
+			return Project{}, problem(name, "a path may not leave the project (..)")
+		case len(clean) > maxPathLen:
+			return Project{}, problem(name[:60]+"…", "the path is longer than %d characters", maxPathLen)
+		case strings.ContainsAny(clean, "\x00\n\r"):
+			return Project{}, problem(name, "the path holds control characters")
+		case skipped(clean):
+			continue
+		case clean == "node_modules" || strings.HasPrefix(clean, "node_modules/") || strings.Contains(clean, "/node_modules/"):
+			return Project{}, problem(name, "node_modules is not uploaded: dependencies are installed from package.json and its lockfile")
+		case len(content) > MaxFileBytes:
+			return Project{}, problem(name, "is %d bytes, more than the %d a file may have", len(content), MaxFileBytes)
+		}
+		total += len(content)
+		p.Files = append(p.Files, File{Path: clean, Content: content})
+	}
+	switch {
+	case len(p.Files) > MaxProjectFiles:
+		return Project{}, problem("", "the project has %d files, more than %d", len(p.Files), MaxProjectFiles)
+	case total > MaxProjectBytes:
+		return Project{}, problem("", "the project's files hold %d bytes, more than %d", total, MaxProjectBytes)
+	}
+	slices.SortFunc(p.Files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	for i := 1; i < len(p.Files); i++ {
+		if p.Files[i].Path == p.Files[i-1].Path {
+			return Project{}, problem(p.Files[i].Path, "appears twice")
+		}
+	}
+	if !slices.ContainsFunc(p.Files, func(f File) bool { return IsSpec(f.Path) }) {
+		return Project{}, problem("", "no test file: the runner takes files named *.spec.ts, *.test.js and the like")
+	}
+	return p, nil
+}
+
+// Digest is the project's content address: the same files give the same
+// digest, whatever order or archive they came in.
+func (p Project) Digest() string {
+	h := sha256.New()
+	var n [8]byte
+	for _, f := range p.Files {
+		binary.BigEndian.PutUint64(n[:], uint64(len(f.Path)))
+		h.Write(n[:])
+		h.Write([]byte(f.Path))
+		binary.BigEndian.PutUint64(n[:], uint64(len(f.Content)))
+		h.Write(n[:])
+		h.Write(f.Content)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Size is the bytes of all files.
+func (p Project) Size() int {
+	n := 0
+	for _, f := range p.Files {
+		n += len(f.Content)
+	}
+	return n
+}
+
+// File returns the file at path p.
+func (p Project) File(name string) (File, bool) {
+	i, ok := slices.BinarySearchFunc(p.Files, name, func(f File, n string) int { return strings.Compare(f.Path, n) })
+	if !ok {
+		return File{}, false
+	}
+	return p.Files[i], true
+}
+
+// Archive packs the project as a gzip-compressed tar, in path order with
+// no timestamps, so the same project packs to the same bytes.
+func (p Project) Archive() ([]byte, error) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	for _, f := range p.Files {
+		if err := tw.WriteHeader(&tar.Header{Name: f.Path, Mode: 0o644, Size: int64(len(f.Content)), Typeflag: tar.TypeReg,
+			Format: tar.FormatPAX}); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(f.Content); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// WriteTo writes the project's files under dir.
+func (p Project) WriteTo(dir string) error {
+	for _, f := range p.Files {
+		full := filepath.Join(dir, filepath.FromSlash(f.Path))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(full, f.Content, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}

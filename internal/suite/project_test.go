@@ -1,0 +1,166 @@
+package suite
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"strings"
+	"testing"
+)
+
+type entry struct {
+	name, body string
+	link       bool
+}
+
+func tarOf(t *testing.T, gz bool, entries ...entry) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	var w *tar.Writer
+	var zw *gzip.Writer
+	if gz {
+		zw = gzip.NewWriter(&buf)
+		w = tar.NewWriter(zw)
+	} else {
+		w = tar.NewWriter(&buf)
+	}
+	for _, e := range entries {
+		h := &tar.Header{Name: e.name, Mode: 0o644, Size: int64(len(e.body)), Typeflag: tar.TypeReg}
+		if e.link {
+			h = &tar.Header{Name: e.name, Linkname: "/etc/passwd", Typeflag: tar.TypeSymlink}
+		}
+		if err := w.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		if !e.link {
+			_, _ = w.Write([]byte(e.body))
+		}
+	}
+	_ = w.Close()
+	if zw != nil {
+		_ = zw.Close()
+	}
+	return buf.Bytes()
+}
+
+func zipOf(t *testing.T, entries ...entry) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := zip.NewWriter(&buf)
+	for _, e := range entries {
+		f, err := w.Create(e.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = f.Write([]byte(e.body))
+	}
+	_ = w.Close()
+	return buf.Bytes()
+}
+
+var shop = []entry{
+	{name: "package.json", body: `{"devDependencies": {"@playwright/test": "^1.52.0"}}`},
+	{name: "playwright.config.ts", body: "export default {}"},
+	{name: "pages/cart.page.ts", body: "export class CartPage {}"},
+	{name: "tests/cart.spec.ts", body: "import { test } from '@playwright/test';"},
+}
+
+func withRoot(root string, es []entry) []entry {
+	out := make([]entry, len(es))
+	for i, e := range es {
+		e.name = root + e.name
+		out[i] = e
+	}
+	return out
+}
+
+func TestReadArchive(t *testing.T) {
+	t.Parallel()
+	want := ""
+	for _, tc := range []struct {
+		name string
+		data func(t *testing.T) []byte
+	}{
+		{"tar.gz", func(t *testing.T) []byte { return tarOf(t, true, shop...) }},
+		{"tar", func(t *testing.T) []byte { return tarOf(t, false, shop...) }},
+		{"zip", func(t *testing.T) []byte { return zipOf(t, shop...) }},
+		{"zip of a folder, files in another order", func(t *testing.T) []byte {
+			es := withRoot("shop-tests/", shop)
+			es[0], es[3] = es[3], es[0]
+			return zipOf(t, es...)
+		}},
+		{"tar.gz with the repository's own clutter", func(t *testing.T) []byte {
+			return tarOf(t, true, append(withRoot("./", shop), entry{name: ".git/HEAD", body: "ref"},
+				entry{name: "test-results/.last-run.json", body: "{}"})...)
+		}},
+	} {
+		p, err := ReadArchive(tc.data(t))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if len(p.Files) != 4 || p.Files[0].Path != "package.json" || p.Files[3].Path != "tests/cart.spec.ts" {
+			t.Fatalf("%s: files %v", tc.name, paths(p))
+		}
+		if want == "" {
+			want = p.Digest()
+		} else if p.Digest() != want {
+			t.Fatalf("%s: digest %s differs from the same files' %s", tc.name, p.Digest(), want)
+		}
+	}
+}
+
+func paths(p Project) []string {
+	var out []string
+	for _, f := range p.Files {
+		out = append(out, f.Path)
+	}
+	return out
+}
+
+func TestAnUploadThatCannotBeAProjectNamesItsFile(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("x", MaxFileBytes+1)
+	for _, tc := range []struct {
+		name     string
+		data     []byte
+		path     string // the file the error names
+		contains string
+	}{
+		{"not an archive", []byte("hello"), "", "not a .tar"},
+		{"a link", tarOf(t, true, append(shop, entry{name: "secrets", link: true})...), "secrets", "links"},
+		{"leaving the project", tarOf(t, false, append(shop, entry{name: "../evil.spec.ts", body: "x"})...), "../evil.spec.ts", "may not leave"},
+		{"an absolute path", tarOf(t, false, append(shop, entry{name: "/etc/cron.d/x", body: "x"})...), "/etc/cron.d/x", "relative"},
+		{"node_modules", zipOf(t, append(shop, entry{name: "node_modules/left-pad/index.js", body: "x"})...), "node_modules/left-pad/index.js", "package.json"},
+		{"a file too large", tarOf(t, true, append(shop, entry{name: "data/huge.json", body: big})...), "data/huge.json", "more than"},
+		{"no test file", zipOf(t, shop[:3]...), "", "no test file"},
+		{"the same file twice", tarOf(t, false, append(shop, entry{name: "tests/./cart.spec.ts", body: "y"})...), "tests/cart.spec.ts", "twice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := ReadArchive(tc.data)
+			var pe *ProjectError
+			if !errors.As(err, &pe) || pe.Path != tc.path || !strings.Contains(pe.Problem, tc.contains) {
+				t.Fatalf("error %v (%#v), want one naming %q and saying %q", err, pe, tc.path, tc.contains)
+			}
+		})
+	}
+}
+
+func TestAProjectPacksToTheSameBytes(t *testing.T) {
+	t.Parallel()
+	p, err := ReadArchive(zipOf(t, shop...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := p.Archive()
+	b, _ := p.Archive()
+	if !bytes.Equal(a, b) {
+		t.Fatal("packing the same project twice gave different bytes")
+	}
+	again, err := ReadArchive(a)
+	if err != nil || again.Digest() != p.Digest() {
+		t.Fatalf("the packed project reads back as %v (%v)", paths(again), err)
+	}
+}

@@ -1,0 +1,374 @@
+package suite
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/webpilot/webpilot/internal/sandbox"
+)
+
+// ProjectRunner runs a customer's project with the real @playwright/test
+// runner, inside the sandbox: the customer's code is never run anywhere
+// else. The project's own config is kept and wrapped by webpilot's, which
+// only adds where to report, the browser, the job's egress proxy, the base
+// URL when the job gives one, and traces.
+type ProjectRunner struct {
+	// Sandbox runs the runner (required).
+	Sandbox *sandbox.Sandbox
+	// Chromium is the browser, at a path the sandbox shows (under /usr).
+	Chromium string
+	// WorkRoot is where each run's copy of the project is made; it must be
+	// reachable by the sandbox's users (os.TempDir() when empty).
+	WorkRoot string
+}
+
+// Proxy is the job's egress proxy and the run's credentials for it.
+type Proxy struct {
+	Addr               string // host:port on the worker's host
+	Username, Password string
+}
+
+// RunOptions say what to run and how.
+type RunOptions struct {
+	// List only lists the tests (the runner's --list), running none.
+	List bool
+	// Files limits the run to these test files (project-relative).
+	Files []string
+	// BaseURL, when set, is every project's baseURL.
+	BaseURL string
+	// Env is added to the runner's environment: the secrets the suite
+	// reads from process.env.
+	Env map[string]string
+	// Proxy is the only way out of the sandbox; nil: no network.
+	Proxy *Proxy
+	// Trace records a Playwright trace of every test.
+	Trace bool
+}
+
+// TestOutcome is one test as the runner reports it.
+type TestOutcome struct {
+	// ID names the test stably: its file, its projects's name and its
+	// title path.
+	ID      string   `json:"id"`
+	File    string   `json:"file"`
+	Line    int      `json:"line"`
+	Column  int      `json:"column"`
+	Titles  []string `json:"titles"` // describe titles, then the test's
+	Project string   `json:"project,omitempty"`
+	// Status is the runner's verdict: passed, failed, flaky, skipped.
+	Status   string        `json:"status,omitempty"`
+	Duration time.Duration `json:"duration_ns,omitempty"`
+	Error    string        `json:"error,omitempty"`
+	// Trace is the host path of the last attempt's trace, while the run's
+	// directory exists.
+	Trace string `json:"-"`
+}
+
+// Title is the test's full title as the runner prints it.
+func (t TestOutcome) Title() string { return strings.Join(t.Titles, " › ") }
+
+// RunReport is what one run found.
+type RunReport struct {
+	Tests []TestOutcome `json:"tests"`
+	// Errors are errors outside any test: a file that does not load, a
+	// missing module, a broken config.
+	Errors []string `json:"errors,omitempty"`
+	// Output is the end of what the runner printed.
+	Output string `json:"output,omitempty"`
+	// Limit names the sandbox limit that ended the run, if one did.
+	Limit string `json:"limit,omitempty"`
+	// Dir is the run's directory on the host (its traces); the caller
+	// removes it.
+	Dir string `json:"-"`
+}
+
+// configNames are the config files the runner looks for, in its order.
+var configNames = []string{"playwright.config.ts", "playwright.config.js", "playwright.config.mts", "playwright.config.mjs",
+	"playwright.config.cts", "playwright.config.cjs"}
+
+// wrapper is webpilot's config around the project's own. Projects on
+// other browsers are left out: the worker has Chromium only.
+const wrapper = `import { defineConfig } from '@playwright/test';
+%s
+const wp = JSON.parse(process.env.WEBPILOT_RUN || '{}');
+const base = (typeof customer === 'undefined' ? {} : (customer && customer.default) || customer) || {};
+const only = (use) => { const b = use && (use.browserName || use.defaultBrowserType); return !b || b === 'chromium'; };
+const projects = (base.projects || []).filter((p) => only(p.use));
+const browser = (use) => {
+  const out = { ...(use || {}) };
+  delete out.channel;
+  out.launchOptions = { ...(out.launchOptions || {}), executablePath: wp.chromium };
+  if (wp.proxy) out.proxy = { server: wp.proxy, username: process.env.WEBPILOT_PROXY_USER, password: process.env.WEBPILOT_PROXY_PASSWORD };
+  if (wp.baseURL) out.baseURL = wp.baseURL;
+  if (wp.trace) out.trace = 'on';
+  return out;
+};
+export default defineConfig({
+  ...base,
+  projects: (base.projects && base.projects.length ? projects : [{ name: 'chromium' }]).map((p) => ({ ...p, use: browser({ ...(base.use || {}), ...(p.use || {}) }) })),
+  use: browser(base.use),
+  reporter: [['json', { outputFile: wp.report }]],
+  outputDir: wp.output,
+  workers: 1,
+  webServer: undefined,
+  globalSetup: base.globalSetup,
+  preserveOutput: 'always',
+});
+`
+
+// Run runs (or lists) the project's tests. A failing test is not an
+// error: its outcome says so; an error is the run itself failing.
+func (r ProjectRunner) Run(ctx context.Context, p Project, o RunOptions) (RunReport, error) {
+	if r.Sandbox == nil {
+		return RunReport{}, sandbox.ErrUnavailable
+	}
+	root := r.WorkRoot
+	if root == "" {
+		root = os.TempDir()
+	}
+	dir, err := os.MkdirTemp(root, "project-")
+	if err != nil {
+		return RunReport{}, err
+	}
+	rep := RunReport{Dir: dir}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return rep, err
+	}
+	if err := p.WriteTo(dir); err != nil {
+		return rep, fmt.Errorf("write the project: %w", err)
+	}
+	if _, ok := p.File("package-lock.json"); !ok {
+		// No lockfile: the runner's own @playwright/test is the one provided.
+		if err := os.Symlink(sandbox.RunnerDir+"/node_modules", filepath.Join(dir, "node_modules")); err != nil {
+			return rep, err
+		}
+	} else {
+		return rep, &ProjectError{Path: "package-lock.json", Problem: "installing a lockfile's dependencies is not supported yet; upload the project without it to run with @playwright/test alone"}
+	}
+	imp := ""
+	for _, name := range configNames {
+		if _, ok := p.File(name); ok {
+			imp = fmt.Sprintf("import * as customer from './%s';", name)
+			break
+		}
+	}
+	wrapperName := "webpilot.config.ts"
+	if err := os.WriteFile(filepath.Join(dir, wrapperName), []byte(fmt.Sprintf(wrapper, imp)), 0o644); err != nil {
+		return rep, err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, ".webpilot"), 0o755); err != nil {
+		return rep, err
+	}
+	chromium := r.Chromium
+	if chromium == "" {
+		chromium = "/usr/lib/chromium/chromium"
+	}
+	settings := map[string]any{"chromium": chromium, "report": sandbox.WorkDir + "/.webpilot/report.json",
+		"output": sandbox.WorkDir + "/.webpilot/results", "trace": o.Trace && !o.List}
+	if o.BaseURL != "" {
+		settings["baseURL"] = o.BaseURL
+	}
+	env := map[string]string{"CI": "1", "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1", "FORCE_COLOR": "0"}
+	for k, v := range o.Env {
+		env[k] = v
+	}
+	run := sandbox.Run{Dir: dir, Env: env}
+	if o.Proxy != nil {
+		settings["proxy"] = "http://" + sandbox.ProxyAddr
+		env["WEBPILOT_PROXY_USER"], env["WEBPILOT_PROXY_PASSWORD"] = o.Proxy.Username, o.Proxy.Password
+		run.Egress = o.Proxy.Addr
+	}
+	b, _ := json.Marshal(settings)
+	env["WEBPILOT_RUN"] = string(b)
+	run.Args = []string{"/usr/bin/node", sandbox.RunnerDir + "/node_modules/@playwright/test/cli.js", "test", "--config", wrapperName}
+	if o.List {
+		run.Args = append(run.Args, "--list")
+	}
+	run.Args = append(run.Args, o.Files...)
+	var out bytes.Buffer
+	run.Stdout, run.Stderr = &out, &out
+	res, err := r.Sandbox.Run(ctx, run)
+	rep.Limit = res.Limit
+	rep.Output = lastBytes(stripANSI(out.String()), 4000)
+	if err != nil {
+		return rep, err
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, ".webpilot", "report.json"))
+	if err != nil {
+		if rep.Limit != "" {
+			return rep, fmt.Errorf("the run hit the sandbox's %s limit before it reported", rep.Limit)
+		}
+		return rep, fmt.Errorf("the runner wrote no report (exit %d): %s", res.ExitCode, rep.Output)
+	}
+	if err := rep.read(raw, dir); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+// report is the part of the runner's JSON report a run reads.
+type report struct {
+	Config struct {
+		RootDir string `json:"rootDir"`
+	} `json:"config"`
+	Suites []reportSuite `json:"suites"`
+	Errors []struct {
+		Message string `json:"message"`
+	} `json:"errors"`
+}
+
+type reportSuite struct {
+	Title  string        `json:"title"`
+	File   string        `json:"file"`
+	Specs  []reportSpec  `json:"specs"`
+	Suites []reportSuite `json:"suites"`
+}
+
+type reportSpec struct {
+	Title  string `json:"title"`
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Column int    `json:"column"`
+	Tests  []struct {
+		ProjectName string `json:"projectName"`
+		Status      string `json:"status"` // expected, unexpected, flaky, skipped
+		Results     []struct {
+			Status      string  `json:"status"`
+			Duration    float64 `json:"duration"`
+			Attachments []struct {
+				Name string `json:"name"`
+				Path string `json:"path"`
+			} `json:"attachments"`
+			Errors []struct {
+				Message string `json:"message"`
+			} `json:"errors"`
+		} `json:"results"`
+	} `json:"tests"`
+}
+
+// ReadReport reads a JSON report of the runner's (traces are not located).
+func ReadReport(raw []byte) (RunReport, error) {
+	var rep RunReport
+	err := rep.read(raw, "")
+	return rep, err
+}
+
+func (rep *RunReport) read(raw []byte, dir string) error {
+	var r report
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return fmt.Errorf("read the runner's report: %w", err)
+	}
+	for _, e := range r.Errors {
+		rep.Errors = append(rep.Errors, clearError(stripANSI(e.Message)))
+	}
+	var walk func(s reportSuite, titles []string)
+	walk = func(s reportSuite, titles []string) {
+		if s.Title != "" && s.Title != s.File {
+			titles = append(titles, s.Title)
+		}
+		for _, sp := range s.Specs {
+			for _, t := range sp.Tests {
+				o := TestOutcome{File: sp.File, Line: sp.Line, Column: sp.Column, Project: t.ProjectName,
+					Titles: append(append([]string(nil), titles...), sp.Title)}
+				if o.File == "" {
+					o.File = s.File
+				}
+				o.ID = testID(o.File, o.Project, o.Titles)
+				o.Status = verdict(t.Status)
+				for _, res := range t.Results {
+					o.Duration += time.Duration(res.Duration * float64(time.Millisecond))
+					o.Error = ""
+					for _, e := range res.Errors {
+						if o.Error == "" {
+							o.Error = lastBytes(stripANSI(e.Message), 2000)
+						}
+					}
+					for _, a := range res.Attachments {
+						if a.Name == "trace" && strings.HasPrefix(a.Path, sandbox.WorkDir+"/") {
+							o.Trace = filepath.Join(dir, strings.TrimPrefix(a.Path, sandbox.WorkDir+"/"))
+						}
+					}
+				}
+				rep.Tests = append(rep.Tests, o)
+			}
+		}
+		for _, c := range s.Suites {
+			walk(c, titles)
+		}
+	}
+	for _, s := range r.Suites {
+		walk(s, nil)
+	}
+	return nil
+}
+
+// verdict is the runner's word for a test's outcome, as its own summary
+// counts it.
+func verdict(status string) string {
+	switch status {
+	case "expected":
+		return "passed"
+	case "unexpected":
+		return "failed"
+	case "flaky":
+		return "flaky"
+	case "skipped":
+		return "skipped"
+	}
+	return status
+}
+
+// testID names a test stably across runs and versions of its file.
+func testID(file, project string, titles []string) string {
+	h := sha256.Sum256([]byte(file + "\x00" + project + "\x00" + strings.Join(titles, "\x00")))
+	return hex.EncodeToString(h[:8])
+}
+
+var missingModule = regexp.MustCompile(`Cannot find (?:module|package) '([^']+)'(?: imported from (\S+))?`)
+
+// clearError says a module that cannot be provided the way a person fixes
+// it: which package, imported where.
+func clearError(msg string) string {
+	m := missingModule.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	pkg := m[1]
+	if !strings.HasPrefix(pkg, ".") && !strings.HasPrefix(pkg, "/") {
+		if i := strings.Index(pkg, "/"); i > 0 && !strings.HasPrefix(pkg, "@") {
+			pkg = pkg[:i]
+		}
+		where := m[2]
+		if where == "" {
+			if i := strings.Index(msg, "\n"); i > 0 {
+				where = strings.TrimSpace(msg[i:])
+			}
+		}
+		where = strings.ReplaceAll(where, sandbox.WorkDir+"/", "")
+		return fmt.Sprintf("the package %s cannot be provided (imported as %q%s): only @playwright/test is available without a lockfile",
+			pkg, m[1], strings.TrimSpace(" from "+firstLine(where)))
+	}
+	return strings.ReplaceAll(msg, sandbox.WorkDir+"/", "")
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+func stripANSI(s string) string { return ansi.ReplaceAllString(s, "") }
+
+// ErrNoTests means a project lists no test.
+var ErrNoTests = errors.New("the runner lists no test in the project")

@@ -1,0 +1,220 @@
+package suite_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/webpilot/webpilot/internal/browser/browsertest"
+	"github.com/webpilot/webpilot/internal/demoapp"
+	"github.com/webpilot/webpilot/internal/netguard"
+	"github.com/webpilot/webpilot/internal/sandbox"
+	"github.com/webpilot/webpilot/internal/suite"
+)
+
+// loadProject reads a corpus project from testdata.
+func loadProject(t *testing.T, name string) suite.Project {
+	t.Helper()
+	root := filepath.Join("testdata", "projects", name)
+	files := map[string][]byte{}
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(root, p)
+		files[filepath.ToSlash(rel)] = b
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := suite.NewProject(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+type bench struct {
+	app    *demoapp.App
+	url    string
+	runner suite.ProjectRunner
+	proxy  *netguard.Proxy
+}
+
+func setup(t *testing.T) *bench {
+	t.Helper()
+	app := demoapp.New(demoapp.Options{})
+	srv := httptest.NewServer(app)
+	t.Cleanup(srv.Close)
+	sb, err := sandbox.New(sandbox.Config{Runner: browsertest.RunnerDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := netguard.New([]string{strings.TrimPrefix(srv.URL, "http://")})
+	proxy, err := netguard.NewProxy(policy, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = proxy.Close() })
+	return &bench{app: app, url: srv.URL, proxy: proxy, runner: suite.ProjectRunner{Sandbox: sb}}
+}
+
+func (b *bench) run(t *testing.T, p suite.Project, o suite.RunOptions) suite.RunReport {
+	t.Helper()
+	tun := b.proxy.Open()
+	t.Cleanup(tun.Close)
+	o.BaseURL = b.url
+	o.Proxy = &suite.Proxy{Addr: strings.TrimPrefix(b.proxy.Server(), "http://"), Username: tun.User, Password: tun.Password}
+	o.Env = map[string]string{"E2E_PASSWORD": demoapp.Password}
+	rep, err := b.runner.Run(context.Background(), p, o)
+	t.Cleanup(func() { _ = os.RemoveAll(rep.Dir) })
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, rep.Output)
+	}
+	return rep
+}
+
+// outside runs the project the way its owner does, with npx playwright
+// test and its own config, outside any sandbox: the reference verdicts.
+func outside(t *testing.T, p suite.Project, baseURL string) map[string]string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := p.WriteTo(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(browsertest.RunnerDir(), "node_modules"), filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("node", filepath.Join(browsertest.RunnerDir(), "node_modules", "@playwright", "test", "cli.js"), "test",
+		"--project=chromium", "--reporter=json")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "BASE_URL="+baseURL, "E2E_PASSWORD="+demoapp.Password, "PLAYWRIGHT_JSON_OUTPUT_NAME="+filepath.Join(dir, "ref.json"),
+		"PLAYWRIGHT_BROWSERS_PATH="+browsersPath(t))
+	out, _ := cmd.CombinedOutput()
+	raw, err := os.ReadFile(filepath.Join(dir, "ref.json"))
+	if err != nil {
+		t.Fatalf("the reference run reported nothing: %s", out)
+	}
+	rep, err := suite.ReadReport(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := map[string]string{}
+	for _, o := range rep.Tests {
+		v[o.File+" "+o.Title()] = o.Status
+	}
+	return v
+}
+
+// browsersPath lays the system Chromium out where an unmodified project's
+// npx playwright test looks for its browsers (the registry's own downloads
+// are not reachable here).
+func browsersPath(t *testing.T) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(browsertest.RunnerDir(), "node_modules", "playwright-core", "browsers.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reg struct {
+		Browsers []struct{ Name, Revision string }
+	}
+	if err := json.Unmarshal(raw, &reg); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, b := range reg.Browsers {
+		var exe string
+		switch b.Name {
+		case "chromium":
+			exe = filepath.Join(dir, "chromium-"+b.Revision, "chrome-linux", "chrome")
+		case "chromium-headless-shell":
+			exe = filepath.Join(dir, "chromium_headless_shell-"+b.Revision, "chrome-linux", "headless_shell")
+		default:
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(exe), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("/usr/lib/chromium/chromium", exe); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func verdicts(rep suite.RunReport) map[string]string {
+	v := map[string]string{}
+	for _, o := range rep.Tests {
+		v[o.File+" "+o.Title()] = o.Status
+	}
+	return v
+}
+
+func TestAProjectRunsAsItsOwnerRunsIt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := loadProject(t, "shopping")
+
+	listed := b.run(t, p, suite.RunOptions{List: true})
+	var titles []string
+	for _, o := range listed.Tests {
+		titles = append(titles, o.File+" › "+o.Title())
+	}
+	want := []string{
+		"list.spec.ts › shopping list › starts with bread",
+		"list.spec.ts › shopping list › adds Milk",
+		"list.spec.ts › shopping list › adds Eggs",
+		"list.spec.ts › shopping list › adds Apples",
+		"list.spec.ts › shopping list › deletes bread",
+		"login.spec.js › signs in",
+		"login.spec.js › remembers the choice",
+	}
+	slices.Sort(titles)
+	slices.Sort(want)
+	if !slices.Equal(titles, want) || len(listed.Errors) > 0 {
+		t.Fatalf("listed %q (errors %v), want %q", titles, listed.Errors, want)
+	}
+
+	for _, tc := range []struct {
+		name    string
+		variant []demoapp.Variation
+		failing []string
+	}{
+		{"as written", nil, nil},
+		{"a regression", []demoapp.Variation{demoapp.WrongCount}, []string{"adds Milk", "adds Eggs", "adds Apples", "starts with bread", "deletes bread"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := b.app.SetVariant(tc.variant...); err != nil {
+				t.Fatal(err)
+			}
+			rep := b.run(t, p, suite.RunOptions{Trace: true})
+			got := verdicts(rep)
+			ref := outside(t, p, b.url)
+			for k, v := range ref {
+				if got[k] != v {
+					t.Errorf("%s: %q in the sandbox, %q under npx playwright test", k, got[k], v)
+				}
+			}
+			if len(got) != len(ref) || len(got) != 7 {
+				t.Errorf("%d verdicts in the sandbox, %d outside, want 7: %v", len(got), len(ref), got)
+			}
+			for _, o := range rep.Tests {
+				failing := slices.ContainsFunc(tc.failing, func(s string) bool { return strings.HasSuffix(o.Title(), s) })
+				if failing != (o.Status == "failed") {
+					t.Errorf("%s: %s", o.Title(), o.Status)
+				}
+				if _, err := os.Stat(o.Trace); o.Status != "skipped" && err != nil {
+					t.Errorf("%s: no trace (%v)", o.Title(), err)
+				}
+			}
+		})
+	}
+}
