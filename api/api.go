@@ -376,10 +376,15 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // decode reads a JSON body strictly, answering 413 or a field-specific 400.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	return s.decodeUpTo(w, r, v, s.cfg.MaxBody)
+}
+
+// decodeUpTo is decode with a body of up to limit bytes.
+func (s *Server) decodeUpTo(w http.ResponseWriter, r *http.Request, v any, limit int64) bool {
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		writeError(w, http.StatusRequestEntityTooLarge, "request body is larger than the limit of "+itoa(s.cfg.MaxBody)+" bytes", nil)
+		writeError(w, http.StatusRequestEntityTooLarge, "request body is larger than the limit of "+itoa(limit)+" bytes", nil)
 		return false
 	}
 	if err != nil {

@@ -48,7 +48,10 @@ type JobView struct {
 	// the coverage map, the journey's spec, suggested scenarios and the
 	// findings (also at /v1/jobs/{id}/findings).
 	Exploration json.RawMessage `json:"exploration,omitempty"`
-	Timing      json.RawMessage `json:"timing,omitempty"`
+	// Project is a project job's report: the tests the runner listed, or
+	// ran with their verdicts, file:line and errors.
+	Project json.RawMessage `json:"project,omitempty"`
+	Timing  json.RawMessage `json:"timing,omitempty"`
 	// Blocked is what the egress guard refused outside any step (a
 	// redirect of the start URL); each step lists its own.
 	Blocked    []string   `json:"blocked,omitempty"`
@@ -132,6 +135,9 @@ func view(j store.Job, detail bool) JobView {
 	}
 	if j.Kind == string(jobs.KindExploration) {
 		v.exploration(j, src, detail)
+	}
+	if (j.Kind == string(jobs.KindProjectFile) || j.Kind == string(jobs.KindProjectList)) && detail {
+		v.Project = j.Result
 	}
 	return v
 }
@@ -247,8 +253,8 @@ func (s *Server) submitValid(w http.ResponseWriter, r *http.Request, sub jobs.Su
 		return
 	}
 	hold := s.cfg.DefaultHold * int64(max(in.tests, 1))
-	if sub.Kind == jobs.KindSuiteRun {
-		hold = 0 // replays make no model calls
+	if sub.Kind == jobs.KindSuiteRun || sub.Kind == jobs.KindProjectRun {
+		hold = 0 // replays and runs of a project make no model calls
 	}
 	if in.options.MaxCredits > 0 {
 		if in.options.MaxCredits > maxHold {
@@ -750,6 +756,23 @@ func (s *Server) jobInput(w http.ResponseWriter, r *http.Request, sub jobs.Submi
 		}
 		return jobInput{at: "suite", options: c.Options, secrets: c.Secrets, tests: len(tests),
 			encode: sealedEncoder(c)}, true
+	}
+	if sub.Kind == jobs.KindProjectRun {
+		c := *sub.Project
+		v, err := s.store.ProjectVersion(r.Context(), tenantID, c.Name, c.Version)
+		if errors.Is(err, store.ErrNotFound) {
+			f := "project.name"
+			if c.Version != "" {
+				f = "project.version"
+			}
+			writeError(w, http.StatusBadRequest, "invalid job", []scenario.FieldError{{Field: f, Message: "no such project (or version) of yours"}})
+			return jobInput{}, false
+		} else if err != nil {
+			s.internal(w, r, err)
+			return jobInput{}, false
+		}
+		c.Version = v.Digest // the run is of the version current now, whatever is uploaded next
+		return jobInput{at: "project", secrets: c.Secrets, encode: sealedEncoder(c)}, true
 	}
 	if sub.Kind == jobs.KindExploration {
 		c := *sub.Exploration

@@ -38,14 +38,25 @@ func TestCappedTenantsJobsWaitWithoutSpendingDeliveries(t *testing.T) {
 		t.Fatalf("the other tenant's job waited %s behind the capped tenant's backlog", wait)
 	}
 	for _, id := range ids {
-		v := s.wait(t, bulkKey, id, 3*time.Minute)
+		v := s.waitEnd(t, bulkKey, id, 3*time.Minute)
 		if v.State != "succeeded" || v.Attempt != 1 {
 			t.Fatalf("job %s ended %s after %d attempts: %s", id, v.State, v.Attempt, v.Error)
 		}
 	}
+	// The hundred jobs wrote one spec, byte for byte: running it once under
+	// @playwright/test checks every one of them.
+	if n := s.count(t, `SELECT count(DISTINCT script) FROM jobs WHERE id = ANY($1)`, ids); n != 1 {
+		t.Fatalf("the capped tenant's identical scenarios wrote %d different specs", n)
+	}
+	s.passSpec(t, bulkKey, ids[0])
 	if p := s.queue.Pending(t); p != 0 {
 		t.Fatalf("%d messages left in the stream", p)
 	}
+	var run, gap float64
+	_ = s.store.Pool().QueryRow(context.Background(),
+		`SELECT avg(extract(epoch FROM finished_at - started_at)), avg(extract(epoch FROM started_at - prev)) FROM (
+		   SELECT started_at, finished_at, lag(finished_at) OVER (ORDER BY started_at) AS prev FROM jobs WHERE id = ANY($1)) j`, ids).Scan(&run, &gap)
+	t.Logf("a capped job ran %.2f s on average, and the next started %.2f s after it ended", run, gap)
 	var overlap int
 	_ = s.store.Pool().QueryRow(context.Background(),
 		`SELECT count(*) FROM jobs a JOIN jobs b ON a.tenant_id = b.tenant_id AND a.id < b.id

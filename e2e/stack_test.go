@@ -32,9 +32,11 @@ import (
 	"github.com/webpilot/webpilot/internal/netguard"
 	"github.com/webpilot/webpilot/internal/orchestrator"
 	"github.com/webpilot/webpilot/internal/outbox"
+	"github.com/webpilot/webpilot/internal/sandbox"
 	"github.com/webpilot/webpilot/internal/specrun"
 	"github.com/webpilot/webpilot/internal/store"
 	"github.com/webpilot/webpilot/internal/store/storetest"
+	"github.com/webpilot/webpilot/internal/suite"
 	"github.com/webpilot/webpilot/internal/worker"
 )
 
@@ -153,6 +155,13 @@ func (s *stack) startWorkerLogged(t *testing.T, model orchestrator.Model, cfg wo
 	}
 	if cfg.SpecRunner == nil {
 		cfg.SpecRunner = specrun.Runner{Dir: browsertest.RunnerDir(), Chromium: os.Getenv("WEBPILOT_CHROMIUM")}
+	}
+	if cfg.Projects == nil {
+		sb, err := sandbox.New(sandbox.Config{Runner: browsertest.RunnerDir()})
+		if err != nil {
+			t.Fatalf("the customer-code sandbox: %v", err)
+		}
+		cfg.Projects = suite.ProjectRunner{Sandbox: sb, Chromium: os.Getenv("WEBPILOT_CHROMIUM")}
 	}
 	if cfg.Explore.AxeSource == "" {
 		cfg.Explore.AxeSource = browsertest.AxeSource(t)

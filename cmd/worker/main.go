@@ -24,8 +24,10 @@ import (
 	"github.com/webpilot/webpilot/internal/llm"
 	"github.com/webpilot/webpilot/internal/netguard"
 	"github.com/webpilot/webpilot/internal/orchestrator"
+	"github.com/webpilot/webpilot/internal/sandbox"
 	"github.com/webpilot/webpilot/internal/specrun"
 	"github.com/webpilot/webpilot/internal/store"
+	"github.com/webpilot/webpilot/internal/suite"
 	"github.com/webpilot/webpilot/internal/tracing"
 	"github.com/webpilot/webpilot/internal/worker"
 )
@@ -94,6 +96,12 @@ func run(c config.Worker, log *slog.Logger) error {
 		log.Warn("repairs will be reported but not proposed: no runner to verify them", "err", err)
 	} else {
 		cfg.SpecRunner = runner
+	}
+	// Customers' own test code runs only in the sandbox.
+	if sb, err := sandbox.New(sandbox.Config{Runner: runner.Dir}); err != nil {
+		log.Warn("customer projects will not run: no sandbox", "err", err)
+	} else {
+		cfg.Projects = suite.ProjectRunner{Sandbox: sb, Chromium: c.Chromium}
 	}
 	// axe-core is installed beside the runner by make setup; without it
 	// explorations run every detector but the accessibility one.

@@ -6,7 +6,10 @@ package jobs
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
+	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -24,13 +27,28 @@ const (
 	KindRepair      Kind = "repair" // one stored test replayed and its drift repaired
 	KindSuiteRun    Kind = "suite_run"
 	KindSuiteRepair Kind = "suite_repair"
+	// KindProjectList lists an uploaded project's tests with the runner.
+	KindProjectList Kind = "project_list"
+	// KindProjectRun runs a project's tests: one KindProjectFile child
+	// per test file.
+	KindProjectRun Kind = "project_run"
+	// KindProjectFile runs one test file of a project.
+	KindProjectFile Kind = "project_file"
 )
 
 // Kinds are every kind, in the order the API documents them.
-var Kinds = []Kind{KindScenario, KindExploration, KindReplay, KindRepair, KindSuiteRun, KindSuiteRepair}
+var Kinds = []Kind{KindScenario, KindExploration, KindReplay, KindRepair, KindSuiteRun, KindSuiteRepair,
+	KindProjectList, KindProjectRun, KindProjectFile}
 
-// kindNames lists the kinds for error messages.
-const kindNames = "one of scenario, exploration, replay, repair, suite_run, suite_repair"
+// kindNames lists the kinds a submission may name, for error messages.
+const kindNames = "one of scenario, exploration, replay, repair, suite_run, suite_repair, project_run"
+
+// Submittable reports whether a tenant may submit jobs of this kind
+// through POST /v1/jobs (the others are made by the server: a project's
+// listing on upload, a run's children).
+func (k Kind) Submittable() bool {
+	return k.Known() && k != KindProjectList && k != KindProjectFile
+}
 
 // Supported reports whether workers can run jobs of this kind.
 func (k Kind) Supported() bool { return k.Known() }
@@ -60,7 +78,9 @@ type Submission struct {
 	Suite    *SuiteRequest      `json:"suite,omitempty"`  // kinds suite_run and suite_repair
 	// Exploration is the input of kind exploration.
 	Exploration *ExplorationRequest `json:"exploration,omitempty"`
-	Payload     json.RawMessage     `json:"payload,omitempty"` // the input of kinds not supported yet
+	// Project is the input of kind project_run.
+	Project *ProjectRequest `json:"project,omitempty"`
+	Payload json.RawMessage `json:"payload,omitempty"` // the input of kinds not supported yet
 }
 
 // Limits of a suite selection.
@@ -146,7 +166,7 @@ func (s *Submission) Validate(urls scenario.URLPolicy) error {
 	switch {
 	case s.Kind == "":
 		v.Add("kind", "is required (%s)", kindNames)
-	case !s.Kind.Known():
+	case !s.Kind.Submittable():
 		v.Add("kind", "unknown kind %q (%s)", s.Kind, kindNames)
 	case !s.Kind.Supported():
 		v.Add("kind", "kind %q is not supported yet", s.Kind)
@@ -165,6 +185,10 @@ func (s *Submission) Validate(urls scenario.URLPolicy) error {
 		v.Add("suite", "is required for kind %s", s.Kind)
 	case s.Kind.Bulk():
 		s.Suite.Validate(&v, "suite", s.Kind, urls)
+	case s.Kind == KindProjectRun && s.Project == nil:
+		v.Add("project", "is required for kind project_run")
+	case s.Kind == KindProjectRun:
+		s.Project.Validate(&v, "project", urls)
 	case s.Kind == KindExploration && s.Exploration == nil:
 		v.Add("exploration", "is required for kind exploration")
 	case s.Kind == KindExploration:
@@ -179,6 +203,66 @@ func (s *Submission) Validate(urls scenario.URLPolicy) error {
 	}
 	return nil
 }
+
+// ProjectRequest runs an uploaded project's tests with the real runner in
+// the sandbox: its current version, or the one named.
+type ProjectRequest struct {
+	// Name is the project's name (required).
+	Name string `json:"name"`
+	// Version is a version's digest; empty: the project's current one.
+	Version string `json:"version,omitempty"`
+	// Files limits the run to these test files.
+	Files []string `json:"files,omitempty"`
+	// BaseURL, when set, is every test's baseURL (the project's own
+	// otherwise); the job's browser may go to its origin.
+	BaseURL string `json:"base_url,omitempty"`
+	// Secrets are given to the tests as environment variables.
+	Secrets       map[string]string `json:"secrets,omitempty"`
+	SealedSecrets string            `json:"sealed_secrets,omitempty"`
+}
+
+// projectName is what a project may be called.
+var projectName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+
+// ValidProjectName reports whether name may name a project.
+func ValidProjectName(name string) bool { return projectName.MatchString(name) }
+
+// Validate checks a project request at JSON path at.
+func (r *ProjectRequest) Validate(v *scenario.ValidationError, at string, urls scenario.URLPolicy) {
+	if !ValidProjectName(r.Name) {
+		v.Add(at+".name", "must be a project's name: letters, digits, '.', '_' and '-', at most 100")
+	}
+	if r.Version != "" && !digest.MatchString(r.Version) {
+		v.Add(at+".version", "must be a version's digest (64 hex digits)")
+	}
+	if len(r.Files) > MaxSuiteTests {
+		v.Add(at+".files", "at most %d files per run", MaxSuiteTests)
+	}
+	for i, f := range r.Files {
+		if f == "" || strings.HasPrefix(f, "/") || strings.Contains(f, "..") {
+			v.Add(fmt.Sprintf("%s.files[%d]", at, i), "must be a test file's path in the project")
+		}
+	}
+	if r.BaseURL != "" {
+		if u, err := url.Parse(r.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			v.Add(at+".base_url", "must be an absolute http(s) URL")
+		} else if err := urls.CheckURL(r.BaseURL); err != nil {
+			v.Add(at+".base_url", "%v", err)
+		}
+	}
+	scenario.ValidateSecrets(v, at, r.Secrets)
+	if r.SealedSecrets != "" {
+		v.Add(at+".sealed_secrets", "is set by the server; send secrets instead")
+	}
+}
+
+var digest = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// Seal replaces the request's secrets by their sealed form, for storing.
+func (r *ProjectRequest) Seal(sealed string) { r.SealedSecrets, r.Secrets = sealed, nil }
+
+// Sealed is the request's sealed secrets, as stored.
+func (r *ProjectRequest) Sealed() string { return r.SealedSecrets }
 
 // Seal replaces the request's secrets by their sealed form, for storing.
 func (r *SuiteRequest) Seal(sealed string) { r.SealedSecrets, r.Secrets = sealed, nil }

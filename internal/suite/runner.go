@@ -210,7 +210,7 @@ func (r ProjectRunner) Run(ctx context.Context, p Project, o RunOptions) (RunRep
 		}
 		return rep, fmt.Errorf("the runner wrote no report (exit %d): %s", res.ExitCode, rep.Output)
 	}
-	if err := rep.read(raw, dir); err != nil {
+	if err := rep.read(raw, dir, sandbox.WorkDir); err != nil {
 		return rep, err
 	}
 	return rep, nil
@@ -256,17 +256,26 @@ type reportSpec struct {
 	} `json:"tests"`
 }
 
-// ReadReport reads a JSON report of the runner's (traces are not located).
-func ReadReport(raw []byte) (RunReport, error) {
+// ReadReport reads a JSON report of the runner's on a project laid out at
+// root (traces are not located).
+func ReadReport(raw []byte, root string) (RunReport, error) {
 	var rep RunReport
-	err := rep.read(raw, "")
+	err := rep.read(raw, "", root)
 	return rep, err
 }
 
-func (rep *RunReport) read(raw []byte, dir string) error {
+// read reads the runner's report of a run in dir (on the host) of the
+// project laid out at root (as the runner saw it); files are named
+// relative to the project's root.
+func (rep *RunReport) read(raw []byte, dir, root string) error {
 	var r report
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return fmt.Errorf("read the runner's report: %w", err)
+	}
+	// The report names files relative to the config's rootDir (its testDir).
+	prefix := ""
+	if rel, err := filepath.Rel(root, r.Config.RootDir); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+		prefix = filepath.ToSlash(rel) + "/"
 	}
 	for _, e := range r.Errors {
 		rep.Errors = append(rep.Errors, clearError(stripANSI(e.Message)))
@@ -283,6 +292,7 @@ func (rep *RunReport) read(raw []byte, dir string) error {
 				if o.File == "" {
 					o.File = s.File
 				}
+				o.File = prefix + o.File
 				o.ID = testID(o.File, o.Project, o.Titles)
 				o.Status = verdict(t.Status)
 				for _, res := range t.Results {

@@ -103,7 +103,7 @@ func outside(t *testing.T, p suite.Project, baseURL string) map[string]string {
 	if err != nil {
 		t.Fatalf("the reference run reported nothing: %s", out)
 	}
-	rep, err := suite.ReadReport(raw)
+	rep, err := suite.ReadReport(raw, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,13 +169,13 @@ func TestAProjectRunsAsItsOwnerRunsIt(t *testing.T) {
 		titles = append(titles, o.File+" › "+o.Title())
 	}
 	want := []string{
-		"list.spec.ts › shopping list › starts with bread",
-		"list.spec.ts › shopping list › adds Milk",
-		"list.spec.ts › shopping list › adds Eggs",
-		"list.spec.ts › shopping list › adds Apples",
-		"list.spec.ts › shopping list › deletes bread",
-		"login.spec.js › signs in",
-		"login.spec.js › remembers the choice",
+		"tests/list.spec.ts › shopping list › starts with bread",
+		"tests/list.spec.ts › shopping list › adds Milk",
+		"tests/list.spec.ts › shopping list › adds Eggs",
+		"tests/list.spec.ts › shopping list › adds Apples",
+		"tests/list.spec.ts › shopping list › deletes bread",
+		"tests/login.spec.js › signs in",
+		"tests/login.spec.js › remembers the choice",
 	}
 	slices.Sort(titles)
 	slices.Sort(want)

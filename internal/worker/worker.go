@@ -80,6 +80,9 @@ type Config struct {
 	// SpecRunner verifies a repaired spec before it is proposed; without
 	// one, repairs are reported but never proposed.
 	SpecRunner SpecRunner
+	// Projects runs customers' own projects in the sandbox; without it,
+	// project jobs fail saying the sandbox is unavailable.
+	Projects ProjectRunner
 	// Explore tunes explorations (axe-core's source, the slow-response
 	// threshold).
 	Explore explore.Config
@@ -512,6 +515,12 @@ func (w *Worker) run(ctx context.Context, claim store.Claim, cancelled func() bo
 		return w.runSuite(ctx, claim, log)
 	case jobs.KindExploration:
 		return w.runExploration(ctx, claim, cancelled, log)
+	case jobs.KindProjectList:
+		return w.runProjectList(ctx, claim, log)
+	case jobs.KindProjectRun:
+		return w.runProjectFanOut(ctx, claim, log)
+	case jobs.KindProjectFile:
+		return w.runProjectFile(ctx, claim, log)
 	}
 	return failed(fmt.Sprintf("job kind %q is not supported by this worker", claim.Kind))
 }

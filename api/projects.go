@@ -1,0 +1,178 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/webpilot/webpilot/internal/jobs"
+	"github.com/webpilot/webpilot/internal/scenario"
+	"github.com/webpilot/webpilot/internal/store"
+	"github.com/webpilot/webpilot/internal/suite"
+)
+
+// MaxProjectUpload is the largest body POST /v1/projects/{name} reads
+// (the archive travels base64-encoded inside JSON).
+const MaxProjectUpload = 32 << 20
+
+// ProjectUpload is the body of POST /v1/projects/{name}: the project as an
+// archive (.tar.gz, .tar or .zip, base64-encoded), or its files by path.
+// Nothing in it is rewritten.
+type ProjectUpload struct {
+	Archive []byte            `json:"archive,omitempty"`
+	Files   map[string]string `json:"files,omitempty"`
+}
+
+// ProjectView is a version of a customer's project as the API shows it.
+type ProjectView struct {
+	Name    string `json:"name"`
+	Version string `json:"version"` // the content's digest
+	Files   int    `json:"files"`
+	Bytes   int    `json:"bytes"`
+	Parent  string `json:"parent,omitempty"`
+	Current bool   `json:"current"`
+	// Tests is the runner's own listing, once listed.
+	Tests      json.RawMessage `json:"tests,omitempty"`
+	ListErrors json.RawMessage `json:"list_errors,omitempty"`
+	ListedAt   *time.Time      `json:"listed_at,omitempty"`
+	CreatedAt  time.Time       `json:"created_at"`
+	// ListJob is the job listing a new upload's tests.
+	ListJob string `json:"list_job,omitempty"`
+}
+
+// ProjectList is the tenant's projects at their current versions.
+type ProjectList struct {
+	Projects []ProjectView `json:"projects"`
+}
+
+func projectView(v store.ProjectVersion) ProjectView {
+	return ProjectView{Name: v.Project, Version: v.Digest, Files: v.Files, Bytes: v.Bytes, Parent: v.Parent, Current: v.Current,
+		Tests: v.Tests, ListErrors: v.ListErrors, ListedAt: v.ListedAt, CreatedAt: v.CreatedAt}
+}
+
+// uploadProject stores an upload as the project's current version and
+// has a worker list its tests with the runner.
+func (s *Server) uploadProject(w http.ResponseWriter, r *http.Request) {
+	if s.throttled(w, r) {
+		return
+	}
+	name := r.PathValue("name")
+	if !jobs.ValidProjectName(name) {
+		writeError(w, http.StatusBadRequest, "invalid project", []scenario.FieldError{{Field: "name",
+			Message: "must be a project's name: letters, digits, '.', '_' and '-', at most 100"}})
+		return
+	}
+	var up ProjectUpload
+	if !s.decodeUpTo(w, r, &up, MaxProjectUpload) {
+		return
+	}
+	var p suite.Project
+	var err error
+	field := "archive"
+	switch {
+	case len(up.Archive) > 0 && len(up.Files) > 0:
+		writeError(w, http.StatusBadRequest, "invalid project", []scenario.FieldError{{Field: "files", Message: "give an archive or files, not both"}})
+		return
+	case len(up.Archive) > 0:
+		p, err = suite.ReadArchive(up.Archive)
+	case len(up.Files) > 0:
+		field = "files"
+		files := make(map[string][]byte, len(up.Files))
+		for k, v := range up.Files {
+			files[k] = []byte(v)
+		}
+		p, err = suite.NewProject(files)
+	default:
+		writeError(w, http.StatusBadRequest, "invalid project", []scenario.FieldError{{Field: "archive", Message: "is required (or files)"}})
+		return
+	}
+	var pe *suite.ProjectError
+	if errors.As(err, &pe) {
+		f := field
+		if pe.Path != "" {
+			f = fmt.Sprintf("%s[%q]", field, pe.Path)
+		}
+		writeError(w, http.StatusBadRequest, "invalid project: "+pe.Error(), []scenario.FieldError{{Field: f, Message: pe.Problem}})
+		return
+	}
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	archive, err := p.Archive()
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	t := tenantFrom(r.Context())
+	v, _, err := s.store.SaveProjectVersion(r.Context(), t.ID, store.ProjectVersion{Project: name, Digest: p.Digest(),
+		Files: len(p.Files), Bytes: p.Size()}, archive)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	view := projectView(v)
+	if v.ListedAt == nil {
+		// The runner lists the tests, on a worker: the dispatcher never
+		// runs a customer's code.
+		in, _ := json.Marshal(jobs.ProjectRequest{Name: name, Version: v.Digest})
+		subject := jobs.Subject(jobs.KindProjectList, t.ID)
+		job, err := s.store.SubmitJob(r.Context(), store.NewJob{TenantID: t.ID, Kind: string(jobs.KindProjectList), Subject: subject,
+			Prepare: func(string) (json.RawMessage, error) { return in, nil }})
+		if err != nil {
+			s.internal(w, r, err)
+			return
+		}
+		s.pub.Send(store.OutboxItem{Subject: subject, JobID: job.ID})
+		view.ListJob = job.ID
+	}
+	writeJSON(w, http.StatusCreated, view)
+}
+
+// projects lists the tenant's projects.
+func (s *Server) projects(w http.ResponseWriter, r *http.Request) {
+	list, err := s.store.Projects(r.Context(), tenantFrom(r.Context()).ID)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	out := ProjectList{Projects: make([]ProjectView, 0, len(list))}
+	for _, v := range list {
+		out.Projects = append(out.Projects, projectView(v))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// project shows a project's current version, or the one ?version= names.
+func (s *Server) project(w http.ResponseWriter, r *http.Request) {
+	v, err := s.store.ProjectVersion(r.Context(), tenantFrom(r.Context()).ID, r.PathValue("name"), r.URL.Query().Get("version"))
+	if errors.Is(err, store.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "no such project (or version)", nil)
+		return
+	}
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, projectView(v))
+}
+
+// runProject submits a project_run job for the project in the path.
+func (s *Server) runProject(w http.ResponseWriter, r *http.Request) {
+	if s.throttled(w, r) {
+		return
+	}
+	var req jobs.ProjectRequest
+	if !s.decode(w, r, &req) {
+		return
+	}
+	name := r.PathValue("name")
+	if req.Name != "" && req.Name != name {
+		writeError(w, http.StatusBadRequest, "invalid job", []scenario.FieldError{{Field: "name", Message: "is the project in the path; leave it out"}})
+		return
+	}
+	req.Name = name
+	s.submitValid(w, r, jobs.Submission{Kind: jobs.KindProjectRun, Project: &req})
+}

@@ -1,0 +1,132 @@
+package e2e
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/webpilot/webpilot/api"
+	"github.com/webpilot/webpilot/internal/demoapp"
+)
+
+// corpusFiles reads a corpus project as the files map an upload sends.
+func corpusFiles(t *testing.T, name string) map[string]string {
+	t.Helper()
+	root := filepath.Join("..", "internal", "suite", "testdata", "projects", name)
+	files := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(root, p)
+		files[filepath.ToSlash(rel)] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+type fileReport struct {
+	File    string `json:"file"`
+	Verdict string `json:"verdict"`
+	Tests   []struct {
+		Titles []string `json:"titles"`
+		Status string   `json:"status"`
+		Line   int      `json:"line"`
+		Error  string   `json:"error"`
+	} `json:"tests"`
+}
+
+// TestACustomersProjectIsListedAndRunAsWritten uploads a project written
+// the way customers write them, has the runner list its tests, and runs it
+// through the API, queue and worker in the sandbox: one child per file,
+// the runner's verdicts, and a regression failing exactly its tests.
+func TestACustomersProjectIsListedAndRunAsWritten(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, 30*time.Second, 0)
+	s.startWorker(t, nil)
+	_, key := s.tenant(t, "acme", 5)
+	_, otherKey := s.tenant(t, "other", 5)
+
+	// A bad upload is a 400 naming the file.
+	var bad api.ErrorBody
+	s.mustJSON(t, "POST", "/v1/projects/shop-e2e", key, map[string]any{"files": map[string]string{"../escape.spec.ts": "x"}},
+		http.StatusBadRequest, &bad)
+	if len(bad.Fields) != 1 || !strings.Contains(bad.Fields[0].Field, "../escape.spec.ts") {
+		t.Fatalf("a bad upload answered %+v", bad)
+	}
+
+	var up api.ProjectView
+	s.mustJSON(t, "POST", "/v1/projects/shop-e2e", key, map[string]any{"files": corpusFiles(t, "shopping")}, http.StatusCreated, &up)
+	if up.Files != 6 || len(up.Version) != 64 || up.ListJob == "" {
+		t.Fatalf("upload: %+v", up)
+	}
+	if lj := s.waitEnd(t, key, up.ListJob, 2*time.Minute); lj.State != "succeeded" {
+		t.Fatalf("listing: %s %s", lj.State, lj.Error)
+	}
+	var p api.ProjectView
+	s.mustJSON(t, "GET", "/v1/projects/shop-e2e", key, nil, http.StatusOK, &p)
+	var listed []struct {
+		File   string   `json:"file"`
+		Titles []string `json:"titles"`
+	}
+	if err := json.Unmarshal(p.Tests, &listed); err != nil || len(listed) != 7 {
+		t.Fatalf("listed %s (%v)", p.Tests, err)
+	}
+	s.mustJSON(t, "GET", "/v1/projects/shop-e2e", otherKey, nil, http.StatusNotFound, nil)
+
+	run := func(variant ...demoapp.Variation) map[string]fileReport {
+		t.Helper()
+		if err := s.app.SetVariant(variant...); err != nil {
+			t.Fatal(err)
+		}
+		var job api.JobView
+		s.mustJSON(t, "POST", "/v1/projects/shop-e2e/run", key, map[string]any{"base_url": s.demo,
+			"secrets": map[string]string{"E2E_PASSWORD": demoapp.Password}}, http.StatusAccepted, &job)
+		v := s.waitEnd(t, key, job.ID, 4*time.Minute)
+		if v.Suite == nil || v.Suite.Tests != 2 {
+			t.Fatalf("run: %s %s %+v", v.State, v.Error, v.Suite)
+		}
+		out := map[string]fileReport{}
+		for _, c := range v.Suite.Children {
+			var cv api.JobView
+			s.mustJSON(t, "GET", "/v1/jobs/"+c.JobID, key, nil, http.StatusOK, &cv)
+			var fr fileReport
+			if err := json.Unmarshal(cv.Project, &fr); err != nil {
+				t.Fatalf("child %s: %v (%s)", c.JobID, err, cv.Error)
+			}
+			out[fr.File] = fr
+		}
+		return out
+	}
+	asWritten := run()
+	for file, fr := range asWritten {
+		if fr.Verdict != "passed" {
+			t.Errorf("%s as written: %s %+v", file, fr.Verdict, fr.Tests)
+		}
+	}
+	regressed := run(demoapp.WrongCount)
+	if fr := regressed["tests/login.spec.js"]; fr.Verdict != "passed" {
+		t.Errorf("the login file does not touch the count, yet: %+v", fr)
+	}
+	fr := regressed["tests/list.spec.ts"]
+	failed := 0
+	for _, tc := range fr.Tests {
+		if tc.Status == "failed" {
+			failed++
+			if !strings.Contains(tc.Error, "items") || tc.Line == 0 {
+				t.Errorf("%v: failed without the runner's words or its line: %q line %d", tc.Titles, tc.Error, tc.Line)
+			}
+		}
+	}
+	if fr.Verdict != "failed" || failed != 5 {
+		t.Errorf("the list file under a regression: %s with %d failing: %+v", fr.Verdict, failed, fr.Tests)
+	}
+}

@@ -1,0 +1,222 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/webpilot/webpilot/internal/jobs"
+	"github.com/webpilot/webpilot/internal/store"
+	"github.com/webpilot/webpilot/internal/suite"
+)
+
+// ProjectRunner runs customers' projects in the sandbox;
+// suite.ProjectRunner implements it.
+type ProjectRunner interface {
+	Run(ctx context.Context, p suite.Project, o suite.RunOptions) (suite.RunReport, error)
+}
+
+// errNoSandbox is why a worker that cannot sandbox runs no customer code.
+var errNoSandbox = errors.New("this worker cannot run customer code: its sandbox is unavailable (bubblewrap and user namespaces are needed)")
+
+// loadProject reads a version of a tenant's project.
+func (w *Worker) loadProject(ctx context.Context, tenantID, digest string) (suite.Project, outcome, bool) {
+	archive, err := w.store.ProjectArchive(ctx, tenantID, digest)
+	if errors.Is(err, store.ErrNotFound) {
+		return suite.Project{}, failed("the project version no longer exists"), false
+	}
+	if err != nil {
+		return suite.Project{}, handedBack(err), false
+	}
+	p, err := suite.ReadArchive(archive)
+	if err != nil {
+		return suite.Project{}, failed("the stored project cannot be read: " + err.Error()), false
+	}
+	return p, outcome{}, true
+}
+
+// runProject runs (or lists) a project in the sandbox, its network only
+// through a tunnel of the job's egress proxy.
+func (w *Worker) runProject(ctx context.Context, p suite.Project, o suite.RunOptions) (suite.RunReport, error) {
+	if w.cfg.Projects == nil {
+		return suite.RunReport{}, errNoSandbox
+	}
+	tun := w.proxy.Open()
+	defer tun.Close()
+	o.Proxy = &suite.Proxy{Addr: strings.TrimPrefix(w.proxy.Server(), "http://"), Username: tun.User, Password: tun.Password}
+	rep, err := w.cfg.Projects.Run(ctx, p, o)
+	if rep.Dir != "" {
+		defer os.RemoveAll(rep.Dir)
+	}
+	if blocked := tun.Blocked(); len(blocked) > 0 {
+		rep.Errors = append(rep.Errors, "the egress guard refused: "+strings.Join(blocked, "; "))
+	}
+	return rep, err
+}
+
+// runProjectList lists an uploaded version's tests with the runner.
+func (w *Worker) runProjectList(ctx context.Context, claim store.Claim, log *slog.Logger) outcome {
+	req, _, err := openInput[jobs.ProjectRequest](w, claim)
+	if err != nil {
+		return failed(err.Error())
+	}
+	p, out, ok := w.loadProject(ctx, claim.TenantID, req.Version)
+	if !ok {
+		return out
+	}
+	rep, err := w.runProject(ctx, p, suite.RunOptions{List: true})
+	if err != nil {
+		if ctx.Err() != nil {
+			return handedBack(ctx.Err())
+		}
+		return failed("listing the tests failed: " + err.Error())
+	}
+	tests, _ := json.Marshal(rep.Tests)
+	var listErrors json.RawMessage
+	if len(rep.Errors) > 0 {
+		listErrors, _ = json.Marshal(rep.Errors)
+	}
+	if err := w.store.SetProjectTests(ctx, claim.TenantID, req.Version, tests, listErrors); err != nil {
+		return handedBack(err)
+	}
+	log.Info("listed project", "project", req.Name, "tests", len(rep.Tests), "errors", len(rep.Errors))
+	res, _ := json.Marshal(map[string]any{"project": req.Name, "version": req.Version, "tests": rep.Tests, "errors": rep.Errors})
+	f := store.Finish{State: store.JobStateSucceeded, Result: res}
+	if len(rep.Errors) > 0 {
+		f.State, f.Error = store.JobStateFailed, strings.Join(rep.Errors, "; ")
+	}
+	return outcome{Finish: f}
+}
+
+// runProjectFanOut fans a project run out: one child per test file (the
+// runner's hooks, serial mode and worker-scoped fixtures are per file, so
+// a file is the smallest part whose verdicts are the runner's own).
+func (w *Worker) runProjectFanOut(ctx context.Context, claim store.Claim, log *slog.Logger) outcome {
+	req, secrets, err := openInput[jobs.ProjectRequest](w, claim)
+	if err != nil {
+		return failed(err.Error())
+	}
+	v, err := w.store.ProjectVersion(ctx, claim.TenantID, req.Name, req.Version)
+	if errors.Is(err, store.ErrNotFound) {
+		return failed("the project version no longer exists")
+	}
+	if err != nil {
+		return handedBack(err)
+	}
+	var listed []suite.TestOutcome
+	if v.Tests == nil {
+		p, out, ok := w.loadProject(ctx, claim.TenantID, req.Version)
+		if !ok {
+			return out
+		}
+		rep, err := w.runProject(ctx, p, suite.RunOptions{List: true})
+		if err != nil {
+			return failed("listing the tests failed: " + err.Error())
+		}
+		listed = rep.Tests
+		tests, _ := json.Marshal(rep.Tests)
+		if err := w.store.SetProjectTests(ctx, claim.TenantID, req.Version, tests, nil); err != nil {
+			return handedBack(err)
+		}
+	} else if err := json.Unmarshal(v.Tests, &listed); err != nil {
+		return failed("the project's listing cannot be read: " + err.Error())
+	}
+	var files []string
+	for _, t := range listed {
+		if !slices.Contains(files, t.File) && (len(req.Files) == 0 || slices.Contains(req.Files, t.File)) {
+			files = append(files, t.File)
+		}
+	}
+	if len(files) == 0 {
+		return failed("the run selects no test file of the project")
+	}
+	children := make([]store.Child, 0, len(files))
+	for _, f := range files {
+		children = append(children, store.Child{Key: f, Kind: string(jobs.KindProjectFile), Subject: jobs.Subject(jobs.KindProjectFile, claim.TenantID),
+			Input: func(jobID string) (json.RawMessage, error) {
+				child := jobs.ProjectRequest{Name: req.Name, Version: req.Version, Files: []string{f}, BaseURL: req.BaseURL}
+				var err error
+				if child.SealedSecrets, err = w.sealFor(secrets, jobID); err != nil {
+					return nil, err
+				}
+				return json.Marshal(child)
+			}})
+	}
+	return w.fanOut(ctx, claim, children, log)
+}
+
+// ProjectFileResult is a project_file job's result: every test of the
+// file with the runner's verdict, file:line, duration and error.
+type ProjectFileResult struct {
+	Project string              `json:"project"`
+	Version string              `json:"version"`
+	File    string              `json:"file"`
+	Verdict string              `json:"verdict"`
+	Tests   []suite.TestOutcome `json:"tests"`
+	Errors  []string            `json:"errors,omitempty"`
+	Limit   string              `json:"limit,omitempty"`
+}
+
+// runProjectFile runs one test file of a project with the real runner.
+func (w *Worker) runProjectFile(ctx context.Context, claim store.Claim, log *slog.Logger) outcome {
+	req, secrets, err := openInput[jobs.ProjectRequest](w, claim)
+	if err != nil {
+		return failed(err.Error())
+	}
+	p, out, ok := w.loadProject(ctx, claim.TenantID, req.Version)
+	if !ok {
+		return out
+	}
+	rep, err := w.runProject(ctx, p, suite.RunOptions{Files: req.Files, BaseURL: req.BaseURL, Env: secrets, Trace: true})
+	if err != nil {
+		if ctx.Err() != nil {
+			return handedBack(ctx.Err())
+		}
+		return failed("the runner failed: " + err.Error())
+	}
+	res := ProjectFileResult{Project: req.Name, Version: req.Version, File: strings.Join(req.Files, ","), Tests: rep.Tests,
+		Errors: rep.Errors, Limit: rep.Limit, Verdict: fileVerdict(rep)}
+	b, _ := json.Marshal(res)
+	f := store.Finish{State: store.JobStateSucceeded, Result: b, TestStatus: res.Verdict}
+	if res.Verdict != "passed" && res.Verdict != "flaky" {
+		f.State = store.JobStateFailed
+		var failing []string
+		for _, t := range rep.Tests {
+			if t.Status == "failed" {
+				failing = append(failing, t.Title())
+			}
+		}
+		f.Error = fmt.Sprintf("%d of %d tests failed: %s", len(failing), len(rep.Tests), strings.Join(failing, "; "))
+		if len(rep.Errors) > 0 {
+			f.Error = strings.Join(rep.Errors, "; ")
+		}
+	}
+	log.Info("ran project file", "file", res.File, "verdict", res.Verdict, "tests", len(rep.Tests))
+	return outcome{Finish: f}
+}
+
+// fileVerdict is a file's verdict from its tests': failed if any failed
+// or the file did not load, flaky if any passed only on retry.
+func fileVerdict(rep suite.RunReport) string {
+	v := "passed"
+	if len(rep.Tests) == 0 || rep.Limit != "" {
+		return "failed"
+	}
+	for _, t := range rep.Tests {
+		switch t.Status {
+		case "failed", "timedOut", "interrupted":
+			return "failed"
+		case "flaky":
+			v = "flaky"
+		}
+	}
+	if len(rep.Errors) > 0 {
+		return "failed"
+	}
+	return v
+}
