@@ -1,0 +1,409 @@
+package suite
+
+import (
+	"archive/zip"
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// TraceAction is one action or assertion of a test as its Playwright
+// trace recorded it: what was called, on which selector, from where in the
+// customer's source, how long it took, how it ended, and the element it
+// acted on as the page held it just before.
+type TraceAction struct {
+	API      string `json:"api"`    // locator.click, expect, page.goto
+	Method   string `json:"method"` // click, fill, expect, goto
+	Selector string `json:"selector,omitempty"`
+	// Expect is an assertion's matcher expression (to.have.text) and
+	// Negated its .not.
+	Expect  string `json:"expect,omitempty"`
+	Negated bool   `json:"negated,omitempty"`
+	// File, Line and Column are the call site in the project's source.
+	File     string        `json:"file,omitempty"`
+	Line     int           `json:"line,omitempty"`
+	Column   int           `json:"column,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
+	Error    string        `json:"error,omitempty"`
+	// Target is the element acted on, as the snapshot the runner marked it
+	// in holds it (nil when the call has none, or the trace took none).
+	Target *SnapshotElement `json:"target,omitempty"`
+	// URL is the page's URL when the call began.
+	URL string `json:"url,omitempty"`
+}
+
+// SnapshotElement is an element as a trace's DOM snapshot holds it.
+type SnapshotElement struct {
+	Tag        string            `json:"tag"`
+	Attributes map[string]string `json:"attributes,omitempty"`
+	Text       string            `json:"text,omitempty"`
+	// Path is the tags from the document's root to the element.
+	Path string `json:"path,omitempty"`
+}
+
+// TraceConsole is a console message the page logged.
+type TraceConsole struct {
+	Type string `json:"type"` // error, warning, log…
+	Text string `json:"text"`
+	URL  string `json:"url,omitempty"`
+}
+
+// TraceRequest is a network request the page made.
+type TraceRequest struct {
+	Method string `json:"method"`
+	URL    string `json:"url"`
+	Status int    `json:"status"`
+}
+
+// Trace is what a test's trace tells: its calls in order, what the page
+// logged and its requests.
+type Trace struct {
+	Actions  []TraceAction  `json:"actions"`
+	Console  []TraceConsole `json:"console,omitempty"`
+	Requests []TraceRequest `json:"requests,omitempty"`
+}
+
+// traceEvent is one line of a trace file (the fields read here).
+type traceEvent struct {
+	Type      string  `json:"type"`
+	CallID    string  `json:"callId"`
+	StepID    string  `json:"stepId"`
+	APIName   string  `json:"apiName"`
+	Method    string  `json:"method"`
+	StartTime float64 `json:"startTime"`
+	EndTime   float64 `json:"endTime"`
+	Params    struct {
+		Selector   string `json:"selector"`
+		Expression string `json:"expression"`
+		IsNot      bool   `json:"isNot"`
+		URL        string `json:"url"`
+	} `json:"params"`
+	Error *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+	Stack []struct {
+		File   string `json:"file"`
+		Line   int    `json:"line"`
+		Column int    `json:"column"`
+	} `json:"stack"`
+	BeforeSnapshot string `json:"beforeSnapshot"`
+	// console
+	MessageType string `json:"messageType"`
+	Text        string `json:"text"`
+	Location    *struct {
+		URL string `json:"url"`
+	} `json:"location"`
+	// frame-snapshot
+	Snapshot *frameSnapshot `json:"snapshot"`
+	// resource-snapshot (network)
+	Request *struct {
+		Method string `json:"method"`
+		URL    string `json:"url"`
+	} `json:"request"`
+	Response *struct {
+		Status int `json:"status"`
+	} `json:"response"`
+}
+
+type frameSnapshot struct {
+	CallID       string          `json:"callId"`
+	SnapshotName string          `json:"snapshotName"`
+	FrameID      string          `json:"frameId"`
+	FrameURL     string          `json:"frameUrl"`
+	HTML         json.RawMessage `json:"html"`
+	IsMainFrame  bool            `json:"isMainFrame"`
+	nodes        []any           // post-order, built on first use
+	tree         any
+}
+
+// maxVisits bounds the nodes one look into a snapshot visits.
+const maxVisits = 200_000
+
+// maxTraceBytes bounds what is read of one trace file.
+const maxTraceBytes = 64 << 20
+
+// ReadTrace reads a trace.zip the runner wrote for a test of a project
+// laid out at root (as the runner saw it).
+func ReadTrace(path, root string) (Trace, error) {
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		return Trace{}, fmt.Errorf("open trace: %w", err)
+	}
+	defer zr.Close()
+	var testEvents, ctxEvents, netEvents []traceEvent
+	for _, f := range zr.File {
+		switch {
+		case f.Name == "test.trace":
+			testEvents, err = readEvents(f)
+		case strings.HasSuffix(f.Name, ".trace"):
+			var ev []traceEvent
+			ev, err = readEvents(f)
+			ctxEvents = append(ctxEvents, ev...)
+		case strings.HasSuffix(f.Name, ".network"):
+			var ev []traceEvent
+			ev, err = readEvents(f)
+			netEvents = append(netEvents, ev...)
+		}
+		if err != nil {
+			return Trace{}, fmt.Errorf("read %s: %w", f.Name, err)
+		}
+	}
+	// The runner's steps carry the call sites; the context's calls carry
+	// selectors, timings, outcomes and snapshots.
+	sites := map[string]traceEvent{}
+	for _, e := range testEvents {
+		if e.Type == "before" && len(e.Stack) > 0 {
+			sites[e.CallID] = e
+		}
+	}
+	ends := map[string]traceEvent{}
+	snaps := map[string][]*frameSnapshot{} // by frame, in order
+	byName := map[string]*frameSnapshot{}
+	var tr Trace
+	for _, e := range ctxEvents {
+		switch e.Type {
+		case "after":
+			ends[e.CallID] = e
+		case "frame-snapshot":
+			if s := e.Snapshot; s != nil {
+				snaps[s.FrameID] = append(snaps[s.FrameID], s)
+				if s.IsMainFrame || byName[s.SnapshotName] == nil {
+					byName[s.SnapshotName] = s
+				}
+			}
+		case "console":
+			c := TraceConsole{Type: e.MessageType, Text: e.Text}
+			if e.Location != nil {
+				c.URL = e.Location.URL
+			}
+			tr.Console = append(tr.Console, c)
+		}
+	}
+	for _, e := range netEvents {
+		if e.Request != nil {
+			r := TraceRequest{Method: e.Request.Method, URL: e.Request.URL}
+			if e.Response != nil {
+				r.Status = e.Response.Status
+			}
+			tr.Requests = append(tr.Requests, r)
+		}
+	}
+	for _, e := range ctxEvents {
+		if e.Type != "before" || e.StepID == "" {
+			continue
+		}
+		a := TraceAction{API: e.APIName, Method: e.Method, Selector: e.Params.Selector, Expect: e.Params.Expression, Negated: e.Params.IsNot}
+		if site, ok := sites[e.StepID]; ok {
+			s := site.Stack[0]
+			a.File, a.Line, a.Column = projectPath(s.File, root), s.Line, s.Column
+			if a.Method == "expect" || strings.HasPrefix(site.APIName, "expect.") {
+				a.API = site.APIName
+			}
+		}
+		if end, ok := ends[e.CallID]; ok {
+			a.Duration = time.Duration((end.EndTime - e.StartTime) * float64(time.Millisecond))
+			if end.Error != nil {
+				a.Error = stripANSI(end.Error.Message)
+			}
+		}
+		if s := byName[e.BeforeSnapshot]; s != nil {
+			a.URL = s.FrameURL
+		}
+		// The runner marks the target in the snapshot of the action's input
+		// (a click's point), else before the call, else (an assertion) after.
+		for _, name := range []string{"input@" + e.CallID, e.BeforeSnapshot, "after@" + e.CallID} {
+			if s := byName[name]; s != nil && a.Selector != "" && a.Target == nil {
+				a.Target = s.target(snaps[s.FrameID], e.CallID)
+			}
+		}
+		tr.Actions = append(tr.Actions, a)
+	}
+	return tr, nil
+}
+
+func readEvents(f *zip.File) ([]traceEvent, error) {
+	rc, err := f.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	sc := bufio.NewScanner(io.LimitReader(rc, maxTraceBytes))
+	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
+	var out []traceEvent
+	for sc.Scan() {
+		var e traceEvent
+		if json.Unmarshal(sc.Bytes(), &e) == nil {
+			out = append(out, e)
+		}
+	}
+	return out, sc.Err()
+}
+
+// projectPath names a call site's file relative to the project's root.
+func projectPath(file, root string) string {
+	if rel, err := filepath.Rel(root, file); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel)
+	}
+	return file
+}
+
+// The snapshot format: a node is a string (text), [name, attributes,
+// ...children], or [[snapshotsAgo, index]]: the index-th node, in
+// post-order, of a snapshot that many before this one of the same frame.
+
+// postOrder lists a snapshot's own nodes (references are not nodes).
+func (s *frameSnapshot) postOrder() []any {
+	if s.nodes != nil {
+		return s.nodes
+	}
+	if s.tree == nil {
+		_ = json.Unmarshal(s.HTML, &s.tree)
+	}
+	var visit func(n any)
+	visit = func(n any) {
+		switch v := n.(type) {
+		case string:
+			s.nodes = append(s.nodes, v)
+		case []any:
+			if len(v) > 0 {
+				if _, ok := v[0].(string); ok {
+					for _, c := range children(v) {
+						visit(c)
+					}
+					s.nodes = append(s.nodes, v)
+				}
+			}
+		}
+	}
+	visit(s.tree)
+	if s.nodes == nil {
+		s.nodes = []any{}
+	}
+	return s.nodes
+}
+
+// children are an element node's children ([name] and [name, attrs] have
+// none). A trace is written inside the sandbox: it is untrusted, and no
+// shape of it may panic the worker.
+func children(v []any) []any {
+	if len(v) <= 2 {
+		return nil
+	}
+	return v[2:]
+}
+
+// target finds the element the call marked in this snapshot (the runner
+// sets __playwright_target__ to the call's id on it).
+func (s *frameSnapshot) target(frame []*frameSnapshot, callID string) *SnapshotElement {
+	idx := -1
+	for i, f := range frame {
+		if f == s {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		return nil
+	}
+	if s.tree == nil {
+		_ = json.Unmarshal(s.HTML, &s.tree)
+	}
+	var found *SnapshotElement
+	budget := maxVisits // references can point back up: bound the walk, not only its depth
+	var visit func(n any, at int, path []string, depth int)
+	visit = func(n any, at int, path []string, depth int) {
+		if budget--; found != nil || depth > 200 || budget < 0 {
+			return
+		}
+		v, ok := n.([]any)
+		if !ok || len(v) == 0 {
+			return
+		}
+		if ref, ok := v[0].([]any); ok && len(ref) == 2 {
+			ago, _ := ref[0].(float64)
+			i, _ := ref[1].(float64)
+			from := at - int(ago)
+			if from < 0 || from > at {
+				return
+			}
+			nodes := frame[from].postOrder()
+			if int(i) >= 0 && int(i) < len(nodes) {
+				visit(nodes[int(i)], from, path, depth+1)
+			}
+			return
+		}
+		name, ok := v[0].(string)
+		if !ok {
+			return
+		}
+		attrs := map[string]string{}
+		if len(v) > 1 {
+			if m, ok := v[1].(map[string]any); ok {
+				for k, x := range m {
+					attrs[k], _ = x.(string)
+				}
+			}
+		}
+		path = append(path, strings.ToLower(name))
+		if attrs["__playwright_target__"] == callID {
+			el := &SnapshotElement{Tag: strings.ToLower(name), Attributes: map[string]string{}, Path: strings.Join(path, " ")}
+			for k, x := range attrs {
+				if !strings.HasPrefix(k, "__playwright") {
+					el.Attributes[k] = x
+				}
+			}
+			var text strings.Builder
+			textBudget := maxVisits
+			collectText(v, frame, at, &text, 0, &textBudget)
+			el.Text = strings.Join(strings.Fields(text.String()), " ")
+			if len(el.Text) > 200 {
+				el.Text = el.Text[:200]
+			}
+			found = el
+			return
+		}
+		for _, c := range children(v) {
+			visit(c, at, path, depth+1)
+		}
+	}
+	visit(s.tree, idx, nil, 0)
+	return found
+}
+
+// collectText gathers an element's text, following references.
+func collectText(n any, frame []*frameSnapshot, at int, out *strings.Builder, depth int, budget *int) {
+	if *budget--; depth > 200 || out.Len() > 400 || *budget < 0 {
+		return
+	}
+	switch v := n.(type) {
+	case string:
+		out.WriteString(v)
+		out.WriteByte(' ')
+	case []any:
+		if len(v) == 0 {
+			return
+		}
+		if ref, ok := v[0].([]any); ok && len(ref) == 2 {
+			ago, _ := ref[0].(float64)
+			i, _ := ref[1].(float64)
+			from := at - int(ago)
+			if from < 0 || from > at {
+				return
+			}
+			nodes := frame[from].postOrder()
+			if int(i) >= 0 && int(i) < len(nodes) {
+				collectText(nodes[int(i)], frame, from, out, depth+1, budget)
+			}
+			return
+		}
+		if name, ok := v[0].(string); ok && (name == "SCRIPT" || name == "STYLE") {
+			return
+		}
+		for _, c := range children(v) {
+			collectText(c, frame, at, out, depth+1, budget)
+		}
+	}
+}
