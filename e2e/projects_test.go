@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -41,6 +42,16 @@ type fileReport struct {
 		Status string   `json:"status"`
 		Line   int      `json:"line"`
 		Error  string   `json:"error"`
+		// Failure is the failing call, from the trace.
+		Failure *struct {
+			File     string `json:"file"`
+			Line     int    `json:"line"`
+			Selector string `json:"selector"`
+			Target   *struct {
+				Tag  string `json:"tag"`
+				Text string `json:"text"`
+			} `json:"target"`
+		} `json:"failure"`
 	} `json:"tests"`
 }
 
@@ -52,7 +63,7 @@ func TestACustomersProjectIsListedAndRunAsWritten(t *testing.T) {
 	t.Parallel()
 	s := newStack(t, 30*time.Second, 0)
 	s.startWorker(t, nil)
-	_, key := s.tenant(t, "acme", 5)
+	acmeID, key := s.tenant(t, "acme", 5)
 	_, otherKey := s.tenant(t, "other", 5)
 
 	// A bad upload is a 400 naming the file.
@@ -112,6 +123,28 @@ func TestACustomersProjectIsListedAndRunAsWritten(t *testing.T) {
 			t.Errorf("%s as written: %s %+v", file, fr.Verdict, fr.Tests)
 		}
 	}
+	// Each passing test's calls and their targets are kept with the version.
+	raw, err := s.store.ProjectFingerprints(context.Background(), acmeID, up.Version)
+	var prints map[string][]struct {
+		Method string `json:"method"`
+		Target *struct {
+			Tag string `json:"tag"`
+		} `json:"target"`
+	}
+	if err != nil || json.Unmarshal(raw, &prints) != nil || len(prints) != 7 {
+		t.Fatalf("fingerprints kept for %d tests (%v): %.300s", len(prints), err, raw)
+	}
+	targets := 0
+	for _, calls := range prints {
+		for _, c := range calls {
+			if c.Target != nil {
+				targets++
+			}
+		}
+	}
+	if targets < 14 {
+		t.Errorf("only %d calls kept their target", targets)
+	}
 	regressed := run(demoapp.WrongCount)
 	if fr := regressed["tests/login.spec.js"]; fr.Verdict != "passed" {
 		t.Errorf("the login file does not touch the count, yet: %+v", fr)
@@ -123,6 +156,12 @@ func TestACustomersProjectIsListedAndRunAsWritten(t *testing.T) {
 			failed++
 			if !strings.Contains(tc.Error, "items") || tc.Line == 0 {
 				t.Errorf("%v: failed without the runner's words or its line: %q line %d", tc.Titles, tc.Error, tc.Line)
+			}
+			// The trace names the failing call where the customer wrote it: the
+			// page object's count check, on the count element as it stood.
+			if f := tc.Failure; f == nil || f.File != "pages/ListPage.ts" || f.Line == 0 || f.Selector != "#count" ||
+				f.Target == nil || f.Target.Tag != "p" || !strings.Contains(f.Target.Text, " item") {
+				t.Errorf("%v: the failing call from the trace: %+v", tc.Titles, f)
 			}
 		}
 	}

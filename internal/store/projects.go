@@ -122,3 +122,32 @@ func (s *Store) SetProjectTests(ctx context.Context, tenantID, digest string, te
 	}
 	return nil
 }
+
+// KeepProjectFingerprints merges tests' calls and targets (a JSON object
+// keyed by test id) into a version's, each test's replacing what an
+// earlier passing run kept.
+func (s *Store) KeepProjectFingerprints(ctx context.Context, tenantID, digest string, byTest json.RawMessage) error {
+	tag, err := s.db.Exec(ctx, `UPDATE project_versions SET fingerprints = fingerprints || $3::jsonb WHERE tenant_id = $1 AND digest = $2`,
+		tenantID, digest, byTest)
+	if err != nil {
+		return fmt.Errorf("keep project fingerprints: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// ProjectFingerprints returns what passing runs of a version kept, keyed
+// by test id.
+func (s *Store) ProjectFingerprints(ctx context.Context, tenantID, digest string) (json.RawMessage, error) {
+	var b json.RawMessage
+	err := s.db.QueryRow(ctx, `SELECT fingerprints FROM project_versions WHERE tenant_id = $1 AND digest = $2`, tenantID, digest).Scan(&b)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read project fingerprints: %w", err)
+	}
+	return b, nil
+}

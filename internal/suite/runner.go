@@ -72,6 +72,46 @@ type TestOutcome struct {
 	// Trace is the host path of the last attempt's trace, while the run's
 	// directory exists.
 	Trace string `json:"-"`
+	// Failure is the call that failed, from the trace: its call site in
+	// the project's source, selector, error and target element.
+	Failure *TraceAction `json:"failure,omitempty"`
+	// ConsoleErrors are what the page logged as errors (what the egress
+	// guard refused is not among them: it is listed apart).
+	ConsoleErrors []string `json:"console_errors,omitempty"`
+	// Actions are the test's calls with their targets, kept from a passing
+	// run for re-locating elements when the app drifts.
+	Actions []TraceAction `json:"-"`
+}
+
+// Evidence reads the test's trace into Failure, ConsoleErrors and Actions.
+func (t *TestOutcome) Evidence() error {
+	if t.Trace == "" {
+		return nil
+	}
+	tr, err := ReadTrace(t.Trace, sandbox.WorkDir)
+	if err != nil {
+		return err
+	}
+	t.Actions = tr.Actions
+	for i := range tr.Actions {
+		if a := tr.Actions[i]; a.Error != "" && a.File != "" {
+			t.Failure = &a
+		}
+	}
+	for _, c := range tr.Console {
+		if c.Type == "error" && !guardRefusal(c.Text) && len(t.ConsoleErrors) < 20 {
+			t.ConsoleErrors = append(t.ConsoleErrors, lastBytes(c.Text, 300))
+		}
+	}
+	return nil
+}
+
+// guardRefusal reports a console error the browser logs for what the
+// egress guard refused: not the app's.
+func guardRefusal(text string) bool {
+	return strings.HasPrefix(text, "Failed to load resource") &&
+		(strings.Contains(text, "ERR_TUNNEL_CONNECTION_FAILED") || strings.Contains(text, "ERR_BLOCKED_BY_CLIENT") ||
+			strings.Contains(text, "ERR_PROXY_CONNECTION_FAILED"))
 }
 
 // Title is the test's full title as the runner prints it.

@@ -53,6 +53,12 @@ func (w *Worker) runProject(ctx context.Context, p suite.Project, o suite.RunOpt
 	if rep.Dir != "" {
 		defer os.RemoveAll(rep.Dir)
 	}
+	for i := range rep.Tests {
+		// Read while the run's directory still holds the traces.
+		if err := rep.Tests[i].Evidence(); err != nil {
+			w.log.Warn("trace unreadable", "test", rep.Tests[i].Title(), "err", err)
+		}
+	}
 	if blocked := tun.Blocked(); len(blocked) > 0 {
 		rep.Errors = append(rep.Errors, "the egress guard refused: "+strings.Join(blocked, "; "))
 	}
@@ -181,6 +187,20 @@ func (w *Worker) runProjectFile(ctx context.Context, claim store.Claim, log *slo
 	}
 	res := ProjectFileResult{Project: req.Name, Version: req.Version, File: strings.Join(req.Files, ","), Tests: rep.Tests,
 		Errors: rep.Errors, Limit: rep.Limit, Verdict: fileVerdict(rep)}
+	// A passing test's targets, per version: what re-location starts from
+	// when the app drifts.
+	prints := map[string][]suite.TraceAction{}
+	for _, t := range rep.Tests {
+		if t.Status == "passed" && len(t.Actions) > 0 {
+			prints[t.ID] = t.Actions
+		}
+	}
+	if len(prints) > 0 {
+		b, _ := json.Marshal(prints)
+		if err := w.store.KeepProjectFingerprints(ctx, claim.TenantID, req.Version, b); err != nil {
+			return handedBack(err)
+		}
+	}
 	b, _ := json.Marshal(res)
 	f := store.Finish{State: store.JobStateSucceeded, Result: b, TestStatus: res.Verdict}
 	if res.Verdict != "passed" && res.Verdict != "flaky" {
