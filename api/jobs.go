@@ -136,7 +136,7 @@ func view(j store.Job, detail bool) JobView {
 	if j.Kind == string(jobs.KindExploration) {
 		v.exploration(j, src, detail)
 	}
-	if (j.Kind == string(jobs.KindProjectFile) || j.Kind == string(jobs.KindProjectList)) && detail {
+	if (j.Kind == string(jobs.KindProjectFile) || j.Kind == string(jobs.KindProjectList) || j.Kind == string(jobs.KindProjectRepair)) && detail {
 		v.Project = j.Result
 	}
 	return v
@@ -253,8 +253,8 @@ func (s *Server) submitValid(w http.ResponseWriter, r *http.Request, sub jobs.Su
 		return
 	}
 	hold := s.cfg.DefaultHold * int64(max(in.tests, 1))
-	if sub.Kind == jobs.KindSuiteRun || sub.Kind == jobs.KindProjectRun {
-		hold = 0 // replays and runs of a project make no model calls
+	if sub.Kind == jobs.KindSuiteRun || sub.Kind == jobs.KindProjectRun || sub.Kind == jobs.KindProjectRepair {
+		hold = 0 // replays, and runs and repairs of a project, make no model calls
 	}
 	if in.options.MaxCredits > 0 {
 		if in.options.MaxCredits > maxHold {
@@ -757,7 +757,7 @@ func (s *Server) jobInput(w http.ResponseWriter, r *http.Request, sub jobs.Submi
 		return jobInput{at: "suite", options: c.Options, secrets: c.Secrets, tests: len(tests),
 			encode: sealedEncoder(c)}, true
 	}
-	if sub.Kind == jobs.KindProjectRun {
+	if sub.Kind == jobs.KindProjectRun || sub.Kind == jobs.KindProjectRepair {
 		c := *sub.Project
 		v, err := s.store.ProjectVersion(r.Context(), tenantID, c.Name, c.Version)
 		if errors.Is(err, store.ErrNotFound) {

@@ -159,20 +159,56 @@ func (s *Server) project(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, projectView(v))
 }
 
-// runProject submits a project_run job for the project in the path.
-func (s *Server) runProject(w http.ResponseWriter, r *http.Request) {
-	if s.throttled(w, r) {
+// submitProject submits a job of kind over the project in the path.
+func (s *Server) submitProject(kind jobs.Kind) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.throttled(w, r) {
+			return
+		}
+		var req jobs.ProjectRequest
+		if !s.decode(w, r, &req) {
+			return
+		}
+		name := r.PathValue("name")
+		if req.Name != "" && req.Name != name {
+			writeError(w, http.StatusBadRequest, "invalid job", []scenario.FieldError{{Field: "name", Message: "is the project in the path; leave it out"}})
+			return
+		}
+		req.Name = name
+		s.submitValid(w, r, jobs.Submission{Kind: kind, Project: &req})
+	}
+}
+
+// patch answers a project repair's unified diff over the customer's files.
+func (s *Server) patch(w http.ResponseWriter, r *http.Request) {
+	j, ok := s.job(w, r)
+	if !ok {
 		return
 	}
-	var req jobs.ProjectRequest
-	if !s.decode(w, r, &req) {
+	var res struct {
+		Repair struct {
+			Diff string `json:"diff"`
+		} `json:"report"` // a project repair's (see worker.ProjectRepairResult)
+	}
+	_ = json.Unmarshal(j.Result, &res)
+	if j.Kind != string(jobs.KindProjectRepair) || res.Repair.Diff == "" {
+		writeError(w, http.StatusConflict, fmt.Sprintf("the job (%s, %s) has no verified patch", j.Kind, j.State), nil)
 		return
 	}
-	name := r.PathValue("name")
-	if req.Name != "" && req.Name != name {
-		writeError(w, http.StatusBadRequest, "invalid job", []scenario.FieldError{{Field: "name", Message: "is the project in the path; leave it out"}})
+	w.Header().Set("Content-Type", "text/x-diff; charset=utf-8")
+	_, _ = w.Write([]byte(res.Repair.Diff))
+}
+
+// acceptProjectVersion makes a proposed version (a repair's) current.
+func (s *Server) acceptProjectVersion(w http.ResponseWriter, r *http.Request) {
+	v, err := s.store.AcceptProjectVersion(r.Context(), tenantFrom(r.Context()).ID, r.PathValue("name"), r.PathValue("version"))
+	if errors.Is(err, store.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "no such project version", nil)
 		return
 	}
-	req.Name = name
-	s.submitValid(w, r, jobs.Submission{Kind: jobs.KindProjectRun, Project: &req})
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, projectView(v))
 }

@@ -43,9 +43,9 @@ func TestCappedTenantsJobsWaitWithoutSpendingDeliveries(t *testing.T) {
 			t.Fatalf("job %s ended %s after %d attempts: %s", id, v.State, v.Attempt, v.Error)
 		}
 	}
-	// The hundred jobs wrote one spec, byte for byte: running it once under
-	// @playwright/test checks every one of them.
-	if n := s.count(t, `SELECT count(DISTINCT script) FROM jobs WHERE id = ANY($1)`, ids); n != 1 {
+	// The hundred jobs wrote one spec, byte for byte but for the test's
+	// name: running it once under @playwright/test checks every one of them.
+	if n := s.count(t, `SELECT count(DISTINCT regexp_replace(script, 'bulk [0-9]+', 'bulk N', 'g')) FROM jobs WHERE id = ANY($1)`, ids); n != 1 {
 		t.Fatalf("the capped tenant's identical scenarios wrote %d different specs", n)
 	}
 	s.passSpec(t, bulkKey, ids[0])

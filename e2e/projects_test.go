@@ -168,4 +168,49 @@ func TestACustomersProjectIsListedAndRunAsWritten(t *testing.T) {
 	if fr.Verdict != "failed" || failed != 5 {
 		t.Errorf("the list file under a regression: %s with %d failing: %+v", fr.Verdict, failed, fr.Tests)
 	}
+
+	// A miscount is a regression: the repair fails with it and proposes
+	// nothing.
+	var rj api.JobView
+	s.mustJSON(t, "POST", "/v1/projects/shop-e2e/repair", key, map[string]any{"base_url": s.demo,
+		"secrets": map[string]string{"E2E_PASSWORD": demoapp.Password}}, http.StatusAccepted, &rj)
+	if v := s.waitEnd(t, key, rj.ID, 4*time.Minute); v.State != "failed" || v.Verdict != "app_regression" {
+		t.Fatalf("repair under a regression: %s %s (%s)", v.State, v.Verdict, v.Error)
+	}
+	s.mustJSON(t, "GET", "/v1/jobs/"+rj.ID+"/patch", key, nil, http.StatusConflict, nil)
+
+	// Renamed ids are drift: healed in the page object, verified, proposed.
+	if err := s.app.SetVariant(demoapp.RenamedIDs); err != nil {
+		t.Fatal(err)
+	}
+	s.mustJSON(t, "POST", "/v1/projects/shop-e2e/repair", key, map[string]any{"base_url": s.demo,
+		"secrets": map[string]string{"E2E_PASSWORD": demoapp.Password}}, http.StatusAccepted, &rj)
+	v := s.waitEnd(t, key, rj.ID, 4*time.Minute)
+	var rep struct {
+		Proposed string `json:"proposed"`
+		Repair   struct {
+			Verified bool `json:"verified"`
+			Changes  []struct {
+				File string `json:"file"`
+			} `json:"changes"`
+		} `json:"report"`
+	}
+	if err := json.Unmarshal(v.Project, &rep); err != nil || v.State != "succeeded" || v.Verdict != "healed" || !rep.Repair.Verified ||
+		len(rep.Proposed) != 64 || len(rep.Repair.Changes) != 2 || rep.Repair.Changes[0].File != "pages/ListPage.ts" {
+		t.Fatalf("repair of drift: %s %s %s: %s", v.State, v.Verdict, v.Error, v.Project)
+	}
+	code, diff := s.call(t, "GET", "/v1/jobs/"+rj.ID+"/patch", key, nil)
+	if code != http.StatusOK || !strings.Contains(string(diff), "+++ b/pages/ListPage.ts") {
+		t.Fatalf("patch: %d %s", code, diff)
+	}
+	var accepted api.ProjectView
+	s.mustJSON(t, "POST", "/v1/projects/shop-e2e/versions/"+rep.Proposed+"/accept", key, nil, http.StatusOK, &accepted)
+	if !accepted.Current || accepted.Parent != up.Version {
+		t.Fatalf("accepted: %+v", accepted)
+	}
+	for file, fr := range run(demoapp.RenamedIDs) {
+		if fr.Verdict != "passed" {
+			t.Errorf("%s after the accepted repair: %s %+v", file, fr.Verdict, fr.Tests)
+		}
+	}
 }

@@ -34,14 +34,17 @@ const (
 	KindProjectRun Kind = "project_run"
 	// KindProjectFile runs one test file of a project.
 	KindProjectFile Kind = "project_file"
+	// KindProjectRepair runs a project and heals its drifted locators where
+	// they are defined, proposing the verified patch as a new version.
+	KindProjectRepair Kind = "project_repair"
 )
 
 // Kinds are every kind, in the order the API documents them.
 var Kinds = []Kind{KindScenario, KindExploration, KindReplay, KindRepair, KindSuiteRun, KindSuiteRepair,
-	KindProjectList, KindProjectRun, KindProjectFile}
+	KindProjectList, KindProjectRun, KindProjectFile, KindProjectRepair}
 
 // kindNames lists the kinds a submission may name, for error messages.
-const kindNames = "one of scenario, exploration, replay, repair, suite_run, suite_repair, project_run"
+const kindNames = "one of scenario, exploration, replay, repair, suite_run, suite_repair, project_run, project_repair"
 
 // Submittable reports whether a tenant may submit jobs of this kind
 // through POST /v1/jobs (the others are made by the server: a project's
@@ -185,10 +188,13 @@ func (s *Submission) Validate(urls scenario.URLPolicy) error {
 		v.Add("suite", "is required for kind %s", s.Kind)
 	case s.Kind.Bulk():
 		s.Suite.Validate(&v, "suite", s.Kind, urls)
-	case s.Kind == KindProjectRun && s.Project == nil:
-		v.Add("project", "is required for kind project_run")
-	case s.Kind == KindProjectRun:
+	case (s.Kind == KindProjectRun || s.Kind == KindProjectRepair) && s.Project == nil:
+		v.Add("project", "is required for kind %s", s.Kind)
+	case s.Kind == KindProjectRun || s.Kind == KindProjectRepair:
 		s.Project.Validate(&v, "project", urls)
+		if s.Project.AutoAccept && s.Kind != KindProjectRepair {
+			v.Add("project.auto_accept", "only a project_repair proposes versions")
+		}
 	case s.Kind == KindExploration && s.Exploration == nil:
 		v.Add("exploration", "is required for kind exploration")
 	case s.Kind == KindExploration:
@@ -219,6 +225,9 @@ type ProjectRequest struct {
 	// Secrets are given to the tests as environment variables.
 	Secrets       map[string]string `json:"secrets,omitempty"`
 	SealedSecrets string            `json:"sealed_secrets,omitempty"`
+	// AutoAccept makes a verified repair the project's current version at
+	// once (project_repair only); otherwise it is proposed.
+	AutoAccept bool `json:"auto_accept,omitempty"`
 }
 
 // projectName is what a project may be called.

@@ -33,6 +33,33 @@ type ProjectVersion struct {
 // (creating the project). The same content uploaded again is the same
 // version: it is stored once and made current; created says it was new.
 func (s *Store) SaveProjectVersion(ctx context.Context, tenantID string, v ProjectVersion, archive []byte) (saved ProjectVersion, created bool, err error) {
+	return s.saveProjectVersion(ctx, tenantID, v, archive, true)
+}
+
+// ProposeProjectVersion stores a version (a verified repair's) without
+// making it current: AcceptProjectVersion does.
+func (s *Store) ProposeProjectVersion(ctx context.Context, tenantID string, v ProjectVersion, archive []byte) (ProjectVersion, error) {
+	saved, _, err := s.saveProjectVersion(ctx, tenantID, v, archive, false)
+	return saved, err
+}
+
+// AcceptProjectVersion makes a version of a tenant's project its current
+// one.
+func (s *Store) AcceptProjectVersion(ctx context.Context, tenantID, project, digest string) (ProjectVersion, error) {
+	tag, err := s.db.Exec(ctx,
+		`UPDATE projects p SET current = $3, updated_at = now() WHERE p.tenant_id = $1 AND p.name = $2
+		 AND EXISTS (SELECT 1 FROM project_versions v WHERE v.tenant_id = $1 AND v.project = $2 AND v.digest = $3)`,
+		tenantID, project, digest)
+	if err != nil {
+		return ProjectVersion{}, fmt.Errorf("accept project version: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ProjectVersion{}, ErrNotFound
+	}
+	return s.ProjectVersion(ctx, tenantID, project, digest)
+}
+
+func (s *Store) saveProjectVersion(ctx context.Context, tenantID string, v ProjectVersion, archive []byte, current bool) (saved ProjectVersion, created bool, err error) {
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx,
 			`INSERT INTO project_versions (tenant_id, digest, project, archive, files, bytes, parent)
@@ -42,6 +69,9 @@ func (s *Store) SaveProjectVersion(ctx context.Context, tenantID string, v Proje
 			return fmt.Errorf("store project version: %w", err)
 		}
 		created = tag.RowsAffected() == 1
+		if !current {
+			return nil
+		}
 		if _, err := tx.Exec(ctx,
 			`INSERT INTO projects (tenant_id, name, current) VALUES ($1, $2, $3)
 			 ON CONFLICT (tenant_id, name) DO UPDATE SET current = EXCLUDED.current, updated_at = now()`,

@@ -98,6 +98,15 @@ func (t *TestOutcome) Evidence() error {
 			t.Failure = &a
 		}
 	}
+	if t.Failure == nil && t.Status == "failed" {
+		// The test timed out during a call: that call never ended.
+		for i := range tr.Actions {
+			if a := tr.Actions[i]; a.Pending && a.File != "" && a.Selector != "" {
+				a.Error = t.Error
+				t.Failure = &a
+			}
+		}
+	}
 	for _, c := range tr.Console {
 		if c.Type == "error" && !guardRefusal(c.Text) && len(t.ConsoleErrors) < 20 {
 			t.ConsoleErrors = append(t.ConsoleErrors, lastBytes(c.Text, 300))

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -29,6 +30,8 @@ type TraceAction struct {
 	Column   int           `json:"column,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
 	Error    string        `json:"error,omitempty"`
+	// Pending says the call never ended: the test timed out during it.
+	Pending bool `json:"pending,omitempty"`
 	// Target is the element acted on, as the snapshot the runner marked it
 	// in holds it (nil when the call has none, or the trace took none).
 	Target *SnapshotElement `json:"target,omitempty"`
@@ -209,6 +212,8 @@ func ReadTrace(path, root string) (Trace, error) {
 			if end.Error != nil {
 				a.Error = stripANSI(end.Error.Message)
 			}
+		} else {
+			a.Pending = true
 		}
 		if s := byName[e.BeforeSnapshot]; s != nil {
 			a.URL = s.FrameURL
@@ -406,4 +411,135 @@ func collectText(n any, frame []*frameSnapshot, at int, out *strings.Builder, de
 			collectText(c, frame, at, out, depth+1, budget)
 		}
 	}
+}
+
+// elements lists every element of the snapshot at index at of a frame's
+// snapshots, references followed, within the visit budget: each with its
+// tag, attributes, own text (children's included), root-to-element path,
+// and its label's text for a form control.
+func elementsOf(frame []*frameSnapshot, at int) []SnapshotElement {
+	if at < 0 || at >= len(frame) {
+		return nil
+	}
+	s := frame[at]
+	if s.tree == nil {
+		_ = json.Unmarshal(s.HTML, &s.tree)
+	}
+	var out []SnapshotElement
+	labels := map[string]string{} // for= id → text
+	budget := maxVisits
+	var visit func(n any, at int, path []string, depth int)
+	visit = func(n any, at int, path []string, depth int) {
+		if budget--; depth > 200 || budget < 0 || len(out) > 5000 {
+			return
+		}
+		v, ok := n.([]any)
+		if !ok || len(v) == 0 {
+			return
+		}
+		if ref, ok := v[0].([]any); ok && len(ref) == 2 {
+			ago, _ := ref[0].(float64)
+			i, _ := ref[1].(float64)
+			from := at - int(ago)
+			if from < 0 || from > at {
+				return
+			}
+			nodes := frame[from].postOrder()
+			if int(i) >= 0 && int(i) < len(nodes) {
+				visit(nodes[int(i)], from, path, depth+1)
+			}
+			return
+		}
+		name, ok := v[0].(string)
+		if !ok {
+			return
+		}
+		tag := strings.ToLower(name)
+		if tag == "script" || tag == "style" || tag == "head" {
+			return
+		}
+		el := SnapshotElement{Tag: tag, Attributes: map[string]string{}}
+		if len(v) > 1 {
+			if m, ok := v[1].(map[string]any); ok {
+				for k, x := range m {
+					if !strings.HasPrefix(k, "__playwright") {
+						el.Attributes[k], _ = x.(string)
+					}
+				}
+			}
+		}
+		path = append(path, tag)
+		el.Path = strings.Join(path, " ")
+		var text strings.Builder
+		tb := 20_000
+		collectText(v, frame, at, &text, 0, &tb)
+		el.Text = strings.Join(strings.Fields(text.String()), " ")
+		if len(el.Text) > 200 {
+			el.Text = el.Text[:200]
+		}
+		if tag == "label" && el.Attributes["for"] != "" {
+			labels[el.Attributes["for"]] = el.Text
+		}
+		out = append(out, el)
+		for _, c := range children(v) {
+			visit(c, at, path, depth+1)
+		}
+	}
+	visit(s.tree, at, nil, 0)
+	for i := range out {
+		if id := out[i].Attributes["id"]; id != "" && labels[id] != "" {
+			out[i].Attributes["label"] = labels[id]
+		}
+	}
+	return out
+}
+
+// FailureDOM lists the elements of the page, in the main frame, as the
+// trace last saw it around the failing call (after it when the runner
+// took that snapshot, else before it): where re-location looks for the
+// element a drifted locator no longer finds.
+func FailureDOM(path string) ([]SnapshotElement, error) {
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		return nil, fmt.Errorf("open trace: %w", err)
+	}
+	defer zr.Close()
+	var events []traceEvent
+	for _, f := range zr.File {
+		if strings.HasSuffix(f.Name, ".trace") && f.Name != "test.trace" {
+			ev, err := readEvents(f)
+			if err != nil {
+				return nil, err
+			}
+			events = append(events, ev...)
+		}
+	}
+	failed := ""
+	for _, e := range events {
+		if e.Type == "after" && e.Error != nil {
+			failed = e.CallID
+		}
+	}
+	snaps := map[string][]*frameSnapshot{}
+	var pick *frameSnapshot
+	for _, e := range events {
+		if e.Type != "frame-snapshot" || e.Snapshot == nil {
+			continue
+		}
+		s := e.Snapshot
+		snaps[s.FrameID] = append(snaps[s.FrameID], s)
+		if s.IsMainFrame && (failed == "" || s.CallID == failed) {
+			pick = s // the last main-frame snapshot of the failing call
+		}
+	}
+	if pick == nil {
+		return nil, errors.New("the trace holds no snapshot of the page at the failure")
+	}
+	frame := snaps[pick.FrameID]
+	for i, s := range frame {
+		if s == pick {
+			return elementsOf(frame, i), nil
+		}
+	}
+	return nil, nil
 }

@@ -19,6 +19,7 @@ import (
 // suite.ProjectRunner implements it.
 type ProjectRunner interface {
 	Run(ctx context.Context, p suite.Project, o suite.RunOptions) (suite.RunReport, error)
+	Repair(ctx context.Context, p suite.Project, prints map[string][]suite.TraceAction, o suite.RunOptions) (suite.RepairReport, error)
 }
 
 // errNoSandbox is why a worker that cannot sandbox runs no customer code.
@@ -239,4 +240,92 @@ func fileVerdict(rep suite.RunReport) string {
 		return "failed"
 	}
 	return v
+}
+
+// ProjectRepairResult is a project_repair job's result.
+type ProjectRepairResult struct {
+	Project string             `json:"project"`
+	Version string             `json:"version"`
+	Repair  suite.RepairReport `json:"report"`
+	Verdict string             `json:"verdict"`
+	// Proposed is the verified patched project's version, when one was.
+	Proposed string `json:"proposed,omitempty"`
+	Accepted bool   `json:"accepted,omitempty"`
+}
+
+// runProjectRepair runs a project and heals its drifted locators where
+// the project defines them; a verified patch becomes a proposed version
+// (or, with auto_accept, the current one).
+func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *slog.Logger) outcome {
+	req, secrets, err := openInput[jobs.ProjectRequest](w, claim)
+	if err != nil {
+		return failed(err.Error())
+	}
+	if w.cfg.Projects == nil {
+		return failed(errNoSandbox.Error())
+	}
+	p, out, ok := w.loadProject(ctx, claim.TenantID, req.Version)
+	if !ok {
+		return out
+	}
+	raw, err := w.store.ProjectFingerprints(ctx, claim.TenantID, req.Version)
+	if err != nil {
+		return handedBack(err)
+	}
+	var prints map[string][]suite.TraceAction
+	_ = json.Unmarshal(raw, &prints)
+	tun := w.proxy.Open()
+	defer tun.Close()
+	rep, err := w.cfg.Projects.Repair(ctx, p, prints, suite.RunOptions{Files: req.Files, BaseURL: req.BaseURL, Env: secrets,
+		Proxy: &suite.Proxy{Addr: strings.TrimPrefix(w.proxy.Server(), "http://"), Username: tun.User, Password: tun.Password}})
+	if err != nil {
+		if ctx.Err() != nil {
+			return handedBack(ctx.Err())
+		}
+		return failed("the repair failed: " + err.Error())
+	}
+	res := ProjectRepairResult{Project: req.Name, Version: req.Version, Repair: rep, Verdict: repairVerdict(rep)}
+	if rep.Verified && rep.Patched != nil {
+		archive, err := rep.Patched.Archive()
+		if err != nil {
+			return failed("the patched project cannot be packed: " + err.Error())
+		}
+		v := store.ProjectVersion{Project: req.Name, Digest: rep.Patched.Digest(), Files: len(rep.Patched.Files),
+			Bytes: rep.Patched.Size(), Parent: req.Version}
+		if req.AutoAccept {
+			_, _, err = w.store.SaveProjectVersion(ctx, claim.TenantID, v, archive)
+		} else {
+			_, err = w.store.ProposeProjectVersion(ctx, claim.TenantID, v, archive)
+		}
+		if err != nil {
+			return handedBack(err)
+		}
+		res.Proposed, res.Accepted = v.Digest, req.AutoAccept
+	}
+	b, _ := json.Marshal(res)
+	f := store.Finish{State: store.JobStateSucceeded, Result: b, TestStatus: res.Verdict}
+	var broken []string
+	for _, t := range rep.Tests {
+		if t.Verdict == suite.VerdictRegression || t.Verdict == suite.VerdictUnrepairable {
+			broken = append(broken, t.Title+": "+t.Verdict)
+		}
+	}
+	if len(broken) > 0 {
+		// A regression is reported, never healed: the job fails with it.
+		f.State, f.Error = store.JobStateFailed, strings.Join(broken, "; ")
+	}
+	log.Info("repaired project", "project", req.Name, "verdict", res.Verdict, "changes", len(rep.Changes), "proposed", res.Proposed)
+	return outcome{Finish: f}
+}
+
+// repairVerdict sums a project repair up: the worst of its tests'.
+func repairVerdict(rep suite.RepairReport) string {
+	worst := suite.VerdictPassed
+	rank := map[string]int{suite.VerdictPassed: 0, suite.VerdictFlaky: 1, suite.VerdictHealed: 2, suite.VerdictUnrepairable: 3, suite.VerdictRegression: 4}
+	for _, t := range rep.Tests {
+		if r, ok := rank[t.Verdict]; ok && r > rank[worst] {
+			worst = t.Verdict
+		}
+	}
+	return worst
 }

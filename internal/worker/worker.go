@@ -521,6 +521,8 @@ func (w *Worker) run(ctx context.Context, claim store.Claim, cancelled func() bo
 		return w.runProjectFanOut(ctx, claim, log)
 	case jobs.KindProjectFile:
 		return w.runProjectFile(ctx, claim, log)
+	case jobs.KindProjectRepair:
+		return w.runProjectRepair(ctx, claim, log)
 	}
 	return failed(fmt.Sprintf("job kind %q is not supported by this worker", claim.Kind))
 }

@@ -5,11 +5,12 @@ export default defineConfig({
   timeout: 20_000,
   expect: { timeout: 2_000 },
   fullyParallel: true,
-  retries: process.env.CI ? 1 : 0,
+  retries: 0,
   reporter: [['html', { open: 'never' }]],
   use: {
     baseURL: process.env.BASE_URL ?? 'http://localhost:3000',
     trace: 'retain-on-failure',
+    actionTimeout: 5_000,
   },
   projects: [
     { name: 'chromium', use: { ...devices['Desktop Chrome'] } },

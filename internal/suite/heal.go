@@ -1,0 +1,514 @@
+package suite
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/aymanbagabas/go-udiff"
+
+	"github.com/webpilot/webpilot/internal/browser"
+)
+
+// Verdicts of a project repair, per test (the same words as a stored
+// test's repair).
+const (
+	VerdictPassed       = "passed"
+	VerdictFlaky        = "flaky"
+	VerdictHealed       = "healed"
+	VerdictRegression   = "app_regression"
+	VerdictUnrepairable = "unrepairable"
+)
+
+// RepairedTest is how one test of a project came out of a repair.
+type RepairedTest struct {
+	ID      string `json:"id"`
+	File    string `json:"file"`
+	Title   string `json:"title"`
+	Verdict string `json:"verdict"`
+	// Reason says why it was healed, refused or left failing.
+	Reason string `json:"reason,omitempty"`
+	// Evidence is the failing call from the trace of the run that failed.
+	Evidence      *TraceAction `json:"evidence,omitempty"`
+	ConsoleErrors []string     `json:"console_errors,omitempty"`
+}
+
+// Change is one literal a repair rewrote, where the locator is defined.
+type Change struct {
+	File     string   `json:"file"`
+	Line     int      `json:"line"`
+	Method   string   `json:"method"`
+	Selector string   `json:"selector"`
+	Old      string   `json:"old"`
+	New      string   `json:"new"`
+	Tests    []string `json:"tests"` // the tests it healed
+}
+
+// RepairReport is what a repair of a project did.
+type RepairReport struct {
+	Tests   []RepairedTest `json:"tests"`
+	Changes []Change       `json:"changes,omitempty"`
+	// Diff is one unified diff over the customer's files (git apply takes
+	// it); empty when nothing was healed.
+	Diff string `json:"diff,omitempty"`
+	// Verified says the patched project was run in the sandbox and every
+	// healed test passed with no test that passed before failing.
+	Verified bool `json:"verified"`
+	// Patched is the project with the patch applied (nil: nothing healed).
+	Patched *Project `json:"-"`
+}
+
+// maxRepairRounds bounds the runs of one repair: a healed step can reveal
+// the next drifted locator of the same test.
+const maxRepairRounds = 4
+
+// trial is one run of a repair: every test's outcome with its evidence,
+// and the page as each failing test's trace last saw it.
+type trial struct {
+	tests map[string]TestOutcome
+	dom   map[string][]SnapshotElement
+}
+
+func (r ProjectRunner) evidenceRun(ctx context.Context, p Project, o RunOptions) (trial, error) {
+	o.Trace, o.List = true, false
+	rep, err := r.Run(ctx, p, o)
+	if rep.Dir != "" {
+		defer os.RemoveAll(rep.Dir)
+	}
+	if err != nil {
+		return trial{}, err
+	}
+	out := trial{tests: map[string]TestOutcome{}, dom: map[string][]SnapshotElement{}}
+	for _, t := range rep.Tests {
+		_ = t.Evidence()
+		if t.Status == "failed" && t.Trace != "" {
+			if dom, err := FailureDOM(t.Trace); err == nil {
+				out.dom[t.ID] = dom
+			}
+		}
+		out.tests[t.ID] = t
+	}
+	if len(rep.Tests) == 0 && len(rep.Errors) > 0 {
+		return out, fmt.Errorf("the project did not load: %s", strings.Join(rep.Errors, "; "))
+	}
+	return out, nil
+}
+
+// Repair runs the project, and heals the tests that failed because the app
+// drifted: a locator that finds nothing any more, whose element is still
+// on the page (found by its fingerprint from the last passing run, prints,
+// keyed by test id), is rewritten where the project defines it, in its own
+// idiom. A test whose element is there but says something else is an app
+// regression, reported with its evidence and never healed; an asserted
+// text is never changed. The patched project is run again in the sandbox:
+// only a verified patch is reported.
+func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string][]TraceAction, o RunOptions) (RepairReport, error) {
+	cur := p
+	first, err := r.evidenceRun(ctx, cur, o)
+	if err != nil {
+		return RepairReport{}, err
+	}
+	before := map[string]string{} // each test's status before any patch
+	for id, t := range first.tests {
+		before[id] = t.Status
+	}
+	last := trial{tests: map[string]TestOutcome{}, dom: map[string][]SnapshotElement{}}
+	for id, t := range first.tests {
+		last.tests[id], last.dom[id] = t, first.dom[id]
+	}
+	tests := map[string]*RepairedTest{}
+	var order []string
+	for id, t := range first.tests {
+		rt := &RepairedTest{ID: id, File: t.File, Title: t.Title(), Verdict: t.Status}
+		switch t.Status {
+		case "passed":
+			rt.Verdict = VerdictPassed
+		case "flaky":
+			rt.Verdict = VerdictFlaky
+		case "failed":
+			rt.Evidence, rt.ConsoleErrors = t.Failure, t.ConsoleErrors
+		}
+		tests[id] = rt
+		order = append(order, id)
+	}
+	sort.Slice(order, func(i, j int) bool {
+		a, b := tests[order[i]], tests[order[j]]
+		return a.File+a.Title < b.File+b.Title
+	})
+	var changes []Change
+	for round := 0; round < maxRepairRounds; round++ {
+		sites, err := projectSites(cur)
+		if err != nil {
+			return RepairReport{}, err
+		}
+		edits := map[string][]edit{}
+		var healing []string
+		for _, id := range order {
+			t, rt := last.tests[id], tests[id]
+			if t.Status != "failed" || rt.Verdict == VerdictRegression || rt.Verdict == VerdictUnrepairable {
+				continue
+			}
+			ch, e, verdict, why := diagnose(t, prints[id], last.dom[id], sites)
+			if verdict != "" {
+				rt.Verdict, rt.Reason = verdict, why
+				if t.Failure != nil {
+					rt.Evidence = t.Failure
+				}
+				continue
+			}
+			if !slices.ContainsFunc(edits[e.file], func(x edit) bool { return x.start == e.start }) {
+				edits[e.file] = append(edits[e.file], e)
+				ch.Tests = []string{rt.Title}
+				changes = append(changes, ch)
+			} else {
+				for i := range changes {
+					if changes[i].File == ch.File && changes[i].Line == ch.Line {
+						changes[i].Tests = append(changes[i].Tests, rt.Title)
+					}
+				}
+			}
+			healing = append(healing, id)
+		}
+		if len(edits) == 0 {
+			break
+		}
+		if cur, err = applyEdits(cur, edits); err != nil {
+			return RepairReport{}, err
+		}
+		// Verify: the patched files run again, whole.
+		var files []string
+		for _, id := range order {
+			if f := tests[id].File; !slices.Contains(files, f) && (slices.Contains(healing, id) || last.tests[id].Status == "failed") {
+				files = append(files, f)
+			}
+		}
+		ro := o
+		ro.Files = files
+		next, err := r.evidenceRun(ctx, cur, ro)
+		if err != nil {
+			return RepairReport{}, err
+		}
+		for id, t := range next.tests {
+			last.tests[id], last.dom[id] = t, next.dom[id]
+		}
+	}
+	rep := RepairReport{Verified: true}
+	for _, id := range order {
+		rt, t := tests[id], last.tests[id]
+		if before[id] == "failed" {
+			switch {
+			case t.Status == "passed" && rt.Verdict != VerdictRegression:
+				rt.Verdict, rt.Reason = VerdictHealed, "passes with the rewritten locators"
+			case rt.Verdict == "failed":
+				rt.Verdict = VerdictUnrepairable
+				if rt.Reason == "" {
+					rt.Reason = "still fails after the repair"
+				}
+			}
+		} else if t.Status == "failed" {
+			// A patch broke a test that passed: nothing is proposed.
+			rep.Verified = false
+			rt.Reason = "a rewritten locator broke it"
+		}
+		rep.Tests = append(rep.Tests, *rt)
+	}
+	healed := slices.ContainsFunc(rep.Tests, func(t RepairedTest) bool { return t.Verdict == VerdictHealed })
+	if !healed || !rep.Verified {
+		rep.Verified = false
+		return rep, nil
+	}
+	// Only the changes that healed a test are kept in the patch.
+	rep.Changes = changes
+	rep.Diff = projectDiff(p, cur)
+	rep.Patched = &cur
+	return rep, nil
+}
+
+// edit replaces bytes [start, end) of a file.
+type edit struct {
+	file       string
+	start, end int
+	text       string
+}
+
+func applyEdits(p Project, edits map[string][]edit) (Project, error) {
+	out := Project{Files: make([]File, len(p.Files))}
+	copy(out.Files, p.Files)
+	for i, f := range out.Files {
+		es := edits[f.Path]
+		if len(es) == 0 {
+			continue
+		}
+		sort.Slice(es, func(a, b int) bool { return es[a].start > es[b].start })
+		b := append([]byte(nil), f.Content...)
+		for _, e := range es {
+			if e.start < 0 || e.end > len(b) || e.start > e.end {
+				return Project{}, fmt.Errorf("%s: an edit outside the file", f.Path)
+			}
+			b = append(b[:e.start], append([]byte(e.text), b[e.end:]...)...)
+		}
+		out.Files[i].Content = b
+	}
+	return out, nil
+}
+
+// projectDiff is one unified diff (a/ and b/ paths, as git apply takes it)
+// over the files that differ.
+func projectDiff(old, cur Project) string {
+	var b strings.Builder
+	for _, f := range cur.Files {
+		o, _ := old.File(f.Path)
+		if string(o.Content) == string(f.Content) {
+			continue
+		}
+		d := udiff.Unified("a/"+f.Path, "b/"+f.Path, string(o.Content), string(f.Content))
+		b.WriteString("diff --git a/" + f.Path + " b/" + f.Path + "\n" + d)
+	}
+	return b.String()
+}
+
+// sourceFile reports whether the runner would load p as code.
+func sourceFile(p string) bool {
+	for _, ext := range []string{".ts", ".js", ".mjs", ".cjs", ".mts", ".cts", ".tsx", ".jsx"} {
+		if strings.HasSuffix(p, ext) && !strings.HasSuffix(p, ".d.ts") {
+			return true
+		}
+	}
+	return false
+}
+
+// projectSites are the locator-building calls of every source file.
+func projectSites(p Project) ([]LocatorSite, error) {
+	var out []LocatorSite
+	for _, f := range p.Files {
+		if !sourceFile(f.Path) || strings.HasPrefix(f.Path, "playwright.config") {
+			continue
+		}
+		sites, err := FindLocatorSites(f.Path, f.Content)
+		if err != nil {
+			continue // a file the runner loaded may use syntax esbuild refuses: its locators are not healed
+		}
+		out = append(out, sites...)
+	}
+	return out, nil
+}
+
+// notFound reports whether a runner error says the locator found nothing
+// (as opposed to an element that is there with another value).
+var notFound = regexp.MustCompile(`(?i)waiting for (?:get|locator|internal)|element\(s\) not found|to be visible|resolved to 0 elements|strict mode violation: .* resolved to 0`)
+
+// diagnose says how a failing test's failure is healed (a change and its
+// edit) or why it is not (a verdict and a reason).
+func diagnose(t TestOutcome, passing []TraceAction, dom []SnapshotElement, sites []LocatorSite) (Change, edit, string, string) {
+	f := t.Failure
+	if f == nil || f.Selector == "" {
+		return Change{}, edit{}, VerdictUnrepairable, "the failure is not on an element the trace names"
+	}
+	if f.Target != nil {
+		// The element was found and said something else: the app changed
+		// what the test checks.
+		return Change{}, edit{}, VerdictRegression, "the element is there but does not hold what the test checks: " + firstLine(f.Error)
+	}
+	if !notFound.MatchString(t.Error + " " + f.Error) {
+		return Change{}, edit{}, VerdictUnrepairable, "the failure is not a missing element: " + firstLine(f.Error)
+	}
+	var old *SnapshotElement
+	for i := range passing {
+		a := passing[i]
+		if a.File == f.File && a.Line == f.Line && a.Column == f.Column && a.Target != nil {
+			old = a.Target
+		}
+	}
+	if old == nil {
+		for i := range passing {
+			if a := passing[i]; a.Selector == f.Selector && a.Target != nil {
+				old = a.Target
+			}
+		}
+	}
+	if old == nil {
+		return Change{}, edit{}, VerdictUnrepairable, "no passing run recorded the element this call acted on"
+	}
+	if len(dom) == 0 {
+		return Change{}, edit{}, VerdictUnrepairable, "the trace holds no picture of the page at the failure"
+	}
+	cand, why, ok := relocateIn(*old, dom)
+	if !ok {
+		return Change{}, edit{}, VerdictRegression, "the element the test needs is gone: " + why
+	}
+	assertion := f.Method == "expect" || strings.HasPrefix(f.API, "expect")
+	for _, part := range selectorParts(f.Selector) {
+		for _, s := range sites {
+			if s.Selector != part {
+				continue
+			}
+			lit, text, why := rewrite(s, *old, cand, assertion)
+			if lit == nil {
+				return Change{}, edit{}, VerdictUnrepairable, why
+			}
+			ch := Change{File: s.File, Line: s.Line, Method: s.Method, Selector: part, Old: stringOf(s, *lit), New: text}
+			return ch, edit{file: s.File, start: lit.Start, end: lit.End, text: text}, "", ""
+		}
+	}
+	return Change{}, edit{}, VerdictUnrepairable, errNoSite.Error() + ": " + f.Selector
+}
+
+func stringOf(s LocatorSite, l Literal) string {
+	if l.Regex {
+		return "/" + l.Value + "/" + l.Flags
+	}
+	return l.Value
+}
+
+// relocateIn finds the element of dom most like old, by the same weighted
+// similarity and thresholds as a live re-location.
+func relocateIn(old SnapshotElement, dom []SnapshotElement) (SnapshotElement, string, bool) {
+	of := asFingerprint(old)
+	type scored struct {
+		el    SnapshotElement
+		score float64
+	}
+	var all []scored
+	for _, e := range dom {
+		all = append(all, scored{e, browser.Similarity(of, asFingerprint(e))})
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].score > all[j].score })
+	if len(all) == 0 || all[0].score < browser.RelocateMinScore {
+		return SnapshotElement{}, "nothing on the page is like it", false
+	}
+	if len(all) > 1 && all[0].score-all[1].score < browser.RelocateMinMargin {
+		return SnapshotElement{}, fmt.Sprintf("two elements are about as like it (%.2f, %.2f)", all[0].score, all[1].score), false
+	}
+	return all[0].el, "", true
+}
+
+// asFingerprint describes a snapshot element the way re-location compares.
+func asFingerprint(e SnapshotElement) browser.Fingerprint {
+	a := e.Attributes
+	attrs := map[string]string{}
+	for _, k := range []string{"id", "name", "type", "class", "href"} {
+		if a[k] != "" {
+			attrs[k] = a[k]
+		}
+	}
+	name := cmpOr(a["aria-label"], a["label"])
+	if name == "" && len(e.Text) <= 80 {
+		name = e.Text
+	}
+	return browser.Fingerprint{Tag: e.Tag, Role: a["role"], Name: name, Label: a["label"], Placeholder: a["placeholder"],
+		TestID: a["data-testid"], Alt: a["alt"], Title: a["title"], Text: e.Text, Tags: e.Path, Attributes: attrs}
+}
+
+func cmpOr(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// rewrite writes a site's literal anew for the relocated element, in the
+// site's idiom: a test id stays a test id, a role stays a role and name, a
+// regular expression stays one (with its flags), a CSS id stays an id. In
+// an assertion, a text the test reads (a name, label or text) is what it
+// checks and is never changed.
+func rewrite(s LocatorSite, old, cand SnapshotElement, assertion bool) (*Literal, string, string) {
+	name := cmpOr(cand.Attributes["aria-label"], cand.Attributes["label"], cand.Text)
+	textual := func(l Literal, now string) (*Literal, string, string) {
+		if assertion {
+			return nil, "", "the assertion checks this text; it is never rewritten"
+		}
+		if now == "" {
+			return nil, "", "the element found has no text to name it by"
+		}
+		if l.Regex {
+			re, err := regexp.Compile(jsRegex(l.Value, l.Flags))
+			if err == nil && re.MatchString(now) {
+				return nil, "", "the regular expression still matches the element; the drift is elsewhere"
+			}
+			return &l, "/" + escapeRegex(now) + "/" + l.Flags, ""
+		}
+		return &l, quoteLike(l, now), ""
+	}
+	switch s.Method {
+	case "getByTestId":
+		id := cand.Attributes["data-testid"]
+		if id == "" || s.Arg.Regex {
+			return nil, "", "the element found has no test id"
+		}
+		return &s.Arg, quoteLike(s.Arg, id), ""
+	case "locator":
+		css := s.Arg.Value
+		switch oldID, newID := old.Attributes["id"], cand.Attributes["id"]; {
+		case oldID != "" && newID != "" && strings.Contains(css, "#"+oldID):
+			return &s.Arg, quoteLike(s.Arg, replaceToken(css, "#"+oldID, "#"+newID)), ""
+		case old.Attributes["data-testid"] != "" && cand.Attributes["data-testid"] != "" && strings.Contains(css, old.Attributes["data-testid"]):
+			return &s.Arg, quoteLike(s.Arg, strings.ReplaceAll(css, old.Attributes["data-testid"], cand.Attributes["data-testid"])), ""
+		}
+		return nil, "", "the CSS names no id or test id that moved"
+	case "getByRole":
+		if s.Name == nil {
+			return nil, "", "the role alone names the element; nothing to rewrite"
+		}
+		return textual(*s.Name, name)
+	case "getByLabel":
+		return textual(s.Arg, cmpOr(cand.Attributes["label"], cand.Attributes["aria-label"]))
+	case "getByPlaceholder":
+		return textual(s.Arg, cand.Attributes["placeholder"])
+	case "getByText":
+		return textual(s.Arg, cand.Text)
+	case "getByAltText":
+		return textual(s.Arg, cand.Attributes["alt"])
+	case "getByTitle":
+		return textual(s.Arg, cand.Attributes["title"])
+	}
+	return nil, "", "a locator of this kind is not rewritten"
+}
+
+// quoteLike writes v as a string literal with l's own quote character.
+func quoteLike(l Literal, v string) string {
+	q := "'"
+	if l.Quote != 0 {
+		q = string(l.Quote)
+	}
+	return q + strings.ReplaceAll(strings.ReplaceAll(v, `\`, `\\`), q, `\`+q) + q
+}
+
+// replaceToken replaces a CSS #id token only where it ends (#count must not
+// rewrite #counter).
+func replaceToken(css, old, new string) string {
+	re := regexp.MustCompile(regexp.QuoteMeta(old) + `($|[^\w-])`)
+	return re.ReplaceAllString(css, strings.ReplaceAll(new, "$", "$$")+"${1}")
+}
+
+// jsRegex turns a JavaScript pattern and its flags into Go's syntax
+// (enough for names: the i, s and m flags).
+func jsRegex(pattern, flags string) string {
+	f := ""
+	for _, c := range flags {
+		if c == 'i' || c == 's' || c == 'm' {
+			f += string(c)
+		}
+	}
+	if f != "" {
+		return "(?" + f + ")" + pattern
+	}
+	return pattern
+}
+
+// escapeRegex escapes text for a JavaScript regular expression literal.
+func escapeRegex(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`\^$.*+?()[]{}|/`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -1,0 +1,145 @@
+package suite_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/webpilot/webpilot/internal/demoapp"
+	"github.com/webpilot/webpilot/internal/suite"
+)
+
+// passingPrints runs the project as written and keeps each passing test's
+// calls and targets, as a project_file job does.
+func passingPrints(t *testing.T, b *bench, p suite.Project) map[string][]suite.TraceAction {
+	t.Helper()
+	if err := b.app.SetVariant(); err != nil {
+		t.Fatal(err)
+	}
+	rep := b.run(t, p, suite.RunOptions{Trace: true})
+	prints := map[string][]suite.TraceAction{}
+	for i := range rep.Tests {
+		tc := &rep.Tests[i]
+		if err := tc.Evidence(); err != nil {
+			t.Fatal(err)
+		}
+		if tc.Status == "passed" {
+			prints[tc.ID] = tc.Actions
+		}
+	}
+	if len(prints) != 7 {
+		t.Fatalf("%d tests passed as written, want 7", len(prints))
+	}
+	return prints
+}
+
+func (b *bench) repair(t *testing.T, p suite.Project, prints map[string][]suite.TraceAction) suite.RepairReport {
+	t.Helper()
+	tun := b.proxy.Open()
+	t.Cleanup(tun.Close)
+	rep, err := b.runner.Repair(context.Background(), p, prints, suite.RunOptions{BaseURL: b.url,
+		Proxy: &suite.Proxy{Addr: strings.TrimPrefix(b.proxy.Server(), "http://"), Username: tun.User, Password: tun.Password},
+		Env:   map[string]string{"E2E_PASSWORD": demoapp.Password}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// gitApply applies a diff to the project's files with git apply.
+func gitApply(t *testing.T, p suite.Project, diff string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := p.WriteTo(dir); err != nil {
+		t.Fatal(err)
+	}
+	patch := filepath.Join(t.TempDir(), "repair.diff")
+	if err := os.WriteFile(patch, []byte(diff), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("git", "apply", "--verbose", patch)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git apply: %v\n%s\n%s", err, out, diff)
+	}
+	return dir
+}
+
+// TestARepairHealsDriftWhereTheLocatorIsDefinedAndNeverARegression: the
+// app renames its ids and test ids; the repair finds each element again on
+// the failure's page, rewrites the literal in the page object that defines
+// the locator (an id stays an id, a test id a test id), verifies the
+// patched project in the sandbox, and delivers a diff git apply takes. When
+// the app instead miscounts, nothing is healed: each test is a regression
+// with its evidence.
+func TestARepairHealsDriftWhereTheLocatorIsDefinedAndNeverARegression(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := loadProject(t, "shopping")
+	prints := passingPrints(t, b, p)
+
+	t.Run("renamed ids are healed in the page object", func(t *testing.T) {
+		if err := b.app.SetVariant(demoapp.RenamedIDs); err != nil {
+			t.Fatal(err)
+		}
+		rep := b.repair(t, p, prints)
+		verdicts := map[string]int{}
+		for _, tc := range rep.Tests {
+			verdicts[tc.Verdict]++
+			if strings.HasPrefix(tc.File, "tests/login") && tc.Verdict != suite.VerdictPassed {
+				t.Errorf("%s: %s (%s)", tc.Title, tc.Verdict, tc.Reason)
+			}
+		}
+		if verdicts[suite.VerdictHealed] != 5 || verdicts[suite.VerdictPassed] != 2 || !rep.Verified {
+			t.Fatalf("verdicts %v, verified %v: %+v", verdicts, rep.Verified, rep.Tests)
+		}
+		changed := map[string]string{}
+		for _, c := range rep.Changes {
+			if c.File != "pages/ListPage.ts" {
+				t.Errorf("a change outside the page object that defines the locators: %+v", c)
+			}
+			changed[c.Old] = c.New
+		}
+		if changed["#count"] != "'#total-count'" || changed["add-button"] != "'add-entry-btn'" || len(changed) != 2 {
+			t.Fatalf("changes %+v", rep.Changes)
+		}
+		dir := gitApply(t, p, rep.Diff)
+		got, _ := os.ReadFile(filepath.Join(dir, "pages", "ListPage.ts"))
+		patched, _ := rep.Patched.File("pages/ListPage.ts")
+		if string(got) != string(patched.Content) || !strings.Contains(string(got), "page.getByTestId('add-entry-btn')") {
+			t.Fatalf("the applied diff differs from the verified project:\n%s", got)
+		}
+		// The patched project passes as its owner runs it.
+		again := b.run(t, *rep.Patched, suite.RunOptions{})
+		for _, o := range again.Tests {
+			if o.Status != "passed" {
+				t.Errorf("the patched project: %s %s", o.Title(), o.Status)
+			}
+		}
+	})
+
+	t.Run("a miscount is a regression, never healed", func(t *testing.T) {
+		if err := b.app.SetVariant(demoapp.WrongCount); err != nil {
+			t.Fatal(err)
+		}
+		rep := b.repair(t, p, prints)
+		regressions := 0
+		for _, tc := range rep.Tests {
+			if tc.Verdict == suite.VerdictHealed {
+				t.Errorf("%s was healed", tc.Title)
+			}
+			if tc.Verdict == suite.VerdictRegression {
+				regressions++
+				if tc.Evidence == nil || tc.Evidence.File != "pages/ListPage.ts" || tc.Evidence.Target == nil {
+					t.Errorf("%s: a regression without its evidence: %+v", tc.Title, tc.Evidence)
+				}
+			}
+		}
+		if regressions != 5 || rep.Diff != "" || rep.Patched != nil {
+			t.Fatalf("%d regressions, diff %q: %+v", regressions, rep.Diff, rep.Tests)
+		}
+	})
+}

@@ -1,0 +1,307 @@
+package suite
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"unicode"
+
+	"github.com/dop251/goja/ast"
+	"github.com/dop251/goja/file"
+	"github.com/dop251/goja/parser"
+	"github.com/evanw/esbuild/pkg/api"
+	"github.com/go-sourcemap/sourcemap"
+)
+
+// Literal is a string or regular-expression literal in a project's source,
+// at its exact byte range in the file as written.
+type Literal struct {
+	Start, End int // bytes [Start, End) of the literal, quotes or slashes included
+	Value      string
+	Regex      bool
+	Flags      string
+	Quote      byte // a string's quote character as written
+}
+
+// LocatorSite is where the project's source builds a locator: a call such
+// as this.page.getByTestId('add-button') whose literal arguments make the
+// selector a test's call ran with. A repair patches these literals, where
+// the locator is defined (a page object's constructor, a const, a helper's
+// call), in the project's own idiom.
+type LocatorSite struct {
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Column int    `json:"column"`
+	Method string `json:"method"` // locator, getByTestId, getByRole, …
+	// Arg is the first argument (the CSS, test id, role, label, text…);
+	// Name is getByRole's name option, Exact its exact option.
+	Arg   Literal  `json:"-"`
+	Name  *Literal `json:"-"`
+	Exact bool     `json:"exact,omitempty"`
+	// Selector is the selector Playwright makes of the call.
+	Selector string `json:"selector"`
+}
+
+// locatorMethods are the calls that build a locator from literals.
+var locatorMethods = map[string]bool{"locator": true, "getByTestId": true, "getByRole": true, "getByLabel": true,
+	"getByPlaceholder": true, "getByText": true, "getByAltText": true, "getByTitle": true}
+
+// FindLocatorSites lists the locator-building calls of one source file
+// (.ts or .js, ESM or CommonJS): TypeScript is stripped by esbuild, the
+// JavaScript parsed by goja, and every literal mapped back through
+// esbuild's source map to its place in the file as written.
+func FindLocatorSites(name string, src []byte) ([]LocatorSite, error) {
+	loader := api.LoaderJS
+	if strings.HasSuffix(name, ".ts") || strings.HasSuffix(name, ".mts") || strings.HasSuffix(name, ".cts") {
+		loader = api.LoaderTS
+	} else if strings.HasSuffix(name, ".tsx") {
+		loader = api.LoaderTSX
+	}
+	out := api.Transform(string(src), api.TransformOptions{Loader: loader, Format: api.FormatCommonJS, Target: api.ES2020,
+		Sourcemap: api.SourceMapExternal, Sourcefile: name})
+	if len(out.Errors) > 0 {
+		return nil, fmt.Errorf("%s: %s", name, out.Errors[0].Text)
+	}
+	sm, err := sourcemap.Parse("", out.Map)
+	if err != nil {
+		return nil, fmt.Errorf("%s: source map: %w", name, err)
+	}
+	prog, err := parser.ParseFile(nil, name, string(out.Code), 0)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	gen := string(out.Code)
+	lines := lineStarts(string(src))
+	// original maps a position of the generated code to the file's bytes.
+	original := func(idx file.Idx) (int, bool) {
+		off := int(idx) - 1
+		if off < 0 || off > len(gen) {
+			return 0, false
+		}
+		line := strings.Count(gen[:off], "\n") + 1
+		col := off - (strings.LastIndex(gen[:off], "\n") + 1)
+		_, _, l, c, ok := sm.Source(line, col)
+		if !ok || l < 1 || l > len(lines) {
+			return 0, false
+		}
+		return lines[l-1] + c, true
+	}
+	var sites []LocatorSite
+	walk(prog, func(call *ast.CallExpression) {
+		dot, ok := call.Callee.(*ast.DotExpression)
+		if !ok || !locatorMethods[string(dot.Identifier.Name)] || len(call.ArgumentList) == 0 {
+			return
+		}
+		method := string(dot.Identifier.Name)
+		arg, ok := literalAt(call.ArgumentList[0], src, original)
+		if !ok {
+			return
+		}
+		site := LocatorSite{File: name, Method: method, Arg: arg}
+		if len(call.ArgumentList) > 1 {
+			if obj, ok := call.ArgumentList[1].(*ast.ObjectLiteral); ok {
+				for _, p := range obj.Value {
+					kv, ok := p.(*ast.PropertyKeyed)
+					if !ok {
+						continue
+					}
+					switch keyName(kv.Key) {
+					case "name":
+						if l, ok := literalAt(kv.Value, src, original); ok {
+							site.Name = &l
+						}
+					case "exact":
+						if b, ok := kv.Value.(*ast.BooleanLiteral); ok {
+							site.Exact = b.Value
+						}
+					}
+				}
+			}
+		}
+		site.Line, site.Column = lineCol(lines, arg.Start)
+		site.Selector = site.selector()
+		sites = append(sites, site)
+	})
+	return sites, nil
+}
+
+func keyName(e ast.Expression) string {
+	switch k := e.(type) {
+	case *ast.Identifier:
+		return string(k.Name)
+	case *ast.StringLiteral:
+		return string(k.Value)
+	}
+	return ""
+}
+
+// literalAt finds a string or regex literal argument in the file as
+// written: its start through the source map, its end by reading it there.
+func literalAt(e ast.Expression, src []byte, original func(file.Idx) (int, bool)) (Literal, bool) {
+	switch v := e.(type) {
+	case *ast.StringLiteral:
+		start, ok := original(v.Idx)
+		if !ok || start >= len(src) || (src[start] != '\'' && src[start] != '"' && src[start] != '`') {
+			return Literal{}, false
+		}
+		end, ok := scanString(src, start)
+		if !ok {
+			return Literal{}, false
+		}
+		return Literal{Start: start, End: end, Value: string(v.Value), Quote: src[start]}, true
+	case *ast.TemplateLiteral:
+		// A template with no substitution is a string.
+		if len(v.Expressions) > 0 || len(v.Elements) != 1 {
+			return Literal{}, false
+		}
+		start, ok := original(v.OpenQuote)
+		if !ok || start >= len(src) || src[start] != '`' {
+			return Literal{}, false
+		}
+		end, ok := scanString(src, start)
+		if !ok {
+			return Literal{}, false
+		}
+		return Literal{Start: start, End: end, Value: string(v.Elements[0].Parsed), Quote: '`'}, true
+	case *ast.RegExpLiteral:
+		lit := strings.TrimRightFunc(v.Literal, unicode.IsSpace)
+		start, ok := original(v.Idx)
+		if !ok || start >= len(src) || src[start] != '/' || !strings.HasPrefix(string(src[start:]), lit) {
+			return Literal{}, false
+		}
+		return Literal{Start: start, End: start + len(lit), Value: v.Pattern, Regex: true, Flags: v.Flags}, true
+	}
+	return Literal{}, false
+}
+
+// scanString finds the end of the quoted string starting at start.
+func scanString(src []byte, start int) (int, bool) {
+	q := src[start]
+	for i := start + 1; i < len(src); i++ {
+		switch src[i] {
+		case '\\':
+			i++
+		case q:
+			return i + 1, true
+		case '\n':
+			if q != '`' {
+				return 0, false
+			}
+		}
+	}
+	return 0, false
+}
+
+func lineStarts(s string) []int {
+	starts := []int{0}
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	return starts
+}
+
+func lineCol(starts []int, off int) (int, int) {
+	line := 0
+	for line+1 < len(starts) && starts[line+1] <= off {
+		line++
+	}
+	return line + 1, off - starts[line] + 1
+}
+
+// walk calls fn on every call expression of the program.
+func walk(n any, fn func(*ast.CallExpression)) {
+	seen := 0
+	var visit func(v reflect.Value)
+	visit = func(v reflect.Value) {
+		if seen++; seen > 2_000_000 {
+			return
+		}
+		switch v.Kind() {
+		case reflect.Pointer, reflect.Interface:
+			if v.IsNil() {
+				return
+			}
+			if c, ok := v.Interface().(*ast.CallExpression); ok {
+				fn(c)
+			}
+			visit(v.Elem())
+		case reflect.Struct:
+			for i := 0; i < v.NumField(); i++ {
+				if v.Type().Field(i).IsExported() {
+					visit(v.Field(i))
+				}
+			}
+		case reflect.Slice:
+			for i := 0; i < v.Len(); i++ {
+				visit(v.Index(i))
+			}
+		}
+	}
+	visit(reflect.ValueOf(n))
+}
+
+// selector is what Playwright makes of the call (its internal selector
+// language, as traces record it).
+func (s LocatorSite) selector() string {
+	text := func(l Literal, exact bool) string {
+		if l.Regex {
+			return "/" + l.Value + "/" + l.Flags
+		}
+		if exact {
+			return quoteSelector(l.Value) + "s"
+		}
+		return quoteSelector(l.Value) + "i"
+	}
+	switch s.Method {
+	case "locator":
+		if s.Arg.Regex {
+			return ""
+		}
+		return s.Arg.Value
+	case "getByTestId":
+		if s.Arg.Regex {
+			return "internal:testid=[data-testid=/" + s.Arg.Value + "/" + s.Arg.Flags + "]"
+		}
+		return "internal:testid=[data-testid=" + quoteSelector(s.Arg.Value) + "s]"
+	case "getByRole":
+		sel := "internal:role=" + s.Arg.Value
+		if s.Name != nil {
+			sel += "[name=" + text(*s.Name, s.Exact) + "]"
+		}
+		return sel
+	case "getByLabel":
+		return "internal:label=" + text(s.Arg, s.Exact)
+	case "getByText":
+		return "internal:text=" + text(s.Arg, s.Exact)
+	case "getByPlaceholder":
+		return "internal:attr=[placeholder=" + text(s.Arg, s.Exact) + "]"
+	case "getByAltText":
+		return "internal:attr=[alt=" + text(s.Arg, s.Exact) + "]"
+	case "getByTitle":
+		return "internal:attr=[title=" + text(s.Arg, s.Exact) + "]"
+	}
+	return ""
+}
+
+// quoteSelector quotes a value as Playwright's selectors do.
+func quoteSelector(v string) string {
+	return `"` + strings.ReplaceAll(strings.ReplaceAll(v, `\`, `\\`), `"`, `\"`) + `"`
+}
+
+// selectorParts splits a chained selector ("#list >> internal:role=…
+// >> nth=0") into its parts, positions (nth=) left out.
+func selectorParts(sel string) []string {
+	var out []string
+	for _, p := range strings.Split(sel, " >> ") {
+		if !strings.HasPrefix(p, "nth=") && p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// errNoSite means no literal in the project builds a selector.
+var errNoSite = errors.New("no locator in the project's source builds this selector from literals")
