@@ -4,32 +4,25 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/webpilot/webpilot/api"
 	"github.com/webpilot/webpilot/internal/demoapp"
+	"github.com/webpilot/webpilot/internal/suite/suitetest"
 )
 
 // corpusFiles reads a corpus project as the files map an upload sends.
 func corpusFiles(t *testing.T, name string) map[string]string {
 	t.Helper()
-	root := filepath.Join("..", "internal", "suite", "testdata", "projects", name)
-	files := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(root, p)
-		files[filepath.ToSlash(rel)] = string(b)
-		return err
-	})
+	raw, err := suitetest.Files(name)
 	if err != nil {
 		t.Fatal(err)
+	}
+	files := map[string]string{}
+	for k, v := range raw {
+		files[k] = string(v)
 	}
 	return files
 }

@@ -14,17 +14,17 @@ func TestFindLocatorSites(t *testing.T) {
 		file string
 		want map[string]string // selector → the literal as written
 	}{
-		{"testdata/projects/shopping/pages/ListPage.ts", map[string]string{
+		{"suitetest/corpus/shopping/pages/ListPage.ts", map[string]string{
 			`internal:role=textbox[name="New item"i]`:     `'New item'`,
 			`internal:testid=[data-testid="add-button"s]`: `'add-button'`,
 			`#items li`:                             `'#items li'`,
 			`#count`:                                `'#count'`,
 			`internal:role=button[name="Dismiss"i]`: `'Dismiss'`,
 		}},
-		{"testdata/projects/shopping/tests/list.spec.ts", map[string]string{
+		{"suitetest/corpus/shopping/tests/list.spec.ts", map[string]string{
 			`internal:role=button[name=/delete bread/i]`: `/delete bread/i`,
 		}},
-		{"testdata/projects/shopping/tests/login.spec.js", map[string]string{
+		{"suitetest/corpus/shopping/tests/login.spec.js", map[string]string{
 			`internal:label="Email"i`:               `'Email'`,
 			`internal:label="Password"i`:            `'Password'`,
 			`internal:role=button[name="Sign in"i]`: `'Sign in'`,

@@ -164,7 +164,7 @@ const browser = (use) => {
 };
 export default defineConfig({
   ...base,
-  projects: (base.projects && base.projects.length ? projects : [{ name: 'chromium' }]).map((p) => ({ ...p, use: browser({ ...(base.use || {}), ...(p.use || {}) }) })),
+  projects: base.projects && base.projects.length ? projects.map((p) => ({ ...p, use: browser({ ...(base.use || {}), ...(p.use || {}) }) })) : undefined,
   use: browser(base.use),
   reporter: [['json', { outputFile: wp.report }]],
   outputDir: wp.output,

@@ -2,11 +2,8 @@ package suite_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,26 +13,13 @@ import (
 	"github.com/webpilot/webpilot/internal/netguard"
 	"github.com/webpilot/webpilot/internal/sandbox"
 	"github.com/webpilot/webpilot/internal/suite"
+	"github.com/webpilot/webpilot/internal/suite/suitetest"
 )
 
-// loadProject reads a corpus project from testdata.
+// loadProject reads a corpus project.
 func loadProject(t *testing.T, name string) suite.Project {
 	t.Helper()
-	root := filepath.Join("testdata", "projects", name)
-	files := map[string][]byte{}
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(root, p)
-		files[filepath.ToSlash(rel)] = b
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := suite.NewProject(files)
+	p, err := suitetest.Project(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,24 +70,12 @@ func (b *bench) run(t *testing.T, p suite.Project, o suite.RunOptions) suite.Run
 // test and its own config, outside any sandbox: the reference verdicts.
 func outside(t *testing.T, p suite.Project, baseURL string) map[string]string {
 	t.Helper()
-	dir := t.TempDir()
-	if err := p.WriteTo(dir); err != nil {
+	browsers := t.TempDir()
+	if err := suitetest.BrowsersPath(browsers, browsertest.RunnerDir()); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(filepath.Join(browsertest.RunnerDir(), "node_modules"), filepath.Join(dir, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("node", filepath.Join(browsertest.RunnerDir(), "node_modules", "@playwright", "test", "cli.js"), "test",
-		"--project=chromium", "--reporter=json")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "BASE_URL="+baseURL, "E2E_PASSWORD="+demoapp.Password, "PLAYWRIGHT_JSON_OUTPUT_NAME="+filepath.Join(dir, "ref.json"),
-		"PLAYWRIGHT_BROWSERS_PATH="+browsersPath(t))
-	out, _ := cmd.CombinedOutput()
-	raw, err := os.ReadFile(filepath.Join(dir, "ref.json"))
-	if err != nil {
-		t.Fatalf("the reference run reported nothing: %s", out)
-	}
-	rep, err := suite.ReadReport(raw, dir)
+	rep, err := suitetest.Outside(context.Background(), p, t.TempDir(), browsertest.RunnerDir(), browsers,
+		map[string]string{"BASE_URL": baseURL, "E2E_PASSWORD": demoapp.Password}, []string{"chromium"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,42 +84,6 @@ func outside(t *testing.T, p suite.Project, baseURL string) map[string]string {
 		v[o.File+" "+o.Title()] = o.Status
 	}
 	return v
-}
-
-// browsersPath lays the system Chromium out where an unmodified project's
-// npx playwright test looks for its browsers (the registry's own downloads
-// are not reachable here).
-func browsersPath(t *testing.T) string {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(browsertest.RunnerDir(), "node_modules", "playwright-core", "browsers.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var reg struct {
-		Browsers []struct{ Name, Revision string }
-	}
-	if err := json.Unmarshal(raw, &reg); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	for _, b := range reg.Browsers {
-		var exe string
-		switch b.Name {
-		case "chromium":
-			exe = filepath.Join(dir, "chromium-"+b.Revision, "chrome-linux", "chrome")
-		case "chromium-headless-shell":
-			exe = filepath.Join(dir, "chromium_headless_shell-"+b.Revision, "chrome-linux", "headless_shell")
-		default:
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(exe), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink("/usr/lib/chromium/chromium", exe); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
 }
 
 func verdicts(rep suite.RunReport) map[string]string {

@@ -1,0 +1,311 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/webpilot/webpilot/internal/browser/browsertest"
+	"github.com/webpilot/webpilot/internal/demoapp"
+	"github.com/webpilot/webpilot/internal/netguard"
+	"github.com/webpilot/webpilot/internal/sandbox"
+	"github.com/webpilot/webpilot/internal/suite"
+	"github.com/webpilot/webpilot/internal/suite/suitetest"
+)
+
+// suitesBench measures customers' projects as written: the corpus's spec
+// files accepted and listed, verdicts in the sandbox against the same
+// project run outside webpilot with npx playwright test, drift healed by a
+// verified patch to the file that defines the locator, regressions flagged
+// and never healed, patches git apply takes, and the hostile project's
+// probes of the sandbox.
+func (e *env) suitesBench(ctx context.Context) error {
+	runner := browsertest.RunnerDir()
+	sb, err := sandbox.New(sandbox.Config{Runner: runner})
+	if err != nil {
+		return err
+	}
+	app := demoapp.New(demoapp.Options{})
+	srv := httptest.NewServer(app)
+	defer srv.Close()
+	proxy, err := netguard.NewProxy(netguard.New([]string{strings.TrimPrefix(srv.URL, "http://")}), nil)
+	if err != nil {
+		return err
+	}
+	defer proxy.Close()
+	work, err := os.MkdirTemp("", "bench-suites-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	browsers := filepath.Join(work, "browsers")
+	if err := suitetest.BrowsersPath(browsers, runner); err != nil {
+		return err
+	}
+	pr := suite.ProjectRunner{Sandbox: sb}
+	opts := func(env map[string]string) suite.RunOptions {
+		tun := proxy.Open()
+		return suite.RunOptions{BaseURL: srv.URL, Env: env,
+			Proxy: &suite.Proxy{Addr: strings.TrimPrefix(proxy.Server(), "http://"), Username: tun.User, Password: tun.Password}}
+	}
+	secrets := map[string]string{"E2E_PASSWORD": demoapp.Password}
+
+	type row struct {
+		name                                          string
+		files, accepted, agree                        int
+		driftHealed, drift, flagged, regressed, wrong int
+		patches, applied                              int
+	}
+	var rows []row
+	var total row
+	for _, name := range suitetest.Projects() {
+		if name == suitetest.Hostile {
+			continue
+		}
+		r := row{name: name}
+		files, err := suitetest.Files(name)
+		if err != nil {
+			return err
+		}
+		for f := range files {
+			if suite.IsSpec(f) {
+				r.files++
+			}
+		}
+		p, err := suite.NewProject(files)
+		if err != nil {
+			rows = append(rows, r)
+			continue
+		}
+		if err := app.SetVariant(); err != nil {
+			return err
+		}
+		listed, err := pr.Run(ctx, p, suite.RunOptions{List: true})
+		_ = os.RemoveAll(listed.Dir)
+		if err != nil || len(listed.Errors) > 0 {
+			fmt.Printf("  %s does not list: %v %v\n", name, err, listed.Errors)
+			rows = append(rows, r)
+			continue
+		}
+		specFiles := map[string]bool{}
+		projects := map[string]bool{}
+		for _, t := range listed.Tests {
+			specFiles[t.File] = true
+			projects[t.Project] = true
+		}
+		r.accepted = len(specFiles)
+
+		// Verdicts: as written and under a regression, in the sandbox and
+		// outside it; a file agrees when every test's verdict is the same.
+		disagree := map[string]bool{}
+		var prints map[string][]suite.TraceAction
+		for _, variant := range [][]demoapp.Variation{nil, {demoapp.WrongCount}} {
+			if err := app.SetVariant(variant...); err != nil {
+				return err
+			}
+			in, err := pr.Run(ctx, p, withTrace(opts(secrets)))
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			if variant == nil {
+				prints = map[string][]suite.TraceAction{}
+				for i := range in.Tests {
+					t := &in.Tests[i]
+					if t.Evidence() == nil && t.Status == "passed" {
+						prints[t.ID] = t.Actions
+					}
+				}
+			}
+			_ = os.RemoveAll(in.Dir)
+			env := map[string]string{"BASE_URL": srv.URL, "APP_URL": srv.URL, "E2E_PASSWORD": demoapp.Password}
+			dir, _ := os.MkdirTemp(work, name+"-")
+			out, err := suitetest.Outside(ctx, p, dir, runner, browsers, env, keys(projects))
+			if err != nil {
+				return fmt.Errorf("%s outside: %w", name, err)
+			}
+			ref := map[string]string{}
+			for _, t := range out.Tests {
+				ref[t.File+" "+t.Project+" "+t.Title()] = t.Status
+			}
+			seen := map[string]bool{}
+			for _, t := range in.Tests {
+				k := t.File + " " + t.Project + " " + t.Title()
+				seen[k] = true
+				if ref[k] != t.Status {
+					disagree[t.File] = true
+				}
+			}
+			for k := range ref {
+				if !seen[k] {
+					disagree[strings.Fields(k)[0]] = true
+				}
+			}
+		}
+		r.agree = r.accepted - len(disagree)
+
+		// Drift the repair must heal; regressions it must only report.
+		for _, variant := range []struct {
+			changes []demoapp.Variation
+			drift   bool
+		}{
+			{[]demoapp.Variation{demoapp.RenamedIDs}, true},
+			{[]demoapp.Variation{demoapp.Reworded}, true},
+			{[]demoapp.Variation{demoapp.WrongCount}, false},
+			{[]demoapp.Variation{demoapp.DeadAdd}, false},
+		} {
+			if err := app.SetVariant(variant.changes...); err != nil {
+				return err
+			}
+			rep, err := pr.Repair(ctx, p, prints, opts(secrets))
+			if err != nil {
+				return fmt.Errorf("%s repair under %v: %w", name, variant.changes, err)
+			}
+			for _, t := range rep.Tests {
+				if t.Verdict == suite.VerdictPassed || t.Verdict == suite.VerdictFlaky {
+					continue
+				}
+				switch {
+				case variant.drift:
+					r.drift++
+					if t.Verdict == suite.VerdictHealed {
+						r.driftHealed++
+					}
+				default:
+					r.regressed++
+					if t.Verdict == suite.VerdictRegression {
+						r.flagged++
+					}
+					if t.Verdict == suite.VerdictHealed {
+						r.wrong++
+					}
+				}
+			}
+			if rep.Diff != "" {
+				r.patches++
+				if gitApplies(work, p, rep.Diff) {
+					r.applied++
+				}
+			}
+		}
+		rows = append(rows, r)
+	}
+	_ = app.SetVariant()
+
+	fmt.Println("Customers' projects as written (the corpus, against the demo app; verdicts vs npx playwright test outside webpilot)")
+	fmt.Printf("  %-12s %6s %9s %7s %13s %19s %7s %8s\n", "project", "files", "accepted", "agree", "drift healed", "regressions flagged", "wrongly", "patches")
+	for _, r := range rows {
+		fmt.Printf("  %-12s %6d %9d %7d %13s %19s %7d %8s\n", r.name, r.files, r.accepted, r.agree,
+			fmt.Sprintf("%d/%d", r.driftHealed, r.drift), fmt.Sprintf("%d/%d", r.flagged, r.regressed), r.wrong,
+			fmt.Sprintf("%d/%d", r.applied, r.patches))
+		total.files += r.files
+		total.accepted += r.accepted
+		total.agree += r.agree
+		total.driftHealed += r.driftHealed
+		total.drift += r.drift
+		total.flagged += r.flagged
+		total.regressed += r.regressed
+		total.wrong += r.wrong
+		total.patches += r.patches
+		total.applied += r.applied
+	}
+	escapes, probes, err := hostileProbes(ctx, pr)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  sandbox: %d probes of the hostile project, %d got through\n", probes, escapes)
+	fmt.Printf("bench suites: files=%d accepted=%d runner_agree=%d drift_healed=%d/%d regressions_flagged=%d/%d wrongly_healed=%d patches_apply=%d sandbox_escapes=%d\n\n",
+		total.files, total.accepted, total.agree, total.driftHealed, total.drift, total.flagged, total.regressed, total.wrong, total.applied, escapes)
+	return nil
+}
+
+func withTrace(o suite.RunOptions) suite.RunOptions {
+	o.Trace = true
+	return o
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// gitApplies reports whether git apply takes diff on the project's files.
+func gitApplies(work string, p suite.Project, diff string) bool {
+	dir, err := os.MkdirTemp(work, "apply-")
+	if err != nil {
+		return false
+	}
+	defer os.RemoveAll(dir)
+	if p.WriteTo(dir) != nil || os.WriteFile(filepath.Join(dir, ".patch"), []byte(diff), 0o644) != nil {
+		return false
+	}
+	cmd := exec.Command("git", "apply", ".patch")
+	cmd.Dir = dir
+	return cmd.Run() == nil
+}
+
+// hostileProbes runs the hostile project — each test one way out of the
+// sandbox — with a loopback service, a data directory and another run's
+// files to reach for; a test that fails is an escape.
+func hostileProbes(ctx context.Context, pr suite.ProjectRunner) (escapes, probes int, err error) {
+	p, err := suitetest.Project(suitetest.Hostile)
+	if err != nil {
+		return 0, 0, err
+	}
+	canary, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer canary.Close()
+	go func() {
+		for {
+			c, err := canary.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}()
+	data, err := os.MkdirTemp("", "bench-data-")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer os.RemoveAll(data)
+	_ = os.Chmod(data, 0o755)
+	secret := filepath.Join(data, "secret.key")
+	other := filepath.Join(data, "other-run.spec.ts")
+	_ = os.WriteFile(secret, []byte("sealing key"), 0o644)
+	_ = os.WriteFile(other, []byte("another tenant's test"), 0o644)
+	ports := []string{fmt.Sprint(canary.Addr().(*net.TCPAddr).Port), "4222", "5432", "55432"}
+	rep, err := pr.Run(ctx, p, suite.RunOptions{Env: map[string]string{"PROBE_SECRET_FILE": secret, "PROBE_OTHER_RUN": other,
+		"PROBE_PORTS": strings.Join(ports, ",")}})
+	_ = os.RemoveAll(rep.Dir)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, t := range rep.Tests {
+		probes++
+		if t.Status != "passed" {
+			escapes++
+			fmt.Printf("  sandbox probe got through: %s: %s\n", t.Title(), firstLine(t.Error))
+		}
+	}
+	if probes == 0 {
+		return 0, 0, fmt.Errorf("the hostile project ran no probe: %s", rep.Output)
+	}
+	return escapes, probes, nil
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}

@@ -1,0 +1,60 @@
+// A suite that tries every way out of the sandbox. Each test passes when
+// its attempt got nothing; a failing test is an escape.
+const { test, expect } = require('@playwright/test');
+const fs = require('fs');
+const net = require('net');
+const { spawn } = require('child_process');
+
+const read = (p) => { try { return fs.readFileSync(p, 'utf8'); } catch { return null; } };
+const connect = (port) => new Promise((resolve) => {
+  const s = net.connect({ host: '127.0.0.1', port: Number(port), timeout: 2000 });
+  s.on('connect', () => { s.destroy(); resolve(true); });
+  s.on('error', () => resolve(false));
+  s.on('timeout', () => { s.destroy(); resolve(false); });
+});
+
+test('the worker environment', async () => {
+  const leaked = Object.keys(process.env).filter((k) => /WEBPILOT_SECRET|DATABASE_URL|OPENAI|NATS/.test(k));
+  expect(leaked).toEqual([]);
+});
+
+test('PID 1 environment', async () => {
+  expect(read('/proc/1/environ') || '').not.toMatch(/WEBPILOT_SECRET|DATABASE_URL|OPENAI_API_KEY/);
+});
+
+test('the data directory', async () => {
+  expect(read(process.env.PROBE_SECRET_FILE)).toBeNull();
+});
+
+test("another run's files", async () => {
+  expect(read(process.env.PROBE_OTHER_RUN)).toBeNull();
+});
+
+test('NATS, Postgres and loopback services', async () => {
+  for (const port of (process.env.PROBE_PORTS || '').split(',').filter(Boolean)) {
+    expect(await connect(port), `port ${port}`).toBe(false);
+  }
+});
+
+test('writing outside the work directory', async () => {
+  for (const p of ['/usr/escape', '/etc/escape', '/runner/escape', '/escape']) {
+    let wrote = true;
+    try { fs.writeFileSync(p, 'x'); } catch { wrote = false; }
+    expect(wrote, p).toBe(false);
+  }
+});
+
+test('a fork bomb', async () => {
+  let started = 0;
+  const kids = [];
+  for (let i = 0; i < 700; i++) {
+    try {
+      const k = spawn('/bin/sleep', ['3']);
+      k.on('error', () => {});
+      if (k.pid !== undefined) started++;
+      kids.push(k);
+    } catch { break; }
+  }
+  kids.forEach((k) => { try { k.kill('SIGKILL'); } catch {} });
+  expect(started).toBeLessThan(600);
+});

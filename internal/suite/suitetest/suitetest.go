@@ -1,0 +1,134 @@
+// Package suitetest holds the corpus of customer projects — suites written
+// the ways real ones are (page objects, fixtures, hooks, loops over data,
+// regular expressions, CommonJS and ESM, TypeScript with types) against the
+// demo app — and runs a project the way its owner does, outside webpilot,
+// for reference verdicts.
+package suitetest
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/webpilot/webpilot/internal/suite"
+)
+
+//go:embed corpus
+var corpus embed.FS
+
+// Hostile is the corpus project whose tests each try a way out of the
+// sandbox: a test that fails is an escape.
+const Hostile = "hostile"
+
+// Projects names the corpus projects (Hostile last).
+func Projects() []string {
+	entries, _ := fs.ReadDir(corpus, "corpus")
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() && e.Name() != Hostile {
+			out = append(out, e.Name())
+		}
+	}
+	sort.Strings(out)
+	return append(out, Hostile)
+}
+
+// Files are a corpus project's files as an upload carries them.
+func Files(name string) (map[string][]byte, error) {
+	root := path.Join("corpus", name)
+	files := map[string][]byte{}
+	err := fs.WalkDir(corpus, root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := corpus.ReadFile(p)
+		files[strings.TrimPrefix(p, root+"/")] = b
+		return err
+	})
+	return files, err
+}
+
+// Project is a corpus project.
+func Project(name string) (suite.Project, error) {
+	files, err := Files(name)
+	if err != nil {
+		return suite.Project{}, err
+	}
+	return suite.NewProject(files)
+}
+
+// BrowsersPath lays the system Chromium out under dir where an unmodified
+// project's npx playwright test looks for its browsers (the registry's own
+// downloads cannot be fetched here), for the runner installed in runner.
+func BrowsersPath(dir, runner string) error {
+	raw, err := os.ReadFile(filepath.Join(runner, "node_modules", "playwright-core", "browsers.json"))
+	if err != nil {
+		return err
+	}
+	var reg struct {
+		Browsers []struct{ Name, Revision string }
+	}
+	if err := json.Unmarshal(raw, &reg); err != nil {
+		return err
+	}
+	for _, b := range reg.Browsers {
+		var exe string
+		switch b.Name {
+		case "chromium":
+			exe = filepath.Join(dir, "chromium-"+b.Revision, "chrome-linux", "chrome")
+		case "chromium-headless-shell":
+			exe = filepath.Join(dir, "chromium_headless_shell-"+b.Revision, "chrome-linux", "headless_shell")
+		default:
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(exe), 0o755); err != nil {
+			return err
+		}
+		if err := os.Symlink("/usr/lib/chromium/chromium", exe); err != nil && !os.IsExist(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// Outside runs the project as its owner does — npx playwright test with
+// its own config, on the given projects (its Chromium ones) — in dir,
+// with env added (BASE_URL and the secrets), and reads the verdicts.
+func Outside(ctx context.Context, p suite.Project, dir, runner, browsers string, env map[string]string, projects []string) (suite.RunReport, error) {
+	if err := p.WriteTo(dir); err != nil {
+		return suite.RunReport{}, err
+	}
+	if err := os.Symlink(filepath.Join(runner, "node_modules"), filepath.Join(dir, "node_modules")); err != nil && !os.IsExist(err) {
+		return suite.RunReport{}, err
+	}
+	args := []string{filepath.Join(runner, "node_modules", "@playwright", "test", "cli.js"), "test", "--reporter=json"}
+	for _, pr := range projects {
+		if pr != "" {
+			args = append(args, "--project="+pr)
+		}
+	}
+	cmd := exec.CommandContext(ctx, "node", args...)
+	cmd.Dir = dir
+	report := filepath.Join(dir, "reference.json")
+	cmd.Env = append(os.Environ(), "PLAYWRIGHT_JSON_OUTPUT_NAME="+report, "PLAYWRIGHT_BROWSERS_PATH="+browsers, "CI=1")
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	_ = cmd.Run()
+	raw, err := os.ReadFile(report)
+	if err != nil {
+		return suite.RunReport{}, fmt.Errorf("the reference run reported nothing: %s", out.String())
+	}
+	return suite.ReadReport(raw, dir)
+}
