@@ -286,8 +286,8 @@ func hostileProbes(ctx context.Context, pr suite.ProjectRunner) (escapes, probes
 	_ = os.WriteFile(secret, []byte("sealing key"), 0o644)
 	_ = os.WriteFile(other, []byte("another tenant's test"), 0o644)
 	ports := []string{fmt.Sprint(canary.Addr().(*net.TCPAddr).Port), "4222", "5432", "55432"}
-	rep, err := pr.Run(ctx, p, suite.RunOptions{Env: map[string]string{"PROBE_SECRET_FILE": secret, "PROBE_OTHER_RUN": other,
-		"PROBE_PORTS": strings.Join(ports, ",")}})
+	env := map[string]string{"PROBE_SECRET_FILE": secret, "PROBE_OTHER_RUN": other, "PROBE_PORTS": strings.Join(ports, ",")}
+	rep, err := pr.Run(ctx, p, suite.RunOptions{Env: env, Files: []string{"tests/probes.spec.js"}})
 	_ = os.RemoveAll(rep.Dir)
 	if err != nil {
 		return 0, 0, err
@@ -298,6 +298,15 @@ func hostileProbes(ctx context.Context, pr suite.ProjectRunner) (escapes, probes
 			escapes++
 			fmt.Printf("  sandbox probe got through: %s: %s\n", t.Title(), firstLine(t.Error))
 		}
+	}
+	// The fork bomb may take its own run down with it: that is the limit
+	// working; only a bomb that ran past it is an escape.
+	bomb, err := pr.Run(ctx, p, suite.RunOptions{Env: env, Files: []string{"tests/fork.spec.js"}})
+	_ = os.RemoveAll(bomb.Dir)
+	probes++
+	if err == nil && len(bomb.Tests) == 1 && bomb.Tests[0].Status != "passed" {
+		escapes++
+		fmt.Printf("  sandbox probe got through: a fork bomb: %s\n", firstLine(bomb.Tests[0].Error))
 	}
 	if probes == 0 {
 		return 0, 0, fmt.Errorf("the hostile project ran no probe: %s", rep.Output)

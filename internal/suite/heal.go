@@ -347,6 +347,12 @@ func diagnose(t TestOutcome, passing []TraceAction, dom []SnapshotElement, sites
 				continue
 			}
 			lit, text, why := rewrite(s, *old, cand, assertion)
+			if lit == nil && why == errAsserted {
+				// The element is there and its text is not what the test
+				// checks: the app changed, not the test.
+				return Change{}, edit{}, VerdictRegression, fmt.Sprintf("the element is there but reads %q, not what the test checks (%s)",
+					clip(cmpOr(cand.Attributes["aria-label"], cand.Text), 80), stringOf(s, s.Arg))
+			}
 			if lit == nil {
 				return Change{}, edit{}, VerdictUnrepairable, why
 			}
@@ -421,7 +427,7 @@ func rewrite(s LocatorSite, old, cand SnapshotElement, assertion bool) (*Literal
 	name := cmpOr(cand.Attributes["aria-label"], cand.Attributes["label"], cand.Text)
 	textual := func(l Literal, now string) (*Literal, string, string) {
 		if assertion {
-			return nil, "", "the assertion checks this text; it is never rewritten"
+			return nil, "", errAsserted
 		}
 		if now == "" {
 			return nil, "", "the element found has no text to name it by"
@@ -442,7 +448,9 @@ func rewrite(s LocatorSite, old, cand SnapshotElement, assertion bool) (*Literal
 			return nil, "", "the element found has no test id"
 		}
 		return &s.Arg, quoteLike(s.Arg, id), ""
-	case "locator":
+	case "locator", "click", "dblclick", "fill", "type", "check", "uncheck", "selectOption", "hover", "press", "focus", "tap",
+		"textContent", "innerText", "inputValue", "isVisible", "isHidden", "isChecked", "isEnabled", "getAttribute",
+		"waitForSelector", "setInputFiles", "dispatchEvent", "$", "$$", "$eval", "$$eval":
 		css := s.Arg.Value
 		switch oldID, newID := old.Attributes["id"], cand.Attributes["id"]; {
 		case oldID != "" && newID != "" && strings.Contains(css, "#"+oldID):
@@ -468,6 +476,16 @@ func rewrite(s LocatorSite, old, cand SnapshotElement, assertion bool) (*Literal
 		return textual(s.Arg, cand.Attributes["title"])
 	}
 	return nil, "", "a locator of this kind is not rewritten"
+}
+
+// errAsserted is why a text a test asserts is never rewritten.
+const errAsserted = "the assertion checks this text; it is never rewritten"
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
 }
 
 // quoteLike writes v as a string literal with l's own quote character.

@@ -47,6 +47,28 @@ type LocatorSite struct {
 var locatorMethods = map[string]bool{"locator": true, "getByTestId": true, "getByRole": true, "getByLabel": true,
 	"getByPlaceholder": true, "getByText": true, "getByAltText": true, "getByTitle": true}
 
+// selectorMethods are the page's (and frame's) calls that take a selector
+// string first: page.fill('#email', …), page.click('text=Save').
+var selectorMethods = map[string]bool{"click": true, "dblclick": true, "fill": true, "type": true, "check": true,
+	"uncheck": true, "selectOption": true, "hover": true, "press": true, "focus": true, "tap": true, "textContent": true,
+	"innerText": true, "inputValue": true, "isVisible": true, "isHidden": true, "isChecked": true, "isEnabled": true,
+	"getAttribute": true, "waitForSelector": true, "setInputFiles": true, "dispatchEvent": true, "$": true, "$$": true,
+	"$eval": true, "$$eval": true}
+
+// onPage reports whether a call's receiver is a page or a frame (page,
+// this.page, newPage, frame…): only their selector methods take selectors.
+func onPage(e ast.Expression) bool {
+	name := ""
+	switch v := e.(type) {
+	case *ast.Identifier:
+		name = string(v.Name)
+	case *ast.DotExpression:
+		name = string(v.Identifier.Name)
+	}
+	n := strings.ToLower(name)
+	return strings.HasSuffix(n, "page") || strings.HasSuffix(n, "frame")
+}
+
 // FindLocatorSites lists the locator-building calls of one source file
 // (.ts or .js, ESM or CommonJS): TypeScript is stripped by esbuild, the
 // JavaScript parsed by goja, and every literal mapped back through
@@ -87,14 +109,58 @@ func FindLocatorSites(name string, src []byte) ([]LocatorSite, error) {
 		}
 		return lines[l-1] + c, true
 	}
+	// Constants and object literals of constants, so a locator built from
+	// selectors.input or a const is patched where the value is written.
+	consts := map[string]Literal{}
+	walkNodes(prog, func(n any) {
+		b, ok := n.(*ast.Binding)
+		if !ok {
+			return
+		}
+		id, ok := b.Target.(*ast.Identifier)
+		if !ok || b.Initializer == nil {
+			return
+		}
+		if l, ok := literalAt(b.Initializer, src, original); ok {
+			consts[string(id.Name)] = l
+		}
+		if obj, ok := b.Initializer.(*ast.ObjectLiteral); ok {
+			for _, p := range obj.Value {
+				if kv, ok := p.(*ast.PropertyKeyed); ok {
+					if l, ok := literalAt(kv.Value, src, original); ok {
+						consts[string(id.Name)+"."+keyName(kv.Key)] = l
+					}
+				}
+			}
+		}
+	})
+	argument := func(e ast.Expression) (Literal, bool) {
+		if l, ok := literalAt(e, src, original); ok {
+			return l, true
+		}
+		switch v := e.(type) {
+		case *ast.Identifier:
+			l, ok := consts[string(v.Name)]
+			return l, ok
+		case *ast.DotExpression:
+			if left, ok := v.Left.(*ast.Identifier); ok {
+				l, ok := consts[string(left.Name)+"."+string(v.Identifier.Name)]
+				return l, ok
+			}
+		}
+		return Literal{}, false
+	}
 	var sites []LocatorSite
 	walk(prog, func(call *ast.CallExpression) {
 		dot, ok := call.Callee.(*ast.DotExpression)
-		if !ok || !locatorMethods[string(dot.Identifier.Name)] || len(call.ArgumentList) == 0 {
+		if !ok || len(call.ArgumentList) == 0 {
 			return
 		}
 		method := string(dot.Identifier.Name)
-		arg, ok := literalAt(call.ArgumentList[0], src, original)
+		if !locatorMethods[method] && !(selectorMethods[method] && onPage(dot.Left)) {
+			return
+		}
+		arg, ok := argument(call.ArgumentList[0])
 		if !ok {
 			return
 		}
@@ -213,6 +279,15 @@ func lineCol(starts []int, off int) (int, int) {
 
 // walk calls fn on every call expression of the program.
 func walk(n any, fn func(*ast.CallExpression)) {
+	walkNodes(n, func(x any) {
+		if c, ok := x.(*ast.CallExpression); ok {
+			fn(c)
+		}
+	})
+}
+
+// walkNodes calls fn on every node (pointer) of the program.
+func walkNodes(n any, fn func(any)) {
 	seen := 0
 	var visit func(v reflect.Value)
 	visit = func(v reflect.Value) {
@@ -224,8 +299,8 @@ func walk(n any, fn func(*ast.CallExpression)) {
 			if v.IsNil() {
 				return
 			}
-			if c, ok := v.Interface().(*ast.CallExpression); ok {
-				fn(c)
+			if v.Kind() == reflect.Pointer {
+				fn(v.Interface())
 			}
 			visit(v.Elem())
 		case reflect.Struct:
@@ -254,6 +329,9 @@ func (s LocatorSite) selector() string {
 			return quoteSelector(l.Value) + "s"
 		}
 		return quoteSelector(l.Value) + "i"
+	}
+	if selectorMethods[s.Method] {
+		return s.Arg.Value // page.fill('#email', …): the selector as written
 	}
 	switch s.Method {
 	case "locator":

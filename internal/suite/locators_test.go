@@ -30,6 +30,18 @@ func TestFindLocatorSites(t *testing.T) {
 			`internal:role=button[name="Sign in"i]`: `'Sign in'`,
 			`internal:role=checkbox`:                `'checkbox'`,
 		}},
+		// Selectors kept in an object of constants, used through it.
+		{"suitetest/corpus/commonjs/helpers/list.js", map[string]string{
+			`#item`:                      `'#item'`,
+			`[data-testid="add-button"]`: `'[data-testid="add-button"]'`,
+			`#count`:                     `'#count'`,
+			`#dismiss-tips`:              `'#dismiss-tips'`,
+		}},
+		// The page's own selector methods.
+		{"suitetest/corpus/commonjs/tests/login.spec.js", map[string]string{
+			`#email`:                `'#email'`,
+			`button[type="submit"]`: `'button[type="submit"]'`,
+		}},
 	} {
 		src, err := os.ReadFile(tc.file)
 		if err != nil {

@@ -3,7 +3,6 @@
 const { test, expect } = require('@playwright/test');
 const fs = require('fs');
 const net = require('net');
-const { spawn } = require('child_process');
 
 const read = (p) => { try { return fs.readFileSync(p, 'utf8'); } catch { return null; } };
 const connect = (port) => new Promise((resolve) => {
@@ -42,19 +41,4 @@ test('writing outside the work directory', async () => {
     try { fs.writeFileSync(p, 'x'); } catch { wrote = false; }
     expect(wrote, p).toBe(false);
   }
-});
-
-test('a fork bomb', async () => {
-  let started = 0;
-  const kids = [];
-  for (let i = 0; i < 700; i++) {
-    try {
-      const k = spawn('/bin/sleep', ['3']);
-      k.on('error', () => {});
-      if (k.pid !== undefined) started++;
-      kids.push(k);
-    } catch { break; }
-  }
-  kids.forEach((k) => { try { k.kill('SIGKILL'); } catch {} });
-  expect(started).toBeLessThan(600);
 });
