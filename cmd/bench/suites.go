@@ -48,7 +48,7 @@ func (e *env) suitesBench(ctx context.Context) error {
 	if err := suitetest.BrowsersPath(browsers, runner); err != nil {
 		return err
 	}
-	pr := suite.ProjectRunner{Sandbox: sb}
+	pr := suite.ProjectRunner{Sandbox: sb, Deps: &suite.Deps{Dir: suite.DefaultDepsDir()}}
 	opts := func(env map[string]string) suite.RunOptions {
 		tun := proxy.Open()
 		return suite.RunOptions{BaseURL: srv.URL, Env: env,

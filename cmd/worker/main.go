@@ -3,6 +3,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -101,7 +102,8 @@ func run(c config.Worker, log *slog.Logger) error {
 	if sb, err := sandbox.New(sandbox.Config{Runner: runner.Dir}); err != nil {
 		log.Warn("customer projects will not run: no sandbox", "err", err)
 	} else {
-		cfg.Projects = suite.ProjectRunner{Sandbox: sb, Chromium: c.Chromium}
+		deps := &suite.Deps{Dir: cmp.Or(c.DepsCache, suite.DefaultDepsDir()), Registry: c.NPMRegistry}
+		cfg.Projects = suite.ProjectRunner{Sandbox: sb, Chromium: c.Chromium, Deps: deps}
 	}
 	// axe-core is installed beside the runner by make setup; without it
 	// explorations run every detector but the accessibility one.

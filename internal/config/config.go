@@ -221,6 +221,13 @@ type Worker struct {
 	Chromium   string `env:"WEBPILOT_CHROMIUM" envDefault:"/usr/lib/chromium/chromium"`
 	// SpecRunner is the @playwright/test installation repairs are verified with.
 	SpecRunner string `env:"WEBPILOT_SPEC_RUNNER" envDefault:".cache/pwtest"`
+	// DepsCache holds the packages customers' lockfiles pin, installed
+	// once per lockfile (default: webpilot-deps under the temporary
+	// directory, which the sandbox's users can read).
+	DepsCache string `env:"WEBPILOT_DEPS_CACHE"`
+	// NPMRegistry is where those packages come from; a lockfile pointing
+	// anywhere else is refused.
+	NPMRegistry string `env:"WEBPILOT_NPM_REGISTRY" envDefault:"https://registry.npmjs.org/"`
 	// Axe is axe-core's script (default: beside the spec runner).
 	Axe string `env:"WEBPILOT_AXE"`
 	// MetricsAddr serves the worker's /metrics and /healthz when set.

@@ -53,6 +53,8 @@ const (
 	WorkDir = "/work"
 	// RunnerDir is where the spec runner's installation is, read-only.
 	RunnerDir = "/runner"
+	// DepsDir is where the run's installed dependencies are, read-only.
+	DepsDir = "/deps"
 	// ProxyAddr is the job's egress proxy as the run reaches it.
 	ProxyAddr = "127.0.0.1:3128"
 	// helperDir holds the forwarder and the socket to the egress proxy.
@@ -156,6 +158,9 @@ type Run struct {
 	// Env is the command's environment besides PATH and HOME: exactly what
 	// it is given, nothing of the worker's.
 	Env map[string]string
+	// Deps is a host directory of installed packages, bound read-only at
+	// DepsDir (none when empty).
+	Deps string
 	// Egress is the host address of the job's egress proxy, reachable
 	// inside at ProxyAddr; empty means no network at all.
 	Egress string
@@ -219,7 +224,7 @@ func (s *Sandbox) Run(ctx context.Context, r Run) (Result, error) {
 		cmdline = append(cmdline, s.setpriv, "--reuid="+id, "--regid="+id, "--clear-groups", "--")
 	}
 	cmdline = append(cmdline, s.bwrap)
-	cmdline = append(cmdline, s.binds(r.Dir, helper)...)
+	cmdline = append(cmdline, s.binds(r.Dir, helper, r.Deps)...)
 	cmdline = append(cmdline, "--unshare-all", "--die-with-parent", "--new-session", "--hostname", "sandbox",
 		"--uid", "1000", "--gid", "1000", "--clearenv")
 	for _, kv := range environment(r.Env) {
@@ -251,7 +256,7 @@ func (s *Sandbox) Run(ctx context.Context, r Run) (Result, error) {
 }
 
 // binds assembles the sandbox's filesystem.
-func (s *Sandbox) binds(dir, helper string) []string {
+func (s *Sandbox) binds(dir, helper, deps string) []string {
 	b := []string{
 		"--ro-bind", "/usr", "/usr",
 		"--ro-bind", "/bin", "/bin",
@@ -268,6 +273,9 @@ func (s *Sandbox) binds(dir, helper string) []string {
 	for _, f := range []string{"/etc/ssl", "/etc/fonts", "/etc/ld.so.cache", "/etc/alternatives", "/etc/passwd",
 		"/etc/group", "/etc/nsswitch.conf", "/etc/localtime", "/etc/mime.types"} {
 		b = append(b, "--ro-bind-try", f, f)
+	}
+	if deps != "" {
+		b = append(b, "--ro-bind", deps, DepsDir)
 	}
 	return append(b,
 		"--ro-bind", s.cfg.Runner, RunnerDir,

@@ -27,6 +27,9 @@ type ProjectRunner struct {
 	Sandbox *sandbox.Sandbox
 	// Chromium is the browser, at a path the sandbox shows (under /usr).
 	Chromium string
+	// Deps installs the packages of projects that carry a lockfile; a
+	// project with a lockfile is refused without it.
+	Deps *Deps
 	// WorkRoot is where each run's copy of the project is made; it must be
 	// reachable by the sandbox's users (os.TempDir() when empty).
 	WorkRoot string
@@ -196,13 +199,26 @@ func (r ProjectRunner) Run(ctx context.Context, p Project, o RunOptions) (RunRep
 	if err := p.WriteTo(dir); err != nil {
 		return rep, fmt.Errorf("write the project: %w", err)
 	}
-	if _, ok := p.File("package-lock.json"); !ok {
+	cli := sandbox.RunnerDir + "/node_modules/@playwright/test/cli.js"
+	deps := ""
+	_, locked := p.File(lockfileName)
+	switch {
+	case !locked:
 		// No lockfile: the runner's own @playwright/test is the one provided.
 		if err := os.Symlink(sandbox.RunnerDir+"/node_modules", filepath.Join(dir, "node_modules")); err != nil {
 			return rep, err
 		}
-	} else {
-		return rep, &ProjectError{Path: "package-lock.json", Problem: "installing a lockfile's dependencies is not supported yet; upload the project without it to run with @playwright/test alone"}
+	case r.Deps == nil:
+		return rep, &ProjectError{Path: lockfileName, Problem: "this worker installs no lockfile's packages (it has no dependency cache): upload the project without its lockfile to run it with @playwright/test alone"}
+	default:
+		// The lockfile's own packages, its @playwright/test among them.
+		if deps, err = r.Deps.Install(ctx, p); err != nil {
+			return rep, err
+		}
+		if err := os.Symlink(sandbox.DepsDir+"/node_modules", filepath.Join(dir, "node_modules")); err != nil {
+			return rep, err
+		}
+		cli = sandbox.DepsDir + "/node_modules/@playwright/test/cli.js"
 	}
 	imp := ""
 	for _, name := range configNames {
@@ -231,7 +247,7 @@ func (r ProjectRunner) Run(ctx context.Context, p Project, o RunOptions) (RunRep
 	for k, v := range o.Env {
 		env[k] = v
 	}
-	run := sandbox.Run{Dir: dir, Env: env}
+	run := sandbox.Run{Dir: dir, Env: env, Deps: deps}
 	if o.Proxy != nil {
 		settings["proxy"] = "http://" + sandbox.ProxyAddr
 		env["WEBPILOT_PROXY_USER"], env["WEBPILOT_PROXY_PASSWORD"] = o.Proxy.Username, o.Proxy.Password
@@ -239,7 +255,7 @@ func (r ProjectRunner) Run(ctx context.Context, p Project, o RunOptions) (RunRep
 	}
 	b, _ := json.Marshal(settings)
 	env["WEBPILOT_RUN"] = string(b)
-	run.Args = []string{"/usr/bin/node", sandbox.RunnerDir + "/node_modules/@playwright/test/cli.js", "test", "--config", wrapperName}
+	run.Args = []string{"/usr/bin/node", cli, "test", "--config", wrapperName}
 	if o.List {
 		run.Args = append(run.Args, "--list")
 	}
@@ -259,7 +275,7 @@ func (r ProjectRunner) Run(ctx context.Context, p Project, o RunOptions) (RunRep
 		}
 		return rep, fmt.Errorf("the runner wrote no report (exit %d): %s", res.ExitCode, rep.Output)
 	}
-	if err := rep.read(raw, dir, sandbox.WorkDir); err != nil {
+	if err := rep.read(raw, dir, sandbox.WorkDir, locked); err != nil {
 		return rep, err
 	}
 	return rep, nil
@@ -309,14 +325,15 @@ type reportSpec struct {
 // root (traces are not located).
 func ReadReport(raw []byte, root string) (RunReport, error) {
 	var rep RunReport
-	err := rep.read(raw, "", root)
+	err := rep.read(raw, "", root, false)
 	return rep, err
 }
 
 // read reads the runner's report of a run in dir (on the host) of the
 // project laid out at root (as the runner saw it); files are named
-// relative to the project's root.
-func (rep *RunReport) read(raw []byte, dir, root string) error {
+// relative to the project's root. Locked says the project's packages came
+// from its lockfile.
+func (rep *RunReport) read(raw []byte, dir, root string, locked bool) error {
 	var r report
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return fmt.Errorf("read the runner's report: %w", err)
@@ -327,7 +344,7 @@ func (rep *RunReport) read(raw []byte, dir, root string) error {
 		prefix = filepath.ToSlash(rel) + "/"
 	}
 	for _, e := range r.Errors {
-		rep.Errors = append(rep.Errors, clearError(stripANSI(e.Message)))
+		rep.Errors = append(rep.Errors, clearError(stripANSI(e.Message), locked))
 	}
 	var walk func(s reportSuite, titles []string)
 	walk = func(s reportSuite, titles []string) {
@@ -397,7 +414,7 @@ var missingModule = regexp.MustCompile(`Cannot find (?:module|package) '([^']+)'
 
 // clearError says a module that cannot be provided the way a person fixes
 // it: which package, imported where.
-func clearError(msg string) string {
+func clearError(msg string, locked bool) string {
 	m := missingModule.FindStringSubmatch(msg)
 	if m == nil {
 		return msg
@@ -414,8 +431,12 @@ func clearError(msg string) string {
 			}
 		}
 		where = strings.ReplaceAll(where, sandbox.WorkDir+"/", "")
-		return fmt.Sprintf("the package %s cannot be provided (imported as %q%s): only @playwright/test is available without a lockfile",
-			pkg, m[1], strings.TrimSpace(" from "+firstLine(where)))
+		why := "only @playwright/test is available without a lockfile"
+		if locked {
+			why = "it is not among the lockfile's packages"
+		}
+		return fmt.Sprintf("the package %s cannot be provided (imported as %q%s): %s",
+			pkg, m[1], strings.TrimSpace(" from "+firstLine(where)), why)
 	}
 	return strings.ReplaceAll(msg, sandbox.WorkDir+"/", "")
 }

@@ -2,6 +2,8 @@ package suite_test
 
 import (
 	"context"
+	"errors"
+	"maps"
 	"net/http/httptest"
 	"os"
 	"slices"
@@ -150,6 +152,90 @@ func TestAProjectRunsAsItsOwnerRunsIt(t *testing.T) {
 				if _, err := os.Stat(o.Trace); o.Status != "skipped" && err != nil {
 					t.Errorf("%s: no trace (%v)", o.Title(), err)
 				}
+			}
+		})
+	}
+}
+
+// depsCache is where tests install lockfiles' packages: the worker's own
+// default, so one installation serves every test run on a machine.
+func depsCache(t *testing.T) *suite.Deps {
+	t.Helper()
+	return &suite.Deps{Dir: suite.DefaultDepsDir()}
+}
+
+func TestALockfilesPackagesAreInstalledAndUsed(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.runner.Deps = depsCache(t)
+	p := loadProject(t, "dotenv")
+
+	// Without a dependency cache the project is refused, naming its lockfile.
+	bare := suite.ProjectRunner{Sandbox: b.runner.Sandbox}
+	rep, err := bare.Run(context.Background(), p, suite.RunOptions{List: true})
+	_ = os.RemoveAll(rep.Dir)
+	var pe *suite.ProjectError
+	if !errors.As(err, &pe) || pe.Path != "package-lock.json" {
+		t.Fatalf("without a cache: %v, want a problem of package-lock.json", err)
+	}
+
+	// dotenv, from the lockfile, loads the project's .env.e2e in its config:
+	// E2E_USER and GREETING come from there.
+	rep = b.run(t, p, suite.RunOptions{})
+	got := verdicts(rep)
+	ref := outside(t, p, b.url)
+	for _, o := range rep.Tests {
+		if o.Status != "passed" {
+			t.Logf("%s: %s", o.Title(), o.Error)
+		}
+	}
+	if len(got) != 5 || len(ref) != 5 {
+		t.Fatalf("%d verdicts in the sandbox, %d outside, want 5: %v %v", len(got), len(ref), got, ref)
+	}
+	for k, v := range ref {
+		if got[k] != v || v != "passed" {
+			t.Errorf("%s: %q in the sandbox, %q under npx playwright test", k, got[k], v)
+		}
+	}
+}
+
+func TestALockfileReachesOnlyTheRegistry(t *testing.T) {
+	t.Parallel()
+	base, err := suitetest.Files("dotenv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &suite.Deps{Dir: t.TempDir()}
+	for _, tc := range []struct {
+		name, lockfile, want string
+	}{
+		{"another host", `{"lockfileVersion":3,"packages":{"":{},"node_modules/@playwright/test":{"version":"1.52.0","resolved":"https://registry.npmjs.org/@playwright/test/-/test-1.52.0.tgz","integrity":"sha512-x"},"node_modules/x":{"version":"1.0.0","resolved":"http://169.254.169.254/latest/meta-data.tgz","integrity":"sha512-x"}}}`,
+			"the package x resolves to \"http://169.254.169.254/latest/meta-data.tgz\", not to the registry"},
+		{"a git repository", `{"lockfileVersion":3,"packages":{"":{},"node_modules/@playwright/test":{"version":"1.52.0","resolved":"git+ssh://git@github.com/a/b.git#abc","integrity":"sha512-x"}}}`,
+			"the package @playwright/test resolves to \"git+ssh://git@github.com/a/b.git#abc\""},
+		{"a link", `{"lockfileVersion":3,"packages":{"":{},"node_modules/@playwright/test":{"resolved":"../../etc","link":true}}}`,
+			"the package @playwright/test is a link"},
+		{"a local path", `{"lockfileVersion":3,"packages":{"":{},"../secrets":{"version":"1.0.0"}}}`,
+			"is not installed from the registry"},
+		{"no integrity", `{"lockfileVersion":3,"packages":{"":{},"node_modules/@playwright/test":{"version":"1.52.0","resolved":"https://registry.npmjs.org/@playwright/test/-/test-1.52.0.tgz"}}}`,
+			"the package @playwright/test has no integrity hash"},
+		{"version 1", `{"lockfileVersion":1,"dependencies":{}}`, "lockfileVersion 1 is not supported"},
+		{"no runner", `{"lockfileVersion":3,"packages":{"":{}}}`, "@playwright/test is not among its packages"},
+		{"not JSON", `lockfile`, "is not a lockfile npm reads"},
+		{"a package the registry lacks", `{"lockfileVersion":3,"packages":{"":{"devDependencies":{"@playwright/test":"1.52.0","webpilot-no-such-package-7f3a":"1.0.0"}},"node_modules/@playwright/test":{"version":"1.52.0","resolved":"https://registry.npmjs.org/@playwright/test/-/test-1.52.0.tgz","integrity":"sha512-uh6W7sb55hl7D6vsAeA+V2p5JnlAqzhqFyF0VcJkKZXkgnFcVG9PziERRHQfPLfNGx1C292a4JqbWzhR8L4R1g=="},"node_modules/webpilot-no-such-package-7f3a":{"version":"1.0.0","resolved":"https://registry.npmjs.org/webpilot-no-such-package-7f3a/-/webpilot-no-such-package-7f3a-1.0.0.tgz","integrity":"sha512-AAAA"}}}`,
+			"the registry has no https://registry.npmjs.org/webpilot-no-such-package-7f3a"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := maps.Clone(base)
+			files["package-lock.json"] = []byte(tc.lockfile)
+			p, err := suite.NewProject(files)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = d.Install(context.Background(), p)
+			var pe *suite.ProjectError
+			if !errors.As(err, &pe) || pe.Path != "package-lock.json" || !strings.Contains(pe.Problem, tc.want) {
+				t.Fatalf("got %v, want a problem of package-lock.json saying %q", err, tc.want)
 			}
 		})
 	}

@@ -22,7 +22,7 @@ import (
 	"github.com/webpilot/webpilot/internal/suite"
 )
 
-//go:embed corpus
+//go:embed all:corpus
 var corpus embed.FS
 
 // Hostile is the corpus project whose tests each try a way out of the
@@ -107,10 +107,20 @@ func Outside(ctx context.Context, p suite.Project, dir, runner, browsers string,
 	if err := p.WriteTo(dir); err != nil {
 		return suite.RunReport{}, err
 	}
-	if err := os.Symlink(filepath.Join(runner, "node_modules"), filepath.Join(dir, "node_modules")); err != nil && !os.IsExist(err) {
+	cli := filepath.Join(runner, "node_modules", "@playwright", "test", "cli.js")
+	if _, ok := p.File("package-lock.json"); ok {
+		// The owner's npm ci, then the project's own @playwright/test.
+		install := exec.CommandContext(ctx, "npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund")
+		install.Dir = dir
+		install.Env = append(os.Environ(), "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1")
+		if out, err := install.CombinedOutput(); err != nil {
+			return suite.RunReport{}, fmt.Errorf("npm ci: %w: %s", err, out)
+		}
+		cli = filepath.Join(dir, "node_modules", "@playwright", "test", "cli.js")
+	} else if err := os.Symlink(filepath.Join(runner, "node_modules"), filepath.Join(dir, "node_modules")); err != nil && !os.IsExist(err) {
 		return suite.RunReport{}, err
 	}
-	args := []string{filepath.Join(runner, "node_modules", "@playwright", "test", "cli.js"), "test", "--reporter=json"}
+	args := []string{cli, "test", "--reporter=json"}
 	for _, pr := range projects {
 		if pr != "" {
 			args = append(args, "--project="+pr)
