@@ -185,11 +185,7 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var res struct {
-		Repair struct {
-			Diff string `json:"diff"`
-		} `json:"report"` // a project repair's (see worker.ProjectRepairResult)
-	}
+	var res suite.ProjectRepairResult
 	_ = json.Unmarshal(j.Result, &res)
 	if j.Kind != string(jobs.KindProjectRepair) || res.Repair.Diff == "" {
 		writeError(w, http.StatusConflict, fmt.Sprintf("the job (%s, %s) has no verified patch", j.Kind, j.State), nil)

@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/webpilot/webpilot/internal/browser/browsertest"
 	"github.com/webpilot/webpilot/internal/demoapp"
+	"github.com/webpilot/webpilot/internal/suite"
+	"github.com/webpilot/webpilot/internal/suite/suitetest"
 )
 
 // demoPassword is the demo app's password (demoapp.Password).
@@ -214,5 +219,104 @@ func TestCLIRunsAndRepairsASuite(t *testing.T) {
 	}
 	if out, err := cli("test", "accept", id[1], "2"); err == nil || !strings.Contains(out, "409") {
 		t.Fatalf("accepting twice: %v\n%s", err, out)
+	}
+}
+
+// TestCLIUploadsAndRepairsAProject: a customer's project directory — with
+// a lockfile whose dotenv its config loads — is uploaded by the CLI as it
+// is, listed by the runner, and after the app's wording drifted, `suite
+// repair --project --patch` leaves a verified patch git apply takes (a
+// run as written came first: it keeps the elements the tests act on), after
+// which the project's own runner passes again.
+func TestCLIUploadsAndRepairsAProject(t *testing.T) {
+	t.Parallel()
+	bin := buildCmd(t, "webpilot")
+	s := newStack(t, 30*time.Second, 0)
+	s.startWorker(t, nil)
+	_, key := s.tenant(t, "cli-project", 10)
+	cli := func(args ...string) (string, error) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "WEBPILOT_API="+s.api.URL, "WEBPILOT_API_KEY="+key, "ACME_E2E_PASSWORD="+demoapp.Password)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	dir := t.TempDir()
+	p, err := suitetest.Project("dotenv")
+	must(t, err)
+	must(t, p.WriteTo(dir))
+	// What a checkout carries and an upload leaves out.
+	must(t, os.MkdirAll(filepath.Join(dir, "node_modules", "dotenv"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "node_modules", "dotenv", "index.js"), []byte("module.exports = {}"), 0o644))
+
+	out, err := cli("project", "upload", "acme-e2e", dir, "--watch")
+	if err != nil || !strings.Contains(out, "project acme-e2e version") ||
+		!strings.Contains(out, "tests/session.spec.js:5 [chromium] session › signs in with the user from .env.e2e") {
+		t.Fatalf("upload: %v\n%s", err, out)
+	}
+	if out, err := cli("project", "list"); err != nil || !regexp.MustCompile(`acme-e2e\s+\w{12}\s+\d+ files\s+5 tests`).MatchString(out) {
+		t.Fatalf("project list: %v\n%s", err, out)
+	}
+
+	// A run as written passes and keeps each call's target element, which
+	// a repair finds again when the app drifts.
+	out, err = cli("project", "run", "acme-e2e", "--base-url", s.demo, "--secret", "E2E_PASSWORD=env:ACME_E2E_PASSWORD", "--watch")
+	if err != nil || !strings.Contains(out, "submitted project_run") || !strings.Contains(out, "succeeded: 3/3") {
+		t.Fatalf("project run: %v\n%s", err, out)
+	}
+	if err := s.app.SetVariant(demoapp.Reworded); err != nil {
+		t.Fatal(err)
+	}
+	patch := filepath.Join(t.TempDir(), "fix.diff")
+	out, err = cli("suite", "repair", "--project", "acme-e2e", "--base-url", s.demo, "--secret", "E2E_PASSWORD=env:ACME_E2E_PASSWORD", "--patch", patch)
+	if err != nil || !strings.Contains(out, "wrote the verified patch") {
+		t.Fatalf("suite repair --patch: %v\n%s", err, out)
+	}
+	diff, err := os.ReadFile(patch)
+	must(t, err)
+	if !strings.Contains(string(diff), "+++ b/support/session.js") || !strings.Contains(string(diff), "Log in") {
+		t.Fatalf("the patch:\n%s", diff)
+	}
+	// The customer applies it to their checkout, and their own run passes.
+	apply := exec.Command("git", "apply", patch)
+	apply.Dir = dir
+	if out, err := apply.CombinedOutput(); err != nil {
+		t.Fatalf("git apply: %v\n%s", err, out)
+	}
+	must(t, os.RemoveAll(filepath.Join(dir, "node_modules")))
+	files := map[string][]byte{}
+	must(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		files[filepath.ToSlash(rel)], err = os.ReadFile(path)
+		return err
+	}))
+	fixed, err := suite.NewProject(files)
+	must(t, err)
+	browsers := t.TempDir()
+	must(t, suitetest.BrowsersPath(browsers, browsertest.RunnerDir()))
+	rep, err := suitetest.Outside(context.Background(), fixed, t.TempDir(), browsertest.RunnerDir(), browsers,
+		map[string]string{"BASE_URL": s.demo, "E2E_PASSWORD": demoapp.Password}, []string{"chromium"})
+	must(t, err)
+	for _, o := range rep.Tests {
+		if o.Status != "passed" {
+			t.Errorf("after git apply, %s %s: %s %s", o.File, o.Title(), o.Status, o.Error)
+		}
+	}
+	if len(rep.Tests) != 5 {
+		t.Errorf("after git apply, %d tests ran, want 5", len(rep.Tests))
+	}
+
+	// A regression leaves no patch, and says why.
+	if err := s.app.SetVariant(demoapp.WrongCount); err != nil {
+		t.Fatal(err)
+	}
+	out, err = cli("suite", "repair", "--project", "acme-e2e", "--base-url", s.demo, "--secret", "E2E_PASSWORD=env:ACME_E2E_PASSWORD", "--patch", patch+".2")
+	if err == nil || !strings.Contains(out, "no verified patch") {
+		t.Fatalf("a repair under a regression: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(patch + ".2"); !os.IsNotExist(err) {
+		t.Fatalf("a patch file was written for a regression (%v)", err)
 	}
 }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"html"
 	"net/http"
 	"strings"
 	"testing"
@@ -195,6 +196,18 @@ func TestACustomersProjectIsListedAndRunAsWritten(t *testing.T) {
 	code, diff := s.call(t, "GET", "/v1/jobs/"+rj.ID+"/patch", key, nil)
 	if code != http.StatusOK || !strings.Contains(string(diff), "+++ b/pages/ListPage.ts") {
 		t.Fatalf("patch: %d %s", code, diff)
+	}
+	// The console shows the repair: each test's verdict, what was rewritten
+	// where, and the patch, which it also hands out as a file.
+	code, page := s.consolePage(t, key, "/console/jobs/"+rj.ID)
+	page = html.UnescapeString(page)
+	for _, want := range []string{"Repair of shop-e2e", "pages/ListPage.ts:", "Download the patch", "+++ b/pages/ListPage.ts", "healed"} {
+		if code != http.StatusOK || !strings.Contains(page, want) {
+			t.Errorf("the console's page of the repair (%d) lacks %q", code, want)
+		}
+	}
+	if code, got := s.consolePage(t, key, "/console/jobs/"+rj.ID+"/patch"); code != http.StatusOK || got != string(diff) {
+		t.Errorf("the console's patch: %d %q", code, got)
 	}
 	var accepted api.ProjectView
 	s.mustJSON(t, "POST", "/v1/projects/shop-e2e/versions/"+rep.Proposed+"/accept", key, nil, http.StatusOK, &accepted)

@@ -161,7 +161,7 @@ func (s *stack) startWorkerLogged(t *testing.T, model orchestrator.Model, cfg wo
 		if err != nil {
 			t.Fatalf("the customer-code sandbox: %v", err)
 		}
-		cfg.Projects = suite.ProjectRunner{Sandbox: sb, Chromium: os.Getenv("WEBPILOT_CHROMIUM")}
+		cfg.Projects = suite.ProjectRunner{Sandbox: sb, Chromium: os.Getenv("WEBPILOT_CHROMIUM"), Deps: &suite.Deps{Dir: suite.DefaultDepsDir()}}
 	}
 	if cfg.Explore.AxeSource == "" {
 		cfg.Explore.AxeSource = browsertest.AxeSource(t)

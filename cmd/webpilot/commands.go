@@ -110,7 +110,7 @@ Environment:
 		jobCommand(g, out, "cancel", "Cancel a job (a suite's children with it)"),
 		jobCommand(g, out, "history", "Print what a job did, command by command"),
 		jobsCommand(g, out), suiteCommand(g, out), testCommand(g, out), testsCommand(g, out), importCommand(g, out),
-		exploreCommand(g, out), findingsCommand(g, out), cacheCommand(g, out),
+		exploreCommand(g, out), findingsCommand(g, out), cacheCommand(g, out), projectCommand(g, out),
 	)
 	return root
 }
@@ -213,12 +213,20 @@ func suiteCommand(g *globals, out io.Writer) *cobra.Command {
 		var tags, tests, secrets []string
 		var autoAccept, follow bool
 		var maxCredits float64
+		var project, patch, baseURL string
 		name, short := "run", "Replay stored tests (all, by tag, or listed) at 0 tokens"
 		if kind == jobs.KindSuiteRepair {
 			name, short = "repair", "Replay and repair them: drift healed, regressions reported with evidence"
 		}
 		cmd := &cobra.Command{Use: name, Short: short, Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, args []string) error {
+				if project != "" {
+					o := projectJobOptions{baseURL: baseURL, patch: patch, secrets: secrets, autoAccept: autoAccept, follow: follow}
+					return projectJob(g.client(), jobs.KindProjectRepair, project, o, out, g.json)
+				}
+				if patch != "" {
+					return fmt.Errorf("--patch needs --project: a stored test's repair is proposed as its next version (webpilot test diff)")
+				}
 				sec, err := parseSecrets(secrets)
 				if err != nil {
 					return err
@@ -232,6 +240,9 @@ func suiteCommand(g *globals, out io.Writer) *cobra.Command {
 		if kind == jobs.KindSuiteRepair {
 			cmd.Flags().BoolVar(&autoAccept, "auto-accept", false, "make each verified repair its test's script at once")
 			cmd.Flags().Float64Var(&maxCredits, "max-credits", 0, "the credit budget of the whole run (default: one job's hold per test)")
+			cmd.Flags().StringVar(&project, "project", "", "repair this uploaded project (webpilot project upload) instead of stored tests")
+			cmd.Flags().StringVar(&patch, "patch", "", "with --project: wait for the repair and write its verified patch here (git apply takes it)")
+			cmd.Flags().StringVar(&baseURL, "base-url", "", "with --project: every test's baseURL")
 		}
 		s.AddCommand(cmd)
 	}

@@ -242,6 +242,9 @@ type finalView struct {
 	JobID       string
 	Spec        string
 	Repair      *suite.Report
+	// ProjectRepair is a customer project's repair: its tests' verdicts,
+	// the literals rewritten and the patch.
+	ProjectRepair *suite.ProjectRepairResult
 	Suite       *store.BulkReport
 	Exploration *explore.Result
 	Findings    []findingView
@@ -315,6 +318,12 @@ func (c *Console) final(ctx context.Context, s session, j store.Job, v api.JobVi
 			f.Repair = nil
 		}
 	}
+	if j.Kind == string(jobs.KindProjectRepair) && len(v.Project) > 0 {
+		f.ProjectRepair = &suite.ProjectRepairResult{}
+		if json.Unmarshal(v.Project, f.ProjectRepair) != nil {
+			f.ProjectRepair = nil
+		}
+	}
 	if len(v.Exploration) > 0 {
 		f.Exploration = &explore.Result{}
 		if json.Unmarshal(v.Exploration, f.Exploration) != nil {
@@ -362,6 +371,23 @@ func (c *Console) spec(w http.ResponseWriter, r *http.Request, s session) {
 	w.Header().Set("Content-Type", "text/typescript; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+safeFile(jobTitle(api.ListView(j)))+`.spec.ts"`)
 	_, _ = w.Write([]byte(j.Script))
+}
+
+// patch downloads a project repair's verified patch, for git apply.
+func (c *Console) patch(w http.ResponseWriter, r *http.Request, s session) {
+	j, ok := c.loadJob(w, r, s)
+	if !ok {
+		return
+	}
+	var res suite.ProjectRepairResult
+	_ = json.Unmarshal(j.Result, &res)
+	if j.Kind != string(jobs.KindProjectRepair) || res.Repair.Diff == "" {
+		c.notFound(w, r, s, "This job has no verified patch.")
+		return
+	}
+	w.Header().Set("Content-Type", "text/x-diff; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+safeFile(res.Project+" "+j.ID)+`.diff"`)
+	_, _ = w.Write([]byte(res.Repair.Diff))
 }
 
 // safeFile makes a name fit for a downloaded file's.

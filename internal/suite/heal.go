@@ -62,6 +62,18 @@ type RepairReport struct {
 	Patched *Project `json:"-"`
 }
 
+// ProjectRepairResult is a project_repair job's result: the repair of
+// one version of a project, and the version it proposed.
+type ProjectRepairResult struct {
+	Project string             `json:"project"`
+	Version string             `json:"version"`
+	Repair  RepairReport `json:"report"`
+	Verdict string             `json:"verdict"`
+	// Proposed is the verified patched project's version, when one was.
+	Proposed string `json:"proposed,omitempty"`
+	Accepted bool   `json:"accepted,omitempty"`
+}
+
 // maxRepairRounds bounds the runs of one repair: a healed step can reveal
 // the next drifted locator of the same test.
 const maxRepairRounds = 4

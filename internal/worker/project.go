@@ -242,16 +242,6 @@ func fileVerdict(rep suite.RunReport) string {
 	return v
 }
 
-// ProjectRepairResult is a project_repair job's result.
-type ProjectRepairResult struct {
-	Project string             `json:"project"`
-	Version string             `json:"version"`
-	Repair  suite.RepairReport `json:"report"`
-	Verdict string             `json:"verdict"`
-	// Proposed is the verified patched project's version, when one was.
-	Proposed string `json:"proposed,omitempty"`
-	Accepted bool   `json:"accepted,omitempty"`
-}
 
 // runProjectRepair runs a project and heals its drifted locators where
 // the project defines them; a verified patch becomes a proposed version
@@ -284,7 +274,7 @@ func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *s
 		}
 		return failed("the repair failed: " + err.Error())
 	}
-	res := ProjectRepairResult{Project: req.Name, Version: req.Version, Repair: rep, Verdict: repairVerdict(rep)}
+	res := suite.ProjectRepairResult{Project: req.Name, Version: req.Version, Repair: rep, Verdict: repairVerdict(rep)}
 	if rep.Verified && rep.Patched != nil {
 		archive, err := rep.Patched.Archive()
 		if err != nil {

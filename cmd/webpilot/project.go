@@ -1,0 +1,305 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/webpilot/webpilot/api"
+	"github.com/webpilot/webpilot/internal/jobs"
+	"github.com/webpilot/webpilot/internal/suite"
+)
+
+// projectCommand is the customers' own @playwright/test projects: upload
+// one as it is, list its tests, run it, repair it into a patch.
+func projectCommand(g *globals, out io.Writer) *cobra.Command {
+	p := &cobra.Command{Use: "project", Short: "Your own @playwright/test projects: upload, run, repair into a patch"}
+	var watchUpload bool
+	upload := &cobra.Command{Use: "upload NAME DIR", Short: "Upload a project directory as it is (node_modules and results left out)",
+		Args: cobra.ExactArgs(2), Example: "  webpilot project upload shop ./e2e",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return projectUpload(g.client(), args[0], args[1], watchUpload, out, g.json)
+		}}
+	upload.Flags().BoolVar(&watchUpload, "watch", false, "wait for the runner's listing of its tests")
+	p.AddCommand(upload,
+		&cobra.Command{Use: "list", Short: "Your projects at their current versions", Args: cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, args []string) error { return projectList(g.client(), out, g.json) }},
+		&cobra.Command{Use: "show NAME", Short: "A project's current version and its tests", Args: cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error { return projectShow(g.client(), args[0], out, g.json) }},
+		&cobra.Command{Use: "accept NAME VERSION", Short: "Make a proposed version (a verified repair) the current one", Args: cobra.ExactArgs(2),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return projectAccept(g.client(), args[0], args[1], out, g.json)
+			}},
+	)
+	for _, kind := range []jobs.Kind{jobs.KindProjectRun, jobs.KindProjectRepair} {
+		var o projectJobOptions
+		name, short := "run", "Run the project's tests in the sandbox, one child per test file"
+		if kind == jobs.KindProjectRepair {
+			name, short = "repair", "Heal its drifted locators where they are defined; regressions are reported, never healed"
+		}
+		cmd := &cobra.Command{Use: name + " NAME", Short: short, Args: cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return projectJob(g.client(), kind, args[0], o, out, g.json)
+			}}
+		o.flags(cmd, kind)
+		p.AddCommand(cmd)
+	}
+	return p
+}
+
+// projectJobOptions are a project run's or repair's flags.
+type projectJobOptions struct {
+	baseURL, version, patch string
+	files, secrets          []string
+	autoAccept, follow      bool
+}
+
+func (o *projectJobOptions) flags(cmd *cobra.Command, kind jobs.Kind) {
+	cmd.Flags().StringVar(&o.baseURL, "base-url", "", "every test's baseURL (default: the project's own)")
+	cmd.Flags().StringVar(&o.version, "version", "", "the version to use (default: the current one)")
+	cmd.Flags().StringSliceVar(&o.files, "file", nil, "only this test file (repeatable)")
+	cmd.Flags().BoolVar(&o.follow, "watch", false, "follow the job until it ends")
+	secretFlag(cmd, &o.secrets)
+	if kind == jobs.KindProjectRepair {
+		cmd.Flags().StringVar(&o.patch, "patch", "", "wait for the repair and write its verified patch to this file (git apply takes it)")
+		cmd.Flags().BoolVar(&o.autoAccept, "auto-accept", false, "make a verified repair the project's current version at once")
+	}
+}
+
+// skippedDir are what an upload leaves out of a project's directory.
+var skippedDir = map[string]bool{"node_modules": true, ".git": true, "test-results": true, "playwright-report": true, "blob-report": true}
+
+// projectArchive packs a project directory as a .tar.gz, leaving out
+// installed packages and results.
+func projectArchive(dir string) ([]byte, error) {
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	n := 0
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != dir && skippedDir[d.Name()] {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		content, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg}); err != nil {
+			return err
+		}
+		n++
+		_, err = tw.Write(content)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("%s holds no file", dir)
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	if err := gz.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func projectUpload(c *client, name, dir string, follow bool, out io.Writer, asJSON bool) error {
+	key, err := tenantKey()
+	if err != nil {
+		return err
+	}
+	archive, err := projectArchive(dir)
+	if err != nil {
+		return err
+	}
+	var v api.ProjectView
+	if err := c.do("POST", "/v1/projects/"+url.PathEscape(name), key, api.ProjectUpload{Archive: archive}, &v); err != nil {
+		return err
+	}
+	if asJSON && !follow {
+		b, _ := json.Marshal(v)
+		fmt.Fprintln(out, string(b))
+		return nil
+	}
+	if !asJSON {
+		fmt.Fprintf(out, "project %s version %s: %d files, %d bytes\n", v.Name, short(v.Version), v.Files, v.Bytes)
+	}
+	if !follow || v.ListJob == "" {
+		return nil
+	}
+	if err := watch(c, key, v.ListJob, io.Discard, false); err != nil {
+		return err
+	}
+	return projectShow(c, name, out, asJSON)
+}
+
+func projectList(c *client, out io.Writer, asJSON bool) error {
+	key, err := tenantKey()
+	if err != nil {
+		return err
+	}
+	var raw string
+	if err := c.do("GET", "/v1/projects", key, nil, &raw); err != nil {
+		return err
+	}
+	if asJSON {
+		printRaw(out, raw)
+		return nil
+	}
+	var l api.ProjectList
+	if err := json.Unmarshal([]byte(raw), &l); err != nil {
+		return err
+	}
+	if len(l.Projects) == 0 {
+		fmt.Fprintln(out, "no projects yet: webpilot project upload NAME DIR")
+	}
+	for _, v := range l.Projects {
+		var tests []suite.TestOutcome
+		_ = json.Unmarshal(v.Tests, &tests)
+		fmt.Fprintf(out, "%-24s %s  %3d files  %3d tests\n", v.Name, short(v.Version), v.Files, len(tests))
+	}
+	return nil
+}
+
+func projectShow(c *client, name string, out io.Writer, asJSON bool) error {
+	key, err := tenantKey()
+	if err != nil {
+		return err
+	}
+	var raw string
+	if err := c.do("GET", "/v1/projects/"+url.PathEscape(name), key, nil, &raw); err != nil {
+		return err
+	}
+	if asJSON {
+		printRaw(out, raw)
+		return nil
+	}
+	var v api.ProjectView
+	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "project %s version %s (%d files)\n", v.Name, short(v.Version), v.Files)
+	var tests []suite.TestOutcome
+	_ = json.Unmarshal(v.Tests, &tests)
+	for _, t := range tests {
+		project := ""
+		if t.Project != "" {
+			project = " [" + t.Project + "]"
+		}
+		fmt.Fprintf(out, "  %s:%d%s %s\n", t.File, t.Line, project, t.Title())
+	}
+	var problems []string
+	_ = json.Unmarshal(v.ListErrors, &problems)
+	for _, p := range problems {
+		fmt.Fprintf(out, "  problem: %s\n", firstLine(p, 200))
+	}
+	if v.ListedAt == nil && len(problems) == 0 {
+		fmt.Fprintln(out, "  (not listed yet)")
+	}
+	return nil
+}
+
+func projectAccept(c *client, name, version string, out io.Writer, asJSON bool) error {
+	key, err := tenantKey()
+	if err != nil {
+		return err
+	}
+	var v api.ProjectView
+	if err := c.do("POST", "/v1/projects/"+url.PathEscape(name)+"/versions/"+url.PathEscape(version)+"/accept", key, nil, &v); err != nil {
+		return err
+	}
+	if asJSON {
+		b, _ := json.Marshal(v)
+		fmt.Fprintln(out, string(b))
+		return nil
+	}
+	fmt.Fprintf(out, "project %s is now at version %s\n", v.Name, short(v.Version))
+	return nil
+}
+
+// projectJob submits a project run or repair; with --patch it waits for
+// the repair and writes its verified patch.
+func projectJob(c *client, kind jobs.Kind, name string, o projectJobOptions, out io.Writer, asJSON bool) error {
+	key, err := tenantKey()
+	if err != nil {
+		return err
+	}
+	sec, err := parseSecrets(o.secrets)
+	if err != nil {
+		return err
+	}
+	req := jobs.ProjectRequest{Name: name, Version: o.version, Files: o.files, BaseURL: o.baseURL, Secrets: sec, AutoAccept: o.autoAccept}
+	path := "/v1/projects/" + url.PathEscape(name) + "/run"
+	if kind == jobs.KindProjectRepair {
+		path = "/v1/projects/" + url.PathEscape(name) + "/repair"
+	}
+	v, err := c.submit(key, path, req)
+	if err != nil {
+		return err
+	}
+	what := fmt.Sprintf("submitted %s %s (%.2f credits held)", kind, v.ID, v.HoldCredits)
+	if o.patch == "" {
+		return submitted(c, key, v, what, o.follow, out, asJSON)
+	}
+	// The patch is there once the repair ended: follow it quietly unless
+	// asked to watch.
+	progress := io.Discard
+	if o.follow {
+		progress = out
+	}
+	fmt.Fprintln(out, what)
+	ended := watch(c, key, v.ID, progress, false)
+	var diff string
+	err = c.do("GET", "/v1/jobs/"+v.ID+"/patch", key, nil, &diff)
+	var ae *apiError
+	switch {
+	case errors.As(err, &ae) && ae.status == http.StatusConflict:
+		if ended == nil {
+			ended = errors.New("the repair healed nothing")
+		}
+		return fmt.Errorf("no verified patch: %w (webpilot job %s shows what the repair found)", ended, v.ID)
+	case err != nil:
+		return err
+	}
+	if err := os.WriteFile(o.patch, []byte(diff), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "wrote the verified patch (%d files) to %s: git apply %s\n", strings.Count(diff, "\n+++ "), o.patch, o.patch)
+	return nil
+}
+
+// short is a digest's first characters, as versions are shown.
+func short(digest string) string {
+	if len(digest) > 12 {
+		return digest[:12]
+	}
+	return digest
+}
