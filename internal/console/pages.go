@@ -239,17 +239,17 @@ type stepView struct {
 // finalView is what a job shows once it has it: the spec, a repair's
 // report, a suite's tests, an exploration's findings, the history.
 type finalView struct {
-	JobID       string
-	Spec        string
-	Repair      *suite.Report
+	JobID  string
+	Spec   string
+	Repair *suite.Report
 	// ProjectRepair is a customer project's repair: its tests' verdicts,
 	// the literals rewritten and the patch.
 	ProjectRepair *suite.ProjectRepairResult
-	Suite       *store.BulkReport
-	Exploration *explore.Result
-	Findings    []findingView
-	History     []store.HistoryEntry
-	HistoryMore int
+	Suite         *store.BulkReport
+	Exploration   *explore.Result
+	Findings      []findingView
+	History       []store.HistoryEntry
+	HistoryMore   int
 }
 
 // findingView is a finding with its evidence and reproduction read.

@@ -65,10 +65,10 @@ type RepairReport struct {
 // ProjectRepairResult is a project_repair job's result: the repair of
 // one version of a project, and the version it proposed.
 type ProjectRepairResult struct {
-	Project string             `json:"project"`
-	Version string             `json:"version"`
+	Project string       `json:"project"`
+	Version string       `json:"version"`
 	Repair  RepairReport `json:"report"`
-	Verdict string             `json:"verdict"`
+	Verdict string       `json:"verdict"`
 	// Proposed is the verified patched project's version, when one was.
 	Proposed string `json:"proposed,omitempty"`
 	Accepted bool   `json:"accepted,omitempty"`

@@ -242,7 +242,6 @@ func fileVerdict(rep suite.RunReport) string {
 	return v
 }
 
-
 // runProjectRepair runs a project and heals its drifted locators where
 // the project defines them; a verified patch becomes a proposed version
 // (or, with auto_accept, the current one).
