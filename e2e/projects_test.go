@@ -3,8 +3,13 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"html"
+	"net"
 	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -218,5 +223,74 @@ func TestACustomersProjectIsListedAndRunAsWritten(t *testing.T) {
 		if fr.Verdict != "passed" {
 			t.Errorf("%s after the accepted repair: %s %+v", file, fr.Verdict, fr.Tests)
 		}
+	}
+}
+
+// TestAHostileProjectGetsNothingAndTheJobSaysSo runs the hostile project —
+// each test one way out of the sandbox — through the whole stack, with the
+// stack's own NATS and Postgres, a loopback canary, a data directory and
+// another run's files to reach for: every probe comes back empty, and the
+// job lists what the egress guard refused of the test code's own HTTP.
+func TestAHostileProjectGetsNothingAndTheJobSaysSo(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, 30*time.Second, 0)
+	s.startWorker(t, nil)
+	_, key := s.tenant(t, "mallory", 5)
+	canary, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	t.Cleanup(func() { _ = canary.Close() })
+	data := t.TempDir()
+	must(t, os.Chmod(data, 0o755))
+	secret, other := filepath.Join(data, "sealing.key"), filepath.Join(data, "other-run.spec.ts")
+	must(t, os.WriteFile(secret, []byte("key"), 0o644))
+	must(t, os.WriteFile(other, []byte("another tenant's test"), 0o644))
+	natsURL, _ := url.Parse(s.queue.Server.ClientURL())
+	pgURL, _ := url.Parse(s.dbURL)
+	ports := []string{natsURL.Port(), pgURL.Port(), fmt.Sprint(canary.Addr().(*net.TCPAddr).Port)}
+
+	var up api.ProjectView
+	s.mustJSON(t, "POST", "/v1/projects/probes", key, map[string]any{"files": corpusFiles(t, suitetest.Hostile)}, http.StatusCreated, &up)
+	if lj := s.waitEnd(t, key, up.ListJob, 2*time.Minute); lj.State != "succeeded" {
+		t.Fatalf("listing: %s %s", lj.State, lj.Error)
+	}
+	var job api.JobView
+	s.mustJSON(t, "POST", "/v1/projects/probes/run", key, map[string]any{"base_url": s.demo,
+		"secrets": map[string]string{"PROBE_SECRET_FILE": secret, "PROBE_OTHER_RUN": other, "PROBE_PORTS": strings.Join(ports, ",")}},
+		http.StatusAccepted, &job)
+	v := s.waitEnd(t, key, job.ID, 4*time.Minute)
+	if v.Suite == nil || v.Suite.Tests != 2 {
+		t.Fatalf("run: %s %s %+v", v.State, v.Error, v.Suite)
+	}
+	probes := 0
+	for _, c := range v.Suite.Children {
+		var cv api.JobView
+		s.mustJSON(t, "GET", "/v1/jobs/"+c.JobID, key, nil, http.StatusOK, &cv)
+		var fr struct {
+			fileReport
+			Errors []string `json:"errors"`
+			Limit  string   `json:"limit"`
+		}
+		if err := json.Unmarshal(cv.Project, &fr); err != nil {
+			t.Fatalf("child %s: %v (%s)", c.JobID, err, cv.Error)
+		}
+		for _, tc := range fr.Tests {
+			probes++
+			if tc.Status != "passed" {
+				t.Errorf("a probe got through: %v: %s", tc.Titles, tc.Error)
+			}
+		}
+		if fr.File == "tests/probes.spec.js" {
+			refused := strings.Join(fr.Errors, "\n")
+			// (Loopback is not among them: the runner's HTTP client goes to it
+			// directly, inside the sandbox, where nothing listens.)
+			for _, want := range []string{"the egress guard refused", "169.254.169.254", "10.0.0.1"} {
+				if !strings.Contains(refused, want) {
+					t.Errorf("the job's report does not list the refusal of %s: %q", want, fr.Errors)
+				}
+			}
+		}
+	}
+	if probes != 8 {
+		t.Errorf("%d probes ran, want 8", probes)
 	}
 }

@@ -42,3 +42,17 @@ test('writing outside the work directory', async () => {
     expect(wrote, p).toBe(false);
   }
 });
+
+test("the job's proxy to loopback, the cloud's metadata and private hosts", async ({ request }) => {
+  // The test code's own HTTP goes through the job's egress proxy, which
+  // refuses each of these (and the job lists what it refused).
+  for (const url of ['http://127.0.0.1:4222/', 'http://169.254.169.254/latest/meta-data/', 'http://10.0.0.1/']) {
+    let status = 0;
+    try {
+      status = (await request.get(url, { timeout: 3000 })).status();
+    } catch {
+      status = -1;
+    }
+    expect(status === -1 || status >= 400, url).toBe(true);
+  }
+});
