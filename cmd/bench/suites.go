@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http/httptest"
@@ -10,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/webpilot/webpilot/internal/browser/browsertest"
 	"github.com/webpilot/webpilot/internal/demoapp"
@@ -31,14 +34,6 @@ func (e *env) suitesBench(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	app := demoapp.New(demoapp.Options{})
-	srv := httptest.NewServer(app)
-	defer srv.Close()
-	proxy, err := netguard.NewProxy(netguard.New([]string{strings.TrimPrefix(srv.URL, "http://")}), nil)
-	if err != nil {
-		return err
-	}
-	defer proxy.Close()
 	work, err := os.MkdirTemp("", "bench-suites-")
 	if err != nil {
 		return err
@@ -49,160 +44,42 @@ func (e *env) suitesBench(ctx context.Context) error {
 		return err
 	}
 	pr := suite.ProjectRunner{Sandbox: sb, Deps: &suite.Deps{Dir: suite.DefaultDepsDir()}}
-	opts := func(env map[string]string) suite.RunOptions {
-		tun := proxy.Open()
-		return suite.RunOptions{BaseURL: srv.URL, Env: env,
-			Proxy: &suite.Proxy{Addr: strings.TrimPrefix(proxy.Server(), "http://"), Username: tun.User, Password: tun.Password}}
-	}
-	secrets := map[string]string{"E2E_PASSWORD": demoapp.Password}
 
-	type row struct {
-		name                                          string
-		files, accepted, agree                        int
-		driftHealed, drift, flagged, regressed, wrong int
-		patches, applied                              int
-	}
-	var rows []row
-	var total row
+	// Projects run side by side, each against its own app (variants are
+	// per app) behind its own egress proxy.
+	var names []string
 	for _, name := range suitetest.Projects() {
-		if name == suitetest.Hostile {
-			continue
+		if name != suitetest.Hostile {
+			names = append(names, name)
 		}
-		r := row{name: name}
-		files, err := suitetest.Files(name)
-		if err != nil {
-			return err
-		}
-		for f := range files {
-			if suite.IsSpec(f) {
-				r.files++
-			}
-		}
-		p, err := suite.NewProject(files)
-		if err != nil {
-			rows = append(rows, r)
-			continue
-		}
-		if err := app.SetVariant(); err != nil {
-			return err
-		}
-		listed, err := pr.Run(ctx, p, suite.RunOptions{List: true})
-		_ = os.RemoveAll(listed.Dir)
-		if err != nil || len(listed.Errors) > 0 {
-			fmt.Printf("  %s does not list: %v %v\n", name, err, listed.Errors)
-			rows = append(rows, r)
-			continue
-		}
-		specFiles := map[string]bool{}
-		projects := map[string]bool{}
-		for _, t := range listed.Tests {
-			specFiles[t.File] = true
-			projects[t.Project] = true
-		}
-		r.accepted = len(specFiles)
-
-		// Verdicts: as written and under a regression, in the sandbox and
-		// outside it; a file agrees when every test's verdict is the same.
-		disagree := map[string]bool{}
-		var prints map[string][]suite.TraceAction
-		for _, variant := range [][]demoapp.Variation{nil, {demoapp.WrongCount}} {
-			if err := app.SetVariant(variant...); err != nil {
-				return err
-			}
-			in, err := pr.Run(ctx, p, withTrace(opts(secrets)))
-			if err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-			if variant == nil {
-				prints = map[string][]suite.TraceAction{}
-				for i := range in.Tests {
-					t := &in.Tests[i]
-					if t.Evidence() == nil && t.Status == "passed" {
-						prints[t.ID] = t.Actions
-					}
-				}
-			}
-			_ = os.RemoveAll(in.Dir)
-			env := map[string]string{"BASE_URL": srv.URL, "APP_URL": srv.URL, "E2E_PASSWORD": demoapp.Password}
-			dir, _ := os.MkdirTemp(work, name+"-")
-			out, err := suitetest.Outside(ctx, p, dir, runner, browsers, env, keys(projects))
-			if err != nil {
-				return fmt.Errorf("%s outside: %w", name, err)
-			}
-			ref := map[string]string{}
-			for _, t := range out.Tests {
-				ref[t.File+" "+t.Project+" "+t.Title()] = t.Status
-			}
-			seen := map[string]bool{}
-			for _, t := range in.Tests {
-				k := t.File + " " + t.Project + " " + t.Title()
-				seen[k] = true
-				if ref[k] != t.Status {
-					disagree[t.File] = true
-				}
-			}
-			for k := range ref {
-				if !seen[k] {
-					disagree[strings.Fields(k)[0]] = true
-				}
-			}
-		}
-		r.agree = r.accepted - len(disagree)
-
-		// Drift the repair must heal; regressions it must only report.
-		for _, variant := range []struct {
-			changes []demoapp.Variation
-			drift   bool
-		}{
-			{[]demoapp.Variation{demoapp.RenamedIDs}, true},
-			{[]demoapp.Variation{demoapp.Reworded}, true},
-			{[]demoapp.Variation{demoapp.WrongCount}, false},
-			{[]demoapp.Variation{demoapp.DeadAdd}, false},
-		} {
-			if err := app.SetVariant(variant.changes...); err != nil {
-				return err
-			}
-			rep, err := pr.Repair(ctx, p, prints, opts(secrets))
-			if err != nil {
-				return fmt.Errorf("%s repair under %v: %w", name, variant.changes, err)
-			}
-			for _, t := range rep.Tests {
-				if t.Verdict == suite.VerdictPassed || t.Verdict == suite.VerdictFlaky {
-					continue
-				}
-				switch {
-				case variant.drift:
-					r.drift++
-					if t.Verdict == suite.VerdictHealed {
-						r.driftHealed++
-					}
-				default:
-					r.regressed++
-					if t.Verdict == suite.VerdictRegression {
-						r.flagged++
-					}
-					if t.Verdict == suite.VerdictHealed {
-						r.wrong++
-					}
-				}
-			}
-			if rep.Diff != "" {
-				r.patches++
-				if gitApplies(work, p, rep.Diff) {
-					r.applied++
-				}
-			}
-		}
-		rows = append(rows, r)
 	}
-	_ = app.SetVariant()
+	rows := make([]suitesRow, len(names))
+	errs := make([]error, len(names))
+	sem := make(chan struct{}, 3)
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			start := time.Now()
+			rows[i], errs[i] = projectBench(ctx, pr, name, work, runner, browsers)
+			rows[i].took = time.Since(start)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
 
 	fmt.Println("Customers' projects as written (the corpus, against the demo app; verdicts vs npx playwright test outside webpilot)")
-	fmt.Printf("  %-12s %6s %9s %7s %13s %19s %7s %8s\n", "project", "files", "accepted", "agree", "drift healed", "regressions flagged", "wrongly", "patches")
+	fmt.Printf("  %-12s %6s %9s %7s %13s %19s %7s %8s %8s\n", "project", "files", "accepted", "agree", "drift healed", "regressions flagged", "wrongly", "patches", "took")
+	var total suitesRow
 	for _, r := range rows {
-		fmt.Printf("  %-12s %6d %9d %7d %13s %19s %7d %8s\n", r.name, r.files, r.accepted, r.agree,
+		fmt.Printf("  %-12s %6d %9d %7d %13s %19s %7d %8s %8s\n", r.name, r.files, r.accepted, r.agree,
 			fmt.Sprintf("%d/%d", r.driftHealed, r.drift), fmt.Sprintf("%d/%d", r.flagged, r.regressed), r.wrong,
-			fmt.Sprintf("%d/%d", r.applied, r.patches))
+			fmt.Sprintf("%d/%d", r.applied, r.patches), r.took.Round(time.Second))
 		total.files += r.files
 		total.accepted += r.accepted
 		total.agree += r.agree
@@ -214,6 +91,11 @@ func (e *env) suitesBench(ctx context.Context) error {
 		total.patches += r.patches
 		total.applied += r.applied
 	}
+	for _, r := range rows {
+		for _, n := range r.notes {
+			fmt.Printf("  %s: %s\n", r.name, n)
+		}
+	}
 	escapes, probes, err := hostileProbes(ctx, pr)
 	if err != nil {
 		return err
@@ -222,6 +104,175 @@ func (e *env) suitesBench(ctx context.Context) error {
 	fmt.Printf("bench suites: files=%d accepted=%d runner_agree=%d drift_healed=%d/%d regressions_flagged=%d/%d wrongly_healed=%d patches_apply=%d sandbox_escapes=%d\n\n",
 		total.files, total.accepted, total.agree, total.driftHealed, total.drift, total.flagged, total.regressed, total.wrong, total.applied, escapes)
 	return nil
+}
+
+// suitesRow is one project's figures.
+type suitesRow struct {
+	name                                          string
+	files, accepted, agree                        int
+	driftHealed, drift, flagged, regressed, wrong int
+	patches, applied                              int
+	took                                          time.Duration
+	notes                                         []string // what did not go as it should, for the reader
+}
+
+// projectBench measures one corpus project against an app of its own.
+func projectBench(ctx context.Context, pr suite.ProjectRunner, name, work, runner, browsers string) (suitesRow, error) {
+	r := suitesRow{name: name}
+	app := demoapp.New(demoapp.Options{})
+	srv := httptest.NewServer(app)
+	defer srv.Close()
+	proxy, err := netguard.NewProxy(netguard.New([]string{strings.TrimPrefix(srv.URL, "http://")}), nil)
+	if err != nil {
+		return r, err
+	}
+	defer proxy.Close()
+	opts := func(env map[string]string) suite.RunOptions {
+		tun := proxy.Open()
+		return suite.RunOptions{BaseURL: srv.URL, Env: env,
+			Proxy: &suite.Proxy{Addr: strings.TrimPrefix(proxy.Server(), "http://"), Username: tun.User, Password: tun.Password}}
+	}
+	secrets := map[string]string{"E2E_PASSWORD": demoapp.Password}
+	files, err := suitetest.Files(name)
+	if err != nil {
+		return r, err
+	}
+	for f := range files {
+		if suite.IsSpec(f) {
+			r.files++
+		}
+	}
+	p, err := suite.NewProject(files)
+	if err != nil {
+		r.notes = append(r.notes, "not accepted: "+err.Error())
+		return r, nil
+	}
+	listed, err := pr.Run(ctx, p, suite.RunOptions{List: true})
+	_ = os.RemoveAll(listed.Dir)
+	if err != nil || len(listed.Errors) > 0 {
+		r.notes = append(r.notes, fmt.Sprintf("does not list: %v %v", err, listed.Errors))
+		return r, nil
+	}
+	specFiles := map[string]bool{}
+	projects := map[string]bool{}
+	for _, t := range listed.Tests {
+		if suite.IsSpec(t.File) {
+			specFiles[t.File] = true
+		}
+		projects[t.Project] = true
+	}
+	r.accepted = len(specFiles)
+
+	// Verdicts: as written and under a regression, in the sandbox and
+	// outside it; a file agrees when every test's verdict is the same.
+	disagree := map[string]bool{}
+	var prints map[string][]suite.TraceAction
+	for _, variant := range [][]demoapp.Variation{nil, {demoapp.WrongCount}} {
+		if err := app.SetVariant(variant...); err != nil {
+			return r, err
+		}
+		in, err := pr.Run(ctx, p, withTrace(opts(secrets)))
+		if err != nil {
+			return r, fmt.Errorf("%s: %w", name, err)
+		}
+		if variant == nil {
+			prints = map[string][]suite.TraceAction{}
+			for i := range in.Tests {
+				t := &in.Tests[i]
+				if t.Evidence() == nil && t.Status == "passed" {
+					prints[t.ID] = t.Actions
+				}
+				if t.Status == "failed" {
+					r.notes = append(r.notes, fmt.Sprintf("fails as written: %s %s: %s", t.File, t.Title(), firstLine(t.Error)))
+				}
+			}
+		}
+		_ = os.RemoveAll(in.Dir)
+		env := map[string]string{"BASE_URL": srv.URL, "APP_URL": srv.URL, "E2E_PASSWORD": demoapp.Password}
+		dir, _ := os.MkdirTemp(work, name+"-")
+		out, err := suitetest.Outside(ctx, p, dir, runner, browsers, env, keys(projects))
+		if err != nil {
+			return r, fmt.Errorf("%s outside: %w", name, err)
+		}
+		ref := map[string]string{}
+		for _, t := range out.Tests {
+			ref[t.File+" "+t.Project+" "+t.Title()] = t.Status
+		}
+		seen := map[string]bool{}
+		for _, t := range in.Tests {
+			k := t.File + " " + t.Project + " " + t.Title()
+			seen[k] = true
+			if ref[k] != t.Status {
+				disagree[t.File] = true
+				r.notes = append(r.notes, fmt.Sprintf("disagrees under %v: %s: %q in the sandbox, %q outside", variant, k, t.Status, ref[k]))
+			}
+		}
+		for k := range ref {
+			if !seen[k] {
+				disagree[strings.Fields(k)[0]] = true
+				r.notes = append(r.notes, fmt.Sprintf("only outside under %v: %s", variant, k))
+			}
+		}
+	}
+	for f := range disagree {
+		if specFiles[f] {
+			r.agree--
+		}
+	}
+	r.agree += r.accepted
+
+	// Drift the repair must heal; regressions it must only report.
+	for _, variant := range []struct {
+		changes []demoapp.Variation
+		drift   bool
+	}{
+		{[]demoapp.Variation{demoapp.RenamedIDs}, true},
+		{[]demoapp.Variation{demoapp.Reworded}, true},
+		{[]demoapp.Variation{demoapp.SlowAdd}, true},
+		{[]demoapp.Variation{demoapp.WrongCount}, false},
+		{[]demoapp.Variation{demoapp.DeadAdd}, false},
+	} {
+		if err := app.SetVariant(variant.changes...); err != nil {
+			return r, err
+		}
+		rep, err := pr.Repair(ctx, p, prints, opts(secrets))
+		if err != nil {
+			return r, fmt.Errorf("%s repair under %v: %w", name, variant.changes, err)
+		}
+		for _, t := range rep.Tests {
+			if t.Verdict == suite.VerdictPassed || t.Verdict == suite.VerdictFlaky {
+				continue
+			}
+			switch {
+			case variant.drift:
+				r.drift++
+				if t.Verdict == suite.VerdictHealed {
+					r.driftHealed++
+				} else {
+					r.notes = append(r.notes, fmt.Sprintf("not healed under %v: %s %s: %s: %s", variant.changes, t.File, t.Title, t.Verdict, firstLine(t.Reason)))
+				}
+			default:
+				r.regressed++
+				if t.Verdict == suite.VerdictRegression {
+					r.flagged++
+				} else {
+					r.notes = append(r.notes, fmt.Sprintf("not flagged under %v: %s %s: %s: %s", variant.changes, t.File, t.Title, t.Verdict, firstLine(t.Reason)))
+				}
+				if t.Verdict == suite.VerdictHealed {
+					r.wrong++
+				}
+			}
+		}
+		if rep.Diff != "" {
+			r.patches++
+			if gitApplies(work, p, rep.Diff) {
+				r.applied++
+			} else {
+				r.notes = append(r.notes, fmt.Sprintf("a patch git apply refuses under %v", variant.changes))
+			}
+		}
+	}
+	return r, nil
 }
 
 func withTrace(o suite.RunOptions) suite.RunOptions {

@@ -208,11 +208,21 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 			last.tests[id], last.dom[id] = t, next.dom[id]
 		}
 	}
+	// Timing: an assertion that gave up on an element that is there may
+	// be the app being slower than the test waits; a run that waits longer
+	// tells that from the app being wrong.
+	timed, err := r.timingTrial(ctx, &cur, &last, tests, order, o)
+	if err != nil {
+		return RepairReport{}, err
+	}
+	changes = append(changes, timed...)
 	rep := RepairReport{Verified: true}
 	for _, id := range order {
 		rt, t := tests[id], last.tests[id]
 		if before[id] == "failed" {
 			switch {
+			case t.Status == "passed" && rt.Verdict == VerdictHealed:
+				// Healed by a longer wait (its reason says so).
 			case t.Status == "passed" && rt.Verdict != VerdictRegression:
 				rt.Verdict, rt.Reason = VerdictHealed, "passes with the rewritten locators"
 			case rt.Verdict == "failed":
@@ -238,6 +248,102 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 	rep.Diff = projectDiff(p, cur)
 	rep.Patched = &cur
 	return rep, nil
+}
+
+// timingTrial gives each assertion that timed out on an element that is
+// there (a regression so far) a longer timeout, runs the files again, and
+// keeps the longer timeouts of the tests that then pass, verified by a run
+// of exactly those; the others stay regressions. cur and last move on to
+// the kept patch.
+func (r ProjectRunner) timingTrial(ctx context.Context, cur *Project, last *trial, tests map[string]*RepairedTest, order []string,
+	o RunOptions) ([]Change, error) {
+	type candidate struct {
+		id string
+		e  edit
+		ch Change
+	}
+	var cands []candidate
+	for _, id := range order {
+		t, rt := last.tests[id], tests[id]
+		if t.Status != "failed" || rt.Verdict != VerdictRegression || t.Failure == nil || t.Failure.Target == nil {
+			continue
+		}
+		e, ch, err := timingEdit(*cur, t.Failure, t.Error)
+		if err != nil {
+			continue
+		}
+		ch.Tests = []string{rt.Title}
+		cands = append(cands, candidate{id, e, ch})
+	}
+	// try applies the candidates' edits (one per call site) and runs their
+	// files; it answers the tests that passed and whether any test that
+	// passed before broke.
+	try := func(cs []candidate) (Project, trial, map[string]bool, bool, error) {
+		edits := map[string][]edit{}
+		var files []string
+		for _, c := range cs {
+			if !slices.ContainsFunc(edits[c.e.file], func(x edit) bool { return x.start == c.e.start }) {
+				edits[c.e.file] = append(edits[c.e.file], c.e)
+			}
+			if f := tests[c.id].File; !slices.Contains(files, f) {
+				files = append(files, f)
+			}
+		}
+		p, err := applyEdits(*cur, edits)
+		if err != nil {
+			return Project{}, trial{}, nil, false, err
+		}
+		ro := o
+		ro.Files = files
+		next, err := r.evidenceRun(ctx, p, ro)
+		if err != nil {
+			return Project{}, trial{}, nil, false, err
+		}
+		passed, broke := map[string]bool{}, false
+		for id, t := range next.tests {
+			passed[id] = t.Status == "passed"
+			if t.Status == "failed" && last.tests[id].Status != "failed" {
+				broke = true
+			}
+		}
+		return p, next, passed, broke, nil
+	}
+	for len(cands) > 0 {
+		p, next, passed, broke, err := try(cands)
+		if err != nil {
+			return nil, err
+		}
+		var kept []candidate
+		for _, c := range cands {
+			if passed[c.id] {
+				kept = append(kept, c)
+			}
+		}
+		if len(kept) == len(cands) && !broke {
+			*cur = p
+			for id, t := range next.tests {
+				last.tests[id], last.dom[id] = t, next.dom[id]
+			}
+			var out []Change
+			for _, c := range kept {
+				rt := tests[c.id]
+				rt.Verdict = VerdictHealed
+				rt.Reason = fmt.Sprintf("the app took longer than the test waited: %s now waits %s (it waited %s)", c.ch.Method, c.ch.New, c.ch.Old)
+				if i := slices.IndexFunc(out, func(x Change) bool { return x.File == c.ch.File && x.Line == c.ch.Line }); i >= 0 {
+					out[i].Tests = append(out[i].Tests, rt.Title)
+				} else {
+					out = append(out, c.ch)
+				}
+			}
+			return out, nil
+		}
+		// Only the longer waits that healed are tried again, alone.
+		if broke || len(kept) == len(cands) {
+			return nil, nil
+		}
+		cands = kept
+	}
+	return nil, nil
 }
 
 // edit replaces bytes [start, end) of a file.

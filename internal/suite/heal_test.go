@@ -121,6 +121,36 @@ func TestARepairHealsDriftWhereTheLocatorIsDefinedAndNeverARegression(t *testing
 		}
 	})
 
+	t.Run("a slow app gets a longer wait where the test waited, nothing else", func(t *testing.T) {
+		if err := b.app.SetVariant(demoapp.SlowAdd); err != nil {
+			t.Fatal(err)
+		}
+		rep := b.repair(t, p, prints)
+		healed := 0
+		for _, tc := range rep.Tests {
+			switch {
+			case strings.HasPrefix(tc.Title, "shopping list › adds "):
+				if tc.Verdict != suite.VerdictHealed || !strings.Contains(tc.Reason, "longer than the test waited") {
+					t.Errorf("%s: %s (%s)", tc.Title, tc.Verdict, tc.Reason)
+				}
+				healed++
+			case tc.Verdict != suite.VerdictPassed:
+				t.Errorf("%s: %s (%s)", tc.Title, tc.Verdict, tc.Reason)
+			}
+		}
+		if healed != 3 || !rep.Verified || len(rep.Changes) != 1 {
+			t.Fatalf("%d healed, verified %v, changes %+v", healed, rep.Verified, rep.Changes)
+		}
+		if c := rep.Changes[0]; c.File != "tests/list.spec.ts" || c.Method != "toContainText" || c.New != "10000 ms" {
+			t.Errorf("change %+v", c)
+		}
+		want := "+      await expect(list.items.last()).toContainText(item, { timeout: 10000 });"
+		if !strings.Contains(rep.Diff, want) || strings.Count(rep.Diff, "\n+") != 2 { // the +++ line and one change
+			t.Fatalf("the patch changes more than a timeout:\n%s", rep.Diff)
+		}
+		gitApply(t, p, rep.Diff)
+	})
+
 	t.Run("a miscount is a regression, never healed", func(t *testing.T) {
 		if err := b.app.SetVariant(demoapp.WrongCount); err != nil {
 			t.Fatal(err)

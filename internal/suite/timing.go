@@ -1,0 +1,272 @@
+package suite
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// A timing heal changes one thing: how long an assertion waits. An
+// assertion that timed out on an element that is there, reading something
+// else, is either the app being slower than the test waits or the app
+// being wrong; only a run that waits longer can tell. Repair tries that run
+// and keeps the longer timeout only where the test then passes.
+
+// matcherOptions is the argument index of each retrying matcher's options
+// (expect(locator).toHaveText(expected, { timeout })).
+var matcherOptions = map[string]int{
+	"toBeAttached": 0, "toBeChecked": 0, "toBeDisabled": 0, "toBeEditable": 0, "toBeEmpty": 0, "toBeEnabled": 0,
+	"toBeFocused": 0, "toBeHidden": 0, "toBeInViewport": 0, "toBeVisible": 0, "toBeOK": 0,
+	"toContainText": 1, "toHaveAccessibleDescription": 1, "toHaveAccessibleName": 1, "toHaveClass": 1, "toContainClass": 1,
+	"toHaveCount": 1, "toHaveId": 1, "toHaveRole": 1, "toHaveText": 1, "toHaveTitle": 1, "toHaveURL": 1,
+	"toHaveValue": 1, "toHaveValues": 1, "toMatchAriaSnapshot": 1,
+	"toHaveAttribute": 2, "toHaveCSS": 2, "toHaveJSProperty": 2,
+}
+
+// timedOut reads the timeout an assertion gave up after.
+var timedOut = regexp.MustCompile(`Timed out (\d+)ms waiting for expect`)
+
+// Timing bounds: a longer wait is at least minTimingWait and at most
+// maxTimingWait, five times what the test waited.
+const (
+	minTimingWait = 10_000
+	maxTimingWait = 30_000
+)
+
+// timingEdit is the edit giving the assertion that failed at f a longer
+// timeout, in the file as written (found at the call site the trace gives,
+// which is the matcher's name), and the timeouts before and after.
+func timingEdit(p Project, f *TraceAction, errText string) (edit, Change, error) {
+	m := timedOut.FindStringSubmatch(errText + "\n" + f.Error)
+	if m == nil {
+		return edit{}, Change{}, fmt.Errorf("the assertion did not time out")
+	}
+	waited, _ := strconv.Atoi(m[1])
+	longer := min(max(waited*5, minTimingWait), maxTimingWait)
+	if longer <= waited {
+		return edit{}, Change{}, fmt.Errorf("the assertion already waited %d ms", waited)
+	}
+	file, ok := p.File(f.File)
+	if !ok || f.Line < 1 || f.Column < 1 {
+		return edit{}, Change{}, fmt.Errorf("the assertion's call site %s:%d is not in the project", f.File, f.Line)
+	}
+	src := file.Content
+	lines := lineStarts(string(src))
+	if f.Line > len(lines) {
+		return edit{}, Change{}, fmt.Errorf("the assertion's call site %s:%d is not in the file", f.File, f.Line)
+	}
+	at := lines[f.Line-1] + f.Column - 1
+	name := identAt(src, at)
+	idx, ok := matcherOptions[name]
+	if !ok {
+		return edit{}, Change{}, fmt.Errorf("%s:%d is not a retrying assertion (%q)", f.File, f.Line, name)
+	}
+	open := skipSpace(src, at+len(name))
+	if open >= len(src) || src[open] != '(' {
+		return edit{}, Change{}, fmt.Errorf("%s:%d: the assertion's arguments are not where the trace says", f.File, f.Line)
+	}
+	args, closing, ok := scanArgs(src, open)
+	if !ok {
+		return edit{}, Change{}, fmt.Errorf("%s:%d: the assertion's arguments do not end", f.File, f.Line)
+	}
+	num := strconv.Itoa(longer)
+	if strings.Contains(string(src), "_000") {
+		num = strconv.Itoa(longer/1000) + "_000"
+	}
+	ch := Change{File: f.File, Line: f.Line, Method: name, Selector: f.Selector, Old: strconv.Itoa(waited) + " ms", New: strconv.Itoa(longer) + " ms"}
+	e := edit{file: f.File}
+	switch {
+	case len(args) == idx:
+		// No options: add them.
+		e.start, e.end, e.text = closing, closing, "{ timeout: "+num+" }"
+		if idx > 0 {
+			e.text = ", " + e.text
+		}
+		// A trailing comma stays where it was.
+		if t := strings.TrimRight(string(src[open+1:closing]), " \t\r\n"); strings.HasSuffix(t, ",") {
+			e.start = open + 1 + len(t)
+			e.end = e.start
+			e.text = " { timeout: " + num + " },"
+			if idx == 0 {
+				e.text = "{ timeout: " + num + " },"
+			}
+		}
+	case len(args) > idx:
+		a := args[idx]
+		obj := src[a[0]:a[1]]
+		if len(obj) < 2 || obj[0] != '{' || obj[len(obj)-1] != '}' {
+			return edit{}, Change{}, fmt.Errorf("%s:%d: the assertion's options are not written where they can be changed", f.File, f.Line)
+		}
+		props, _, ok := scanArgs(src, a[0])
+		if !ok {
+			return edit{}, Change{}, fmt.Errorf("%s:%d: the assertion's options do not end", f.File, f.Line)
+		}
+		found := false
+		for _, pr := range props {
+			text := string(src[pr[0]:pr[1]])
+			key, value, ok := strings.Cut(text, ":")
+			if k := strings.Trim(strings.TrimSpace(key), `'"`); k != "timeout" {
+				continue
+			}
+			if !ok {
+				return edit{}, Change{}, fmt.Errorf("%s:%d: the assertion's timeout is a variable", f.File, f.Line)
+			}
+			vs := pr[0] + len(key) + 1 + (len(value) - len(strings.TrimLeft(value, " \t\r\n")))
+			e.start, e.end, e.text = vs, pr[1], num
+			found = true
+		}
+		if !found && len(props) == 0 {
+			e.start, e.end, e.text = a[0]+1, a[1]-1, " timeout: "+num+" "
+		} else if !found {
+			// Last, so a spread before it cannot undo it.
+			last := props[len(props)-1]
+			e.start, e.end, e.text = last[1], last[1], ", timeout: "+num
+		}
+	default:
+		return edit{}, Change{}, fmt.Errorf("%s:%d: the assertion has fewer arguments than its options' place", f.File, f.Line)
+	}
+	return e, ch, nil
+}
+
+// identAt is the JavaScript identifier starting at i.
+func identAt(src []byte, i int) string {
+	j := i
+	for j < len(src) && (src[j] == '_' || src[j] == '$' || src[j] >= 'a' && src[j] <= 'z' || src[j] >= 'A' && src[j] <= 'Z' ||
+		j > i && src[j] >= '0' && src[j] <= '9') {
+		j++
+	}
+	if i < 0 || i > len(src) {
+		return ""
+	}
+	return string(src[i:j])
+}
+
+func skipSpace(src []byte, i int) int {
+	for i < len(src) && (src[i] == ' ' || src[i] == '\t' || src[i] == '\n' || src[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// scanArgs reads the comma-separated parts between the bracket at open
+// ('(' or '{') and its match: each part's trimmed [start, end) (an empty
+// last part after a trailing comma is left out) and the closing bracket's
+// offset. Strings, templates, comments and regular expressions are read
+// as such, so their brackets and commas do not count.
+func scanArgs(src []byte, open int) (parts [][2]int, closing int, ok bool) {
+	depth := 0
+	start := open + 1
+	prev := byte('(') // the last significant byte: decides whether '/' opens a regex
+	add := func(end int) {
+		s, e := start, end
+		for s < e && strings.ContainsRune(" \t\r\n", rune(src[s])) {
+			s++
+		}
+		for e > s && strings.ContainsRune(" \t\r\n", rune(src[e-1])) {
+			e--
+		}
+		if e > s {
+			parts = append(parts, [2]int{s, e})
+		}
+	}
+	for i := open; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			depth--
+			if depth == 0 {
+				add(i)
+				return parts, i, true
+			}
+		case c == ',' && depth == 1:
+			add(i)
+			start = i + 1
+		case c == '\'' || c == '"':
+			end, ok := scanString(src, i)
+			if !ok {
+				return nil, 0, false
+			}
+			i = end - 1
+		case c == '`':
+			end, ok := scanTemplate(src, i)
+			if !ok {
+				return nil, 0, false
+			}
+			i = end - 1
+		case c == '/' && i+1 < len(src) && src[i+1] == '/':
+			for i < len(src) && src[i] != '\n' {
+				i++
+			}
+			continue
+		case c == '/' && i+1 < len(src) && src[i+1] == '*':
+			end := strings.Index(string(src[i+2:]), "*/")
+			if end < 0 {
+				return nil, 0, false
+			}
+			i += end + 3
+			continue
+		case c == '/' && strings.IndexByte("(,=:[!&|?{};+-*%<>~^", prev) >= 0:
+			end, ok := scanRegex(src, i)
+			if !ok {
+				return nil, 0, false
+			}
+			i = end - 1
+		}
+		if !strings.ContainsRune(" \t\r\n", rune(c)) {
+			prev = src[i]
+		}
+	}
+	return nil, 0, false
+}
+
+// scanTemplate finds the end of the template literal starting at start,
+// its substitutions included.
+func scanTemplate(src []byte, start int) (int, bool) {
+	for i := start + 1; i < len(src); i++ {
+		switch src[i] {
+		case '\\':
+			i++
+		case '`':
+			return i + 1, true
+		case '$':
+			if i+1 < len(src) && src[i+1] == '{' {
+				_, closing, ok := scanArgs(src, i+1)
+				if !ok {
+					return 0, false
+				}
+				i = closing
+			}
+		}
+	}
+	return 0, false
+}
+
+// scanRegex finds the end of the regular expression literal (flags
+// included) starting at start.
+func scanRegex(src []byte, start int) (int, bool) {
+	class := false
+	for i := start + 1; i < len(src); i++ {
+		switch src[i] {
+		case '\\':
+			i++
+		case '[':
+			class = true
+		case ']':
+			class = false
+		case '\n':
+			return 0, false
+		case '/':
+			if !class {
+				j := i + 1
+				for j < len(src) && (src[j] >= 'a' && src[j] <= 'z') {
+					j++
+				}
+				return j, true
+			}
+		}
+	}
+	return 0, false
+}
