@@ -2,8 +2,9 @@
 # Two slim images from one build: `--target dispatcher` (static binaries on
 # distroless, no shell, no browser, no model key) and `--target worker`
 # (Debian's Chromium, the Playwright 1.52.0 driver and @playwright/test from
-# the npm registry, tini as PID 1 to reap Chromium's children). Both run as
-# a non-root user and say whether they serve through HEALTHCHECK.
+# the npm registry, tini as PID 1 to reap Chromium's children, bubblewrap
+# for the sandbox customers' own test code runs in). Both run as a non-root
+# user and say whether they serve through HEALTHCHECK.
 
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
@@ -22,7 +23,7 @@ ENTRYPOINT ["/app/dispatcher"]
 
 FROM debian:bookworm-slim AS worker
 RUN apt-get update \
- && apt-get install -y --no-install-recommends chromium nodejs npm ca-certificates tini \
+ && apt-get install -y --no-install-recommends chromium nodejs npm ca-certificates tini bubblewrap \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /opt/pw
 RUN npm pack playwright-core@1.52.0 --silent \

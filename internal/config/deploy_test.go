@@ -132,6 +132,7 @@ type compose struct {
 		Build *struct {
 			Target string `yaml:"target"`
 		} `yaml:"build"`
+		SecurityOpt []string `yaml:"security_opt"`
 	} `yaml:"services"`
 }
 
@@ -199,5 +200,37 @@ func TestComposeStartsInOrderAndGivesEachServiceItsOwnSettings(t *testing.T) {
 	}
 	if img := c.Services["nats"].Image; !strings.HasPrefix(img, "nats:"+string(m[1])) {
 		t.Errorf("compose runs %s, the embedded server is %s", img, m[1])
+	}
+}
+
+// TestTheWorkerImageCanSandboxCustomerCode: the worker image has what the
+// sandbox runs (bubblewrap, node, setpriv and prlimit from util-linux,
+// which Debian always installs), and compose lets the worker's container
+// create the user namespace bubblewrap needs; the dispatcher, which runs no
+// customer code, keeps the default confinement.
+func TestTheWorkerImageCanSandboxCustomerCode(t *testing.T) {
+	t.Parallel()
+	worker := dockerfile(t, "../../Dockerfile")["worker"]
+	installed := strings.Join(worker.lines, "\n")
+	for _, pkg := range []string{"bubblewrap", "nodejs", "chromium"} {
+		if !regexp.MustCompile(`apt-get install[^\n]*\b` + pkg + `\b`).MatchString(installed) {
+			t.Errorf("the worker image does not install %s", pkg)
+		}
+	}
+	b, err := os.ReadFile("../../docker-compose.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c compose
+	if err := yaml.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	for _, opt := range []string{"seccomp=unconfined", "apparmor=unconfined"} {
+		if !slices.Contains(c.Services["worker"].SecurityOpt, opt) {
+			t.Errorf("the worker's container lacks %s: bubblewrap cannot create its user namespace", opt)
+		}
+	}
+	if opts := c.Services["dispatcher"].SecurityOpt; len(opts) > 0 {
+		t.Errorf("the dispatcher runs no customer code, yet its confinement is loosened: %v", opts)
 	}
 }
