@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -259,7 +260,12 @@ func (r ProjectRunner) Run(ctx context.Context, p Project, o RunOptions) (RunRep
 	if o.List {
 		run.Args = append(run.Args, "--list")
 	}
-	run.Args = append(run.Args, o.Files...)
+	// The runner takes each argument as a case-insensitive regular
+	// expression over absolute paths: a file is named exactly, so that
+	// tests/login.spec.ts is not also e2e/tests/login.spec.ts.
+	for _, f := range o.Files {
+		run.Args = append(run.Args, "^"+regexp.QuoteMeta(sandbox.WorkDir+"/"+path.Clean(f))+"$")
+	}
 	var out bytes.Buffer
 	run.Stdout, run.Stderr = &out, &out
 	res, err := r.Sandbox.Run(ctx, run)

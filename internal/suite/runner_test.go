@@ -240,3 +240,26 @@ func TestALockfileReachesOnlyTheRegistry(t *testing.T) {
 		})
 	}
 }
+
+// TestARunOfOneFileRunsThatFileOnly: files are named exactly, never as
+// the runner's patterns would match them (a suffix, another directory, a
+// dot as any character).
+func TestARunOfOneFileRunsThatFileOnly(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	files := map[string][]byte{
+		"tests/a.spec.js":                []byte("const { test } = require('@playwright/test');\ntest('a', async () => {});\n"),
+		"e2e/tests/a.spec.js":            []byte("const { test } = require('@playwright/test');\ntest('nested a', async () => {});\n"),
+		"tests/xa.spec.js":               []byte("const { test } = require('@playwright/test');\ntest('xa', async () => {});\n"),
+		"tests/a.spec.js.orig/b.spec.js": []byte("const { test } = require('@playwright/test');\ntest('b', async () => {});\n"),
+		"playwright.config.js":           []byte("module.exports = { testDir: '.' };\n"),
+	}
+	p, err := suite.NewProject(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := b.run(t, p, suite.RunOptions{List: true, Files: []string{"tests/a.spec.js"}})
+	if len(rep.Tests) != 1 || rep.Tests[0].File != "tests/a.spec.js" {
+		t.Fatalf("listed %+v", rep.Tests)
+	}
+}
