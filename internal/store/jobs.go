@@ -441,11 +441,13 @@ func (s *Store) ClaimJob(ctx context.Context, jobID, workerID string, lease time
 				return nil
 			}
 		}
+		// The clock, not now(): the transaction may have begun before the
+		// job whose slot this one takes finished.
 		err = tx.QueryRow(ctx,
 			`UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = $2,
-			   lease_until = now() + $3::interval, started_at = COALESCE(started_at, now()), updated_at = now()
+			   lease_until = clock_timestamp() + $3::interval, started_at = COALESCE(started_at, clock_timestamp()), updated_at = now()
 			 WHERE id = $1 AND (state = 'queued' OR (state = 'running' AND lease_until < now()))
-			 RETURNING kind, attempt, input, checkpoint, created_at, now()`, jobID, workerID, lease).
+			 RETURNING kind, attempt, input, checkpoint, created_at, clock_timestamp()`, jobID, workerID, lease).
 			Scan(&c.Kind, &c.Attempt, &c.Input, &c.Checkpoint, &c.CreatedAt, &c.ClaimedAt)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ErrStale

@@ -314,3 +314,66 @@ func TestGrant(t *testing.T) {
 		})
 	}
 }
+
+// A claim that waited for the tenant's slot starts when it took the slot, not
+// when its transaction began: under load a claim begins, the running job
+// finishes, and only then does the claim count the tenant's running jobs.
+// Stamping it with the transaction's start made two jobs of a tenant capped
+// at one look as if they had run at the same time.
+func TestAClaimStartsAfterTheJobWhoseSlotItTook(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := storetest.Shared(t)
+	tn, _ := storetest.Tenant(t, st, "one-at-a-time", 1)
+	if _, err := st.Pool().Exec(ctx, `UPDATE tenants SET max_running = 1 WHERE id = $1`, tn.ID); err != nil {
+		t.Fatal(err)
+	}
+	a, b := submit(t, st, tn.ID, 1), submit(t, st, tn.ID, 1)
+	if _, err := st.ClaimJob(ctx, a.ID, "w1", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	// Hold b's row so that b's claim begins and then waits.
+	hold, err := st.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hold.Exec(ctx, `SELECT 1 FROM jobs WHERE id = $1 FOR UPDATE`, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	claimed := make(chan error, 1)
+	go func() {
+		_, err := st.ClaimJob(ctx, b.ID, "w2", time.Minute)
+		claimed <- err
+	}()
+	// Wait until the claim is blocked on the row.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var waiting int
+		_ = st.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE OF j%'`).Scan(&waiting)
+		if waiting > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the claim never waited on the job's row")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if _, err := st.FinishJob(ctx, store.Finish{JobID: a.ID, Attempt: 1, State: store.JobStateSucceeded, Result: json.RawMessage(`{}`), Script: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := hold.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-claimed; err != nil {
+		t.Fatalf("the claim after the slot freed: %v", err)
+	}
+	var overlap bool
+	if err := st.Pool().QueryRow(ctx, `SELECT b.started_at < a.finished_at FROM jobs a, jobs b WHERE a.id = $1 AND b.id = $2`,
+		a.ID, b.ID).Scan(&overlap); err != nil {
+		t.Fatal(err)
+	}
+	if overlap {
+		t.Fatal("the second job started before the first, whose slot it took, finished")
+	}
+}
