@@ -106,6 +106,8 @@ func TestConsoleFollowsAJobLiveForItsTenantOnly(t *testing.T) {
 	must(t, expect.Locator(steps.Nth(0).Locator(".tier")).ToHaveText("agent"))
 	must(t, expect.Locator(steps.Nth(0)).ToContainText("5210 tokens"))
 	must(t, expect.Locator(steps.Nth(1).Locator(".tier")).ToHaveText("deterministic"))
+	// A fast tier's command says which words of the step it carried out.
+	must(t, expect.Locator(steps.Nth(1).Locator(".words")).ToHaveText(`“Verify "Coffee beans" is visible”`))
 	must(t, expect.Locator(page.Locator("#head")).ToContainText("5000 prompt"))
 	must(t, expect.Locator(page.Locator("#spec")).ToContainText("await expect(page.getByText('Coffee beans')"))
 	if still, _ := page.Evaluate(`() => window.__notReloaded === true`); still != true {

@@ -39,7 +39,7 @@ func (e *env) lexicalBench(ctx context.Context) error {
 		return fmt.Errorf("lexical bench: %w", err)
 	}
 	tiers := map[string]int{}
-	resolved, wrong := 0, 0
+	resolved, wrong, compound, compoundWrong := 0, 0, 0, 0
 	var times []time.Duration
 	for _, o := range out {
 		switch {
@@ -57,6 +57,12 @@ func (e *env) lexicalBench(ctx context.Context) error {
 		if o.Wrong() {
 			wrong++
 		}
+		if len(o.Case.Then) > 0 {
+			compound++
+			if o.Wrong() {
+				compoundWrong++
+			}
+		}
 	}
 	slices.Sort(times)
 	pct := func(p float64) float64 {
@@ -70,7 +76,7 @@ func (e *env) lexicalBench(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("lexical bench: %w", err)
 	}
-	fmt.Printf("Steps written the way people write them (%d corpus steps on 5 pages; the element each means is marked)\n", n)
+	fmt.Printf("Steps written the way people write them (%d corpus steps on 6 pages; the element, action and value each clause means is marked)\n", n)
 	fmt.Printf("  %-16s %6s %7s\n", "tier", "steps", "share")
 	for _, t := range []string{orchestrator.TierDeterministic, orchestrator.TierLexical, orchestrator.TierAgent} {
 		fmt.Printf("  %-16s %6d %6.0f%%\n", t, tiers[t], 100*float64(tiers[t])/float64(n))
@@ -80,7 +86,10 @@ func (e *env) lexicalBench(ctx context.Context) error {
 	fmt.Printf("  inventory, scoring in Go, one locator check).\n")
 	fmt.Printf("  Re-run of a scenario with an agent step, step cache in Postgres: %d model calls, same spec: %v\n", calls, sameSpec)
 	fmt.Println()
+	fmt.Printf("  Compound steps (several clauses, each read and resolved in turn): %d, resolved to a wrong element, action or value: %d\n", compound, compoundWrong)
+	fmt.Println()
 	fmt.Printf("bench lexical: corpus=%d resolved=%d wrong=%d cached_rerun_calls=%d\n", n, resolved, wrong, calls)
+	fmt.Printf("bench fasttier: corpus=%d resolved=%d wrong=%d compound=%d compound_wrong=%d\n", n, resolved, wrong, compound, compoundWrong)
 	fmt.Println()
 	return nil
 }

@@ -394,7 +394,14 @@ func match(els []browser.Element, p *Phrase, verb string) (*browser.Element, flo
 		switch {
 		case p.Role == "" || verb == "upload": // a file input has no role to speak of
 		case p.Role == "text" || p.Role == "message":
-			fit = roleFit(p.Role, e, roleOnly)
+			if acts[verb] {
+				fit = min(fit, roleFit(p.Role, e, roleOnly))
+			} else {
+				fit = roleFit(p.Role, e, roleOnly)
+			}
+		case p.Role == "field" && (verb == "check" || verb == "uncheck") && slices.Equal(p.RoleWords, []string{"box"}):
+			// "Check the newsletter box": a tick box.
+			fit = min(fit, roleFit("checkbox", e, roleOnly))
 		default:
 			fit = min(fit, roleFit(p.Role, e, roleOnly))
 		}
@@ -414,6 +421,25 @@ func match(els []browser.Element, p *Phrase, verb string) (*browser.Element, flo
 		ns, why := nameScore(p, e)
 		if s := ns * fit; s >= MinScore {
 			cands = append(cands, scored{e, s, why})
+		}
+	}
+	// "Send message" is a button's whole name before it is "send" and a
+	// message: an element named by every word, the role noun's included,
+	// is a match whatever its role.
+	if len(p.RoleWords) > 0 && (len(p.Words) > 0 || acts[verb]) && p.Quoted == "" {
+		whole := &Phrase{Words: append(slices.Clone(p.Words), p.RoleWords...), Ordinal: p.Ordinal, Scopes: p.Scopes}
+		for i := range els {
+			e := &els[i]
+			if slices.ContainsFunc(cands, func(c scored) bool { return c.el == e }) {
+				continue
+			}
+			fit := verbFit(verb, e)
+			if fit == 0 || !inScopes(p.Scopes, e) {
+				continue
+			}
+			if ns, why := nameScore(whole, e); ns >= 0.95 {
+				cands = append(cands, scored{e, ns * fit, why})
+			}
 		}
 	}
 	if len(cands) == 0 {
@@ -527,3 +553,17 @@ func (p *Phrase) String() string {
 	}
 	return "“" + strings.TrimSpace(b.String()) + "”"
 }
+
+// inScopes reports whether e is in every one of the scopes.
+func inScopes(scs []Scope, e *browser.Element) bool {
+	for _, sc := range scs {
+		if !inScope(sc, e) {
+			return false
+		}
+	}
+	return true
+}
+
+// acts are the verbs that need a control, never bare text: "fill the
+// message" is a field called Message, not a message shown.
+var acts = map[string]bool{"fill": true, "clear": true, "select": true, "set": true, "check": true, "uncheck": true, "upload": true}

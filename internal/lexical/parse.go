@@ -14,6 +14,7 @@ package lexical
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -35,11 +36,14 @@ type Intent struct {
 
 // Phrase names an element the way a person does.
 type Phrase struct {
-	Quoted  string   // a quoted name ("Price")
-	Words   []string // unquoted name words, lower case
-	Role    string   // a role noun's category (field, dropdown, button …)
-	Ordinal int      // 1 is the first, -1 the last, 0 none
-	Scopes  []Scope  // containers it is in, nearest first
+	Quoted string   // a quoted name ("Price")
+	Words  []string // unquoted name words, lower case
+	Role   string   // a role noun's category (field, dropdown, button …)
+	// RoleWords are the words the role noun was read from ("message" in
+	// "Send message"), which may as well be the end of a name.
+	RoleWords []string
+	Ordinal   int     // 1 is the first, -1 the last, 0 none
+	Scopes    []Scope // containers it is in, nearest first
 }
 
 // Scope is a container named in a phrase: "of the first table", "in the
@@ -121,6 +125,14 @@ func valueOf(s string, quotes []string) string {
 	return strings.TrimSpace(unmask(s, quotes))
 }
 
+// leftover matches an unquoted value that holds more of the sentence than a
+// value: another element named ("Ada and the last name with Lovelace"), or
+// a place ("hello in the search box").
+var leftover = regexp.MustCompile(`(?i)(?:\band|\bor|\bthen|,)\s+(?:the|a|an|my|your|its|their|this|that|it)\b|\s(?:with|into|in|inside|from|on|onto|to)\s+(?:the|a|an|my|your|this|that|⟦\d+⟧)\b|⟦\d+⟧`)
+
+// plainValue reports whether an unquoted value is only a value.
+func plainValue(s string) bool { return !leftover.MatchString(" " + s) }
+
 // valuesOf reads a list of values: "a", "b" and "c".
 func valuesOf(s string, quotes []string) []string {
 	parts := listSep.Split(strings.TrimSpace(s), -1)
@@ -169,6 +181,9 @@ var rules = []rule{
 	// "Delete "Leek"", "Remove "Apple" from the cart": that row's button.
 	{rx(`(delete|remove) (?:the )?(?:(?:todo|task|item|entry|row|product|line) )?(⟦\d+⟧)(?: (?:todo|task|item|entry|row|product|line))?(?: from (?:the |my )?[\w ]+)?`), rowButton},
 	{rx(`(delete|remove) ([\w ]+?) from (?:the |my )?(?:cart|basket|bag|list|wishlist|favorites|favourites|order)`), rowButton},
+	{rx(`search (?:in |through |within )?(?:the |my )?(.+?) for (.+)`), func(m, q []string) (Intent, bool) {
+		return Intent{Verb: "search", Target: parsePhrase(m[1], q), Values: []string{valueOf(m[2], q)}}, true
+	}},
 	{rx(`search (?:for )?(.+?)(?: (?:in|using) (?:the )?(.+))?`), func(m, q []string) (Intent, bool) {
 		p := &Phrase{Words: []string{"search"}}
 		if m[2] != "" {
@@ -182,7 +197,7 @@ var rules = []rule{
 	{rx(`(?:double[- ]?click|dblclick)(?: on)? (.+)`), target("dblclick")},
 	{rx(`(?:right[- ]?click|context[- ]click)(?: on)? (.+)`), target("rightclick")},
 	{rx(`(?:hover|mouse ?over|move the mouse over|hover the mouse over)(?: over| on)? (.+)`), target("hover")},
-	{rx(`press (?:the )?` + keys + `(?: key)?(?: (?:in|on|inside) (.+))?`), func(m, q []string) (Intent, bool) {
+	{rx(`(?:press|hit) (?:the )?` + keys + `(?: key)?(?: (?:in|on|inside) (.+))?`), func(m, q []string) (Intent, bool) {
 		it := Intent{Verb: "press", Values: []string{keyName(m[1])}}
 		if m[2] != "" {
 			it.Target = parsePhrase(m[2], q)
@@ -235,6 +250,9 @@ var rules = []rule{
 		return Intent{Verb: "drag", Target: parsePhrase(m[1], q), To: parsePhrase(m[2], q)}, true
 	}},
 	{rx(`scroll (?:down |up )?(?:to|until you see) (.+)`), target("scroll")},
+	{rx(`(?:go|navigate) back(?: to the previous page)?|(?:click|press|use) the (?:browser'?s? )?back button`), verbOnly("back")},
+	{rx(`(?:go|navigate) forward`), verbOnly("forward")},
+	{rx(`(?:reload|refresh)(?: the page| the browser)?`), verbOnly("reload")},
 	{rx(`(?:go to|open|navigate to|visit|follow|switch to) (.+?)(?: (?:page|tab|section|screen|link))?`), func(m, q []string) (Intent, bool) {
 		return Intent{Verb: "open", Target: parsePhrase(m[1], q)}, true
 	}},
@@ -250,10 +268,10 @@ var verifications = []rule{
 	{rx(`(?:the )?order (?:of (?:the )?(.+?) )?(?:is|should be):? (⟦\d+⟧(?:\s*(?:,|and|then|&)\s*(?:and\s+|then\s+)?⟦\d+⟧)+)`), order},
 	{rx(`(.+?) (?:is|are|should be|must be|becomes|remains) (?:not visible|hidden|gone|not shown|not displayed|absent|no longer (?:visible|shown|displayed|there))`), check("hidden")},
 	{rx(`(.+?) (?:disappears|disappeared|vanishes|is removed|was removed|is no longer on the page)`), check("hidden")},
-	{rx(`(?:the page|page|the screen|it) (?:does not|doesn't|no longer|should not|shouldn't) (?:show|display|contain|list)s? (.+)`), check("hidden")},
+	{rx(`(?:the page|page|the screen) (?:does not|doesn't|no longer|should not|shouldn't) (?:show|display|contain|list)s? (.+)`), check("hidden")},
 	{rx(`(.+?) (?:is|are|should be|must be|becomes|remains) (?:visible|shown|displayed|present|on the page|on screen|there)`), check("visible")},
 	{rx(`(.+?) (?:appears|is displayed|shows up|is shown)`), check("visible")},
-	{rx(`(?:the page|page|the screen|it) (?:shows|displays|contains|says|lists|has|should (?:show|display|contain|say|list|have)) (.+)`), check("visible")},
+	{rx(`(?:the page|page|the screen) (?:shows|displays|contains|says|lists|has|should (?:show|display|contain|say|list|have)) (.+)`), check("visible")},
 	{rx(`(?:i|you|we|the user) (?:see|sees|can see|should see) (.+)`), check("visible")},
 	{rx(`(.+?) (?:is|should be|must be|stays|remains) (?:empty|blank|cleared)`), check("empty")},
 	{rx(`(.+?) (?:is|are|should be|must be|stays|remains) (?:checked|ticked|selected|on|switched on|enabled and checked)`), check("checked")},
@@ -273,15 +291,50 @@ var verifications = []rule{
 var (
 	listSep    = regexp.MustCompile(`(?i)\s*(?:,\s*and\s+|,\s*|\s+and\s+|\s*&\s*)\s*`)
 	bareCheck  = regexp.MustCompile(`(?i)^check\s+$`)
-	checkWords = regexp.MustCompile(`(?i)\b(?:should|must)\b|\bis (?:visible|shown|displayed|hidden|checked|unchecked|disabled|enabled)$`)
+	checkWords = regexp.MustCompile(`(?i)\b(?:should|must)\b|\bis (?:visible|shown|displayed|hidden|checked|unchecked|disabled|enabled)$|^(?:the )?[\w ]+ (?:has|have) (?:exactly )?` + numberWords + ` ` + itemNouns + `$`)
 	rowNoun    = regexp.MustCompile(`(?i)^(?:the )?(?:todo|task|item|entry|row) `)
 )
 
-var verifyLeadRe = regexp.MustCompile(`(?i)^(?:verify|check|assert|ensure|confirm|expect|validate|make sure|see|observe)(?: that)?\s+`)
+var verifyLeadRe = regexp.MustCompile(`(?i)^(?:expected(?: result)?:\s*|verify|check|assert|ensure|confirm|expect|validate|make sure|see|observe)(?: that)?\s+`)
 
 // Parse reads a step sentence. ok is false when it is not a sentence the
 // lexical tier understands.
 func Parse(text string) (Intent, bool) {
+	// A sentence of several clauses is never read whole: its leftover
+	// words would become a value or a name.
+	cs, err := Clauses(text)
+	if err != nil || len(cs) != 1 {
+		return Intent{}, false
+	}
+	it, ok := parseClause(cs[0].Text)
+	if !ok || it.refersBack() {
+		return Intent{}, false
+	}
+	return it, true
+}
+
+// refersBack reports whether a phrase of the intent names its element by a
+// pronoun ("click it", "the first one"), which only the clause before says.
+func (it Intent) refersBack() bool {
+	for _, p := range []*Phrase{it.Target, it.To} {
+		if p == nil {
+			continue
+		}
+		if p.Quoted == "" && len(p.Scopes) == 0 && pronoun.MatchString(strings.Join(p.Words, " ")) {
+			return true
+		}
+		for _, sc := range p.Scopes {
+			if pronoun.MatchString(strings.ToLower(strings.Join(sc.Words, " "))) || pronoun.MatchString(strings.ToLower(sc.Text)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var pronoun = regexp.MustCompile(`^(?:it|them|this|that|these|those|one|ones|this one|that one|the one|its|their|him|her)$`)
+
+func parseClause(text string) (Intent, bool) {
 	s := strings.TrimSpace(text)
 	s = strings.TrimRight(s, ".!;")
 	s = strings.Join(strings.Fields(s), " ")
@@ -300,7 +353,7 @@ func Parse(text string) (Intent, bool) {
 			if m := r.re.FindStringSubmatch(body); m != nil {
 				if it, ok := r.build(m, quotes); ok {
 					it.Verb = "verify"
-					return it, true
+					return it, onlyValues(it, quotes)
 				}
 			}
 		}
@@ -311,11 +364,25 @@ func Parse(text string) (Intent, bool) {
 	for _, r := range rules {
 		if m := r.re.FindStringSubmatch(masked); m != nil {
 			if it, ok := r.build(m, quotes); ok && (it.Target == nil || !it.Target.empty() || it.Verb == "add" || it.Verb == "press") {
-				return it, true
+				return it, onlyValues(it, quotes)
 			}
 		}
 	}
 	return Intent{}, false
+}
+
+// onlyValues reports whether every value of the intent is a value: quoted,
+// or unquoted words that hold nothing more of the sentence.
+func onlyValues(it Intent, quotes []string) bool {
+	for _, v := range it.Values {
+		if slices.Contains(quotes, v) {
+			continue
+		}
+		if !plainValue(v) || strings.ContainsAny(v, `"“”`) {
+			return false
+		}
+	}
+	return true
 }
 
 // rowButton is the delete or remove button of the row or item holding a
@@ -443,4 +510,8 @@ func keyName(k string) string {
 		return strings.Join(parts, "+")
 	}
 	return strings.ToUpper(k[:1]) + k[1:]
+}
+
+func verbOnly(verb string) func(m, q []string) (Intent, bool) {
+	return func([]string, []string) (Intent, bool) { return Intent{Verb: verb}, true }
 }

@@ -147,7 +147,7 @@ func readHead(p *Phrase, head string, quotes []string) {
 	// A phrase of only a role noun ("the logo", "the alert") names the
 	// page's one element of that role.
 	if role, n := trailingRole(ws); role != "" {
-		p.Role, ws = role, ws[:len(ws)-n]
+		p.Role, p.RoleWords, ws = role, ws[len(ws)-n:], ws[:len(ws)-n]
 	}
 	p.Words = ws
 }

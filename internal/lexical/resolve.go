@@ -203,6 +203,11 @@ func (b *builder) build(it Intent) ([]browser.Command, error) {
 		if e.Role == "radio" || e.Role == "checkbox" || e.Role == "switch" {
 			return one(browser.Command{Action: browser.ActionCheck, Target: t})
 		}
+		if e.Tag == "select" || e.Role == "combobox" || e.Role == "listbox" {
+			// "Pick the first country": an option is chosen from a
+			// dropdown, and the step does not say which.
+			return nil, fmt.Errorf("%s is a dropdown: the step does not say which option to choose", describe(e))
+		}
 		return one(browser.Command{Action: browser.ActionClick, Target: t})
 	case "check", "uncheck":
 		_, t, err := b.pick(it.Target, it.Verb)
@@ -236,6 +241,12 @@ func (b *builder) build(it Intent) ([]browser.Command, error) {
 			return nil, err
 		}
 		return one(browser.Command{Action: browser.ActionDrag, Target: t, To: to})
+	case "back":
+		return one(browser.Command{Action: browser.ActionBack})
+	case "forward":
+		return one(browser.Command{Action: browser.ActionForward})
+	case "reload":
+		return one(browser.Command{Action: browser.ActionReload})
 	case "add":
 		return b.addItems(it.Values)
 	case "search":

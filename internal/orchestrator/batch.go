@@ -95,6 +95,7 @@ func (b *batchRun) execute(ctx context.Context, cmds []browser.Command, timeout 
 			out.Waited = end.Sub(prevEnd)
 		}
 		prevEnd = end
+		out.Waited = r.dependentWait(shown, out)
 		cr := CommandReport{Command: shown, OK: out.Err == nil, Duration: out.Duration, Waited: out.Waited, Document: doc.ID, Page: page, Via: out.Via}
 		ev := Event{Step: rep.Index, Iteration: b.iter, Kind: "command", Action: shown.Describe(), Target: shown.Target.String(),
 			OK: out.Err == nil, Duration: out.Duration}
@@ -460,4 +461,32 @@ func (r *run) blockEvents(rep *StepReport, iter int) []Event {
 	}
 	r.blocksSeen = len(denied)
 	return events
+}
+
+// dependentWait is how long the spec's command must be allowed to wait:
+// what it waited itself, or, for the first check after an action, all the
+// page had from that action's end to the moment the check held (settling,
+// snapshots and pictures included; the model's and the recorder's time
+// left out): a click whose settle absorbed five seconds of loading is
+// followed, in the spec, by a check that must wait as long.
+func (r *run) dependentWait(c browser.Command, out browser.Outcome) time.Duration {
+	waited := out.Waited
+	switch {
+	case out.Err != nil:
+	case c.IsVerify():
+		if p := r.pending; p != nil {
+			waited = max(waited, time.Since(p.at)-(r.timing.Model-p.model)-(r.timing.Persist-p.persist))
+			r.pending = nil
+		}
+	case c.Action != browser.ActionDialog && c.Action != browser.ActionWait:
+		r.pending = &pendingCheck{at: time.Now(), model: r.timing.Model, persist: r.timing.Persist}
+	}
+	return waited
+}
+
+// pendingCheck is when the last action ended, with the model's and the
+// recorder's time so far, until the first check after it holds.
+type pendingCheck struct {
+	at             time.Time
+	model, persist time.Duration
 }

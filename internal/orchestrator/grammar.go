@@ -62,10 +62,10 @@ var grammar = []struct {
 			"hover": browser.ActionHover, "hover over": browser.ActionHover}[strings.ToLower(m[1])]
 		return intent{action: a, what: m[2], kind: clickable}
 	}},
-	{rx(`^fill\s+(?:in\s+)?(?:the\s+)?"([^"]+)"(?:\s+field)?\s+with\s+"(.*)"$`), func(m []string) intent {
+	{rx(`^fill\s+(?:in\s+)?(?:the\s+)?"([^"]+)"(?:\s+field)?\s+with\s+"([^"]*)"$`), func(m []string) intent {
 		return intent{action: browser.ActionFill, what: m[1], value: m[2], kind: field}
 	}},
-	{rx(`^(?:type|enter)\s+"(.*)"\s+(?:into|in)\s+(?:the\s+)?"([^"]+)"(?:\s+field)?$`), func(m []string) intent {
+	{rx(`^(?:type|enter)\s+"([^"]*)"\s+(?:into|in)\s+(?:the\s+)?"([^"]+)"(?:\s+field)?$`), func(m []string) intent {
 		return intent{action: browser.ActionFill, what: m[2], value: m[1], kind: field}
 	}},
 	{rx(`^clear\s+(?:the\s+)?"([^"]+)"(?:\s+field)?$`), func(m []string) intent {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/webpilot/webpilot/internal/browser/browsertest"
 	"github.com/webpilot/webpilot/internal/demoapp"
+	"github.com/webpilot/webpilot/internal/lexical"
 	"github.com/webpilot/webpilot/internal/orchestrator"
 	"github.com/webpilot/webpilot/internal/scenario"
 )
@@ -56,4 +57,98 @@ func TestPlainSentencesRunWithoutAModel(t *testing.T) {
 		t.Fatal("the spec holds the password")
 	}
 	mustPassSpec(t, res, map[string]string{"PASSWORD": demoapp.Password})
+}
+
+// TestACompoundStepRunsClauseByClause: a sentence of several clauses is
+// taken at 0 tokens only as its clauses, each resolved on the page the one
+// before left; its spec does each of them, and each command's report says
+// which words it carried out. A value never takes the next clause's words.
+func TestACompoundStepRunsClauseByClause(t *testing.T) {
+	t.Parallel()
+	app := httptest.NewServer(demoapp.Handler(demoapp.Options{}))
+	t.Cleanup(app.Close)
+	sc := scenario.Scenario{Name: "compound sentences", BaseURL: app.URL + "/login",
+		Data: map[string]string{"EMAIL": demoapp.Email}, Secrets: map[string]string{"PASSWORD": demoapp.Password},
+		Steps: []scenario.Step{
+			{Text: "When I type {{EMAIL}} into the email field and enter {{PASSWORD}} in the password field, then I press the Sign in button"},
+			{Text: `Welcome back should be shown and then open the Shopping list`},
+			{Text: `Add the item "Jam" and verify the list has 2 items`},
+			{Text: `Delete "Bread"; "Bread" should be gone and the list has 1 item`},
+		}}
+	a := &orchestrator.Agent{Page: browsertest.Session(t), Recorder: &memRecorder{hold: 1}}
+	res, err := a.Run(context.Background(), orchestrator.Input{Scenario: sc, Secrets: sc.Secrets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != orchestrator.StatusSucceeded {
+		for _, s := range res.Steps {
+			t.Logf("step %d %s %s: %s", s.Index+1, s.Tier, s.Status, s.Error)
+		}
+		t.Fatalf("%s: %s", res.Status, res.Error)
+	}
+	if res.Usage.PromptTokens != 0 {
+		t.Fatalf("%d tokens, want 0", res.Usage.PromptTokens)
+	}
+	first := res.Steps[0].Commands
+	if len(first) != 3 || first[0].Command.Value != "{{EMAIL}}" || first[1].Command.Value != "{{PASSWORD}}" {
+		t.Fatalf("the first step ran %+v, want a fill of the email, one of the password and a click", first)
+	}
+	for i, want := range []string{"type {{EMAIL}} into the email field", "enter {{PASSWORD}} in the password field", "press the Sign in button"} {
+		if first[i].Words != want {
+			t.Errorf("command %d carried out %q, want %q", i+1, first[i].Words, want)
+		}
+	}
+	for _, want := range []string{"toHaveCount(2)", "toHaveCount(1)", "getByText('Bread')"} {
+		if !strings.Contains(res.Script, want) {
+			t.Errorf("the spec lacks %q:\n%s", want, res.Script)
+		}
+	}
+	mustPassSpec(t, res, map[string]string{"PASSWORD": demoapp.Password})
+}
+
+// TestACompoundStepWithAClauseNoTierReadsRunsNothing: when one clause of a
+// sentence is not one the fast tiers read, none of it runs without the
+// agent: the rest of the sentence is not typed into the field, and the
+// first clause is not done while the second is dropped.
+func TestACompoundStepWithAClauseNoTierReadsRunsNothing(t *testing.T) {
+	t.Parallel()
+	app := httptest.NewServer(demoapp.Handler(demoapp.Options{}))
+	t.Cleanup(app.Close)
+	sc := scenario.Scenario{Name: "unread clause", BaseURL: app.URL + "/login",
+		Steps: []scenario.Step{{Text: "Type someone@example.com into the email field and submit the form"}}}
+	a := &orchestrator.Agent{Page: browsertest.Session(t), Recorder: &memRecorder{hold: 1}}
+	res, err := a.Run(context.Background(), orchestrator.Input{Scenario: sc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := res.Steps[0]
+	if res.Status == orchestrator.StatusSucceeded || st.Status != orchestrator.StepFailed {
+		t.Fatalf("the step %s (job %s), want it failed for want of the agent", st.Status, res.Status)
+	}
+	if len(st.Commands) != 0 {
+		t.Fatalf("the step ran %+v without the agent", st.Commands)
+	}
+	if !strings.Contains(st.Error, `"submit the form"`) {
+		t.Fatalf("the failure does not name the clause no tier reads: %s", st.Error)
+	}
+}
+
+// TestTheGrammarNeverReadsTwoClausesAsOne: the strict grammar's quoted
+// value ends at its own closing quote, so a sentence of two quoted clauses
+// is not one fill of `hello" and press "Enter`; split, each is grammatical.
+func TestTheGrammarNeverReadsTwoClausesAsOne(t *testing.T) {
+	t.Parallel()
+	step := `Fill "Search" with "hello" and press "Enter"`
+	if orchestrator.Grammatical(step) {
+		t.Fatalf("%q is read as one step", step)
+	}
+	cs, err := lexical.Clauses(step)
+	if err != nil || len(cs) != 2 {
+		t.Fatalf("clauses %+v, %v", cs, err)
+	}
+	for _, c := range cs {
+		if !orchestrator.Grammatical(c.Text) {
+			t.Errorf("%q is not grammatical", c.Text)
+		}
+	}
 }

@@ -310,10 +310,13 @@ const (
 
 // CommandReport is one command as the report shows it (secrets as placeholders).
 type CommandReport struct {
-	Command  browser.Command `json:"command"`
-	OK       bool            `json:"ok"`
-	Error    string          `json:"error,omitempty"`
-	Duration time.Duration   `json:"duration_ns"`
+	Command browser.Command `json:"command"`
+	// Words are the words of the step the command carries out (the clause
+	// a fast tier read it from).
+	Words    string        `json:"words,omitempty"`
+	OK       bool          `json:"ok"`
+	Error    string        `json:"error,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
 	// Waited is the part of Duration spent waiting for the page (the
 	// target to appear, the condition to hold); the spec's timeout covers it.
 	Waited  time.Duration `json:"waited_ns,omitempty"`

@@ -69,6 +69,10 @@ type run struct {
 	// unsettled is the wait a batch nobody looked at after left short (see
 	// batchWith); the next representation takes it up.
 	unsettled *browser.SettleOptions
+	// pending is when the last action ended, until the first check after
+	// it holds: the spec's check must allow for what the job waited for in
+	// between (see dependentWait).
+	pending *pendingCheck
 }
 
 // NewBoundary returns a random marker that untrusted blocks of a prompt are
@@ -358,22 +362,7 @@ func (r *run) generateStep(ctx context.Context, rep *StepReport, i int, st scena
 		rep.Tier = TierDeterministic
 		r.query(ctx, rep, st)
 	case scenario.StepAuto:
-		cmds, why := r.resolveSentence(ctx, st.Text)
-		if why == "" {
-			rep.Tier = TierDeterministic
-			r.deterministic(ctx, rep, cmds)
-			break
-		}
-		cmds, lerr := r.lexical(ctx, st.Text)
-		if lerr == nil {
-			rep.Tier = TierLexical
-			r.deterministic(ctx, rep, cmds)
-			break
-		}
-		if !errors.Is(lerr, lexical.ErrNotUnderstood) {
-			why = r.secrets.redact(lerr.Error())
-		}
-		err = r.viaAgent(ctx, rep, i, st, why)
+		err = r.autoStep(ctx, rep, i, st)
 	default:
 		err = r.viaAgent(ctx, rep, i, st, "")
 	}

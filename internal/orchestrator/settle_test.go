@@ -1,6 +1,7 @@
 package orchestrator_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/webpilot/webpilot/internal/browser/browsertest"
 	"github.com/webpilot/webpilot/internal/orchestrator"
 	"github.com/webpilot/webpilot/internal/scenario"
 )
@@ -54,5 +56,43 @@ document.getElementById('save').addEventListener('click', () => {
 		if !strings.Contains(res.Error, "step 2") {
 			t.Fatalf("run %d: failed elsewhere: %s", i+1, res.Error)
 		}
+	}
+}
+
+// TestTheWaitASettleAbsorbedIsCarriedIntoTheSpec: a click whose page loads
+// its content in 5.5 s settles (the job's check then passes at once), but
+// the spec has no settle: its first check after the click must be allowed
+// everything the job waited from the click's end to the moment the check
+// held. The spec passes twice in a row, each run on a freshly loaded page.
+func TestTheWaitASettleAbsorbedIsCarriedIntoTheSpec(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/report" {
+			time.Sleep(5500 * time.Millisecond)
+			fmt.Fprint(w, "Report ready")
+			return
+		}
+		fmt.Fprint(w, `<!doctype html><html><body><h1>Reports</h1><button onclick="fetch('/report').then(r => r.text()).then(t => { const p = document.createElement('p'); p.textContent = t; document.body.append(p) })">Load report</button></body></html>`)
+	}))
+	t.Cleanup(srv.Close)
+	sc := scenario.Scenario{Name: "slow report", BaseURL: srv.URL + "/", Steps: []scenario.Step{
+		{Text: "Ask for the quarterly report"},
+		{Text: `Verify "Report ready" is visible`},
+	}}
+	res, _, _ := runAgent(t, sc, decision(map[string]any{"status": "complete", "reasoning": "load it",
+		"commands": []any{cmd("click", map[string]any{"role": "button", "name": "Load report"}, "")}}))
+	if res.Status != orchestrator.StatusSucceeded {
+		t.Fatalf("%s: %s", res.Status, res.Error)
+	}
+	check := res.Steps[1].Commands[0]
+	if check.Waited < 5*time.Second {
+		t.Fatalf("the check is said to have waited %s; the page took 5.5 s from the click", check.Waited)
+	}
+	if !strings.Contains(res.Script, "timeout: ") {
+		t.Fatalf("the spec's check has no timeout:\n%s", res.Script)
+	}
+	// runAgent ran it once; a second run loads the page afresh.
+	if out, err := browsertest.RunSpec(context.Background(), res.Script, nil); err != nil {
+		t.Fatalf("the spec's second run fails: %v\n%s", err, out)
 	}
 }

@@ -15,13 +15,24 @@ import (
 //go:embed pages/*.html corpus.json
 var files embed.FS
 
-// Case is one corpus step.
+// Case is one corpus step: what its first clause means, and what each
+// further clause of a compound step means, in order.
 type Case struct {
 	Page string `json:"page"`
 	Step string `json:"step"`
+	Part
+	// Then are the meanings of the step's further clauses ("… and press
+	// Enter"); a compound step is right only when every clause is.
+	Then []Part `json:"then,omitempty"`
+}
+
+// Part is what one clause of a step means.
+type Part struct {
 	// Want is the data-corpus mark of the element meant ("a|b" when
-	// either is right); empty when no single element is meant and the
-	// step must go to the agent.
+	// either is right); empty when the clause names no element: then
+	// Action says what it does without one (a key press), and with no
+	// Action either no single element is meant and the clause must go to
+	// the agent.
 	Want string `json:"want"`
 	// Within says the mark is on the container the target is scoped to
 	// (a list whose items are counted).
@@ -29,7 +40,17 @@ type Case struct {
 	// Action or Assert is what the step does to it.
 	Action browser.Action    `json:"action,omitempty"`
 	Assert browser.Assertion `json:"assert,omitempty"`
+	// Value is the value the command must carry (the text a fill types,
+	// the option chosen, the key pressed, the text checked), when the
+	// clause gives one: never the sentence's leftover words.
+	Value *string `json:"value,omitempty"`
 }
+
+// ForAgent reports whether the clause is meant for the agent.
+func (p Part) ForAgent() bool { return p.Want == "" && p.Action == "" && p.Assert == "" }
+
+// Parts are the meanings of every clause of the step, in order.
+func (c Case) Parts() []Part { return append([]Part{c.Part}, c.Then...) }
 
 // Corpus returns the corpus.
 func Corpus() []Case {

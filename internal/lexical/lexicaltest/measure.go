@@ -23,18 +23,23 @@ type Session interface {
 // Outcome is how the tier took one corpus step.
 type Outcome struct {
 	Case     Case
-	Resolved bool          // the tier took it
-	Right    bool          // resolved to the element and action meant
-	Got      string        // the mark of the element it resolved to
+	Clauses  int           // how many clauses the step was read as
+	Resolved bool          // the tier took every clause
+	Right    bool          // every clause resolved to the element, action and value meant
+	Got      string        // the mark of the element the first clause resolved to
 	Why      string        // why it went to the agent, or what was wrong
 	Duration time.Duration // the resolution's time
+	wrong    bool
 }
 
-// Wrong reports a resolution the agent should have had: another element
-// or action than meant, or a guess where no single element is meant.
-func (o Outcome) Wrong() bool { return o.Resolved && !o.Right }
+// Wrong reports a move the agent should have made: a clause resolved to
+// another element, action or value than meant, a guess where no single
+// element is meant, or a sentence read as other clauses than it has.
+func (o Outcome) Wrong() bool { return o.wrong }
 
-// Measure resolves every corpus step on the pages served at base.
+// Measure resolves every corpus step on the pages served at base the way
+// the fast tiers take a step: split into clauses, every clause read before
+// any is resolved, each resolved in turn.
 func Measure(ctx context.Context, s Session, base string) ([]Outcome, error) {
 	var out []Outcome
 	loaded := ""
@@ -46,29 +51,66 @@ func Measure(ctx context.Context, s Session, base string) ([]Outcome, error) {
 			loaded = c.Page
 		}
 		start := time.Now()
-		res, err := lexical.Resolve(ctx, s, c.Step, lexical.Options{Wait: time.Millisecond})
-		o := Outcome{Case: c, Duration: time.Since(start)}
-		if err != nil {
-			o.Why = err.Error()
-			out = append(out, o)
-			continue
-		}
-		o.Resolved = true
-		o.Got, o.Why = judge(ctx, s, c, res.Commands)
-		o.Right = o.Why == ""
+		o := measure(ctx, s, c)
+		o.Duration = time.Since(start)
 		out = append(out, o)
 	}
 	return out, nil
 }
 
-// judge checks a resolution against the case: "" when it is right.
-func judge(ctx context.Context, s Session, c Case, cmds []browser.Command) (string, string) {
-	if c.Want == "" {
+func measure(ctx context.Context, s Session, c Case) Outcome {
+	o := Outcome{Case: c}
+	clauses, err := lexical.Clauses(c.Step)
+	if err != nil {
+		o.Why = err.Error()
+		return o
+	}
+	o.Clauses = len(clauses)
+	if len(clauses) > 1 {
+		for _, cl := range clauses {
+			if _, ok := lexical.Parse(cl.Text); !ok {
+				o.Why = fmt.Sprintf("the clause %q is not one the tier reads", cl.Text)
+				return o
+			}
+		}
+	}
+	parts := c.Parts()
+	for k, cl := range clauses {
+		res, err := lexical.Resolve(ctx, s, cl.Text, lexical.Options{Wait: time.Millisecond})
+		if err != nil {
+			o.Why = err.Error()
+			return o
+		}
+		if k >= len(parts) {
+			o.wrong, o.Why = true, fmt.Sprintf("read %d clauses, the step has %d", len(clauses), len(parts))
+			return o
+		}
+		got, why := judge(ctx, s, parts[k], res.Commands)
+		if k == 0 {
+			o.Got = got
+		}
+		if why != "" {
+			o.wrong, o.Why = true, fmt.Sprintf("clause %q: %s", cl.Text, why)
+			return o
+		}
+	}
+	o.Resolved = true
+	if len(clauses) < len(parts) {
+		o.wrong, o.Why = true, fmt.Sprintf("read as %d clauses, the step has %d", len(clauses), len(parts))
+		return o
+	}
+	o.Right = true
+	return o
+}
+
+// judge checks a clause's resolution against its meaning: "" when it is right.
+func judge(ctx context.Context, s Session, p Part, cmds []browser.Command) (string, string) {
+	if p.ForAgent() {
 		return "", fmt.Sprintf("resolved to %s, but no single element is meant", describe(cmds))
 	}
 	var cmd *browser.Command
 	for i := range cmds {
-		if !cmds[i].Target.IsZero() {
+		if p.Want == "" || !cmds[i].Target.IsZero() {
 			cmd = &cmds[i]
 			break
 		}
@@ -76,14 +118,23 @@ func judge(ctx context.Context, s Session, c Case, cmds []browser.Command) (stri
 	if cmd == nil {
 		return "", "no command has a target"
 	}
-	if c.Action != "" && cmd.Action != c.Action {
-		return "", fmt.Sprintf("action %s, want %s", cmd.Action, c.Action)
+	if p.Action != "" && cmd.Action != p.Action {
+		return "", fmt.Sprintf("action %s, want %s", cmd.Action, p.Action)
 	}
-	if c.Assert != "" && cmd.Assert != c.Assert {
-		return "", fmt.Sprintf("check %s, want %s", cmd.Assert, c.Assert)
+	if p.Assert != "" && cmd.Assert != p.Assert {
+		return "", fmt.Sprintf("check %s, want %s", cmd.Assert, p.Assert)
+	}
+	if p.Value != nil && cmd.Value != *p.Value {
+		return "", fmt.Sprintf("value %q, want %q", cmd.Value, *p.Value)
+	}
+	if p.Want == "" {
+		if !cmd.Target.IsZero() {
+			return "", fmt.Sprintf("%s has a target, none is meant", cmd.Target)
+		}
+		return "", ""
 	}
 	t := cmd.Target
-	if c.Within {
+	if p.Within {
 		if t.Within == nil {
 			return "", "the target is not scoped to a container"
 		}
@@ -97,8 +148,8 @@ func judge(ctx context.Context, s Session, c Case, cmds []browser.Command) (stri
 	if err != nil {
 		return "", err.Error()
 	}
-	if !slices.Contains(strings.Split(c.Want, "|"), got) {
-		return got, fmt.Sprintf("resolved to %q (%s), want %q", got, t, c.Want)
+	if !slices.Contains(strings.Split(p.Want, "|"), got) {
+		return got, fmt.Sprintf("resolved to %q (%s), want %q", got, t, p.Want)
 	}
 	return got, ""
 }
