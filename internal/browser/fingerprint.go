@@ -157,10 +157,11 @@ func parseFingerprint(m map[string]any) *Fingerprint {
 
 // pathScript computes an element's structural path (see Fingerprint.Path).
 const pathScript = `(e) => {
+  const generated = ` + generatedJS + `;
   const pathIn = (e) => {
     const path = [];
     for (let n = e; n && n.nodeType === 1 && n !== document.documentElement; n = n.parentElement) {
-      if (n.id && /^[A-Za-z][\w-]*$/.test(n.id) && n.getRootNode().querySelectorAll('#' + n.id).length === 1) { path.unshift('#' + n.id); break; }
+      if (n.id && !generated(n.id) && n.getRootNode().querySelectorAll('#' + n.id).length === 1) { path.unshift('#' + n.id); break; }
       let i = 1; for (let s = n.previousElementSibling; s; s = s.previousElementSibling) if (s.tagName === n.tagName) i++;
       path.unshift(n.tagName.toLowerCase() + ':nth-of-type(' + i + ')');
     }
@@ -225,11 +226,11 @@ func (s *Session) robust(fp *Fingerprint) Target {
 			add(Target{CSS: fmt.Sprintf("[%s=%s]", k, strconv.Quote(fp.Attributes[k]))})
 		}
 	}
-	if id := fp.Attributes["id"]; stableID.MatchString(id) {
+	if id := fp.Attributes["id"]; id != "" && !LooksGenerated(id) {
 		add(Target{CSS: "#" + id})
 	}
 	for _, c := range strings.Fields(fp.Attributes["class"]) {
-		if stableID.MatchString(c) {
+		if !LooksGenerated(c) {
 			add(Target{CSS: fp.Tag + "." + c})
 		}
 	}
@@ -313,9 +314,6 @@ func (s *Session) byPosition(base Target, fp *Fingerprint) (Target, bool) {
 // counterText is text that is only a number (a badge, a count, a price).
 var counterText = regexp.MustCompile(`^\W*\d+([.,]\d+)*\W*$`)
 
-// stableID accepts ids and classes that look written by a person, not
-// generated (no long digit runs, no hashes).
-var stableID = regexp.MustCompile(`^[A-Za-z][A-Za-z-_]*[A-Za-z0-9]?$`)
 
 func sortedKeys(m map[string]string) []string {
 	keys := make([]string, 0, len(m))
