@@ -314,7 +314,6 @@ func (s *Session) byPosition(base Target, fp *Fingerprint) (Target, bool) {
 // counterText is text that is only a number (a badge, a count, a price).
 var counterText = regexp.MustCompile(`^\W*\d+([.,]\d+)*\W*$`)
 
-
 func sortedKeys(m map[string]string) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
