@@ -137,7 +137,10 @@ type SessionOptions struct {
 	Egress       *EgressProxy
 	StorageState []byte // JSON from Session.StorageState, to resume a job
 	Viewport     *playwright.Size
-	Logger       *slog.Logger
+	// Device emulates a phone or tablet (its viewport, user agent, touch
+	// and scale); nil is a desktop browser.
+	Device *Device
+	Logger *slog.Logger
 	// SlowResponse, when set, makes a response slower than this a
 	// detected problem (ProblemSlowResponse).
 	SlowResponse time.Duration
@@ -146,6 +149,7 @@ type SessionOptions struct {
 // Session is one job's browser context and page.
 type Session struct {
 	policy URLPolicy
+	touch  bool // the context emulates a touch screen (tap works)
 	egress *EgressProxy
 	bctx   playwright.BrowserContext
 	// hides says which text shows one of the job's secrets (pictures
@@ -208,6 +212,14 @@ func (b *Browser) NewSession(ctx context.Context, o SessionOptions) (*Session, e
 		AcceptDownloads:   playwright.Bool(false),
 		IgnoreHttpsErrors: playwright.Bool(false),
 	}
+	if d := o.Device; d != nil {
+		opts.Viewport = &playwright.Size{Width: d.Viewport.Width, Height: d.Viewport.Height}
+		opts.Screen = &playwright.Size{Width: d.Screen.Width, Height: d.Screen.Height}
+		opts.UserAgent = playwright.String(d.UserAgent)
+		opts.DeviceScaleFactor = playwright.Float(d.DeviceScaleFactor)
+		opts.IsMobile = playwright.Bool(d.IsMobile)
+		opts.HasTouch = playwright.Bool(d.HasTouch)
+	}
 	if opts.Viewport == nil {
 		opts.Viewport = &playwright.Size{Width: 1280, Height: 800}
 	}
@@ -231,7 +243,7 @@ func (b *Browser) NewSession(ctx context.Context, o SessionOptions) (*Session, e
 	if err != nil {
 		return nil, fmt.Errorf("new browser context: %w", err)
 	}
-	s := &Session{policy: o.Policy, egress: o.Egress, bctx: bctx, log: o.Logger, net: newNetTracker(),
+	s := &Session{policy: o.Policy, egress: o.Egress, bctx: bctx, log: o.Logger, net: newNetTracker(), touch: o.Device != nil && o.Device.HasTouch,
 		reqStart: map[playwright.Request]time.Time{}, slow: o.SlowResponse}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -434,3 +446,7 @@ func (s *Session) Document(ctx context.Context) (Document, error) {
 	}
 	return Document{}, fmt.Errorf("read document identity: %w", err)
 }
+
+// HasTouch reports whether the session emulates a touch screen, where the
+// tap action works.
+func (s *Session) HasTouch() bool { return s.touch }

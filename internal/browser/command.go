@@ -25,6 +25,8 @@ const (
 	ActionDblClick Action = "dblclick"
 	// ActionRightClick opens the target's context menu.
 	ActionRightClick Action = "rightclick"
+	// ActionTap taps the target on a touch screen (a device with touch).
+	ActionTap Action = "tap"
 	// ActionHover moves the pointer over the target.
 	ActionHover Action = "hover"
 	// ActionDrag drags the target onto To.
@@ -71,7 +73,7 @@ const (
 
 // Actions are the actions that act on the page (every action but ActionVerify).
 func Actions() []Action {
-	return []Action{ActionClick, ActionDblClick, ActionRightClick, ActionHover, ActionDrag, ActionFill, ActionType, ActionPress, ActionSelect, ActionCheck, ActionUncheck, ActionFocus, ActionBlur, ActionScroll, ActionUpload, ActionNavigate, ActionBack, ActionForward, ActionReload, ActionWait, ActionDialog, ActionSwitchPage, ActionClosePage}
+	return []Action{ActionClick, ActionDblClick, ActionRightClick, ActionTap, ActionHover, ActionDrag, ActionFill, ActionType, ActionPress, ActionSelect, ActionCheck, ActionUncheck, ActionFocus, ActionBlur, ActionScroll, ActionUpload, ActionNavigate, ActionBack, ActionForward, ActionReload, ActionWait, ActionDialog, ActionSwitchPage, ActionClosePage}
 }
 
 // Assertion is what a verify command checks: one of Assertions.
@@ -399,6 +401,11 @@ func (s *Session) execute(ctx context.Context, c Command, o ExecOptions, out *Ou
 		return loc.Dblclick(playwright.LocatorDblclickOptions{Timeout: ms})
 	case ActionRightClick:
 		return loc.Click(playwright.LocatorClickOptions{Timeout: ms, Button: playwright.MouseButtonRight})
+	case ActionTap:
+		if !s.touch {
+			return errors.New("tap needs a touch screen: the job's device has none (click instead)")
+		}
+		return loc.Tap(playwright.LocatorTapOptions{Timeout: ms})
 	case ActionHover:
 		return loc.Hover(playwright.LocatorHoverOptions{Timeout: ms})
 	case ActionDrag:

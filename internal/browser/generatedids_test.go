@@ -2,6 +2,10 @@ package browser_test
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -58,5 +62,29 @@ func TestALocatorNeverUsesAnIdThePageMadeUp(t *testing.T) {
 	}
 	if n, err := s.Count(ctx, grip); err != nil || n != 1 {
 		t.Fatalf("after a reload %s matches %d elements (%v)", grip, n, err)
+	}
+}
+
+// TestTheDevicesAreThoseOfTheRunner: the device table a job emulates is the
+// one the spec's devices['…'] reads under the installed @playwright/test.
+func TestTheDevicesAreThoseOfTheRunner(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(filepath.Join(browsertest.RunnerDir(), "node_modules", "playwright-core", "lib", "server", "deviceDescriptorsSource.json"))
+	if err != nil {
+		t.Fatalf("the runner's device table (run make setup): %v", err)
+	}
+	var theirs map[string]browser.Device
+	if err := json.Unmarshal(raw, &theirs); err != nil {
+		t.Fatal(err)
+	}
+	names := browser.DeviceNames()
+	if len(names) != len(theirs) || len(names) < 100 {
+		t.Fatalf("%d devices here, %d in the runner", len(names), len(theirs))
+	}
+	for _, n := range names {
+		ours, _ := browser.DeviceNamed(n)
+		if !reflect.DeepEqual(ours, theirs[n]) {
+			t.Errorf("%s: %+v here, %+v in the runner", n, ours, theirs[n])
+		}
 	}
 }

@@ -380,7 +380,7 @@ func onlyChecks(cmds []browser.Command) bool {
 func acted(cmds []browser.Command) bool {
 	for _, c := range cmds {
 		switch c.Action {
-		case browser.ActionClick, browser.ActionDblClick, browser.ActionRightClick, browser.ActionPress, browser.ActionCheck, browser.ActionUncheck, browser.ActionSelect, browser.ActionDrag, browser.ActionUpload:
+		case browser.ActionClick, browser.ActionDblClick, browser.ActionRightClick, browser.ActionTap, browser.ActionPress, browser.ActionCheck, browser.ActionUncheck, browser.ActionSelect, browser.ActionDrag, browser.ActionUpload:
 			return true
 		}
 	}

@@ -16,9 +16,16 @@ import (
 // emitSpec assembles the @playwright/test file from the steps' lines.
 func emitSpec(sc scenario.Scenario, steps []StepReport) string {
 	var b strings.Builder
-	b.WriteString("import { test, expect } from '@playwright/test';\n\n")
 	origin, body := specBody(sc, steps)
-	fmt.Fprintf(&b, "test.use({ baseURL: %s });\n\n", jsString(origin))
+	if d := sc.Options.Device; d != "" {
+		// The device's descriptor, as the job emulated it, in the browser
+		// the job ran (a phone's descriptor may name WebKit).
+		b.WriteString("import { test, expect, devices } from '@playwright/test';\n\n")
+		fmt.Fprintf(&b, "test.use({ ...devices[%s], defaultBrowserType: 'chromium', baseURL: %s });\n\n", jsString(d), jsString(origin))
+	} else {
+		b.WriteString("import { test, expect } from '@playwright/test';\n\n")
+		fmt.Fprintf(&b, "test.use({ baseURL: %s });\n\n", jsString(origin))
+	}
 	name := sc.Name
 	if name == "" {
 		name = "scenario"
@@ -231,7 +238,7 @@ func (w *specWriter) commandLine(cr CommandReport) string {
 		return fmt.Sprintf("// %s %s: no stable locator could be written", c.Describe(), c.Target)
 	}
 	switch c.Action {
-	case browser.ActionClick, browser.ActionDblClick, browser.ActionHover, browser.ActionCheck, browser.ActionUncheck, browser.ActionFocus, browser.ActionBlur:
+	case browser.ActionClick, browser.ActionDblClick, browser.ActionTap, browser.ActionHover, browser.ActionCheck, browser.ActionUncheck, browser.ActionFocus, browser.ActionBlur:
 		return fmt.Sprintf("await %s.%s(%s);", loc, c.Action, to)
 	case browser.ActionRightClick:
 		return fmt.Sprintf("await %s.click(%s);", loc, options("button: 'right'", to))

@@ -159,15 +159,25 @@ func (r *run) untrusted(write func(*strings.Builder)) string {
 }
 
 // offeredActions are the actions the prompt offers: every action the
-// browser can run; upload only when the job carries files.
+// browser can run; upload only when the job carries files, tap only on a
+// device with a touch screen.
 func (r *run) offeredActions() []browser.Action {
 	var out []browser.Action
 	for _, a := range browser.Actions() {
-		if a != browser.ActionUpload || len(r.files) > 0 {
+		switch {
+		case a == browser.ActionUpload && len(r.files) == 0:
+		case a == browser.ActionTap && !r.touch():
+		default:
 			out = append(out, a)
 		}
 	}
 	return out
+}
+
+// touch reports whether the job's browser has a touch screen.
+func (r *run) touch() bool {
+	t, ok := r.Page.(interface{ HasTouch() bool })
+	return ok && t.HasTouch()
 }
 
 // uploadHelp says which files upload can set, when the job carries any.

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -98,6 +99,10 @@ type Options struct {
 	// NoStepCache makes every step the cheaper tiers cannot take go to the
 	// agent, even when the tenant's step cache knows how it went before.
 	NoStepCache bool `json:"no_step_cache,omitempty"`
+	// Device emulates a phone or tablet by its Playwright name ("Pixel 7",
+	// "iPhone 13"): viewport, user agent, touch and scale; the spec uses
+	// the same descriptor. Empty is a desktop browser.
+	Device string `json:"device,omitempty"`
 	// AllowedOrigins are origins besides the base URL's that the agent may
 	// navigate to (scheme://host[:port]); by default it stays on the base URL's.
 	AllowedOrigins []string `json:"allowed_origins,omitempty"`
@@ -305,6 +310,9 @@ func (o Options) Validate(v *ValidationError, at string, urls URLPolicy) {
 	if o.MaxCredits < 0 {
 		v.Add(at+".max_credits", "must not be negative")
 	}
+	if _, ok := browser.DeviceNamed(o.Device); o.Device != "" && !ok {
+		v.Add(at+".device", "%q is not a device Playwright emulates; such as %s", o.Device, strings.Join(likeDevices(o.Device), ", "))
+	}
 	for name, n := range map[string]int{
 		"max_iterations_per_step": o.MaxIterationsPerStep, "max_total_iterations": o.MaxTotalIterations,
 		"max_commands_per_batch": o.MaxCommandsPerBatch, "max_consecutive_step_failures": o.MaxStepFailures,
@@ -319,7 +327,7 @@ func (o Options) Validate(v *ValidationError, at string, urls URLPolicy) {
 
 // actions are the browser actions an explicit action step may name.
 var actions = map[browser.Action]bool{
-	browser.ActionClick: true, browser.ActionDblClick: true, browser.ActionRightClick: true, browser.ActionHover: true,
+	browser.ActionClick: true, browser.ActionDblClick: true, browser.ActionRightClick: true, browser.ActionTap: true, browser.ActionHover: true,
 	browser.ActionFill: true, browser.ActionType: true, browser.ActionPress: true, browser.ActionSelect: true,
 	browser.ActionCheck: true, browser.ActionUncheck: true, browser.ActionFocus: true, browser.ActionBlur: true,
 	browser.ActionScroll: true, browser.ActionNavigate: true, browser.ActionBack: true, browser.ActionForward: true,
@@ -542,3 +550,28 @@ func (sc *Scenario) Seal(sealed string) { sc.SealedSecrets, sc.Secrets = sealed,
 
 // Sealed is the scenario's sealed secrets, as stored.
 func (sc *Scenario) Sealed() string { return sc.SealedSecrets }
+
+// likeDevices names up to five devices whose names share a word with name,
+// or a few common ones.
+func likeDevices(name string) []string {
+	var out []string
+	words := strings.Fields(strings.ToLower(name))
+	names := browser.DeviceNames()
+	// The newest models first: they are the likelier meant.
+	slices.Reverse(names)
+	for _, d := range names {
+		if strings.Contains(d, "landscape") && !strings.Contains(strings.ToLower(name), "landscape") {
+			continue
+		}
+		for _, w := range words {
+			if len(out) < 5 && len(w) > 2 && strings.Contains(strings.ToLower(d), w) {
+				out = append(out, strconv.Quote(d))
+				break
+			}
+		}
+	}
+	if len(out) == 0 {
+		out = []string{`"Pixel 7"`, `"iPhone 13"`, `"iPad Mini"`, `"Galaxy S9+"`}
+	}
+	return out
+}

@@ -584,6 +584,14 @@ func (w *Worker) execute(ctx context.Context, x execution) outcome {
 	tun := w.proxy.Open()
 	defer tun.Close()
 	opts := browser.SessionOptions{}
+	if name := x.in.Scenario.Options.Device; name != "" {
+		d, ok := browser.DeviceNamed(name)
+		if !ok {
+			// The API refuses such a job; one stored before must not run on a desktop.
+			return failed(fmt.Sprintf("the device %q is not one Playwright emulates", name))
+		}
+		opts.Device = &d
+	}
 	if resume != nil {
 		if resume.RestoreStorage() {
 			opts.StorageState = resume.StorageState

@@ -66,7 +66,15 @@ func Browser(t testing.TB) *browser.Browser {
 // origin for cross-origin frames), closed when the test ends.
 func Session(t testing.TB) *browser.Session {
 	t.Helper()
-	s, err := Browser(t).NewSession(context.Background(), browser.SessionOptions{Policy: netguard.New([]string{"127.0.0.1", "localhost"})})
+	return SessionWith(t, browser.SessionOptions{})
+}
+
+// SessionWith is Session with options of the test's own (a device); the
+// policy is Session's.
+func SessionWith(t testing.TB, o browser.SessionOptions) *browser.Session {
+	t.Helper()
+	o.Policy = netguard.New([]string{"127.0.0.1", "localhost"})
+	s, err := Browser(t).NewSession(context.Background(), o)
 	if err != nil {
 		t.Fatalf("browsertest: new session: %v", err)
 	}
