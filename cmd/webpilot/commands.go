@@ -157,16 +157,19 @@ func creditsCommand(g *globals, out io.Writer) *cobra.Command {
 func submitCommand(g *globals, out io.Writer) *cobra.Command {
 	var base string
 	var follow bool
-	var secrets []string
+	var secrets, files []string
 	cmd := &cobra.Command{Use: "submit FILE", Short: "Submit a scenario (.json, or text: one step per line)", Args: cobra.ExactArgs(1),
-		Example: "  webpilot submit shop.txt --base http://127.0.0.1:8090 --secret PASSWORD=env:SHOP_PASSWORD --watch",
+		Example: "  webpilot submit shop.txt --base http://127.0.0.1:8090 --secret PASSWORD=env:SHOP_PASSWORD --watch\n" +
+			"  webpilot submit upload.txt --file invoice.pdf=./fixtures/invoice.pdf",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := parseSecrets(secrets)
 			if err != nil {
 				return err
 			}
-			return submitCmd(g.client(), args[0], base, follow, s, out, g.json)
+			return submitCmd(g.client(), args[0], base, follow, s, files, out, g.json)
 		}}
+	cmd.Flags().StringArrayVar(&files, "file", nil,
+		"NAME=PATH: a file upload steps may set on file inputs, as NAME (repeatable; text scenarios may also say \"file: NAME=PATH\")")
 	cmd.Flags().StringVar(&base, "base", "", "base URL (overrides the file's)")
 	cmd.Flags().BoolVar(&follow, "watch", false, "follow the job until it ends, then print a summary")
 	secretFlag(cmd, &secrets)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"os"
@@ -283,10 +284,52 @@ func loadScenario(path, base string) (scenario.Scenario, error) {
 		return sc, nil
 	}
 	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-	return scenario.ParseTextScenario(name, string(b), base), nil
+	// "file: NAME=PATH" lines attach files, read beside the scenario.
+	var refs []string
+	var kept []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "file:"); ok {
+			ref := strings.TrimSpace(rest)
+			if n, p, ok := strings.Cut(ref, "="); ok && !filepath.IsAbs(p) {
+				ref = n + "=" + filepath.Join(filepath.Dir(path), p)
+			}
+			refs = append(refs, ref)
+			continue
+		}
+		kept = append(kept, line)
+	}
+	sc := scenario.ParseTextScenario(name, strings.Join(kept, "\n"), base)
+	files, err := readFiles(refs)
+	if err != nil {
+		return sc, fmt.Errorf("%s: %w", path, err)
+	}
+	sc.Files = files
+	return sc, nil
 }
 
-func submitCmd(c *client, file, base string, follow bool, secrets map[string]string, out io.Writer, asJSON bool) error {
+// readFiles reads NAME=PATH file references (--file, "file:" lines) into
+// files a scenario carries for upload steps; NAME is what steps call it.
+func readFiles(refs []string) ([]scenario.File, error) {
+	var out []scenario.File
+	for _, ref := range refs {
+		name, path, ok := strings.Cut(ref, "=")
+		if !ok || name == "" || path == "" {
+			return nil, fmt.Errorf("file %q: want NAME=PATH", ref)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("file %s: %w", name, err)
+		}
+		mt, _, _ := strings.Cut(mime.TypeByExtension(filepath.Ext(name)), ";")
+		if mt == "" {
+			mt = "application/octet-stream"
+		}
+		out = append(out, scenario.File{Name: name, MimeType: mt, Content: b})
+	}
+	return out, nil
+}
+
+func submitCmd(c *client, file, base string, follow bool, secrets map[string]string, files []string, out io.Writer, asJSON bool) error {
 	key, err := tenantKey()
 	if err != nil {
 		return err
@@ -295,6 +338,11 @@ func submitCmd(c *client, file, base string, follow bool, secrets map[string]str
 	if err != nil {
 		return err
 	}
+	more, err := readFiles(files)
+	if err != nil {
+		return err
+	}
+	sc.Files = append(sc.Files, more...)
 	if len(secrets) > 0 && sc.Secrets == nil {
 		sc.Secrets = map[string]string{}
 	}

@@ -2,12 +2,17 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/webpilot/webpilot/internal/jobs"
 )
 
 // TestWatchFailsWhenTheStreamEndsBeforeTheJob: a stream cut before the
@@ -44,5 +49,45 @@ func TestAnUnreachableDispatcherSaysWhatToDo(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
+	}
+}
+
+// TestSubmitAttachesFiles: --file NAME=PATH and a text scenario's "file:"
+// lines (read beside the scenario) become the job's files, as NAME, with
+// their content and type.
+func TestSubmitAttachesFiles(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "cv.txt"), []byte("Ada Lovelace"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "photo.png"), []byte("\x89PNG"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	text := filepath.Join(dir, "apply.txt")
+	if err := os.WriteFile(text, []byte("base: http://127.0.0.1:9/\nfile: resume.txt=cv.txt\nUpload resume.txt to the CV field\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var got jobs.Submission
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewDecoder(r.Body).Decode(&got)
+		w.WriteHeader(http.StatusAccepted)
+		fmt.Fprint(w, `{"id":"job-1","state":"queued"}`)
+	}))
+	defer srv.Close()
+	t.Setenv("WEBPILOT_API_KEY", "wp_x")
+	var out bytes.Buffer
+	if err := submitCmd(&client{base: srv.URL, http: srv.Client()}, text, "", false, nil, []string{"me.png=" + filepath.Join(dir, "photo.png")}, &out, false); err != nil {
+		t.Fatal(err)
+	}
+	fs := got.Scenario.Files
+	if len(fs) != 2 || fs[0].Name != "resume.txt" || string(fs[0].Content) != "Ada Lovelace" || fs[0].MimeType != "text/plain" ||
+		fs[1].Name != "me.png" || fs[1].MimeType != "image/png" {
+		t.Fatalf("files sent: %+v", fs)
+	}
+	if len(got.Scenario.Steps) != 1 {
+		t.Fatalf("the file line became a step: %+v", got.Scenario.Steps)
+	}
+	if _, err := readFiles([]string{"nopath"}); err == nil {
+		t.Fatal("a reference without a path was taken")
 	}
 }

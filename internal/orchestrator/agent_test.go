@@ -237,6 +237,15 @@ func TestInfeasibleStepFailsTheJobWithTheReason(t *testing.T) {
 	if len(res.Steps) != 1 || len(model.Requests()) != 1 {
 		t.Fatalf("the run went on after an infeasible step: %d steps, %d calls", len(res.Steps), len(model.Requests()))
 	}
+	// The prompt says what the model cannot see for itself: that the job
+	// carries no files and how they are given, and why a password shows
+	// «redacted».
+	prompt := model.Requests()[0].Text()
+	for _, want := range []string{"No files are attached to this job", "webpilot submit --file NAME=PATH", "A password field always shows «redacted»"} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("the prompt does not say %q", want)
+		}
+	}
 	mustPassSpec(t, res, nil)
 }
 

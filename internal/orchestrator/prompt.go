@@ -25,6 +25,7 @@ Rules:
   refused, never resolved to another element. You may also target by {"role","name"}, {"label"}, {"placeholder"}, {"text"},
   {"test_id"} or {"css"}; add "has_text" to narrow, or "within": {target} to scope to a unique parent.
 - Secrets and test data are written as {{NAME}} placeholders. Use the placeholder as the value; never guess a value.
+  A password field always shows «redacted», whatever it holds; what you typed there is in the history.
 - Send several commands in one batch when you already know the sequence (fill the fields, then click), at most %d.
 - If something blocks the page (cookie banner, modal, tour, popup), put it in "blocker" with the commands that clear
   it; they run before "commands".
@@ -183,7 +184,8 @@ func (r *run) touch() bool {
 // uploadHelp says which files upload can set, when the job carries any.
 func (r *run) uploadHelp() string {
 	if len(r.files) == 0 {
-		return ""
+		return "\n  No files are attached to this job, so nothing can be uploaded: a step that needs a file is \"infeasible\";" +
+			"\n  say that files are attached with `webpilot submit --file NAME=PATH` or the scenario's \"files\" field."
 	}
 	var names []string
 	for _, f := range r.files {
