@@ -3,6 +3,7 @@ package browser
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -269,16 +270,27 @@ func DiffSnapshots(before, after Snapshot, n int) Delta {
 	}
 	b, border := snapLines(before.Full)
 	a, order := snapLines(after.Full)
+	// What opened (a menu, a dialog, a list of options, an alert) leads:
+	// it is the change that matters, however far down the page it sits.
+	var appeared []string
+	for _, k := range order {
+		if _, ok := b[k]; !ok {
+			appeared = append(appeared, a[k].shown)
+		}
+	}
+	slices.SortStableFunc(appeared, func(x, y string) int { return salience(y) - salience(x) })
+	for _, s := range appeared {
+		if len(d.Appeared) < n {
+			d.Appeared = append(d.Appeared, clip(s))
+		} else {
+			d.More++
+		}
+	}
 	for _, k := range order {
 		al := a[k]
 		bl, ok := b[k]
 		switch {
 		case !ok:
-			if len(d.Appeared) < n {
-				d.Appeared = append(d.Appeared, clip(al.shown))
-			} else {
-				d.More++
-			}
 		case bl.content != al.content:
 			if len(d.Changed) < n {
 				d.Changed = append(d.Changed, FieldChange{Element: clip(al.shown), From: clip(bl.content), To: clip(al.content)})
@@ -300,3 +312,14 @@ func DiffSnapshots(before, after Snapshot, n int) Delta {
 }
 
 func clip(s string) string { return truncate(s, 160) }
+
+// salientRole matches the roles of what opens in answer to an action.
+var salientRole = regexp.MustCompile(`^(?:dialog|alertdialog|menu|menubar|menuitem|menuitemcheckbox|menuitemradio|listbox|option|alert|status|tooltip|tabpanel|combobox)\b`)
+
+// salience ranks an appeared element: 1 for what opened, 0 for the rest.
+func salience(line string) int {
+	if salientRole.MatchString(line) {
+		return 1
+	}
+	return 0
+}
