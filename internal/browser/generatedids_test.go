@@ -88,3 +88,36 @@ func TestTheDevicesAreThoseOfTheRunner(t *testing.T) {
 		}
 	}
 }
+
+// TestARoleLessElementThatOnlyListensGetsARef: a div whose only sign of life
+// is a contextmenu listener is listed with a ref and what it listens for,
+// and a right-click on that ref reaches it.
+func TestARoleLessElementThatOnlyListensGetsARef(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := browsertest.Session(t)
+	if err := s.Navigate(ctx, browsertest.Serve(t, "testdata")+"/handlers.html"); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := s.Snapshot(ctx, browser.SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var line string
+	for _, l := range strings.Split(snap.Text, "\n") {
+		if strings.Contains(l, `"Project Beta"`) && strings.Contains(l, "[ref=") {
+			line = l
+		}
+	}
+	if !strings.Contains(line, "listens for contextmenu") {
+		t.Fatalf("the right-click-only row is not listed as such:\n%s", snap.Text)
+	}
+	ref := line[strings.Index(line, "[ref=")+5 : strings.Index(line, "]")]
+	out := s.Execute(ctx, browser.Command{Action: browser.ActionRightClick, Target: browser.Target{Ref: ref}}, browser.ExecOptions{Fingerprint: true, RequireLocator: true})
+	if out.Err != nil {
+		t.Fatal(out.Err)
+	}
+	if out := s.Execute(ctx, browser.Command{Action: browser.ActionVerify, Assert: browser.AssertTextEquals, Target: browser.Target{CSS: "#picked"}, Value: "Menu for Project Beta"}, browser.ExecOptions{}); out.Err != nil {
+		t.Fatalf("the right-click did not reach the row: %v", out.Err)
+	}
+}

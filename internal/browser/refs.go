@@ -107,8 +107,16 @@ const clickableScript = `([limit, fullPage]) => {
   const out = [];
   const vh = innerHeight, vw = innerWidth;
   const wpPath = ` + pathScript + `;
+  const handlers = ['click', 'dblclick', 'contextmenu', 'mousedown', 'mouseup', 'pointerdown', 'pointerup', 'touchstart', 'dragstart'];
+  const listens = (e) => {
+    const kinds = new Set((window.__wp && window.__wp.listened && window.__wp.listened.get(e)) || []);
+    for (const h of handlers) if (e.hasAttribute('on' + h) || typeof e['on' + h] === 'function') kinds.add(h);
+    if (e.getAttribute('draggable') === 'true') kinds.add('dragstart');
+    return [...kinds];
+  };
   const clickable = (e) => {
-    if (e.hasAttribute('onclick') || typeof e.onclick === 'function') return true;
+    // A listener on a container of controls is delegation, not a control.
+    if (listens(e).length && !e.querySelector(interactive)) return true;
     const ti = e.getAttribute('tabindex');
     if (ti !== null && +ti >= 0 && !e.hasAttribute('role')) return true;
     const cur = getComputedStyle(e).cursor;
@@ -135,7 +143,7 @@ const clickableScript = `([limit, fullPage]) => {
       if (!fullPage && !inView) continue;
       const attrs = {};
       for (const n of e.getAttributeNames()) if (n === 'id' || n === 'class' || n === 'title' || n === 'aria-label' || n.startsWith('data-test')) attrs[n] = e.getAttribute(n).slice(0, 60);
-      out.push({ path: wpPath(e), tag: e.tagName.toLowerCase(), text: clean(e.innerText || e.textContent).slice(0, 60), attrs, kind: editor ? 'editable' : 'clickable' });
+      out.push({ path: wpPath(e), tag: e.tagName.toLowerCase(), text: clean(e.innerText || e.textContent).slice(0, 60), attrs, kind: editor ? 'editable' : 'clickable', on: listens(e) });
     }
   };
   walk(document);
@@ -166,6 +174,9 @@ func clickableLines(m *refMap, v any) string {
 			b.WriteString("# elements without a role, clickable or editable (by ref):\n")
 		}
 		kind, _ := e["kind"].(string)
+		if on := stringsOf(e["on"]); len(on) > 0 && !(len(on) == 1 && on[0] == "click") {
+			desc += "; listens for " + strings.Join(on, ", ")
+		}
 		fmt.Fprintf(&b, "- %s %s [ref=%s] (%s)\n", kind, strconv.Quote(text), ref, desc)
 	}
 	return b.String()

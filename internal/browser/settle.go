@@ -37,6 +37,20 @@ const initScript = `(() => {
     return id;
   };
   window.clearTimeout = function (id) { wp.timers.delete(id); return clearT.call(window, id); };
+  // Which elements listen for a click, a right-click, a press or a drag:
+  // a div with only a contextmenu handler still acts, though nothing else
+  // tells it from text.
+  const acts = new Set(['click', 'dblclick', 'contextmenu', 'mousedown', 'mouseup', 'pointerdown', 'pointerup', 'touchstart', 'dragstart']);
+  const listened = wp.listened = new WeakMap();
+  const addL = EventTarget.prototype.addEventListener;
+  EventTarget.prototype.addEventListener = function (type, fn, opts) {
+    if (acts.has(type) && this instanceof Element) {
+      const kinds = listened.get(this) || new Set();
+      kinds.add(type);
+      listened.set(this, kinds);
+    }
+    return addL.call(this, type, fn, opts);
+  };
   const open = () => { const k = ++wp.seq; wp.reqs.set(k, now()); return () => { wp.reqs.delete(k); mark(); }; };
   const f = window.fetch;
   if (f) window.fetch = function () {
