@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/playwright-community/playwright-go"
@@ -244,4 +245,46 @@ func (s *Session) unique(t Target) (playwright.Locator, error) {
 		}
 	}
 	return nil, fmt.Errorf("%d elements match %s; the target must be unique", n, t)
+}
+
+// InFrame finds where a target that names no frames and matches nothing in
+// the page's own document is: the one same-origin frame (nested ones
+// included) where it matches exactly one visible element. It returns the
+// target with that frame's chain, so its locator and the spec's enter the
+// frame; false when no frame, or more than one, holds it.
+func (s *Session) InFrame(ctx context.Context, t Target) (Target, bool) {
+	if len(t.Frames) > 0 || t.Ref != "" || t.IsCoordinate() {
+		return Target{}, false
+	}
+	origin := func(raw string) string {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return ""
+		}
+		return u.Scheme + "://" + u.Host
+	}
+	home := origin(s.page.URL())
+	var found []Target
+	for _, f := range liveFrames(s.page)[1:] {
+		if ctx.Err() != nil || f.IsDetached() || origin(f.URL()) != home {
+			continue
+		}
+		chain, err := frameChain(f)
+		if err != nil {
+			continue
+		}
+		in := t
+		in.Frames = chain
+		switch n, err := s.Count(ctx, in); {
+		case err != nil || n == 0:
+		case n == 1:
+			found = append(found, in)
+		default:
+			return Target{}, false
+		}
+	}
+	if len(found) != 1 {
+		return Target{}, false
+	}
+	return found[0], true
 }

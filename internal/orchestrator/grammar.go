@@ -216,11 +216,29 @@ func (r *run) resolveTarget(ctx context.Context, kind targetKind, name string) (
 				return browser.Target{}, fmt.Sprintf("%q is ambiguous: %d elements match %s", name, n, cands[i])
 			}
 		}
+		// Text shown inside a same-origin frame is the page's text too.
+		if kind == visibleText {
+			if in, ok := r.inFrame(ctx, cands[0]); ok {
+				return in, ""
+			}
+		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return browser.Target{}, fmt.Sprintf("no element on %s matches %q", r.Page.URL(), name)
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
+}
+
+// inFrame is t in the one same-origin frame that shows it (see
+// browser.Session.InFrame), when the page can tell.
+func (r *run) inFrame(ctx context.Context, t browser.Target) (browser.Target, bool) {
+	f, ok := r.Page.(interface {
+		InFrame(context.Context, browser.Target) (browser.Target, bool)
+	})
+	if !ok {
+		return browser.Target{}, false
+	}
+	return f.InFrame(ctx, t)
 }
 
 // count is how many elements t matches, 0 when that cannot be told.
