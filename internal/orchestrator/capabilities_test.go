@@ -212,3 +212,32 @@ func TestLatePopupBelongsToTheActionThatOpenedIt(t *testing.T) {
 		t.Fatalf("the spec does not wait for the popup at its click:\n%s", res.Script)
 	}
 }
+
+// inspect_page's search answers every match with a ref to target it by (its
+// own, or the element it is in) and that element's attributes: a price
+// shown as plain text in a product card can be targeted without guessing.
+func TestInspectPageSearchGivesEachMatchARefAndAttributes(t *testing.T) {
+	t.Parallel()
+	sc := scenario.Scenario{Name: "inspect search", BaseURL: pages(t) + "/shop.html",
+		Steps: []scenario.Step{{Type: scenario.StepAIAction, Text: "look at the t-shirt's price"}}}
+	res, _, model := runAgent(t, sc,
+		decision(map[string]any{"status": "continue", "needs_tool_results": true, "tool_calls": []any{
+			map[string]any{"name": "inspect_page", "args": map[string]any{"search": "$30.00"}}}}),
+		decision(map[string]any{"status": "complete", "reasoning": "seen"}),
+	)
+	if res.Status != orchestrator.StatusSucceeded {
+		t.Fatalf("%s: %s", res.Status, res.Error)
+	}
+	results := model.Requests()[1].Text()
+	i := strings.LastIndex(results, "$30.00")
+	if i < 0 {
+		t.Fatalf("no match in the results:\n%s", results)
+	}
+	line := results[i:]
+	line = line[:strings.IndexByte(line+"\n", '\n')]
+	start := strings.LastIndexByte(results[:i], '\n')
+	line = results[start+1:i] + line
+	if !strings.Contains(line, "[ref=") || !strings.Contains(line, "attributes: tag=") {
+		t.Fatalf("the match %q has no ref or no attributes", line)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -129,10 +130,25 @@ var tools = []tool{
 				return toolResult{}, fmt.Errorf("give a ref or a search text")
 			}
 			var hits []string
-			for _, l := range lines {
-				if strings.Contains(strings.ToLower(l), strings.ToLower(p.Search)) {
-					hits = append(hits, strings.TrimSpace(l))
+			withAttrs := 0
+			for i, l := range lines {
+				if !strings.Contains(strings.ToLower(l), strings.ToLower(p.Search)) {
+					continue
 				}
+				hit := strings.TrimSpace(l)
+				// Text without a ref of its own is given the element it is in,
+				// so every match can be targeted.
+				ref := lineRef(l)
+				if ref == "" {
+					if ref = enclosingRef(lines, i); ref != "" {
+						hit += " (in [ref=" + ref + "])"
+					}
+				}
+				if ref != "" && withAttrs < 10 {
+					withAttrs++
+					hit += strings.ReplaceAll(attributeLine(ctx, r, ref), "\nattributes:", "; attributes:")
+				}
+				hits = append(hits, hit)
 			}
 			if len(hits) == 0 {
 				return toolResult{text: fmt.Sprintf("nothing on the page mentions %q", p.Search)}, nil
@@ -354,4 +370,30 @@ func attributeLine(ctx context.Context, r *run, ref string) string {
 		parts[i] = kv[0] + "=" + strconv.Quote(kv[1])
 	}
 	return "\nattributes: " + strings.Join(parts, " ")
+}
+
+var refInLine = regexp.MustCompile(`\[ref=([a-z0-9]+)\]`)
+
+// lineRef is the ref a representation line carries, if any.
+func lineRef(l string) string {
+	if m := refInLine.FindStringSubmatch(l); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// enclosingRef is the ref of the nearest element line that line i is
+// indented under.
+func enclosingRef(lines []string, i int) string {
+	indent := len(lines[i]) - len(strings.TrimLeft(lines[i], " "))
+	for j := i - 1; j >= 0; j-- {
+		l := lines[j]
+		if in := len(l) - len(strings.TrimLeft(l, " ")); in < indent {
+			if ref := lineRef(l); ref != "" {
+				return ref
+			}
+			indent = in
+		}
+	}
+	return ""
 }
