@@ -73,7 +73,7 @@ func TestImportedSpecsReplayPassAndHeal(t *testing.T) {
 		if full.Version != 1 {
 			t.Errorf("%s: capturing fingerprints made version %d", full.Name, full.Version)
 		}
-		browsertest.MustPassSpec(t, full.Script, nil)
+		browsertest.MustPassSpecTwice(t, full.Script, nil)
 	}
 
 	// Drift: healed from the captured fingerprints, no model configured.

@@ -305,7 +305,8 @@ func (s *stack) passSpec(t *testing.T, key, id string) {
 	s.mu.Lock()
 	env := s.secrets[id]
 	s.mu.Unlock()
-	browsertest.MustPassSpec(t, string(script), env)
+	// Twice in a row, each on a freshly loaded page.
+	browsertest.MustPassSpecTwice(t, string(script), env)
 }
 
 // wait polls the job until it ends; a succeeded job's spec must pass.

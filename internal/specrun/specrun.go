@@ -41,6 +41,10 @@ type Options struct {
 	Proxy *Proxy
 	// JSON makes the runner print its JSON report (see RunReport).
 	JSON bool
+	// Repeat runs each test this many times in a row, each on a freshly
+	// loaded page (0 and 1: once): a spec that passes only once, on a
+	// page the job left warm, is caught.
+	Repeat int
 }
 
 // ErrNotInstalled means the runner is missing.
@@ -113,6 +117,9 @@ func (r Runner) Run(ctx context.Context, spec string, o Options) (string, error)
 	args := []string{r.cli(), "test", "--config", filepath.Join(dir, "playwright.config.ts")}
 	if o.JSON {
 		args = append(args, "--reporter=json")
+	}
+	if o.Repeat > 1 {
+		args = append(args, "--repeat-each="+strconv.Itoa(o.Repeat), "--workers=1")
 	}
 	cmd := exec.CommandContext(ctx, "node", args...)
 	cmd.Dir = dir
