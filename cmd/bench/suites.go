@@ -66,6 +66,8 @@ func (e *env) suitesBench(ctx context.Context) error {
 			start := time.Now()
 			rows[i], errs[i] = projectBench(ctx, pr, name, work, runner, browsers)
 			rows[i].took = time.Since(start)
+			// The table comes at the end; say on stderr how far it got.
+			fmt.Fprintf(os.Stderr, "suites: %s done in %s\n", name, rows[i].took.Round(time.Second))
 		}()
 	}
 	wg.Wait()
