@@ -224,3 +224,22 @@ func TestNestedMatchesThroughSlotsNameTheInnermost(t *testing.T) {
 		t.Errorf("the locator matches %d elements", n)
 	}
 }
+
+// TestSlottedTextIsCheckedOnTheElementThatOwnsIt: a card's heading shows
+// its title through a slot and holds no text of its own; a text check on
+// the heading's ref is made on the light-DOM element that owns the text,
+// and the spec's locator is that element's.
+func TestSlottedTextIsCheckedOnTheElementThatOwnsIt(t *testing.T) {
+	t.Parallel()
+	s := open(t, "shadow-slot.html")
+	snap, err := s.Snapshot(context.Background(), browser.SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := refOn(t, snap.Text, `heading "Quarterly report"`)
+	out := exec(t, s, browser.Command{Action: browser.ActionVerify, Assert: browser.AssertTextEquals, Target: browser.Target{Ref: ref}, Value: "Quarterly report"},
+		browser.ExecOptions{Fingerprint: true, RequireLocator: true})
+	if out.Element.Tag != "span" || out.Element.Locator.CSS != "" {
+		t.Fatalf("the check was written for %s %s, want the slotted span by a robust locator", out.Element.Tag, out.Element.Locator)
+	}
+}

@@ -596,8 +596,17 @@ func (s *Session) verify(c Command, ms *float64, out *Outcome, o ExecOptions) er
 		} else {
 			loc = u
 		}
+		target := c.Target
+		if (c.Assert == AssertTextEquals || c.Assert == AssertTextContains) && c.Target.Ref != "" {
+			// A shadow element that only shows slotted text (a card's title
+			// slot) has none of its own: the check is on the light-DOM
+			// element that owns the text.
+			if owner, t, ok := s.slottedOwner(loc, c.Target); ok {
+				loc, target = owner, t
+			}
+		}
 		if o.Fingerprint {
-			if err := s.takeFingerprint(loc, c.Target, o, out); err != nil {
+			if err := s.takeFingerprint(loc, target, o, out); err != nil {
 				return err
 			}
 		}
@@ -662,4 +671,32 @@ func pollCount(loc playwright.Locator, ms float64, ok func(int) bool, want strin
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// slottedOwnerScript returns the path of the one light-DOM element whose
+// text a shadow element shows through its slots, when it has no text of
+// its own; "" otherwise.
+const slottedOwnerScript = `(e) => {
+  const wpPath = ` + pathScript + `;
+  const slots = e.tagName === 'SLOT' ? [e] : [...e.querySelectorAll('slot')];
+  if (!slots.length || (e.textContent || '').trim()) return '';
+  const owners = [];
+  for (const s of slots) for (const a of s.assignedElements({ flatten: true })) if ((a.textContent || '').trim()) owners.push(a);
+  return owners.length === 1 ? wpPath(owners[0]) : '';
+}`
+
+// slottedOwner is the light-DOM element whose slotted text the element at
+// loc shows, and a target for it.
+func (s *Session) slottedOwner(loc playwright.Locator, t Target) (playwright.Locator, Target, bool) {
+	v, err := loc.Evaluate(slottedOwnerScript, nil)
+	path, _ := v.(string)
+	if err != nil || path == "" {
+		return nil, Target{}, false
+	}
+	owner := Target{CSS: path, Frames: s.framesOf(t)}
+	l, err := s.locator(owner)
+	if err != nil {
+		return nil, Target{}, false
+	}
+	return l, owner, true
 }
