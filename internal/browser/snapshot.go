@@ -79,7 +79,7 @@ func (s *Session) Snapshot(ctx context.Context, o SnapshotOptions) (Snapshot, er
 	}
 	s.mu.Unlock()
 	m := &refMap{seq: seq, actual: map[string]string{}, frames: map[string][]string{}, handles: map[string]string{}}
-	text = m.renumber(text, "")
+	text = nameGroups(m.renumber(text, ""))
 	var vp *viewport
 	if p, ok := parseViewport(census); ok {
 		vp = &p
@@ -106,7 +106,7 @@ func (s *Session) Snapshot(ctx context.Context, o SnapshotOptions) (Snapshot, er
 		n := strconv.Itoa(i + 1)
 		m.frames[n] = chain
 		passwords = append(passwords, passwordValues(f)...)
-		sub = collapseLong(m.renumber(sub, n))
+		sub = collapseLong(nameGroups(m.renumber(sub, n)))
 		fmt.Fprintf(&fb, "- frame %q [frame=f%s] (%s):\n", strings.Join(chain, " > "), n, f.URL())
 		for _, line := range strings.Split(strings.TrimRight(sub, "\n"), "\n") {
 			fb.WriteString("  " + line + "\n")

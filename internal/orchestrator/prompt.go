@@ -23,7 +23,9 @@ Rules:
 - Target elements by ref from the LATEST page representation ({"ref": "s3e12"}; refs inside frames look like f1s3e5,
   role-less clickable elements like s3c2). Refs are never reused within a job: a ref from an earlier representation is
   refused, never resolved to another element. You may also target by {"role","name"}, {"label"}, {"placeholder"}, {"text"},
-  {"test_id"} or {"css"}; add "has_text" to narrow, or "within": {target} to scope to a unique parent.
+  {"test_id"} or {"css"}; add "has_text" to narrow, or "within": {target} to scope to a unique parent. A card, item or
+  row shown as (card "NAME") is named by its heading: a control repeated in every card is {"role": "button", "name":
+  "Add to cart", "within": {"ref": "<the card's ref>"}}, never the n-th of its kind.
 - Secrets and test data are written as {{NAME}} placeholders. Use the placeholder as the value; never guess a value.
   A password field always shows «redacted», whatever it holds; what you typed there is in the history.
 - Send several commands in one batch when you already know the sequence (fill the fields, then click), at most %d.
