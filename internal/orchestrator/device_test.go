@@ -7,7 +7,6 @@ import (
 
 	"github.com/webpilot/webpilot/internal/browser"
 	"github.com/webpilot/webpilot/internal/browser/browsertest"
-	"github.com/webpilot/webpilot/internal/orchestrator"
 	"github.com/webpilot/webpilot/internal/scenario"
 )
 
@@ -27,17 +26,8 @@ func TestAScenarioRunsOnAPhone(t *testing.T) {
 			{Text: `Verify "Revealed by a finger" is visible`},
 			{Text: `Verify "Screen 412 wide, touch" is visible`},
 		}}
-	a := &orchestrator.Agent{Page: browsertest.SessionWith(t, browser.SessionOptions{Device: &d}), Recorder: &memRecorder{hold: 1}}
-	res, err := a.Run(context.Background(), orchestrator.Input{Scenario: sc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Status != orchestrator.StatusSucceeded {
-		for _, s := range res.Steps {
-			t.Logf("step %d %s %s: %s", s.Index+1, s.Tier, s.Status, s.Error)
-		}
-		t.Fatalf("%s: %s", res.Status, res.Error)
-	}
+	res := runWithoutModel(t, sc, browsertest.SessionWith(t, browser.SessionOptions{Device: &d}))
+	mustSucceed(t, res)
 	for _, want := range []string{"...devices['Pixel 7']", ".tap()"} {
 		if !strings.Contains(res.Script, want) {
 			t.Fatalf("the spec lacks %q:\n%s", want, res.Script)

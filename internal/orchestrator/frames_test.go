@@ -1,11 +1,9 @@
 package orchestrator_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	"github.com/webpilot/webpilot/internal/browser/browsertest"
 	"github.com/webpilot/webpilot/internal/llm/llmtest"
 	"github.com/webpilot/webpilot/internal/orchestrator"
 	"github.com/webpilot/webpilot/internal/scenario"
@@ -18,11 +16,7 @@ func TestACheckFindsTextInAFrame(t *testing.T) {
 	sc := scenario.Scenario{Name: "text in a frame", BaseURL: pages(t) + "/frames.html", Steps: []scenario.Step{
 		{Text: `Verify "Call support" is visible`},
 	}}
-	a := &orchestrator.Agent{Page: browsertest.Session(t), Recorder: &memRecorder{hold: 1}}
-	res, err := a.Run(context.Background(), orchestrator.Input{Scenario: sc})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runWithoutModel(t, sc, nil)
 	if res.Status != orchestrator.StatusSucceeded || res.Usage.PromptTokens != 0 {
 		t.Fatalf("%s (%d tokens): %s", res.Status, res.Usage.PromptTokens, res.Error)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/webpilot/webpilot/internal/browser"
 	"github.com/webpilot/webpilot/internal/browser/browsertest"
 	"github.com/webpilot/webpilot/internal/llm"
 	"github.com/webpilot/webpilot/internal/llm/llmtest"
@@ -120,5 +121,32 @@ func noSecret(t *testing.T, secret string, res orchestrator.Result, rec *memReco
 	all, _ := json.Marshal(res)
 	if strings.Contains(res.Script, secret) || strings.Contains(string(all), secret) {
 		t.Fatal("the result or spec contains the secret")
+	}
+}
+
+// runWithoutModel runs a scenario with no model configured on page (a
+// fresh session when nil), failing the test on an error.
+func runWithoutModel(t *testing.T, sc scenario.Scenario, page *browser.Session) orchestrator.Result {
+	t.Helper()
+	if page == nil {
+		page = browsertest.Session(t)
+	}
+	a := &orchestrator.Agent{Page: page, Recorder: &memRecorder{hold: 1}}
+	res, err := a.Run(context.Background(), orchestrator.Input{Scenario: sc, Secrets: sc.Secrets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// mustSucceed fails the test, with each step's tier and error, unless the
+// run succeeded.
+func mustSucceed(t *testing.T, res orchestrator.Result) {
+	t.Helper()
+	if res.Status != orchestrator.StatusSucceeded {
+		for _, s := range res.Steps {
+			t.Logf("step %d %s %s: %s", s.Index+1, s.Tier, s.Status, s.Error)
+		}
+		t.Fatalf("%s: %s", res.Status, res.Error)
 	}
 }

@@ -1,12 +1,10 @@
 package orchestrator_test
 
 import (
-	"context"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/webpilot/webpilot/internal/browser/browsertest"
 	"github.com/webpilot/webpilot/internal/demoapp"
 	"github.com/webpilot/webpilot/internal/lexical"
 	"github.com/webpilot/webpilot/internal/orchestrator"
@@ -34,17 +32,8 @@ func TestPlainSentencesRunWithoutAModel(t *testing.T) {
 			{Text: `Verify the items are "Oat milk", "Eggs" and "Tea" in that order`},
 			{Text: `The item count should read "3 items"`},
 		}}
-	a := &orchestrator.Agent{Page: browsertest.Session(t), Recorder: &memRecorder{hold: 1}}
-	res, err := a.Run(context.Background(), orchestrator.Input{Scenario: sc, Secrets: sc.Secrets})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Status != orchestrator.StatusSucceeded {
-		for _, s := range res.Steps {
-			t.Logf("step %d %s %s: %s", s.Index+1, s.Tier, s.Status, s.Error)
-		}
-		t.Fatalf("%s: %s", res.Status, res.Error)
-	}
+	res := runWithoutModel(t, sc, nil)
+	mustSucceed(t, res)
 	if res.Tiers[orchestrator.TierLexical] != len(sc.Steps) || res.Usage.PromptTokens != 0 {
 		t.Fatalf("tiers %v, %d tokens: want every step lexical at 0 tokens", res.Tiers, res.Usage.PromptTokens)
 	}
@@ -75,17 +64,8 @@ func TestACompoundStepRunsClauseByClause(t *testing.T) {
 			{Text: `Add the item "Jam" and verify the list has 2 items`},
 			{Text: `Delete "Bread"; "Bread" should be gone and the list has 1 item`},
 		}}
-	a := &orchestrator.Agent{Page: browsertest.Session(t), Recorder: &memRecorder{hold: 1}}
-	res, err := a.Run(context.Background(), orchestrator.Input{Scenario: sc, Secrets: sc.Secrets})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Status != orchestrator.StatusSucceeded {
-		for _, s := range res.Steps {
-			t.Logf("step %d %s %s: %s", s.Index+1, s.Tier, s.Status, s.Error)
-		}
-		t.Fatalf("%s: %s", res.Status, res.Error)
-	}
+	res := runWithoutModel(t, sc, nil)
+	mustSucceed(t, res)
 	if res.Usage.PromptTokens != 0 {
 		t.Fatalf("%d tokens, want 0", res.Usage.PromptTokens)
 	}
@@ -116,11 +96,7 @@ func TestACompoundStepWithAClauseNoTierReadsRunsNothing(t *testing.T) {
 	t.Cleanup(app.Close)
 	sc := scenario.Scenario{Name: "unread clause", BaseURL: app.URL + "/login",
 		Steps: []scenario.Step{{Text: "Type someone@example.com into the email field and submit the form"}}}
-	a := &orchestrator.Agent{Page: browsertest.Session(t), Recorder: &memRecorder{hold: 1}}
-	res, err := a.Run(context.Background(), orchestrator.Input{Scenario: sc})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runWithoutModel(t, sc, nil)
 	st := res.Steps[0]
 	if res.Status == orchestrator.StatusSucceeded || st.Status != orchestrator.StepFailed {
 		t.Fatalf("the step %s (job %s), want it failed for want of the agent", st.Status, res.Status)
