@@ -66,8 +66,14 @@ func (e *env) suitesBench(ctx context.Context) error {
 			start := time.Now()
 			rows[i], errs[i] = projectBench(ctx, pr, name, work, runner, browsers)
 			rows[i].took = time.Since(start)
-			// The table comes at the end; say on stderr how far it got.
-			fmt.Fprintf(os.Stderr, "suites: %s done in %s\n", name, rows[i].took.Round(time.Second))
+			// The table comes at the end; say on stderr how far it got, with
+			// the project's figures, so a run cut short still tells them.
+			r := rows[i]
+			fmt.Fprintf(os.Stderr, "suites: %s done in %s: files=%d accepted=%d agree=%d drift_healed=%d/%d flagged=%d/%d wrongly=%d patches=%d/%d err=%v\n",
+				name, r.took.Round(time.Second), r.files, r.accepted, r.agree, r.driftHealed, r.drift, r.flagged, r.regressed, r.wrong, r.applied, r.patches, errs[i])
+			for _, n := range r.notes {
+				fmt.Fprintf(os.Stderr, "suites:   %s: %s\n", name, n)
+			}
 		}()
 	}
 	wg.Wait()
