@@ -191,10 +191,12 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 		if cur, err = applyEdits(cur, edits); err != nil {
 			return RepairReport{}, err
 		}
-		// Verify: the patched files run again, whole.
+		// Verify: the patched files run again, whole, with the files of
+		// tests that were skipped only because a test they depend on (a
+		// setup project, a serial neighbour) failed.
 		var files []string
 		for _, id := range order {
-			if f := tests[id].File; !slices.Contains(files, f) && (slices.Contains(healing, id) || last.tests[id].Status == "failed") {
+			if f := tests[id].File; !slices.Contains(files, f) && (slices.Contains(healing, id) || last.tests[id].Status == "failed" || collateral(id, before, prints)) {
 				files = append(files, f)
 			}
 		}
@@ -231,6 +233,8 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 					rt.Reason = "still fails after the repair"
 				}
 			}
+		} else if collateral(id, before, prints) && t.Status == "passed" && len(changes) > 0 {
+			rt.Verdict, rt.Reason = VerdictHealed, "skipped while a test it depends on failed; runs and passes with the repair"
 		} else if t.Status == "failed" {
 			// A patch broke a test that passed: nothing is proposed.
 			rep.Verified = false
@@ -250,6 +254,12 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 	return rep, nil
 }
 
+// collateral reports whether a test was skipped in the failing run though
+// it passed as written: a test it depends on failed, not the test itself.
+func collateral(id string, before map[string]string, prints map[string][]TraceAction) bool {
+	return before[id] == "skipped" && prints[id] != nil
+}
+
 // timingTrial gives each assertion that timed out on an element that is
 // there (a regression so far) a longer timeout, runs the files again, and
 // keeps the longer timeouts of the tests that then pass, verified by a run
@@ -265,7 +275,8 @@ func (r ProjectRunner) timingTrial(ctx context.Context, cur *Project, last *tria
 	var cands []candidate
 	for _, id := range order {
 		t, rt := last.tests[id], tests[id]
-		if t.Status != "failed" || rt.Verdict != VerdictRegression || t.Failure == nil || t.Failure.Target == nil {
+		if t.Status != "failed" || rt.Verdict != VerdictRegression || t.Failure == nil ||
+			(t.Failure.Target == nil && !holdsOther(t.Error+"\n"+t.Failure.Error)) {
 			continue
 		}
 		e, ch, err := timingEdit(*cur, t.Failure, t.Error)
@@ -415,6 +426,17 @@ func projectSites(p Project) ([]LocatorSite, error) {
 	return out, nil
 }
 
+// received is an assertion's report of what it found.
+var received = regexp.MustCompile(`(?m)^\s*Received(?: string| value| array| number)?:\s*(.+)$`)
+
+// holdsOther reports whether an assertion's error says it found its
+// elements holding something else (a count of 2, another text) rather
+// than finding nothing.
+func holdsOther(msg string) bool {
+	m := received.FindStringSubmatch(msg)
+	return m != nil && !strings.Contains(m[1], "element(s) not found") && !strings.Contains(m[1], "<element")
+}
+
 // notFound reports whether a runner error says the locator found nothing
 // (as opposed to an element that is there with another value).
 var notFound = regexp.MustCompile(`(?i)waiting for (?:get|locator|internal)|element\(s\) not found|to be visible|resolved to 0 elements|strict mode violation: .* resolved to 0`)
@@ -430,6 +452,11 @@ func diagnose(t TestOutcome, passing []TraceAction, dom []SnapshotElement, sites
 		// The element was found and said something else: the app changed
 		// what the test checks.
 		return Change{}, edit{}, VerdictRegression, "the element is there but does not hold what the test checks: " + firstLine(f.Error)
+	}
+	if (f.Method == "expect" || strings.HasPrefix(f.API, "expect")) && holdsOther(t.Error+"\n"+f.Error) {
+		// The elements are there (a count, a text, a value was received):
+		// the app changed what the test checks, or was slower than it waits.
+		return Change{}, edit{}, VerdictRegression, "the elements are there but do not hold what the test checks: " + firstLine(f.Error)
 	}
 	if !notFound.MatchString(t.Error + " " + f.Error) {
 		return Change{}, edit{}, VerdictUnrepairable, "the failure is not a missing element: " + firstLine(f.Error)
