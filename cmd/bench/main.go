@@ -48,6 +48,7 @@ func main() {
 	chaosN := flag.Int("chaos-jobs", 120, "jobs of the crash drill (0 skips it)")
 	peerN := flag.Int("peer-samples", 40, "samples of each action side by side with Playwright MCP (0 skips it)")
 	replayN := flag.Int("replay-runs", 5, "runs of the 14-step replay and its spec under @playwright/test")
+	flag.StringVar(&suitesProjects, "suites-projects", "", "comma-separated corpus projects the suites area measures; all when empty")
 	only := flag.String("only", "", "comma-separated areas to run (dispatcher, jobs, page, repair, exploration, lexical, suites, peer, chaos); all when empty")
 	flag.Parse()
 	areas = map[string]bool{}

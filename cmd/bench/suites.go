@@ -49,7 +49,7 @@ func (e *env) suitesBench(ctx context.Context) error {
 	// per app) behind its own egress proxy.
 	var names []string
 	for _, name := range suitetest.Projects() {
-		if name != suitetest.Hostile {
+		if name != suitetest.Hostile && (suitesProjects == "" || slices.Contains(strings.Split(suitesProjects, ","), name)) {
 			names = append(names, name)
 		}
 	}
@@ -113,6 +113,10 @@ func (e *env) suitesBench(ctx context.Context) error {
 		total.files, total.accepted, total.agree, total.driftHealed, total.drift, total.flagged, total.regressed, total.wrong, total.applied, escapes)
 	return nil
 }
+
+// suitesProjects limits the suites area to some corpus projects (the
+// -suites-projects flag); all when empty.
+var suitesProjects string
 
 // suitesRow is one project's figures.
 type suitesRow struct {
