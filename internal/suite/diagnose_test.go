@@ -1,6 +1,9 @@
 package suite
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestAMiscountIsNeverAMissingElement: an assertion that found its
 // elements holding something else (a count of 2 where 3 were expected)
@@ -24,5 +27,26 @@ func TestAMiscountIsNeverAMissingElement(t *testing.T) {
 				t.Fatalf("verdict %q (%s), want %q", verdict, why, tc.verdict)
 			}
 		})
+	}
+}
+
+// TestAnItemTheAppNeverAddedIsARegression: a test looks for the list item
+// holding "Honey"; the app never added it, and the element most like the
+// one it found before is another item. That is the app's doing, never a
+// locator to rewrite.
+func TestAnItemTheAppNeverAddedIsARegression(t *testing.T) {
+	t.Parallel()
+	li := func(text, id string) SnapshotElement {
+		return SnapshotElement{Tag: "li", Text: text, Path: "html/body/main/ul/li", Attributes: map[string]string{"class": "item", "id": id}}
+	}
+	before := &SnapshotElement{Tag: "li", Text: "Honey", Path: "html/body/main/ul/li", Attributes: map[string]string{"class": "item", "id": "item-2"}}
+	dom := []SnapshotElement{li("Bread", "item-2"), {Tag: "h1", Text: "Shopping list", Path: "html/body/main/h1", Attributes: map[string]string{}}}
+	f := &TraceAction{API: "expect", Method: "expect", File: "tests/list.spec.ts", Line: 12, Column: 5,
+		Selector: `internal:role=listitem >> internal:has-text="Honey"i`,
+		Error:    "Error: expect(locator).toBeVisible() failed\n\nReceived: <element(s) not found>\nCall log:\n  - waiting for getByRole('listitem').filter({ hasText: 'Honey' })"}
+	passing := []TraceAction{{API: "expect", Method: "expect", File: "tests/list.spec.ts", Line: 12, Column: 5, Selector: f.Selector, Target: before}}
+	_, _, verdict, why := diagnose(TestOutcome{Status: "failed", Error: f.Error, Failure: f}, passing, dom, nil)
+	if verdict != VerdictRegression || !strings.Contains(why, "Honey") {
+		t.Fatalf("verdict %q (%s), want a regression naming Honey", verdict, why)
 	}
 }
