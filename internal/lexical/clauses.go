@@ -3,7 +3,6 @@ package lexical
 import (
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 )
 
@@ -189,7 +188,7 @@ func clause(masked, joiner string, quotes []string) Clause {
 			p = deconjugate(p[len(m):])
 		}
 	}
-	return Clause{Text: requote(p, quotes), Joiner: joiner}
+	return Clause{Text: restore(p, quotes, `"`), Joiner: joiner}
 }
 
 // deconjugate turns a clause's third-person verb into the imperative the
@@ -206,12 +205,4 @@ func deconjugate(p string) string {
 		}
 	}
 	return p
-}
-
-// requote restores the quoted strings of s, quotes and all.
-func requote(s string, quotes []string) string {
-	return marker.ReplaceAllStringFunc(s, func(m string) string {
-		i, _ := strconv.Atoi(m[len("⟦") : len(m)-len("⟧")])
-		return `"` + quotes[i] + `"`
-	})
 }

@@ -99,11 +99,14 @@ func mask(s string) (string, []string) {
 
 var marker = regexp.MustCompile(`⟦(\d+)⟧`)
 
-// unmask restores the quoted strings of s.
-func unmask(s string, quotes []string) string {
+// unmask restores the quoted strings of s, without their quotes.
+func unmask(s string, quotes []string) string { return restore(s, quotes, "") }
+
+// restore puts the quoted strings of s back, each between mark.
+func restore(s string, quotes []string, mark string) string {
 	return marker.ReplaceAllStringFunc(s, func(m string) string {
 		i, _ := strconv.Atoi(m[len("⟦") : len(m)-len("⟧")])
-		return quotes[i]
+		return mark + quotes[i] + mark
 	})
 }
 

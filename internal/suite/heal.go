@@ -466,7 +466,8 @@ func diagnose(t TestOutcome, passing []TraceAction, dom []SnapshotElement, sites
 		// what the test checks.
 		return Change{}, edit{}, VerdictRegression, "the element is there but does not hold what the test checks: " + firstLine(f.Error)
 	}
-	if (f.Method == "expect" || strings.HasPrefix(f.API, "expect")) && holdsOther(t.Error+"\n"+f.Error) {
+	assertion := f.Method == "expect" || strings.HasPrefix(f.API, "expect")
+	if assertion && holdsOther(t.Error+"\n"+f.Error) {
 		// The elements are there (a count, a text, a value was received):
 		// the app changed what the test checks, or was slower than it waits.
 		return Change{}, edit{}, VerdictRegression, "the elements are there but do not hold what the test checks: " + firstLine(f.Error)
@@ -498,7 +499,6 @@ func diagnose(t TestOutcome, passing []TraceAction, dom []SnapshotElement, sites
 	if !ok {
 		return Change{}, edit{}, VerdictRegression, "the element the test needs is gone: " + why
 	}
-	assertion := f.Method == "expect" || strings.HasPrefix(f.API, "expect")
 	if text, ok := filterText(f.Selector); ok && !strings.Contains(strings.ToLower(cand.Text), strings.ToLower(text)) {
 		// The test looks for an element holding a text (filter({ hasText }))
 		// and the element most like the one it found before holds another:
