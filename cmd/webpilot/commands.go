@@ -111,6 +111,7 @@ Environment:
 		jobCommand(g, out, "history", "Print what a job did, command by command"),
 		jobsCommand(g, out), suiteCommand(g, out), testCommand(g, out), testsCommand(g, out), importCommand(g, out),
 		exploreCommand(g, out), findingsCommand(g, out), cacheCommand(g, out), projectCommand(g, out),
+		mcpCommand(errOut),
 	)
 	return root
 }

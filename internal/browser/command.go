@@ -146,11 +146,11 @@ var SortKinds = []string{"number", "date", "text"}
 // Command is one structured browser operation. It is data: nothing in it is
 // ever evaluated as code.
 type Command struct {
-	Action Action    `json:"action"`           // one of Actions, or ActionVerify
-	Target Target    `json:"target,omitempty"` // the element acted on or checked
-	Value  string    `json:"value,omitempty"`  // text, key, option, URL, milliseconds, direction, expected value
-	Assert Assertion `json:"assert,omitempty"` // one of Assertions when Action is ActionVerify
-	To     Target    `json:"to,omitempty"`     // drag destination
+	Action Action    `json:"action" jsonschema:"what the command does; verify checks instead of acting"`
+	Target Target    `json:"target,omitempty" jsonschema:"the element acted on or checked"`
+	Value  string    `json:"value,omitempty" jsonschema:"text to fill or type, key (Enter, Control+A), option, URL, milliseconds to wait, scroll direction, dialog answer (accept, dismiss, accept:TEXT), page number, or a check's expected value"`
+	Assert Assertion `json:"assert,omitempty" jsonschema:"the check a verify command makes"`
+	To     Target    `json:"to,omitempty" jsonschema:"where a drag drops"`
 }
 
 // IsVerify reports whether the command checks rather than acts.

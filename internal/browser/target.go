@@ -13,30 +13,30 @@ import (
 // Target names an element. The first non-empty way wins, in the order of
 // the fields; X/Y (percent of the viewport) are a last resort.
 type Target struct {
-	Ref         string   `json:"ref,omitempty"`
-	TestID      string   `json:"test_id,omitempty"`
-	Role        string   `json:"role,omitempty"`
-	Name        string   `json:"name,omitempty"`
-	Label       string   `json:"label,omitempty"`
-	Placeholder string   `json:"placeholder,omitempty"`
-	Text        string   `json:"text,omitempty"`
-	Alt         string   `json:"alt,omitempty"`
-	Title       string   `json:"title,omitempty"`
-	CSS         string   `json:"css,omitempty"`
-	Exact       bool     `json:"exact,omitempty"`
-	X           *float64 `json:"x,omitempty"`
-	Y           *float64 `json:"y,omitempty"`
+	Ref         string   `json:"ref,omitempty" jsonschema:"the ref of a line of the page view (s1e12)"`
+	TestID      string   `json:"test_id,omitempty" jsonschema:"the data-testid"`
+	Role        string   `json:"role,omitempty" jsonschema:"ARIA role (button, link, textbox …), with name"`
+	Name        string   `json:"name,omitempty" jsonschema:"accessible name, with role"`
+	Label       string   `json:"label,omitempty" jsonschema:"the label of a form field"`
+	Placeholder string   `json:"placeholder,omitempty" jsonschema:"a field's placeholder"`
+	Text        string   `json:"text,omitempty" jsonschema:"visible text"`
+	Alt         string   `json:"alt,omitempty" jsonschema:"an image's alt text"`
+	Title       string   `json:"title,omitempty" jsonschema:"the title attribute"`
+	CSS         string   `json:"css,omitempty" jsonschema:"a CSS selector, as a last resort"`
+	Exact       bool     `json:"exact,omitempty" jsonschema:"match names and texts exactly rather than as substrings"`
+	X           *float64 `json:"x,omitempty" jsonschema:"percent of the viewport from the left, when no element can be named"`
+	Y           *float64 `json:"y,omitempty" jsonschema:"percent of the viewport from the top"`
 	// Frames is the chain of iframe selectors (outermost first) the element
 	// lives in; empty for the main frame.
-	Frames []string `json:"frames,omitempty"`
+	Frames []string `json:"frames,omitempty" jsonschema:"the iframe selectors the element lives in, outermost first"`
 	// HasText keeps only matches containing this text (a row, a card).
-	HasText string `json:"has_text,omitempty"`
+	HasText string `json:"has_text,omitempty" jsonschema:"keep only matches containing this text (a row, a card)"`
 	// Within scopes the target to the unique element a parent target names
 	// (a list item, a card) when the target's own name repeats.
-	Within *Target `json:"within,omitempty"`
+	Within *Target `json:"within,omitempty" jsonschema:"the unique element the target lies in, when its own name repeats"`
 	// Nth picks one of several matches by position (0 is the first, -1 the
 	// last), as an imported spec's .first(), .last() or .nth(i) does.
-	Nth *int `json:"nth,omitempty"`
+	Nth *int `json:"nth,omitempty" jsonschema:"which of several matches: 0 the first, -1 the last"`
 }
 
 // mentions reports whether any of the target's texts (its own or its

@@ -206,6 +206,31 @@ type Model struct {
 	Prices string `env:"WEBPILOT_PRICES"`
 }
 
+// Browser is where the Playwright driver and Chromium are, as make setup
+// installs them.
+type Browser struct {
+	// DriverPath holds the Playwright driver (node and package/cli.js).
+	DriverPath string `env:"PLAYWRIGHT_DRIVER_PATH" envDefault:".cache/playwright-driver-1.52.0"`
+	Chromium   string `env:"WEBPILOT_CHROMIUM" envDefault:"/usr/lib/chromium/chromium"`
+}
+
+// MCP is the configuration of webpilot mcp in local mode (a browser on
+// this machine); its flags say where sessions may go.
+type MCP struct {
+	Browser
+	Log   Log
+	Model Model
+}
+
+func (m MCP) validate() error { return nil }
+
+// LoadMCP reads webpilot mcp's configuration.
+func LoadMCP() (MCP, error) {
+	m, err := load(MCP.validate)
+	m.DriverPath = Installed(m.DriverPath)
+	return m, err
+}
+
 // Worker is a worker process's configuration.
 type Worker struct {
 	Common
@@ -215,10 +240,7 @@ type Worker struct {
 	// DrainGrace is how long a stopping worker lets running jobs go on
 	// before handing them back; 0 hands them back at the next step.
 	DrainGrace *time.Duration `env:"WEBPILOT_DRAIN_GRACE"`
-	// DriverPath holds the Playwright driver (node and package/cli.js),
-	// as make setup installs it.
-	DriverPath string `env:"PLAYWRIGHT_DRIVER_PATH" envDefault:".cache/playwright-driver-1.52.0"`
-	Chromium   string `env:"WEBPILOT_CHROMIUM" envDefault:"/usr/lib/chromium/chromium"`
+	Browser
 	// SpecRunner is the @playwright/test installation repairs are verified with.
 	SpecRunner string `env:"WEBPILOT_SPEC_RUNNER" envDefault:".cache/pwtest"`
 	// DepsCache holds the packages customers' lockfiles pin, installed

@@ -165,6 +165,14 @@ func New(o Options) *App {
 		}
 		page("dashboard")(w, r)
 	})
+	mux.HandleFunc("GET /search", func(w http.ResponseWriter, r *http.Request) {
+		if c, err := r.Cookie("session"); err != nil || !strings.HasPrefix(c.Value, "ok-") {
+			http.Redirect(w, r, "/login", http.StatusSeeOther)
+			return
+		}
+		page("search")(w, r)
+	})
+	mux.HandleFunc("GET /help", page("help"))
 	mux.HandleFunc("GET /api/report", func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-time.After(o.Delay):
