@@ -24,7 +24,7 @@ import (
 type Conn interface {
 	Navigate(ctx context.Context, url string, view bool) (orchestrator.SequenceResult, error)
 	View(ctx context.Context) (string, error)
-	Sequence(ctx context.Context, goal string, cmds []browser.Command, view bool) (orchestrator.SequenceResult, error)
+	Sequence(ctx context.Context, cmds []browser.Command, o orchestrator.SequenceOptions) (orchestrator.SequenceResult, error)
 	Spec() (string, error)
 	Dialogs() []browser.Dialog
 	Pages() []browser.PageInfo

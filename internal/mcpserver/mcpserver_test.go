@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -37,12 +38,12 @@ func demo(t *testing.T) string {
 func overHTTP(t *testing.T, origin string) *mcp.ClientSession {
 	t.Helper()
 	local, err := mcpserver.NewLocal(&mcpserver.Local{AllowedOrigins: []string{origin}, Secrets: map[string]string{"PASSWORD": password},
-		Browser: func(context.Context) (*browser.Browser, error) { return browsertest.Browser(t), nil }})
+		Browser: func(context.Context) (*browser.Browser, error) { return browsertest.Browser(t), nil }, Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = local.Close() })
-	srv := httptest.NewServer(mcpserver.New(mcpserver.Options{Backend: local}).Handler())
+	srv := httptest.NewServer(mcpserver.New(mcpserver.Options{Backend: local, Log: slog.New(slog.DiscardHandler)}).Handler())
 	t.Cleanup(srv.Close)
 	return connect(t, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
 }
@@ -273,7 +274,7 @@ func TestADialogAndAPopup(t *testing.T) {
 		map[string]any{"assert": "titleContains", "value": "Search help"},
 		map[string]any{"assert": "isVisible", "target": role("heading", "Search help")},
 	}}, false)
-	out = call(t, cs, "verify", map[string]any{"checks": []any{map[string]any{"assert": "titleContains", "value": "Dashboard"}}}, true)
+	out = call(t, cs, "verify", map[string]any{"timeout_ms": 500, "checks": []any{map[string]any{"assert": "titleContains", "value": "Dashboard"}}}, true)
 	if !strings.Contains(out, "0 of 1 checks passed") {
 		t.Errorf("a failed check:\n%s", out)
 	}

@@ -27,8 +27,8 @@ type targetFields browser.Target
 func inputSchema[T any]() *jsonschema.Schema {
 	ref := &jsonschema.Schema{Ref: "#/$defs/" + targetDef, Type: "object"}
 	types := map[reflect.Type]*jsonschema.Schema{
-		reflect.TypeFor[browser.Target](): ref,
-		reflect.TypeFor[browser.Action](): {Type: "string", Enum: enum(append(browser.Actions(), browser.ActionVerify))},
+		reflect.TypeFor[browser.Target]():    ref,
+		reflect.TypeFor[browser.Action]():    {Type: "string", Enum: enum(append(browser.Actions(), browser.ActionVerify))},
 		reflect.TypeFor[browser.Assertion](): {Type: "string", Enum: enum(browser.Assertions())},
 		// A scenario's step is a sentence or an object.
 		reflect.TypeFor[scenario.Step](): {Types: []string{"string", "object"}},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -22,9 +23,10 @@ type navigateInput struct {
 type snapshotInput struct{}
 
 type sequenceInput struct {
-	Commands []browser.Command `json:"commands" jsonschema:"the commands, run in order; the first that fails stops the rest"`
-	Intent   string            `json:"intent,omitempty" jsonschema:"what the batch is for, as the spec's comment"`
-	View     bool              `json:"view,omitempty" jsonschema:"answer with the whole page view after the batch, not only what changed"`
+	Commands  []browser.Command `json:"commands" jsonschema:"the commands, run in order; the first that fails stops the rest"`
+	Intent    string            `json:"intent,omitempty" jsonschema:"what the batch is for, as the spec's comment"`
+	View      bool              `json:"view,omitempty" jsonschema:"answer with the whole page view after the batch, not only what changed"`
+	TimeoutMS int               `json:"timeout_ms,omitempty" jsonschema:"how long each command may wait for its element or condition, in milliseconds (default 5000 for an action, 10000 for a check)"`
 }
 
 type check struct {
@@ -34,7 +36,8 @@ type check struct {
 }
 
 type verifyInput struct {
-	Checks []check `json:"checks" jsonschema:"the checks, in order; each waits for its condition as the spec's expect does"`
+	Checks    []check `json:"checks" jsonschema:"the checks, in order; each waits for its condition as the spec's expect does"`
+	TimeoutMS int     `json:"timeout_ms,omitempty" jsonschema:"how long each check may wait for its condition, in milliseconds (default 10000)"`
 }
 
 type screenshotInput struct {
@@ -120,7 +123,7 @@ func addTools(srv *mcp.Server, st *session) {
 			if err != nil {
 				return nil, nil, err
 			}
-			res, err := c.Sequence(ctx, in.Intent, in.Commands, in.View)
+			res, err := c.Sequence(ctx, in.Commands, orchestrator.SequenceOptions{Goal: in.Intent, View: in.View, Timeout: millis(in.TimeoutMS)})
 			if err != nil {
 				return nil, nil, err
 			}
@@ -145,7 +148,7 @@ func addTools(srv *mcp.Server, st *session) {
 			if err != nil {
 				return nil, nil, err
 			}
-			res, err := c.Sequence(ctx, "verify", cmds, false)
+			res, err := c.Sequence(ctx, cmds, orchestrator.SequenceOptions{Goal: "verify", Timeout: millis(in.TimeoutMS)})
 			if err != nil {
 				return nil, nil, err
 			}
@@ -190,7 +193,7 @@ func addTools(srv *mcp.Server, st *session) {
 			default:
 				return nil, nil, fmt.Errorf("action: list, switch or close, not %q", in.Action)
 			}
-			res, err := c.Sequence(ctx, in.Action+" page", []browser.Command{cmd}, false)
+			res, err := c.Sequence(ctx, []browser.Command{cmd}, orchestrator.SequenceOptions{Goal: in.Action + " page"})
 			if err != nil {
 				return nil, nil, err
 			}
@@ -210,7 +213,7 @@ func addTools(srv *mcp.Server, st *session) {
 				if _, err := browser.ParseDialogAnswer(in.Answer); err != nil {
 					return nil, nil, fmt.Errorf("answer: %w", err)
 				}
-				res, err := c.Sequence(ctx, "answer the next dialog", []browser.Command{{Action: browser.ActionDialog, Value: in.Answer}}, false)
+				res, err := c.Sequence(ctx, []browser.Command{{Action: browser.ActionDialog, Value: in.Answer}}, orchestrator.SequenceOptions{Goal: "answer the next dialog"})
 				if err != nil {
 					return nil, nil, err
 				}
@@ -272,6 +275,16 @@ func addTools(srv *mcp.Server, st *session) {
 			out.IsError = res.Status != string(orchestrator.StatusSucceeded)
 			return out, nil, nil
 		})
+}
+
+// maxTimeout bounds what a client may ask a command to wait.
+const maxTimeout = 2 * time.Minute
+
+func millis(ms int) time.Duration {
+	if ms <= 0 {
+		return 0
+	}
+	return min(time.Duration(ms)*time.Millisecond, maxTimeout)
 }
 
 func text(s string) *mcp.CallToolResult {

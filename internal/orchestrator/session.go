@@ -103,7 +103,7 @@ type SequenceResult struct {
 	Title   string `json:"title"`
 	// Changes is what changed on the page, in the page view's own terms
 	// (its refs and lines), with the dialogs answered and pages opened.
-	Changes string `json:"changes"`
+	Changes string        `json:"changes"`
 	Delta   browser.Delta `json:"-"`
 	// View is the page view after the batch, when asked for or when the
 	// batch loaded another document.
@@ -120,7 +120,7 @@ func (s *Session) Navigate(ctx context.Context, raw string, view bool) (Sequence
 	s.mu.Lock()
 	if s.started {
 		s.mu.Unlock()
-		return s.Sequence(ctx, "navigate to "+raw, []browser.Command{{Action: browser.ActionNavigate, Value: raw}}, view)
+		return s.Sequence(ctx, []browser.Command{{Action: browser.ActionNavigate, Value: raw}}, SequenceOptions{Goal: "navigate to " + raw, View: view})
 	}
 	defer s.mu.Unlock()
 	start := time.Now()
@@ -199,11 +199,23 @@ func viewText(r *run, snap browser.Snapshot) string {
 	return r.secrets.redact(b.String())
 }
 
+// SequenceOptions say how a batch runs and what its answer holds.
+type SequenceOptions struct {
+	// Goal names the batch in the spec's comments (default: its commands).
+	Goal string
+	// View answers the whole page view after the batch.
+	View bool
+	// Timeout is how long each command may wait for its element or
+	// condition (0: the engine's default).
+	Timeout time.Duration
+}
+
 // Sequence validates cmds as the agent's answers are validated, runs them
 // in order with an early stop on the first failure, settles once at the end
-// and answers what each did and what changed. goal names the batch in the
-// spec's comments. A batch with invalid commands runs nothing.
-func (s *Session) Sequence(ctx context.Context, goal string, cmds []browser.Command, view bool) (SequenceResult, error) {
+// and answers what each did and what changed. A batch with invalid
+// commands runs nothing.
+func (s *Session) Sequence(ctx context.Context, cmds []browser.Command, o SequenceOptions) (SequenceResult, error) {
+	goal, view := o.Goal, o.View
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.started {
@@ -227,7 +239,7 @@ func (s *Session) Sequence(ctx context.Context, goal string, cmds []browser.Comm
 		return SequenceResult{Problems: problems}, nil
 	}
 	rep := StepReport{Index: len(r.steps), Goal: goal, Type: scenario.StepAIAction, Tier: "client"}
-	res := r.batch(ctx, &rep, 0, cmds, before)
+	res := r.batchWith(ctx, &rep, 0, cmds, before, o.Timeout)
 	if strings.TrimSpace(rep.Goal) == "" {
 		// What the spec's comment names is what ran.
 		rep.Goal = describeBatch(cmds[:res.completed])
