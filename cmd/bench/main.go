@@ -48,8 +48,9 @@ func main() {
 	chaosN := flag.Int("chaos-jobs", 120, "jobs of the crash drill (0 skips it)")
 	peerN := flag.Int("peer-samples", 40, "samples of each action side by side with Playwright MCP (0 skips it)")
 	replayN := flag.Int("replay-runs", 5, "runs of the 14-step replay and its spec under @playwright/test")
+	flag.IntVar(&mcpRounds, "mcp-rounds", 5, "times each MCP task runs on each tool")
 	flag.StringVar(&suitesProjects, "suites-projects", "", "comma-separated corpus projects the suites area measures; all when empty")
-	only := flag.String("only", "", "comma-separated areas to run (dispatcher, jobs, page, repair, exploration, lexical, suites, peer, chaos); all when empty")
+	only := flag.String("only", "", "comma-separated areas to run (dispatcher, jobs, page, repair, exploration, lexical, suites, mcp, peer, chaos); all when empty")
 	flag.Parse()
 	areas = map[string]bool{}
 	for _, a := range strings.Split(*only, ",") {
@@ -199,6 +200,7 @@ func run(submits, clients, latencyN, jobsN, pageN, chaosN, peerN, replayN int) e
 		{"exploration", e.exploreBench},
 		{"lexical", e.lexicalBench},
 		{"suites", e.suitesBench},
+		{"mcp", func(ctx context.Context) error { return e.mcpBench(ctx, mcpRounds) }},
 		{"peer", func(ctx context.Context) error {
 			if peerN == 0 {
 				return nil
