@@ -785,6 +785,10 @@ func (s *Server) jobInput(w http.ResponseWriter, r *http.Request, sub jobs.Submi
 		return jobInput{at: "exploration", options: opts, secrets: c.Secrets, creditsField: field, tests: len(c.Journeys),
 			encode: sealedEncoder(c)}, true
 	}
+	if sub.Kind == jobs.KindSession {
+		c := *sub.Session
+		return jobInput{at: "session", options: c.Options, secrets: c.Secrets, encode: sealedEncoder(c)}, true
+	}
 	sc := *sub.Scenario
 	return jobInput{at: "scenario", options: sc.Options, secrets: sc.Secrets, encode: sealedEncoder(sc)}, true
 }

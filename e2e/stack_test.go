@@ -114,6 +114,7 @@ func newStackOn(t *testing.T, dbURL string, ackWait time.Duration, demoDelay tim
 		t.Fatal(err)
 	}
 	srv.Mount("/console/", con)
+	srv.Mount("/mcp", srv.MCP(s.queue.Conn, "test"))
 	// Every exchange with the API, the CLI's included, is checked against
 	// the OpenAPI document it serves.
 	s.contract = apitest.NewContract(t, srv.Handler())
@@ -174,7 +175,7 @@ func (s *stack) startWorkerLogged(t *testing.T, model orchestrator.Model, cfg wo
 		s.mu.Unlock()
 	}
 	cfg.Store, cfg.Consumer, cfg.Publisher, cfg.Browser, cfg.Model = s.store, s.queue.Consumer, jobs.NewPublisher(s.queue.JS), browsertest.Browser(t), model
-	cfg.Policy, cfg.Sealer, cfg.Logger = netguard.New([]string{"127.0.0.1"}), s.sealer, log
+	cfg.Policy, cfg.Sealer, cfg.Logger, cfg.Sessions = netguard.New([]string{"127.0.0.1"}), s.sealer, log, s.queue.Conn
 	w, err := worker.New(cfg)
 	if err != nil {
 		t.Fatal(err)

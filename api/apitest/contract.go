@@ -98,8 +98,8 @@ func (c *Contract) violate(r *http.Request, format string, args ...any) {
 
 // ServeHTTP serves the exchange and checks it.
 func (c *Contract) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if strings.HasPrefix(r.URL.Path, "/console/") {
-		c.h.ServeHTTP(w, r) // the console's pages are HTML, not the API
+	if strings.HasPrefix(r.URL.Path, "/console/") || r.URL.Path == "/mcp" {
+		c.h.ServeHTTP(w, r) // the console's pages are HTML, and MCP speaks JSON-RPC: neither is the REST API
 		return
 	}
 	var body []byte

@@ -107,6 +107,7 @@ func run(cfg config.Dispatcher, log *slog.Logger) error {
 		return err
 	}
 	srv.Mount("/console/", con)
+	srv.Mount("/mcp", srv.MCP(nc, "dispatcher"))
 
 	rec, err := reconcile.New(reconcile.Config{Store: st, Publisher: pub, Logger: log,
 		InStream: inStream, ArtifactRetention: cfg.ArtifactRetention})

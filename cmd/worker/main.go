@@ -131,7 +131,7 @@ func run(c config.Worker, log *slog.Logger) error {
 		go serveMetrics(ctx, c.MetricsAddr, reg, log)
 	}
 	cfg.Store, cfg.Consumer, cfg.Publisher, cfg.Browser, cfg.Model = st, cons, jobs.NewPublisher(js), b, model
-	cfg.Policy, cfg.Sealer, cfg.Logger = netguard.New(c.AllowHosts), sealer, log
+	cfg.Policy, cfg.Sealer, cfg.Logger, cfg.Sessions = netguard.New(c.AllowHosts), sealer, log, q.Conn
 	w, err := worker.New(cfg)
 	if err != nil {
 		return err

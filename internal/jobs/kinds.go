@@ -37,14 +37,17 @@ const (
 	// KindProjectRepair runs a project and heals its drifted locators where
 	// they are defined, proposing the verified patch as a new version.
 	KindProjectRepair Kind = "project_repair"
+	// KindSession is a browser an MCP client drives call by call (the
+	// dispatcher's /mcp endpoint opens it).
+	KindSession Kind = "session"
 )
 
 // Kinds are every kind, in the order the API documents them.
 var Kinds = []Kind{KindScenario, KindExploration, KindReplay, KindRepair, KindSuiteRun, KindSuiteRepair,
-	KindProjectList, KindProjectRun, KindProjectFile, KindProjectRepair}
+	KindProjectList, KindProjectRun, KindProjectFile, KindProjectRepair, KindSession}
 
 // kindNames lists the kinds a submission may name, for error messages.
-const kindNames = "one of scenario, exploration, replay, repair, suite_run, suite_repair, project_run, project_repair"
+const kindNames = "one of scenario, exploration, replay, repair, suite_run, suite_repair, project_run, project_repair, session"
 
 // Submittable reports whether a tenant may submit jobs of this kind
 // through POST /v1/jobs (the others are made by the server: a project's
@@ -83,6 +86,8 @@ type Submission struct {
 	Exploration *ExplorationRequest `json:"exploration,omitempty"`
 	// Project is the input of kind project_run.
 	Project *ProjectRequest `json:"project,omitempty"`
+	// Session is the input of kind session.
+	Session *SessionRequest `json:"session,omitempty"`
 	Payload json.RawMessage `json:"payload,omitempty"` // the input of kinds not supported yet
 }
 
@@ -199,6 +204,10 @@ func (s *Submission) Validate(urls scenario.URLPolicy) error {
 		v.Add("exploration", "is required for kind exploration")
 	case s.Kind == KindExploration:
 		s.Exploration.Validate(&v, "exploration", urls)
+	case s.Kind == KindSession && s.Session == nil:
+		v.Add("session", "is required for kind session")
+	case s.Kind == KindSession:
+		s.Session.Validate(&v, "session", urls)
 	case s.Scenario == nil:
 		v.Add("scenario", "is required for kind scenario")
 	default:

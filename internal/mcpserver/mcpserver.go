@@ -112,10 +112,10 @@ func (s *session) close() {
 	}
 }
 
-// newMCPServer builds the SDK server of one MCP session and returns it
-// with the session's state.
-func (s *Server) newMCPServer() (*mcp.Server, *session) {
-	st := &session{backend: s.opts.Backend, log: s.opts.Log}
+// newMCPServer builds the SDK server of one MCP session over backend and
+// returns it with the session's state.
+func (s *Server) newMCPServer(backend Backend) (*mcp.Server, *session) {
+	st := &session{backend: backend, log: s.opts.Log}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "webpilot", Version: s.opts.Version}, &mcp.ServerOptions{
 		Instructions:              instructions,
 		Logger:                    s.opts.Log,
@@ -135,7 +135,7 @@ func (s *Server) newMCPServer() (*mcp.Server, *session) {
 // ServeStdio serves one session over stdin and stdout until the client
 // leaves or ctx ends.
 func (s *Server) ServeStdio(ctx context.Context) error {
-	srv, st := s.newMCPServer()
+	srv, st := s.newMCPServer(s.opts.Backend)
 	defer st.close()
 	err := srv.Run(ctx, &mcp.StdioTransport{})
 	if errors.Is(err, context.Canceled) || errors.Is(err, mcp.ErrConnectionClosed) {
@@ -147,8 +147,14 @@ func (s *Server) ServeStdio(ctx context.Context) error {
 // Handler serves Streamable HTTP: each MCP session (Mcp-Session-Id) its
 // own browser session.
 func (s *Server) Handler() http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
-		srv, _ := s.newMCPServer()
+	return s.HandlerFor(func(*http.Request) Backend { return s.opts.Backend })
+}
+
+// HandlerFor is Handler with each new MCP session's backend chosen by the
+// request that opens it (a tenant's, on the platform).
+func (s *Server) HandlerFor(backend func(*http.Request) Backend) http.Handler {
+	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		srv, _ := s.newMCPServer(backend(r))
 		return srv
 	}, &mcp.StreamableHTTPOptions{Logger: s.opts.Log, SessionTimeout: s.opts.SessionTimeout})
 }

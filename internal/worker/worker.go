@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/attribute"
@@ -92,6 +93,9 @@ type Config struct {
 	// StepShots pictures the page after each step of scenario, replay and
 	// repair jobs, for the console's timeline.
 	StepShots bool
+	// Sessions carries the calls of the MCP sessions the worker holds
+	// (NATS request and reply); without it, session jobs fail.
+	Sessions *nats.Conn
 }
 
 // Browser opens job sessions; *browser.Browser implements it.
@@ -523,6 +527,8 @@ func (w *Worker) run(ctx context.Context, claim store.Claim, cancelled func() bo
 		return w.runProjectFile(ctx, claim, log)
 	case jobs.KindProjectRepair:
 		return w.runProjectRepair(ctx, claim, log)
+	case jobs.KindSession:
+		return w.runSession(ctx, claim, cancelled, log)
 	}
 	return failed(fmt.Sprintf("job kind %q is not supported by this worker", claim.Kind))
 }
