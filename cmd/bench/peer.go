@@ -248,7 +248,7 @@ func (e *env) oursRun(ctx context.Context, url string, a peerAction, n int, enc 
 	for range n + 2 {
 		sc.Steps = append(sc.Steps, scenario.Step{Type: "ai_action", Text: "Do the next thing"})
 	}
-	ag := &orchestrator.Agent{Page: sess, Model: model, Recorder: nopRecorder{}}
+	ag := &orchestrator.Agent{Page: sess, Model: model, Recorder: orchestrator.NopRecorder{}}
 	res, err := ag.Run(ctx, orchestrator.Input{Scenario: sc})
 	if err != nil {
 		return nil, 0, 0, err
@@ -276,18 +276,6 @@ func pageTokens(enc tokenizer.Codec, prompt string) int {
 	}
 	n, _ := enc.Count(prompt)
 	return n
-}
-
-// nopRecorder keeps nothing: the peer keeps nothing either.
-type nopRecorder struct{}
-
-func (nopRecorder) History(context.Context, []orchestrator.Event) error       { return nil }
-func (nopRecorder) Reserve(context.Context, orchestrator.Call) error          { return nil }
-func (nopRecorder) Checkpoint(context.Context, orchestrator.Checkpoint) error { return nil }
-func (nopRecorder) Extracted(context.Context, string, json.RawMessage) error  { return nil }
-func (nopRecorder) Artifact(context.Context, orchestrator.Artifact) error     { return nil }
-func (nopRecorder) Settle(context.Context, orchestrator.Call) (int64, int64, error) {
-	return 0, 1 << 40, nil
 }
 
 // peerProc is a running Playwright MCP server spoken to over stdio.
@@ -486,7 +474,7 @@ func (e *env) replayVsRunner(ctx context.Context, runs int) (float64, error) {
 		}
 		defer sess.Close()
 		t := time.Now()
-		res, err := (&orchestrator.Agent{Page: sess, Recorder: nopRecorder{}}).Run(ctx, in)
+		res, err := (&orchestrator.Agent{Page: sess, Recorder: orchestrator.NopRecorder{}}).Run(ctx, in)
 		return res, time.Since(t), err
 	}
 	for i := 0; i <= runs; i++ { // the first of each warms up

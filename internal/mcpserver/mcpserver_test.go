@@ -157,6 +157,16 @@ func cmd(action string, target map[string]any, value string) map[string]any {
 func role(r, name string) map[string]any { return map[string]any{"role": r, "name": name} }
 func label(l string) map[string]any      { return map[string]any{"label": l} }
 
+// transports are the two ways a client reaches the server: the binary over
+// stdio, as a client's configuration starts it, and Streamable HTTP.
+var transports = []struct {
+	name string
+	open func(*testing.T, string) *mcp.ClientSession
+}{
+	{"stdio", func(t *testing.T, o string) *mcp.ClientSession { return overStdio(t, o, nil) }},
+	{"streamable http", overHTTP},
+}
+
 // loginAndSearch signs in and searches the orders: seven commands, one call.
 func loginAndSearch() map[string]any {
 	return map[string]any{"intent": "sign in and search the orders for oat milk", "commands": []any{
@@ -177,15 +187,9 @@ func loginAndSearch() map[string]any {
 // under @playwright/test with the password from the environment.
 func TestALoginAndASearchAreOneCall(t *testing.T) {
 	origin := demo(t)
-	for _, tr := range []struct {
-		name string
-		open func(*testing.T, string, *mcp.ClientOptions) *mcp.ClientSession
-	}{
-		{"stdio", overStdio},
-		{"streamable http", func(t *testing.T, o string, _ *mcp.ClientOptions) *mcp.ClientSession { return overHTTP(t, o) }},
-	} {
+	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
-			cs := tr.open(t, origin, nil)
+			cs := tr.open(t, origin)
 			call(t, cs, "navigate", map[string]any{"url": origin + "/login"}, false)
 			out := call(t, cs, "execute_sequence", loginAndSearch(), false)
 			for i := 1; i <= 7; i++ {
@@ -220,23 +224,27 @@ func TestALoginAndASearchAreOneCall(t *testing.T) {
 // the spec holds only what succeeded.
 func TestASequenceStopsAtTheFirstFailure(t *testing.T) {
 	origin := demo(t)
-	cs := overHTTP(t, origin)
-	call(t, cs, "navigate", map[string]any{"url": origin + "/login"}, false)
-	out := call(t, cs, "execute_sequence", map[string]any{"commands": []any{
-		cmd("fill", label("Email"), demoapp.Email),
-		cmd("click", role("button", "Register"), ""),
-		cmd("fill", label("Password"), "{{PASSWORD}}"),
-	}}, true)
-	for _, want := range []string{"1. fill", "— ok", "2. click", "FAILED", "3. fill", "— not run", "stopped: command 2", "the 1 command(s) after it did not run"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("the answer does not say %q:\n%s", want, out)
-		}
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			cs := tr.open(t, origin)
+			call(t, cs, "navigate", map[string]any{"url": origin + "/login"}, false)
+			out := call(t, cs, "execute_sequence", map[string]any{"commands": []any{
+				cmd("fill", label("Email"), demoapp.Email),
+				cmd("click", role("button", "Register"), ""),
+				cmd("fill", label("Password"), "{{PASSWORD}}"),
+			}}, true)
+			for _, want := range []string{"1. fill", "— ok", "2. click", "FAILED", "3. fill", "— not run", "stopped: command 2", "the 1 command(s) after it did not run"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("the answer does not say %q:\n%s", want, out)
+				}
+			}
+			spec := call(t, cs, "spec", map[string]any{}, false)
+			if strings.Contains(spec, "Register") || strings.Contains(spec, "PASSWORD") || !strings.Contains(spec, demoapp.Email) {
+				t.Fatalf("the spec should hold the fill that ran and nothing after it:\n%s", spec)
+			}
+			browsertest.MustPassSpec(t, spec, nil)
+		})
 	}
-	spec := call(t, cs, "spec", map[string]any{}, false)
-	if strings.Contains(spec, "Register") || strings.Contains(spec, "PASSWORD") || !strings.Contains(spec, demoapp.Email) {
-		t.Fatalf("the spec should hold the fill that ran and nothing after it:\n%s", spec)
-	}
-	browsertest.MustPassSpec(t, spec, nil)
 }
 
 // TestADialogAndAPopup: the next dialog is answered as the client says and
@@ -245,49 +253,53 @@ func TestASequenceStopsAtTheFirstFailure(t *testing.T) {
 // same popup.
 func TestADialogAndAPopup(t *testing.T) {
 	origin := demo(t)
-	cs := overHTTP(t, origin)
-	call(t, cs, "navigate", map[string]any{"url": origin + "/login"}, false)
-	call(t, cs, "execute_sequence", map[string]any{"commands": loginAndSearch()["commands"].([]any)[:4]}, false)
-	out := call(t, cs, "dialogs", map[string]any{"answer": "accept"}, false)
-	if !strings.Contains(out, "no dialog so far") || !strings.Contains(out, "answered: accept") {
-		t.Fatalf("dialogs before any:\n%s", out)
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			cs := tr.open(t, origin)
+			call(t, cs, "navigate", map[string]any{"url": origin + "/login"}, false)
+			call(t, cs, "execute_sequence", map[string]any{"commands": loginAndSearch()["commands"].([]any)[:4]}, false)
+			out := call(t, cs, "dialogs", map[string]any{"answer": "accept"}, false)
+			if !strings.Contains(out, "no dialog so far") || !strings.Contains(out, "answered: accept") {
+				t.Fatalf("dialogs before any:\n%s", out)
+			}
+			out = call(t, cs, "execute_sequence", map[string]any{"commands": []any{
+				cmd("click", role("button", "Clear search history"), ""),
+				map[string]any{"action": "verify", "assert": "textEquals", "target": map[string]any{"css": "#history"}, "value": "No recent searches"},
+				cmd("click", role("link", "Search help"), ""),
+			}}, false)
+			for _, want := range []string{`confirm "Clear all 3 recent searches?" (accepted)`, "page 2 opened", "/help"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("the answer does not say %q:\n%s", want, out)
+				}
+			}
+			out = call(t, cs, "dialogs", map[string]any{}, false)
+			if !strings.Contains(out, `1. confirm on page 1: "Clear all 3 recent searches?" — accept`) {
+				t.Errorf("dialogs does not list the confirm:\n%s", out)
+			}
+			out = call(t, cs, "tabs", map[string]any{"action": "switch", "page": 2}, false)
+			if !strings.Contains(out, "page 2 (current)") {
+				t.Fatalf("tabs after switching:\n%s", out)
+			}
+			call(t, cs, "verify", map[string]any{"checks": []any{
+				map[string]any{"assert": "titleContains", "value": "Search help"},
+				map[string]any{"assert": "isVisible", "target": role("heading", "Search help")},
+			}}, false)
+			out = call(t, cs, "verify", map[string]any{"timeout_ms": 500, "checks": []any{map[string]any{"assert": "titleContains", "value": "Dashboard"}}}, true)
+			if !strings.Contains(out, "0 of 1 checks passed") {
+				t.Errorf("a failed check:\n%s", out)
+			}
+			spec := call(t, cs, "spec", map[string]any{}, false)
+			for _, want := range []string{"page.once('dialog'", "waitForEvent('popup')", "No recent searches", "Search help"} {
+				if !strings.Contains(spec, want) {
+					t.Errorf("the spec lacks %q:\n%s", want, spec)
+				}
+			}
+			if strings.Contains(spec, "Dashboard") {
+				t.Errorf("the spec holds the check that failed:\n%s", spec)
+			}
+			browsertest.MustPassSpec(t, spec, map[string]string{"PASSWORD": password})
+		})
 	}
-	out = call(t, cs, "execute_sequence", map[string]any{"commands": []any{
-		cmd("click", role("button", "Clear search history"), ""),
-		map[string]any{"action": "verify", "assert": "textEquals", "target": map[string]any{"css": "#history"}, "value": "No recent searches"},
-		cmd("click", role("link", "Search help"), ""),
-	}}, false)
-	for _, want := range []string{`confirm "Clear all 3 recent searches?" (accepted)`, "page 2 opened", "/help"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("the answer does not say %q:\n%s", want, out)
-		}
-	}
-	out = call(t, cs, "dialogs", map[string]any{}, false)
-	if !strings.Contains(out, `1. confirm on page 1: "Clear all 3 recent searches?" — accept`) {
-		t.Errorf("dialogs does not list the confirm:\n%s", out)
-	}
-	out = call(t, cs, "tabs", map[string]any{"action": "switch", "page": 2}, false)
-	if !strings.Contains(out, "page 2 (current)") {
-		t.Fatalf("tabs after switching:\n%s", out)
-	}
-	call(t, cs, "verify", map[string]any{"checks": []any{
-		map[string]any{"assert": "titleContains", "value": "Search help"},
-		map[string]any{"assert": "isVisible", "target": role("heading", "Search help")},
-	}}, false)
-	out = call(t, cs, "verify", map[string]any{"timeout_ms": 500, "checks": []any{map[string]any{"assert": "titleContains", "value": "Dashboard"}}}, true)
-	if !strings.Contains(out, "0 of 1 checks passed") {
-		t.Errorf("a failed check:\n%s", out)
-	}
-	spec := call(t, cs, "spec", map[string]any{}, false)
-	for _, want := range []string{"page.once('dialog'", "waitForEvent('popup')", "No recent searches", "Search help"} {
-		if !strings.Contains(spec, want) {
-			t.Errorf("the spec lacks %q:\n%s", want, spec)
-		}
-	}
-	if strings.Contains(spec, "Dashboard") {
-		t.Errorf("the spec holds the check that failed:\n%s", spec)
-	}
-	browsertest.MustPassSpec(t, spec, map[string]string{"PASSWORD": password})
 }
 
 // TestToolsCarryTheEnginesVocabulary: the tools are listed with input

@@ -101,17 +101,7 @@ func (a *Agent) Run(ctx context.Context, in Input) (Result, error) {
 	for k, v := range in.Scenario.Data {
 		r.vars[k] = v
 	}
-	var secretValues []string
-	for _, v := range in.Secrets {
-		secretValues = append(secretValues, v)
-	}
-	a.Page.AvoidInLocators(secretValues)
-	// Every picture the job takes paints over what shows a secret.
-	if len(r.secrets.forms) > 0 {
-		a.Page.HideInPictures(r.secrets.shows)
-	} else {
-		a.Page.HideInPictures(nil)
-	}
+	r.guardSecrets(in.Secrets)
 	for _, f := range in.Scenario.Files {
 		r.files = append(r.files, browser.File{Name: f.Name, MimeType: f.MimeType, Content: f.Content})
 	}
@@ -130,6 +120,21 @@ func (a *Agent) Run(ctx context.Context, in Input) (Result, error) {
 	res.Timing = r.timing
 	res.Timing.Total = time.Since(start)
 	return res, err
+}
+
+// guardSecrets keeps the run's secret values out of spec locators, and has
+// every picture it takes paint over what shows one.
+func (r *run) guardSecrets(secrets map[string]string) {
+	var values []string
+	for _, v := range secrets {
+		values = append(values, v)
+	}
+	r.Page.AvoidInLocators(values)
+	if len(r.secrets.forms) > 0 {
+		r.Page.HideInPictures(r.secrets.shows)
+	} else {
+		r.Page.HideInPictures(nil)
+	}
 }
 
 func (r *run) execute(ctx context.Context) (Result, error) {

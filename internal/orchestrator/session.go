@@ -63,16 +63,7 @@ func (a *Agent) NewSession(in SessionInput) *Session {
 	sc := scenario.Scenario{Name: in.Name, Options: scenario.Options{Device: in.Device}}
 	r := &run{Agent: a, sc: sc, limits: limits, secrets: newSecrets(in.Secrets), vars: map[string]string{},
 		extracted: map[string]json.RawMessage{}, boundary: NewBoundary()}
-	var values []string
-	for _, v := range in.Secrets {
-		values = append(values, v)
-	}
-	a.Page.AvoidInLocators(values)
-	if len(r.secrets.forms) > 0 {
-		a.Page.HideInPictures(r.secrets.shows)
-	} else {
-		a.Page.HideInPictures(nil)
-	}
+	r.guardSecrets(in.Secrets)
 	r.spec = newSpecWriter(r.sc, r.secrets, r.vars, nil)
 	s := &Session{r: r}
 	for _, o := range in.AllowedOrigins {
