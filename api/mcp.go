@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -18,6 +19,9 @@ import (
 
 // mcpSessionHeader is where Streamable HTTP carries the MCP session's id.
 const mcpSessionHeader = "Mcp-Session-Id"
+
+// mcpWriteWindow is how long an MCP answer or stream may take to write.
+const mcpWriteWindow = 30 * time.Minute
 
 // secretHeader carries a session secret, NAME=value (repeatable): a
 // header, never the URL, which proxies and logs keep.
@@ -39,6 +43,10 @@ func (s *Server) MCP(nc *nats.Conn, version string) http.Handler {
 		return &mcpserver.Remote{API: api, Key: bearer(r), NATS: nc, Session: req, Log: s.log}
 	})
 	return http.HandlerFunc(s.tenant(func(w http.ResponseWriter, r *http.Request) {
+		// A call's answer comes when its commands have run (a whole
+		// scenario's when run_scenario's job ends), and a session's
+		// notification stream stays open: past the server's write timeout.
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(mcpWriteWindow))
 		t := tenantFrom(r.Context())
 		if id := r.Header.Get(mcpSessionHeader); id != "" {
 			if owner, ok := owners.Load(id); !ok || owner != t.ID {

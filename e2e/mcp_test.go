@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -36,7 +37,13 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func (s *stack) mcpClient(t *testing.T, key string, secrets ...string) *mcp.ClientSession {
 	t.Helper()
-	endpoint := s.api.URL + "/mcp?allow_origin=" + url.QueryEscape(s.demo)
+	return s.mcpClientAt(t, s.api.URL, key, secrets...)
+}
+
+// mcpClientAt connects to the MCP endpoint of the dispatcher at base.
+func (s *stack) mcpClientAt(t *testing.T, base, key string, secrets ...string) *mcp.ClientSession {
+	t.Helper()
+	endpoint := base + "/mcp?allow_origin=" + url.QueryEscape(s.demo)
 	tr := &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: bearerTransport{key: key, secrets: secrets}}}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -185,4 +192,29 @@ func TestAnMCPSessionNeedsWhereItMayGo(t *testing.T) {
 	if code, _ := s.callWith(t, "POST", "/mcp?allow_origin="+url.QueryEscape(s.demo), "", init, hdr); code != http.StatusUnauthorized {
 		t.Errorf("no key: %d, want 401", code)
 	}
+}
+
+// TestAnMCPCallOutlastsTheDispatchersWriteTimeout: a call whose commands
+// take longer than the dispatcher's write timeout (60 s in production, 1 s
+// here) still gets its answer: MCP answers are written when the commands
+// have run.
+func TestAnMCPCallOutlastsTheDispatchersWriteTimeout(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, 30*time.Second, 0)
+	s.startWorker(t, nil)
+	_, key := s.tenant(t, "dora", 10)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := api.NewHTTPServer("", s.contract, api.ServerTimeouts{ReadHeader: time.Second, Read: time.Second, Write: time.Second, Idle: time.Minute})
+	go func() { _ = hs.Serve(ln) }()
+	t.Cleanup(func() { _ = hs.Close() })
+	cs := s.mcpClientAt(t, "http://"+ln.Addr().String(), key)
+	mcpCall(t, cs, "navigate", map[string]any{"url": s.demo + "/login"})
+	out := mcpCall(t, cs, "execute_sequence", map[string]any{"commands": []any{map[string]any{"action": "wait", "value": "1500"}}})
+	if !strings.Contains(out, "— ok") {
+		t.Fatalf("the slow call answered:\n%s", out)
+	}
+	_ = cs.Close()
 }
