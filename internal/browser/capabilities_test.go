@@ -245,3 +245,46 @@ func TestSlottedTextIsCheckedOnTheElementThatOwnsIt(t *testing.T) {
 		t.Fatalf("the check was written for %s %s, want the slotted span by a robust locator", out.Element.Tag, out.Element.Locator)
 	}
 }
+
+// TestWhatChangedInARerenderedListIsWhatChanged: Playwright numbers a
+// snapshot's refs by position, so a list that re-renders with an item
+// added at its top shifts every ref after it; the delta still names only
+// the new item and the count it changed, and a ticked box as one change,
+// never the elements that merely moved as changed into one another.
+func TestWhatChangedInARerenderedListIsWhatChanged(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := open(t, "rerender.html")
+	snap := func() browser.Snapshot {
+		t.Helper()
+		sn, err := s.Snapshot(ctx, browser.SnapshotOptions{Budget: 12000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sn
+	}
+	before := snap()
+	exec(t, s, browser.Command{Action: browser.ActionFill, Target: browser.Target{Label: "New todo"}, Value: "Feed the cat"}, browser.ExecOptions{})
+	exec(t, s, browser.Command{Action: browser.ActionPress, Value: "Enter"}, browser.ExecOptions{})
+	after := snap()
+	d := browser.DiffSnapshots(before, after, 10)
+	text := d.String()
+	if first := refOn(t, after.Text, "Toggle Feed the cat"); !strings.Contains(text, "+ listitem") || len(d.Appeared) != 2 {
+		t.Errorf("the new item (its box %s) is not what appeared:\n%s", first, text)
+	}
+	for _, want := range []string{`+ listitem`, `+ checkbox "Toggle Feed the cat"`, `4 items left (was: paragraph: 3 items left)`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the delta does not say %q:\n%s", want, text)
+		}
+	}
+	if len(d.Disappeared) != 0 || strings.Contains(text, "Toggle Buy milk") || strings.Contains(text, `link "All"`) || strings.Contains(text, "Clear completed") {
+		t.Errorf("elements that only moved are reported:\n%s", text)
+	}
+
+	exec(t, s, browser.Command{Action: browser.ActionCheck, Target: browser.Target{Role: "checkbox", Name: "Toggle Walk the dog"}}, browser.ExecOptions{})
+	d = browser.DiffSnapshots(after, snap(), 10)
+	text = d.String()
+	if len(d.Appeared) != 0 || len(d.Disappeared) != 0 || !strings.Contains(text, `~ checkbox "Toggle Walk the dog" [checked]`) || !strings.Contains(text, "3 items left") {
+		t.Errorf("ticking one box:\n%s", text)
+	}
+}

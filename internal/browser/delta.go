@@ -206,23 +206,28 @@ func Diff(before, after PageState, n int) Delta {
 // ref, plus the text lines under it that belong to no other element.
 type snapLine struct {
 	ref, shown, content string
+	// id is what the element is, whatever it shows: its frame, role and
+	// name ("f2 checkbox \"Toggle Buy milk\""), without values or states;
+	// a nameless container's is told apart by its first element's.
+	id     string
+	indent int
 }
 
-// elementKey identifies an element across two snapshots of one document:
-// Playwright keeps an element's number while the document lives; the
-// snapshot number in the ref changes every time.
-var elementKey = regexp.MustCompile(`^(f\d+)?s\d+(e\d+)$`)
+// refFrame is the frame part of a ref (f2 in f2s3e7): elements of
+// different frames are never the same element.
+var refFrame = regexp.MustCompile(`^(f\d+)?s\d+e\d+$`)
 
-func snapLines(full string) (map[string]snapLine, []string) {
-	out := map[string]snapLine{}
-	var order []string
+// lineIdentity is a line's role and quoted name.
+var lineIdentity = regexp.MustCompile(`^[a-z]+(?: "(?:[^"\\]|\\.)*")?`)
+
+// snapLines lists a snapshot's elements in page order.
+func snapLines(full string) []snapLine {
+	var out []snapLine
 	var cur *snapLine
-	var curKey string
 	var curIndent int
 	flush := func() {
 		if cur != nil {
-			out[curKey] = *cur
-			order = append(order, curKey)
+			out = append(out, *cur)
 			cur = nil
 		}
 	}
@@ -232,12 +237,13 @@ func snapLines(full string) (map[string]snapLine, []string) {
 		m := refPattern.FindStringSubmatch(l)
 		if m != nil {
 			flush()
-			km := elementKey.FindStringSubmatch(m[1])
-			if km == nil {
+			fm := refFrame.FindStringSubmatch(m[1])
+			if fm == nil {
 				continue // clickable handles are numbered per snapshot
 			}
 			content := strings.TrimSpace(strings.TrimPrefix(strings.Replace(trimmed, " [ref="+m[1]+"]", "", 1), "- "))
-			cur, curKey, curIndent = &snapLine{ref: m[1], shown: strings.TrimPrefix(trimmed, "- "), content: content}, km[1]+km[2], indent
+			id := fm[1] + " " + lineIdentity.FindString(content)
+			cur, curIndent = &snapLine{ref: m[1], shown: strings.TrimPrefix(trimmed, "- "), content: content, id: id, indent: indent}, indent
 			continue
 		}
 		if cur != nil && indent > curIndent && strings.HasPrefix(trimmed, "- text: ") {
@@ -248,7 +254,88 @@ func snapLines(full string) (map[string]snapLine, []string) {
 		}
 	}
 	flush()
-	return out, order
+	// A list's items are all "listitem": what is in one tells repeated
+	// nameless containers apart.
+	seen := map[string]int{}
+	for _, l := range out {
+		seen[l.id]++
+	}
+	for i := len(out) - 2; i >= 0; i-- {
+		if seen[out[i].id] > 1 && !strings.Contains(out[i].id, `"`) && out[i+1].indent > out[i].indent {
+			out[i].id += " > " + out[i+1].id
+		}
+	}
+	return out
+}
+
+// maxAlign bounds the elements compared pairwise when aligning the changed
+// middle of two snapshots (a longer middle is aligned greedily).
+const maxAlign = 1500
+
+// alignLines pairs the elements of two snapshots that are the same
+// element: Playwright numbers refs by position in each snapshot, so an
+// element is recognised by what it is (frame, role, name), in page order:
+// the common head and tail, then the longest common subsequence of the
+// middle. match[i] is the index in a of b[i], or -1.
+func alignLines(b, a []snapLine) []int {
+	match := make([]int, len(b))
+	for i := range match {
+		match[i] = -1
+	}
+	head := 0
+	for head < len(b) && head < len(a) && b[head].id == a[head].id {
+		match[head] = head
+		head++
+	}
+	tail := 0
+	for tail < len(b)-head && tail < len(a)-head && b[len(b)-1-tail].id == a[len(a)-1-tail].id {
+		match[len(b)-1-tail] = len(a) - 1 - tail
+		tail++
+	}
+	bm, am := b[head:len(b)-tail], a[head:len(a)-tail]
+	if len(bm) == 0 || len(am) == 0 {
+		return match
+	}
+	if len(bm) > maxAlign || len(am) > maxAlign {
+		// Greedy: each element takes the next one of the same identity.
+		j := 0
+		for i := range bm {
+			for k := j; k < len(am) && k < j+50; k++ {
+				if am[k].id == bm[i].id {
+					match[head+i], j = head+k, k+1
+					break
+				}
+			}
+		}
+		return match
+	}
+	// lcs[i][j] is the longest common subsequence of bm[i:] and am[j:].
+	lcs := make([][]int32, len(bm)+1)
+	for i := range lcs {
+		lcs[i] = make([]int32, len(am)+1)
+	}
+	for i := len(bm) - 1; i >= 0; i-- {
+		for j := len(am) - 1; j >= 0; j-- {
+			if bm[i].id == am[j].id {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	for i, j := 0, 0; i < len(bm) && j < len(am); {
+		switch {
+		case bm[i].id == am[j].id:
+			match[head+i] = head + j
+			i++
+			j++
+		case lcs[i+1][j] >= lcs[i][j+1]:
+			i++
+		default:
+			j++
+		}
+	}
+	return match
 }
 
 // DiffSnapshots says what a batch changed, in the page representation's
@@ -268,14 +355,21 @@ func DiffSnapshots(before, after Snapshot, n int) Delta {
 		d.NewPage = true
 		return d
 	}
-	b, border := snapLines(before.Full)
-	a, order := snapLines(after.Full)
+	b := snapLines(before.Full)
+	a := snapLines(after.Full)
+	match := alignLines(b, a)
+	matched := make([]bool, len(a))
+	for _, j := range match {
+		if j >= 0 {
+			matched[j] = true
+		}
+	}
 	// What opened (a menu, a dialog, a list of options, an alert) leads:
 	// it is the change that matters, however far down the page it sits.
 	var appeared []string
-	for _, k := range order {
-		if _, ok := b[k]; !ok {
-			appeared = append(appeared, a[k].shown)
+	for j, al := range a {
+		if !matched[j] {
+			appeared = append(appeared, al.shown)
 		}
 	}
 	slices.SortStableFunc(appeared, func(x, y string) int { return salience(y) - salience(x) })
@@ -286,26 +380,24 @@ func DiffSnapshots(before, after Snapshot, n int) Delta {
 			d.More++
 		}
 	}
-	for _, k := range order {
-		al := a[k]
-		bl, ok := b[k]
-		switch {
-		case !ok:
-		case bl.content != al.content:
-			if len(d.Changed) < n {
-				d.Changed = append(d.Changed, FieldChange{Element: clip(al.shown), From: clip(bl.content), To: clip(al.content)})
-			} else {
-				d.More++
-			}
+	for i, j := range match {
+		if j < 0 || b[i].content == a[j].content {
+			continue
+		}
+		if len(d.Changed) < n {
+			d.Changed = append(d.Changed, FieldChange{Element: clip(a[j].shown), From: clip(b[i].content), To: clip(a[j].content)})
+		} else {
+			d.More++
 		}
 	}
-	for _, k := range border {
-		if _, ok := a[k]; !ok {
-			if len(d.Disappeared) < n {
-				d.Disappeared = append(d.Disappeared, clip(b[k].content))
-			} else {
-				d.More++
-			}
+	for i, j := range match {
+		if j >= 0 {
+			continue
+		}
+		if len(d.Disappeared) < n {
+			d.Disappeared = append(d.Disappeared, clip(b[i].content))
+		} else {
+			d.More++
 		}
 	}
 	return d

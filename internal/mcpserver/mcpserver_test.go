@@ -306,48 +306,53 @@ func TestADialogAndAPopup(t *testing.T) {
 // schemas built from the engine's own definitions: every action and
 // assertion the agent accepts, and no other.
 func TestToolsCarryTheEnginesVocabulary(t *testing.T) {
-	cs := overHTTP(t, demo(t))
-	res, err := cs.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	schemas := map[string]map[string]any{}
-	for _, tool := range res.Tools {
-		names = append(names, tool.Name)
-		b, _ := json.Marshal(tool.InputSchema)
-		var s map[string]any
-		_ = json.Unmarshal(b, &s)
-		schemas[tool.Name] = s
-		if tool.Description == "" {
-			t.Errorf("%s has no description", tool.Name)
-		}
-	}
-	slices.Sort(names)
-	want := []string{"dialogs", "execute_sequence", "navigate", "run_scenario", "screenshot", "snapshot", "spec", "tabs", "verify"}
-	if !slices.Equal(names, want) {
-		t.Fatalf("tools %v, want %v", names, want)
-	}
-	cmdSchema := schemas["execute_sequence"]["properties"].(map[string]any)["commands"].(map[string]any)["items"].(map[string]any)["properties"].(map[string]any)
-	var actions, asserts []string
-	for _, a := range cmdSchema["action"].(map[string]any)["enum"].([]any) {
-		actions = append(actions, a.(string))
-	}
-	for _, a := range cmdSchema["assert"].(map[string]any)["enum"].([]any) {
-		asserts = append(asserts, a.(string))
-	}
-	var wantActions, wantAsserts []string
-	for _, a := range append(browser.Actions(), browser.ActionVerify) {
-		wantActions = append(wantActions, string(a))
-	}
-	for _, a := range browser.Assertions() {
-		wantAsserts = append(wantAsserts, string(a))
-	}
-	if !slices.Equal(actions, wantActions) || !slices.Equal(asserts, wantAsserts) {
-		t.Fatalf("schema vocabulary: actions %v, assertions %v", actions, asserts)
-	}
-	if _, ok := schemas["execute_sequence"]["$defs"].(map[string]any)["target"]; !ok {
-		t.Fatalf("the target's schema is not defined: %v", schemas["execute_sequence"])
+	origin := demo(t)
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			cs := tr.open(t, origin)
+			res, err := cs.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			schemas := map[string]map[string]any{}
+			for _, tool := range res.Tools {
+				names = append(names, tool.Name)
+				b, _ := json.Marshal(tool.InputSchema)
+				var s map[string]any
+				_ = json.Unmarshal(b, &s)
+				schemas[tool.Name] = s
+				if tool.Description == "" {
+					t.Errorf("%s has no description", tool.Name)
+				}
+			}
+			slices.Sort(names)
+			want := []string{"dialogs", "execute_sequence", "navigate", "run_scenario", "screenshot", "snapshot", "spec", "tabs", "verify"}
+			if !slices.Equal(names, want) {
+				t.Fatalf("tools %v, want %v", names, want)
+			}
+			cmdSchema := schemas["execute_sequence"]["properties"].(map[string]any)["commands"].(map[string]any)["items"].(map[string]any)["properties"].(map[string]any)
+			var actions, asserts []string
+			for _, a := range cmdSchema["action"].(map[string]any)["enum"].([]any) {
+				actions = append(actions, a.(string))
+			}
+			for _, a := range cmdSchema["assert"].(map[string]any)["enum"].([]any) {
+				asserts = append(asserts, a.(string))
+			}
+			var wantActions, wantAsserts []string
+			for _, a := range append(browser.Actions(), browser.ActionVerify) {
+				wantActions = append(wantActions, string(a))
+			}
+			for _, a := range browser.Assertions() {
+				wantAsserts = append(wantAsserts, string(a))
+			}
+			if !slices.Equal(actions, wantActions) || !slices.Equal(asserts, wantAsserts) {
+				t.Fatalf("schema vocabulary: actions %v, assertions %v", actions, asserts)
+			}
+			if _, ok := schemas["execute_sequence"]["$defs"].(map[string]any)["target"]; !ok {
+				t.Fatalf("the target's schema is not defined: %v", schemas["execute_sequence"])
+			}
+		})
 	}
 }
 
