@@ -45,6 +45,8 @@ type Page interface {
 	Axe(ctx context.Context, source string) ([]browser.AxeViolation, error)
 	Links(limit int) ([]string, error)
 	CheckLink(ctx context.Context, url string, timeout time.Duration) (int, error)
+	// Remeasure times a GET of url again (see browser.Session).
+	Remeasure(ctx context.Context, url string, timeout time.Duration) (time.Duration, error)
 }
 
 // Model is the LLM; *llm.Client implements it.
@@ -192,6 +194,10 @@ type Result struct {
 	Usage       llm.Usage `json:"usage"`
 	// Detectors lists the detectors that ran (accessibility needs axe-core).
 	Detectors []string `json:"detectors"`
+	// NeedsAuthentication lists the pages that asked for a login (401,
+	// 403): expected behaviour the explored session was not signed in
+	// for, reported apart and never as broken.
+	NeedsAuthentication []string `json:"needs_authentication,omitempty"`
 	// Capped lists each cap the exploration reached and what it left out.
 	Capped   []string      `json:"capped,omitempty"`
 	Duration time.Duration `json:"duration_ns"`

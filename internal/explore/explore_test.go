@@ -2,8 +2,12 @@ package explore_test
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -307,5 +311,86 @@ func TestAnExplorationResumesFromItsCheckpoint(t *testing.T) {
 	// What the first attempt exercised is not done again.
 	if second.Actions > 18 {
 		t.Errorf("%d actions in all, want about the 15 of an uninterrupted run", second.Actions)
+	}
+}
+
+// TestOneSlowAnswerIsNotASlowEndpoint: a response over the threshold is
+// measured again before it counts: an endpoint that answered late once (a
+// machine under load) is not reported; one that is slow every time is,
+// with the second measurement in its evidence.
+func TestOneSlowAnswerIsNotASlowEndpoint(t *testing.T) {
+	t.Parallel()
+	slow := explore.DefaultSlowResponse + 300*time.Millisecond
+	var once sync.Once
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!doctype html><html lang="en"><head><title>Status</title></head><body><main><h1>Status</h1><p id="a"></p><p id="b"></p></main>
+<button type="button" id="refresh">Refresh</button>
+<script>const load = () => { fetch('/api/once').then(r => r.text()).then(t => a.textContent = t); fetch('/api/always').then(r => r.text()).then(t => b.textContent = t); };
+load(); refresh.onclick = load;</script></body></html>`)
+	})
+	mux.HandleFunc("GET /api/once", func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { time.Sleep(slow) })
+		fmt.Fprint(w, "once")
+	})
+	mux.HandleFunc("GET /api/always", func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(slow)
+		fmt.Fprint(w, "always")
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	e := &explore.Explorer{Page: session(t), Recorder: exploretest.NewRecorder()}
+	res, err := e.Run(context.Background(), explore.Input{BaseURL: srv.URL + "/", Goal: "find bugs", MaxActions: 5,
+		MaxDuration: time.Minute, Scope: []string{"/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	always, onlyOnce := find(res, explore.TypeSlowResponse, "/api/always"), find(res, explore.TypeSlowResponse, "/api/once")
+	if len(always) != 1 || !strings.Contains(always[0].Evidence.Message, "asked again") {
+		t.Errorf("the endpoint slow every time: %+v", always)
+	}
+	if len(onlyOnce) != 0 {
+		t.Errorf("an endpoint slow once was reported: %+v", onlyOnce)
+	}
+}
+
+// TestAPageThatAsksForALoginIsNotBroken: a link to a page behind HTTP
+// authentication (401) or one the session may not see (403) is listed as
+// needing authentication, never reported as a broken link or an error
+// page; a link that really is broken still is.
+func TestAPageThatAsksForALoginIsNotBroken(t *testing.T) {
+	t.Parallel()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!doctype html><html lang="en"><head><title>Examples</title></head><body><main><h1>Examples</h1><ul>
+<li><a href="/basic-auth">Basic auth</a></li><li><a href="/staff">Staff room</a></li><li><a href="/gone">Old page</a></li></ul></main></body></html>`)
+	})
+	mux.HandleFunc("GET /basic-auth", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Basic realm="examples"`)
+		http.Error(w, "Not authorized", http.StatusUnauthorized)
+	})
+	mux.HandleFunc("GET /staff", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "Forbidden", http.StatusForbidden) })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	e := &explore.Explorer{Page: session(t), Recorder: exploretest.NewRecorder()}
+	res, err := e.Run(context.Background(), explore.Input{BaseURL: srv.URL + "/", Goal: "find bugs", MaxActions: 10,
+		MaxDuration: time.Minute, Scope: []string{"/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range res.Findings {
+		if strings.Contains(f.Title, "basic-auth") || strings.Contains(f.Title, "staff") {
+			t.Errorf("a page that asks for a login is reported: [%s] %s", f.Type, f.Title)
+		}
+	}
+	if gone := find(res, explore.TypeBrokenLink, "/gone"); len(gone) != 1 {
+		t.Errorf("the broken link: %+v", res.Findings)
+	}
+	want := []string{srv.URL + "/basic-auth", srv.URL + "/staff"}
+	got := slices.Sorted(slices.Values(res.NeedsAuthentication))
+	if !slices.Equal(got, want) {
+		t.Errorf("needs authentication: %q, want %q", got, want)
 	}
 }

@@ -15,7 +15,7 @@ import (
 
 // result assembles what the exploration produced.
 func (r *run) result(status orchestrator.Status, msg string) Result {
-	res := Result{Status: status, Error: r.redact(msg), Goal: r.in.Goal, GoalMet: r.goalMet, Stopped: r.stopped,
+	res := Result{Status: status, Error: r.redact(msg), Goal: r.in.Goal, GoalMet: r.goalMet, Stopped: r.stopped, NeedsAuthentication: r.authPages,
 		Rejected: r.rejected, Experiences: r.learned, Actions: r.actions, Calls: r.calls, Usage: r.usage, Detectors: r.detectors,
 		Trace: r.trace, Prefix: r.prefix, StartURL: r.startURL, SecretNames: r.secretNames()}
 	if res.Stopped == "" && status == orchestrator.StatusFailed {

@@ -22,6 +22,8 @@ type run struct {
 	cfg    Config
 	scope  scope
 	safety safety
+	// authPages are the pages that asked for a login (Result.NeedsAuthentication).
+	authPages []string
 	// perPage counts distinct findings by page, shots finding pictures,
 	// capped what each cap left out (see Config's caps).
 	perPage map[string]int

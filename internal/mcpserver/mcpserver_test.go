@@ -1,6 +1,7 @@
 package mcpserver_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -204,6 +205,13 @@ func TestALoginAndASearchAreOneCall(t *testing.T) {
 			}
 			if strings.Contains(out, "Order 1002") {
 				t.Errorf("the answer shows an order the search did not find:\n%s", out)
+			}
+			shot, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "screenshot", Arguments: map[string]any{}})
+			if err != nil || shot.IsError || len(shot.Content) != 1 {
+				t.Fatalf("screenshot: %v %+v", err, shot)
+			}
+			if img, ok := shot.Content[0].(*mcp.ImageContent); !ok || img.MIMEType != "image/png" || !bytes.HasPrefix(img.Data, []byte("\x89PNG")) {
+				t.Fatalf("screenshot is not a PNG: %T", shot.Content[0])
 			}
 			spec := call(t, cs, "spec", map[string]any{}, false)
 			for _, text := range []string{out, spec} {
