@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -39,7 +40,7 @@ func (s *Server) MCP(nc *nats.Conn, version string) http.Handler {
 	api := s.Handler()
 	srv := mcpserver.New(mcpserver.Options{Version: version, Log: s.log})
 	inner := srv.HandlerFor(func(r *http.Request) mcpserver.Backend {
-		req, _ := sessionRequest(r)
+		req, _ := r.Context().Value(sessionKey{}).(jobs.SessionRequest) // checked below, before a session opens
 		return &mcpserver.Remote{API: api, Key: bearer(r), NATS: nc, Session: req, Log: s.log}
 	})
 	return http.HandlerFunc(s.tenant(func(w http.ResponseWriter, r *http.Request) {
@@ -71,9 +72,12 @@ func (s *Server) MCP(nc *nats.Conn, version string) http.Handler {
 			writeError(w, http.StatusBadRequest, "invalid MCP session", fields)
 			return
 		}
-		inner.ServeHTTP(&ownerRecorder{ResponseWriter: w, owners: &owners, tenant: t}, r)
+		inner.ServeHTTP(&ownerRecorder{ResponseWriter: w, owners: &owners, tenant: t}, r.WithContext(context.WithValue(r.Context(), sessionKey{}, req)))
 	}))
 }
+
+// sessionKey carries a new MCP session's checked settings to its backend.
+type sessionKey struct{}
 
 // sessionRequest reads a session's settings from the request: the query's
 // allow_origin, device, max_credits and idle_seconds, and the secret

@@ -205,7 +205,7 @@ func Diff(before, after PageState, n int) Delta {
 // snapLine is one element of a snapshot for diffing: its line without the
 // ref, plus the text lines under it that belong to no other element.
 type snapLine struct {
-	ref, shown, content string
+	shown, content string
 	// id is what the element is, whatever it shows: its frame, role and
 	// name ("f2 checkbox \"Toggle Buy milk\""), without values or states;
 	// a nameless container's is told apart by its first element's.
@@ -243,7 +243,7 @@ func snapLines(full string) []snapLine {
 			}
 			content := strings.TrimSpace(strings.TrimPrefix(strings.Replace(trimmed, " [ref="+m[1]+"]", "", 1), "- "))
 			id := fm[1] + " " + lineIdentity.FindString(content)
-			cur, curIndent = &snapLine{ref: m[1], shown: strings.TrimPrefix(trimmed, "- "), content: content, id: id, indent: indent}, indent
+			cur, curIndent = &snapLine{shown: strings.TrimPrefix(trimmed, "- "), content: content, id: id, indent: indent}, indent
 			continue
 		}
 		if cur != nil && indent > curIndent && strings.HasPrefix(trimmed, "- text: ") {

@@ -53,7 +53,8 @@ type Options struct {
 
 // Server hands each MCP session its own browser session.
 type Server struct {
-	opts Options
+	opts    Options
+	schemas *mcp.SchemaCache // the tools' schemas resolved once for every session
 }
 
 // New returns a server.
@@ -67,7 +68,7 @@ func New(opts Options) *Server {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	return &Server{opts: opts}
+	return &Server{opts: opts, schemas: mcp.NewSchemaCache()}
 }
 
 // protocolVersions are the versions served: those with sessions, since a
@@ -120,6 +121,7 @@ func (s *Server) newMCPServer(backend Backend) (*mcp.Server, *session) {
 		Instructions:              instructions,
 		Logger:                    s.opts.Log,
 		SupportedProtocolVersions: protocolVersions,
+		SchemaCache:               s.schemas,
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
 			// The browser goes when the session does.
 			go func() {

@@ -18,6 +18,7 @@ import (
 	"github.com/webpilot/webpilot/internal/browser"
 	"github.com/webpilot/webpilot/internal/jobs"
 	"github.com/webpilot/webpilot/internal/orchestrator"
+	"github.com/webpilot/webpilot/internal/store"
 )
 
 // SessionCall is one tool call the dispatcher sends to the worker holding
@@ -169,13 +170,14 @@ func (e *apiError) Error() string {
 	return fmt.Sprintf("the API answered %d: %s", e.status, strings.TrimSpace(e.body))
 }
 
-// api calls the dispatcher's API in process, as the tenant.
-func (r *Remote) api(ctx context.Context, method, path string, body any, want int, out any) error {
+// api calls the dispatcher's API in process, as the tenant, and returns
+// the answer's body; out, when set, is decoded from it.
+func (r *Remote) api(ctx context.Context, method, path string, body any, want int, out any) ([]byte, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		rd = bytes.NewReader(b)
 	}
@@ -186,12 +188,12 @@ func (r *Remote) api(ctx context.Context, method, path string, body any, want in
 	rec := httptest.NewRecorder()
 	r.API.ServeHTTP(rec, req)
 	if rec.Code != want {
-		return &apiError{status: rec.Code, body: rec.Body.String()}
+		return nil, &apiError{status: rec.Code, body: rec.Body.String()}
 	}
 	if out != nil {
-		return json.Unmarshal(rec.Body.Bytes(), out)
+		return rec.Body.Bytes(), json.Unmarshal(rec.Body.Bytes(), out)
 	}
-	return nil
+	return rec.Body.Bytes(), nil
 }
 
 type jobView struct {
@@ -202,18 +204,12 @@ type jobView struct {
 	Steps          json.RawMessage `json:"steps"`
 }
 
-func terminal(state string) bool {
-	switch state {
-	case "succeeded", "failed", "cancelled", "budget_exhausted":
-		return true
-	}
-	return false
-}
+func terminal(state string) bool { return store.JobState(state).Terminal() }
 
 // Open submits a session job and waits for a worker to take it.
 func (r *Remote) Open(ctx context.Context) (Conn, error) {
 	var j jobView
-	if err := r.api(ctx, "POST", "/v1/jobs", jobs.Submission{Kind: jobs.KindSession, Session: &r.Session}, http.StatusAccepted, &j); err != nil {
+	if _, err := r.api(ctx, "POST", "/v1/jobs", jobs.Submission{Kind: jobs.KindSession, Session: &r.Session}, http.StatusAccepted, &j); err != nil {
 		return nil, fmt.Errorf("open a session: %w", err)
 	}
 	wait := r.Start
@@ -223,7 +219,7 @@ func (r *Remote) Open(ctx context.Context) (Conn, error) {
 	deadline := time.Now().Add(wait)
 	for {
 		var now jobView
-		if err := r.api(ctx, "GET", "/v1/jobs/"+j.ID, nil, http.StatusOK, &now); err != nil {
+		if _, err := r.api(ctx, "GET", "/v1/jobs/"+j.ID, nil, http.StatusOK, &now); err != nil {
 			return nil, err
 		}
 		switch {
@@ -238,7 +234,7 @@ func (r *Remote) Open(ctx context.Context) (Conn, error) {
 		case terminal(now.State):
 			return nil, fmt.Errorf("the session job %s ended %s before it started: %s", j.ID, now.State, now.Error)
 		case time.Now().After(deadline):
-			_ = r.api(context.WithoutCancel(ctx), "POST", "/v1/jobs/"+j.ID+"/cancel", nil, http.StatusAccepted, nil)
+			_, _ = r.api(context.WithoutCancel(ctx), "POST", "/v1/jobs/"+j.ID+"/cancel", nil, http.StatusAccepted, nil)
 			return nil, fmt.Errorf("no worker took the session within %s (job %s cancelled)", wait, j.ID)
 		}
 		select {
@@ -365,13 +361,13 @@ func (r *Remote) Run(ctx context.Context, in RunInput, progress func(StepProgres
 		sub = jobs.Submission{Kind: jobs.KindScenario, Scenario: &sc}
 	}
 	var j jobView
-	if err := r.api(ctx, "POST", "/v1/jobs", sub, http.StatusAccepted, &j); err != nil {
+	if _, err := r.api(ctx, "POST", "/v1/jobs", sub, http.StatusAccepted, &j); err != nil {
 		return RunResult{}, err
 	}
 	reported := 0
 	for {
 		var now jobView
-		if err := r.api(ctx, "GET", "/v1/jobs/"+j.ID, nil, http.StatusOK, &now); err != nil {
+		if _, err := r.api(ctx, "GET", "/v1/jobs/"+j.ID, nil, http.StatusOK, &now); err != nil {
 			return RunResult{JobID: j.ID}, err
 		}
 		var steps []orchestrator.StepReport
@@ -386,13 +382,8 @@ func (r *Remote) Run(ctx context.Context, in RunInput, progress func(StepProgres
 		}
 		if terminal(now.State) {
 			res := RunResult{JobID: j.ID, Status: now.State, Error: now.Error, Steps: len(steps), CreditsMicro: int64(now.ChargedCredits * 1e6)}
-			req := httptest.NewRequestWithContext(ctx, "GET", "/v1/jobs/"+j.ID+"/script", nil)
-			req.Header.Set("Authorization", "Bearer "+r.Key)
-			req.RemoteAddr = "127.0.0.1:0"
-			rec := httptest.NewRecorder()
-			r.API.ServeHTTP(rec, req)
-			if rec.Code == http.StatusOK {
-				res.Spec = rec.Body.String()
+			if spec, err := r.api(ctx, "GET", "/v1/jobs/"+j.ID+"/script", nil, http.StatusOK, nil); err == nil {
+				res.Spec = string(spec)
 			}
 			return res, nil
 		}

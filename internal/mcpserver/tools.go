@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/webpilot/webpilot/internal/browser"
@@ -84,8 +85,15 @@ type RunResult struct {
 	CreditsMicro int64
 }
 
+// schemas are the tools' input schemas, built once: every MCP session's
+// server shares them (and, through schemaCache, their resolution).
+var schemas = struct {
+	navigate, snapshot, sequence, verify, screenshot, tabs, dialogs, spec, run *jsonschema.Schema
+}{inputSchema[navigateInput](), inputSchema[snapshotInput](), inputSchema[sequenceInput](), inputSchema[verifyInput](),
+	inputSchema[screenshotInput](), inputSchema[tabsInput](), inputSchema[dialogsInput](), inputSchema[specInput](), inputSchema[RunInput]()}
+
 func addTools(srv *mcp.Server, st *session) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "navigate", InputSchema: inputSchema[navigateInput](),
+	mcp.AddTool(srv, &mcp.Tool{Name: "navigate", InputSchema: schemas.navigate,
 		Description: "Open a URL. The first navigation opens the browser and is where the spec starts; later ones are steps of it."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in navigateInput) (*mcp.CallToolResult, any, error) {
 			c, err := st.open(ctx)
@@ -98,7 +106,7 @@ func addTools(srv *mcp.Server, st *session) {
 			}
 			return text(sequenceText(res)), nil, nil
 		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "snapshot", InputSchema: inputSchema[snapshotInput](),
+	mcp.AddTool(srv, &mcp.Tool{Name: "snapshot", InputSchema: schemas.snapshot,
 		Description: "The page view: the accessibility tree with a ref per element ([ref=s1e12]), long lists elided, passwords redacted."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ snapshotInput) (*mcp.CallToolResult, any, error) {
 			c, err := st.open(ctx)
@@ -111,10 +119,10 @@ func addTools(srv *mcp.Server, st *session) {
 			}
 			return text(v), nil, nil
 		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "execute_sequence", InputSchema: inputSchema[sequenceInput](),
+	mcp.AddTool(srv, &mcp.Tool{Name: "execute_sequence", InputSchema: schemas.sequence,
 		Description: "Run several commands in one call: in order, stopping at the first that fails, the page settled once at the end (network, DOM, animations). " +
 			"Answers each command's outcome and what changed on the page in the view's terms (+ appeared, - disappeared, ~ changed), with dialogs answered and pages opened. " +
-			"Commands are the agent's: " + actionList() + "; verify checks (assert: " + assertionList() + ")."},
+			"Commands are the agent's: " + joined(browser.Actions()) + "; verify checks (assert: " + joined(browser.Assertions()) + ")."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in sequenceInput) (*mcp.CallToolResult, any, error) {
 			if len(in.Commands) == 0 {
 				return nil, nil, errors.New("commands: at least one command")
@@ -134,7 +142,7 @@ func addTools(srv *mcp.Server, st *session) {
 			out.IsError = res.Stopped != ""
 			return out, nil, nil
 		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "verify", InputSchema: inputSchema[verifyInput](),
+	mcp.AddTool(srv, &mcp.Tool{Name: "verify", InputSchema: schemas.verify,
 		Description: "Check the page without acting; each check waits for its condition as the spec's expect does, and becomes an assertion of the spec."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in verifyInput) (*mcp.CallToolResult, any, error) {
 			if len(in.Checks) == 0 {
@@ -159,7 +167,7 @@ func addTools(srv *mcp.Server, st *session) {
 			out.IsError = res.Stopped != ""
 			return out, nil, nil
 		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "screenshot", InputSchema: inputSchema[screenshotInput](),
+	mcp.AddTool(srv, &mcp.Tool{Name: "screenshot", InputSchema: schemas.screenshot,
 		Description: "A PNG of the page, secrets and password fields painted over."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in screenshotInput) (*mcp.CallToolResult, any, error) {
 			c, err := st.open(ctx)
@@ -172,7 +180,7 @@ func addTools(srv *mcp.Server, st *session) {
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{Data: png, MIMEType: "image/png"}}}, nil, nil
 		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "tabs", InputSchema: inputSchema[tabsInput](),
+	mcp.AddTool(srv, &mcp.Tool{Name: "tabs", InputSchema: schemas.tabs,
 		Description: "List the open pages (tabs, popups), switch to one, or close the current one; switching and closing are steps of the spec."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in tabsInput) (*mcp.CallToolResult, any, error) {
 			c, err := st.open(ctx)
@@ -202,7 +210,7 @@ func addTools(srv *mcp.Server, st *session) {
 			}
 			return text(pagesText(c.Pages())), nil, nil
 		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "dialogs", InputSchema: inputSchema[dialogsInput](),
+	mcp.AddTool(srv, &mcp.Tool{Name: "dialogs", InputSchema: schemas.dialogs,
 		Description: "The native dialogs (alert, confirm, prompt, beforeunload) so far and how each was answered; with answer, how the next one is answered (the default dismisses, as Playwright does)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in dialogsInput) (*mcp.CallToolResult, any, error) {
 			c, err := st.open(ctx)
@@ -223,7 +231,7 @@ func addTools(srv *mcp.Server, st *session) {
 			}
 			return text(dialogsText(c.Dialogs(), in.Answer)), nil, nil
 		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "spec", InputSchema: inputSchema[specInput](),
+	mcp.AddTool(srv, &mcp.Tool{Name: "spec", InputSchema: schemas.spec,
 		Description: "The @playwright/test file of everything done in this session so far: stable locators, the waits the page needed, dialogs and popups, secrets read from the environment."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ specInput) (*mcp.CallToolResult, any, error) {
 			c, err := st.open(ctx)
@@ -236,7 +244,7 @@ func addTools(srv *mcp.Server, st *session) {
 			}
 			return text(spec), nil, nil
 		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "run_scenario", InputSchema: inputSchema[RunInput](),
+	mcp.AddTool(srv, &mcp.Tool{Name: "run_scenario", InputSchema: schemas.run,
 		Description: "Run a whole scenario (steps in plain sentences or commands) to its end as a job does, in a browser of its own; each finished step is sent as a progress notification. Answers the job's status and its spec."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in RunInput) (*mcp.CallToolResult, any, error) {
 			token := req.Params.GetProgressToken()
@@ -297,18 +305,11 @@ func errorText(s string) *mcp.CallToolResult {
 	return r
 }
 
-func actionList() string {
-	var parts []string
-	for _, a := range browser.Actions() {
-		parts = append(parts, string(a))
-	}
-	return strings.Join(parts, ", ")
-}
-
-func assertionList() string {
-	var parts []string
-	for _, a := range browser.Assertions() {
-		parts = append(parts, string(a))
+// joined lists a vocabulary's words for a tool's description.
+func joined[T ~string](xs []T) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = string(x)
 	}
 	return strings.Join(parts, ", ")
 }

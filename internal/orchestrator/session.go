@@ -126,7 +126,7 @@ func (s *Session) Navigate(ctx context.Context, raw string, view bool) (Sequence
 	r.sc.BaseURL = u.String()
 	r.origins = origins{originOf(u)}
 	if len(s.allowed) > 0 {
-		if !originsAllow(s.allowed, u) {
+		if !origins(s.allowed).allow(u) {
 			return SequenceResult{}, fmt.Errorf("navigate: %s is not an allowed origin (%s)", originOf(u), strings.Join(s.allowed, ", "))
 		}
 		r.origins = append(origins{}, s.allowed...)
@@ -150,10 +150,6 @@ func (s *Session) Navigate(ctx context.Context, raw string, view bool) (Sequence
 	}
 	out.DurationMS = time.Since(start).Milliseconds()
 	return out, nil
-}
-
-func originsAllow(list []string, u *url.URL) bool {
-	return origins(list).allow(u)
 }
 
 // View is the page view with refs, as the agent's model sees it (secrets

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/webpilot/webpilot/internal/browser"
 	"github.com/webpilot/webpilot/internal/jobs"
 	"github.com/webpilot/webpilot/internal/mcpserver"
 	"github.com/webpilot/webpilot/internal/orchestrator"
@@ -42,13 +41,9 @@ func (w *Worker) runSession(ctx context.Context, claim store.Claim, cancelled fu
 	log = orchestrator.RedactLogger(log, secrets)
 	tun := w.proxy.Open()
 	defer tun.Close()
-	opts := browser.SessionOptions{}
-	if name := req.Options.Device; name != "" {
-		d, ok := browser.DeviceNamed(name)
-		if !ok {
-			return failed(fmt.Sprintf("the device %q is not one Playwright emulates", name))
-		}
-		opts.Device = &d
+	opts, err := deviceOptions(req.Options.Device)
+	if err != nil {
+		return failed(err.Error())
 	}
 	sess, closeSession, err := w.openSession(ctx, tun, log, opts)
 	if err != nil {

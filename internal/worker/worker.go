@@ -589,14 +589,9 @@ func (w *Worker) execute(ctx context.Context, x execution) outcome {
 	}
 	tun := w.proxy.Open()
 	defer tun.Close()
-	opts := browser.SessionOptions{}
-	if name := x.in.Scenario.Options.Device; name != "" {
-		d, ok := browser.DeviceNamed(name)
-		if !ok {
-			// The API refuses such a job; one stored before must not run on a desktop.
-			return failed(fmt.Sprintf("the device %q is not one Playwright emulates", name))
-		}
-		opts.Device = &d
+	opts, err := deviceOptions(x.in.Scenario.Options.Device)
+	if err != nil {
+		return failed(err.Error())
 	}
 	if resume != nil {
 		if resume.RestoreStorage() {
@@ -638,6 +633,20 @@ func (w *Worker) execute(ctx context.Context, x execution) outcome {
 	}
 	closeSession() // the browser is done; what follows may run a spec
 	return x.then(res, tun)
+}
+
+// deviceOptions are the session options emulating the named device (none
+// for a desktop). The API refuses an unknown device; a job stored before
+// must not run on a desktop instead.
+func deviceOptions(name string) (browser.SessionOptions, error) {
+	if name == "" {
+		return browser.SessionOptions{}, nil
+	}
+	d, ok := browser.DeviceNamed(name)
+	if !ok {
+		return browser.SessionOptions{}, fmt.Errorf("the device %q is not one Playwright emulates", name)
+	}
+	return browser.SessionOptions{Device: &d}, nil
 }
 
 // openSession opens a job's browser context with its traffic sent through
