@@ -111,9 +111,31 @@ func TestARemoteMCPSessionRunsAsAChargedJob(t *testing.T) {
 		t.Fatalf("run_scenario answered:\n%s", ran)
 	}
 
+	_, ranSpec, _ := strings.Cut(ran, "spec:\n")
+	browsertest.MustPassSpec(t, ranSpec, map[string]string{"PASSWORD": demoapp.Password})
+	// The scenario's job stored a test; run_scenario replays it by id.
+	var tests api.TestList
+	s.mustJSON(t, "GET", "/v1/tests", alice, nil, http.StatusOK, &tests)
+	if len(tests.Tests) != 1 {
+		t.Fatalf("alice's tests: %+v", tests.Tests)
+	}
+	replayed := mcpCall(t, cs, "run_scenario", map[string]any{"test_id": tests.Tests[0].ID})
+	if !strings.Contains(replayed, "status: succeeded") || !strings.Contains(replayed, "process.env.PASSWORD") || strings.Contains(replayed, demoapp.Password) {
+		t.Fatalf("run_scenario of the stored test answered:\n%s", replayed)
+	}
+
 	var list api.JobList
 	s.mustJSON(t, "GET", "/v1/jobs", alice, nil, http.StatusOK, &list)
 	var sessionJob string
+	replays := 0
+	for _, j := range list.Jobs {
+		if j.Kind == "replay" {
+			replays++
+		}
+	}
+	if replays != 1 {
+		t.Errorf("%d replay jobs, want the one run_scenario submitted", replays)
+	}
 	for _, j := range list.Jobs {
 		if j.Kind == "session" {
 			sessionJob = j.ID
