@@ -66,6 +66,8 @@ type App struct {
 	// irreversible calls.
 	shopFixed bool
 	danger    map[string]int
+	// zooFixed turns the zoo's seeded defects off.
+	zooFixed bool
 }
 
 // Handler serves the demo app in its baseline form.
@@ -111,6 +113,7 @@ func New(o Options) *App {
 	a := &App{mux: http.NewServeMux(), changes: map[Variation]bool{}, danger: map[string]int{}}
 	mux := a.mux
 	a.shopRoutes(mux)
+	a.zooRoutes(mux)
 	page := func(name string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			var b []byte

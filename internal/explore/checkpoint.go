@@ -3,6 +3,8 @@ package explore
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/webpilot/webpilot/internal/llm"
@@ -23,6 +25,9 @@ type Checkpoint struct {
 	Transitions  []transition                 `json:"transitions,omitempty"`
 	Exercised    []string                     `json:"exercised,omitempty"`
 	NavTries     map[string]int               `json:"nav_tries,omitempty"`
+	Tried        []string                     `json:"tried,omitempty"`
+	Probed       map[string]int               `json:"probed,omitempty"`
+	PageDone     []string                     `json:"page_done,omitempty"`
 	LinksChecked []string                     `json:"links_checked,omitempty"`
 	LinkCount    int                          `json:"link_count"`
 	Trace        []orchestrator.ManifestEntry `json:"trace"`
@@ -60,6 +65,7 @@ func (r *run) checkpoint(ctx context.Context) error {
 	for k := range r.linksDone {
 		cp.LinksChecked = append(cp.LinksChecked, k)
 	}
+	cp.Tried, cp.PageDone, cp.Probed = setList(r.tried), setList(r.pageDone), r.probed
 	if st, err := r.Page.StorageState(); err == nil {
 		cp.StorageState = st
 	}
@@ -79,6 +85,15 @@ func (r *run) restore(cp *Checkpoint) {
 	if cp.NavTries != nil {
 		r.navTries = cp.NavTries
 	}
+	if cp.Probed != nil {
+		r.probed = cp.Probed
+	}
+	for _, k := range cp.Tried {
+		r.tried[k] = true
+	}
+	for _, k := range cp.PageDone {
+		r.pageDone[k] = true
+	}
 	for _, st := range cp.States {
 		r.states[st.ID] = st
 		r.order = append(r.order, st.ID)
@@ -96,4 +111,9 @@ func (r *run) restore(cp *Checkpoint) {
 	if st := r.states[cp.Current]; st != nil {
 		r.cur, r.curPath = st, cp.CurPath
 	}
+}
+
+// setList is a set's members, sorted.
+func setList(m map[string]bool) []string {
+	return slices.Sorted(maps.Keys(m))
 }

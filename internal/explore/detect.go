@@ -27,7 +27,13 @@ func (r *run) detect(ctx context.Context, t0 time.Time, c browser.Command, el *e
 	if out.Err != nil {
 		trigger = 0 // the action did not happen: its page showed the bug
 	}
-	if err := r.problems(ctx, t0, describe(c, where), where, from, path, trigger); err != nil {
+	// What a navigation brings is the new page's: an exception thrown
+	// while it loads is a finding on that page.
+	at := from
+	if now := r.Page.URL(); pageKey(now) != pageKey(from) && r.scope.allows(now) {
+		at = now
+	}
+	if err := r.problems(ctx, t0, describe(c, where), where, from, at, path, trigger); err != nil {
 		return err
 	}
 	if out.Err != nil || el == nil || c.Action != browser.ActionClick || !clickable[el.Role] {
@@ -56,15 +62,25 @@ func (r *run) detect(ctx context.Context, t0 time.Time, c browser.Command, el *e
 }
 
 // problems reports what the browser's detectors saw since the action at
-// t0 began, and what arrived after the previous action's detectors ran.
-func (r *run) problems(ctx context.Context, t0 time.Time, action string, where *stateNode, from string,
+// t0 began (at the page at, where the action led), and what arrived after
+// the previous action's detectors ran (at the page from, where it began).
+func (r *run) problems(ctx context.Context, t0 time.Time, action string, where *stateNode, from, at string,
 	path []orchestrator.ManifestEntry, trigger int) error {
 	since := t0
 	if !r.seen.IsZero() && r.seen.Before(t0) {
 		since = r.seen
 	}
 	r.seen = time.Now()
-	for _, p := range r.Page.Detected(since) {
+	detected := r.Page.Detected(since)
+	for _, p := range detected {
+		if p.URL != "" && (p.Kind == browser.ProblemClientError || p.Kind == browser.ProblemServerError || p.Kind == browser.ProblemRequestFailed) {
+			r.failedURLs[p.URL] = true
+		}
+	}
+	for _, p := range detected {
+		if p.Kind == browser.ProblemConsoleError && r.echoesFailure(ctx, p.Text) {
+			continue // the browser's words on a failed request: the request is the finding
+		}
 		if p.Resource == "document" && (needsAuth(p.Status) || authFailed(p)) && sameHost(p.URL, r.scope.host) {
 			r.errorDoc = p.URL
 			r.needsLogin(p.URL)
@@ -72,6 +88,10 @@ func (r *run) problems(ctx context.Context, t0 time.Time, action string, where *
 		}
 		if p.Resource == "document" && p.Status >= 400 {
 			r.errorDoc = p.URL // its page is the error: no accessibility or link checks there
+		}
+		if p.URL != "" && p.Kind != browser.ProblemPageError && p.Kind != browser.ProblemConsoleError && !sameHost(p.URL, r.scope.host) {
+			r.thirdParty(p)
+			continue
 		}
 		f := fromProblem(p, r.scope, r.cfg.SlowResponse)
 		if f == nil {
@@ -81,7 +101,11 @@ func (r *run) problems(ctx context.Context, t0 time.Time, action string, where *
 			continue
 		}
 		f.Evidence.Action, f.Trigger = action, trigger
-		if err := r.report(ctx, f, where, from, path, 0); err != nil {
+		loc := at
+		if p.At.Before(t0) {
+			loc = from // the previous action's, arrived late
+		}
+		if err := r.report(ctx, f, where, loc, path, 0); err != nil {
 			return err
 		}
 	}
@@ -93,7 +117,7 @@ func (r *run) detectLate(ctx context.Context) error {
 	if r.seen.IsZero() || r.cur == nil {
 		return nil
 	}
-	return r.problems(ctx, r.seen, "", r.cur, r.Page.URL(), slices.Clone(r.curPath), 0)
+	return r.problems(ctx, r.seen, "", r.cur, r.Page.URL(), r.Page.URL(), slices.Clone(r.curPath), 0)
 }
 
 // stateChecks runs the detectors that look at a state rather than an
@@ -103,8 +127,8 @@ func (r *run) stateChecks(ctx context.Context, st *stateNode) {
 		return
 	}
 	st.Checked = true
-	if r.errorDoc != "" && r.errorDoc == st.URL {
-		return
+	if r.errorDoc != "" && r.errorDoc == st.URL || !r.scope.allows(st.URL) {
+		return // an error page, or the browser's own (a refused load)
 	}
 	path := slices.Clone(r.curPath)
 	if r.cfg.AxeSource != "" {
@@ -113,7 +137,7 @@ func (r *run) stateChecks(ctx context.Context, st *stateNode) {
 			r.Log.Warn("accessibility check failed", "url", st.URL, "err", err)
 		}
 		for _, v := range vs {
-			f := axeFinding(v)
+			f := axeFinding(v, st.URL)
 			f.Trigger = max(len(path)-len(st.Path), 0) // what opened the element on the page
 			if err := r.report(ctx, f, st, st.URL, path, 0); err != nil {
 				r.Log.Warn("finding not recorded", "err", err)
@@ -128,7 +152,7 @@ func (r *run) stateChecks(ctx context.Context, st *stateNode) {
 		if r.linkCount >= r.cfg.MaxLinkChecks {
 			return
 		}
-		if r.linksDone[link] || !r.scope.allows(link) || r.safety.denies(link) != "" {
+		if r.linksDone[link] || !r.scope.allows(link) || r.safety.deniesHref(link) != "" {
 			continue
 		}
 		r.linksDone[link] = true
@@ -205,6 +229,9 @@ func (r *run) report(ctx context.Context, f *Finding, st *stateNode, at string, 
 	f.Evidence.Observed, f.Evidence.Expected = clip(f.Evidence.Observed, 1000), clip(f.Evidence.Expected, 1000)
 	if i, ok := r.bySig[f.Signature]; ok {
 		f.Seq = r.findings[i].Seq
+		if f.Type == TypeAccessibility && len(f.Evidence.Places) == 1 {
+			r.findings[i].addPlace(f.Evidence.Places[0], f.Evidence.Nodes)
+		}
 	} else {
 		page := pageKey(at)
 		switch {
@@ -275,4 +302,40 @@ func (r *run) needsLogin(u string) {
 	if !slices.Contains(r.authPages, u) {
 		r.authPages = append(r.authPages, u)
 	}
+}
+
+// thirdParty notes a request to another host that failed or was refused:
+// reported apart as noise, never as the app's bug.
+func (r *run) thirdParty(p browser.Problem) {
+	what := p.Text
+	if p.Status > 0 {
+		what = fmt.Sprintf("answered %d", p.Status)
+	}
+	if p.Kind == browser.ProblemSlowResponse {
+		what = fmt.Sprintf("took %d ms", p.Duration.Milliseconds())
+	}
+	line := fmt.Sprintf("%s %s: %s", p.Method, pageKey(p.URL), clip(what, 120))
+	if !slices.Contains(r.noise, line) && len(r.noise) < 50 {
+		r.noise = append(r.noise, line)
+	}
+}
+
+// echoesFailure says a console message is about a request that failed
+// ("Refused to apply style from 'URL' because its MIME type ('text/plain')"
+// after the stylesheet answered 404).
+// The request's own problem may be read after the message, so a URL of
+// the app not known to have failed is asked for once.
+func (r *run) echoesFailure(ctx context.Context, text string) bool {
+	for _, u := range urlInMsg.FindAllString(text, -1) {
+		u = strings.TrimRight(u, ".,;:")
+		if !r.failedURLs[u] && sameHost(u, r.scope.host) && r.safety.deniesHref(u) == "" {
+			if status, err := r.Page.CheckLink(ctx, u, 5*time.Second); err == nil && status >= 400 {
+				r.failedURLs[u] = true
+			}
+		}
+		if r.failedURLs[u] {
+			return true
+		}
+	}
+	return false
 }

@@ -45,6 +45,8 @@ type Page interface {
 	Axe(ctx context.Context, source string) ([]browser.AxeViolation, error)
 	Links(limit int) ([]string, error)
 	CheckLink(ctx context.Context, url string, timeout time.Duration) (int, error)
+	// Denied lists what the URL policy and the egress proxy refused.
+	Denied() []string
 	// Remeasure times a GET of url again (see browser.Session).
 	Remeasure(ctx context.Context, url string, timeout time.Duration) (time.Duration, error)
 }
@@ -82,6 +84,9 @@ type Config struct {
 	MaxLinkChecks  int // per job
 	SnapshotBudget int // characters of page representation per prompt
 	MaxBatch       int // commands per model decision
+	// ProbeTurns is how many turns the model gets on one page template
+	// before the crawl moves on.
+	ProbeTurns int
 	// DeadClickGrace is how long a click that changed nothing is given
 	// before it is called dead (effects behind a short timer).
 	DeadClickGrace time.Duration
@@ -110,8 +115,9 @@ func (c Config) WithDefaults() Config {
 	c.MaxFindingsPerPage = cmp.Or(c.MaxFindingsPerPage, DefaultMaxFindingsPerPage)
 	c.MaxScreenshots = cmp.Or(c.MaxScreenshots, DefaultMaxScreenshots)
 	if c.MaxLinkChecks == 0 {
-		c.MaxLinkChecks = 40
+		c.MaxLinkChecks = 200
 	}
+	c.ProbeTurns = cmp.Or(c.ProbeTurns, 4)
 	if c.SnapshotBudget == 0 {
 		c.SnapshotBudget = 10000
 	}
@@ -198,6 +204,10 @@ type Result struct {
 	// 403): expected behaviour the explored session was not signed in
 	// for, reported apart and never as broken.
 	NeedsAuthentication []string `json:"needs_authentication,omitempty"`
+	// Noise lists requests to other hosts that failed or that the egress
+	// guard refused (analytics, fonts, third-party scripts): reported
+	// apart, never as the app's bugs.
+	Noise []string `json:"noise,omitempty"`
 	// Capped lists each cap the exploration reached and what it left out.
 	Capped   []string      `json:"capped,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
@@ -228,6 +238,10 @@ type Coverage struct {
 	Transitions []transition    `json:"transitions"`
 	Exercised   int             `json:"elements_exercised"`
 	Seen        int             `json:"elements_seen"`
+	// Covered counts the elements exercised and the links to pages reached.
+	Covered int `json:"elements_covered"`
+	// Pages is how many page templates were reached.
+	Pages int `json:"page_templates"`
 	// Frontier are in-scope pages seen linked but never visited.
 	Frontier []string `json:"frontier,omitempty"`
 }
@@ -240,7 +254,7 @@ type StateCoverage struct {
 	Visits    int      `json:"visits"`
 	Seen      int      `json:"elements_seen"`
 	Exercised int      `json:"elements_exercised"`
-	Untouched []string `json:"untouched,omitempty"` // elements never exercised
+	Untouched []string `json:"untouched,omitempty"` // elements never exercised, links to pages not reached
 }
 
 // errBudget stops the model part of a run whose hold cannot cover a call.

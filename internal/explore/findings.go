@@ -44,11 +44,27 @@ const (
 	SeverityMinor    Severity = "minor"
 )
 
+// Confidence says how sure a finding is.
+type Confidence string
+
+// Confidences.
+const (
+	// ConfidenceConfirmed: its reproduction fails at its check under
+	// @playwright/test.
+	ConfidenceConfirmed Confidence = "confirmed"
+	// ConfidenceObserved: a detector saw it; no reproduction has run.
+	ConfidenceObserved Confidence = "observed"
+	// ConfidenceUnconfirmed: its reproduction did not show it, or could
+	// not run; the reproduction's detail says why.
+	ConfidenceUnconfirmed Confidence = "unconfirmed"
+)
+
 // Finding is one distinct bug.
 type Finding struct {
-	Seq       int      `json:"seq"`
-	Type      Type     `json:"type"`
-	Severity  Severity `json:"severity"`
+	Seq        int        `json:"seq"`
+	Type       Type       `json:"type"`
+	Severity   Severity   `json:"severity"`
+	Confidence Confidence `json:"confidence"`
 	Title     string   `json:"title"`
 	URL       string   `json:"url"`
 	State     string   `json:"state"`
@@ -90,6 +106,15 @@ type Evidence struct {
 	HelpURL      string            `json:"help_url,omitempty"`
 	Nodes        []browser.AxeNode `json:"nodes,omitempty"`
 	Action       string            `json:"action,omitempty"`
+	// Places are the pages a site-wide finding (an accessibility rule)
+	// was seen on, with how many elements broke it there.
+	Places []Place `json:"places,omitempty"`
+}
+
+// Place is one page a site-wide finding was seen on.
+type Place struct {
+	URL      string `json:"url"`
+	Elements int    `json:"elements"`
 }
 
 // Request is a request's part of the evidence.
@@ -294,19 +319,48 @@ func clip(s string, n int) string {
 	return string([]rune(s)[:n-1]) + "…"
 }
 
-// axeFinding turns one axe-core violation into a finding.
-func axeFinding(v browser.AxeViolation) *Finding {
-	var targets []string
-	for _, n := range v.Nodes {
-		targets = append(targets, n.Target)
-	}
+// axeFinding turns one axe-core violation on the page at address at into
+// a finding: one per rule across the whole site, each page a place.
+func axeFinding(v browser.AxeViolation, at string) *Finding {
 	sev := SeverityMinor
-	if v.Impact == "critical" || v.Impact == "serious" {
+	switch v.Impact {
+	case "critical":
+		sev = SeverityCritical
+	case "serious":
 		sev = SeverityMajor
 	}
-	return &Finding{Type: TypeAccessibility, Severity: sev,
-		Title:     fmt.Sprintf("Accessibility: %s (%s, %d element(s))", strings.TrimSuffix(v.Help, "."), v.Rule, len(v.Nodes)),
-		Signature: signature(string(TypeAccessibility), v.Rule, strings.Join(targets, ",")),
-		Evidence:  Evidence{Message: v.Help, Rule: v.Rule, HelpURL: v.HelpURL, Nodes: v.Nodes},
-		Check:     Check{Kind: CheckAxeRule, Rule: v.Rule}}
+	f := &Finding{Type: TypeAccessibility, Severity: sev,
+		Signature: signature(string(TypeAccessibility), v.Rule),
+		Evidence: Evidence{Message: v.Help, Rule: v.Rule, HelpURL: v.HelpURL, Nodes: v.Nodes,
+			Places: []Place{{URL: at, Elements: len(v.Nodes)}}},
+		Check: Check{Kind: CheckAxeRule, Rule: v.Rule}}
+	f.Title = axeTitle(v.Help, v.Rule, f.Evidence.Places)
+	return f
+}
+
+// axeTitle names an accessibility finding with how far it reaches.
+func axeTitle(help, rule string, places []Place) string {
+	n := 0
+	for _, p := range places {
+		n += p.Elements
+	}
+	s := fmt.Sprintf("Accessibility: %s (%s, %d element(s)", strings.TrimSuffix(help, "."), rule, n)
+	if len(places) > 1 {
+		s += fmt.Sprintf(" on %d pages", len(places))
+	}
+	return s + ")"
+}
+
+// addPlace adds a page to a site-wide finding, once.
+func (f *Finding) addPlace(p Place, nodes []browser.AxeNode) {
+	for _, q := range f.Evidence.Places {
+		if q.URL == p.URL {
+			return
+		}
+	}
+	f.Evidence.Places = append(f.Evidence.Places, p)
+	if len(f.Evidence.Nodes) < 20 {
+		f.Evidence.Nodes = append(f.Evidence.Nodes, nodes...)
+	}
+	f.Title = axeTitle(f.Evidence.Message, f.Evidence.Rule, f.Evidence.Places)
 }

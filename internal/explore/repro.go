@@ -246,6 +246,10 @@ func Verify(ctx context.Context, run RunFunc, res *Result) error {
 			if !rep.Verified {
 				pending = append(pending, i)
 			}
+			f.Confidence = ConfidenceUnconfirmed
+			if f.Reproduction.Verified {
+				f.Confidence = ConfidenceConfirmed
+			}
 		}
 		if round == 0 && res.Journey.Script != "" {
 			t, ok := byTitle[res.Journey.Name]

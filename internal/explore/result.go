@@ -15,7 +15,7 @@ import (
 
 // result assembles what the exploration produced.
 func (r *run) result(status orchestrator.Status, msg string) Result {
-	res := Result{Status: status, Error: r.redact(msg), Goal: r.in.Goal, GoalMet: r.goalMet, Stopped: r.stopped, NeedsAuthentication: r.authPages,
+	res := Result{Status: status, Error: r.redact(msg), Goal: r.in.Goal, GoalMet: r.goalMet, Stopped: r.stopped, NeedsAuthentication: r.authPages, Noise: r.noiseList(),
 		Rejected: r.rejected, Experiences: r.learned, Actions: r.actions, Calls: r.calls, Usage: r.usage, Detectors: r.detectors,
 		Trace: r.trace, Prefix: r.prefix, StartURL: r.startURL, SecretNames: r.secretNames()}
 	if res.Stopped == "" && status == orchestrator.StatusFailed {
@@ -31,6 +31,7 @@ func (r *run) result(status orchestrator.Status, msg string) Result {
 		path := candidatePath(&res, f, "shortest")
 		spec, _ := reproSpec(res.StartURL, f, path, res.SecretNames)
 		f.Reproduction = &Reproduction{Spec: spec, Outcome: ReproNotRun, Path: "shortest", Actions: len(path)}
+		f.Confidence = ConfidenceObserved
 		res.Findings = append(res.Findings, f)
 	}
 	return res
@@ -55,6 +56,9 @@ func (r *run) coverage() Coverage {
 		for _, e := range st.Elements {
 			if r.exercised[st.Template+"|"+e.Key] {
 				sc.Exercised++
+				c.Covered++
+			} else if e.Role == "link" && r.visited(e.Href) {
+				c.Covered++
 			} else if len(sc.Untouched) < 20 {
 				sc.Untouched = append(sc.Untouched, fmt.Sprintf("%s %q", e.Role, e.Name))
 			}
@@ -64,6 +68,7 @@ func (r *run) coverage() Coverage {
 		c.States = append(c.States, sc)
 	}
 	c.Frontier = r.frontier()
+	c.Pages = r.pages()
 	return c
 }
 
@@ -135,4 +140,20 @@ func (r *run) landedAt(i int) string {
 		return ""
 	}
 	return r.landed[i]
+}
+
+// noiseList is what other hosts failed to answer and what the egress
+// guard refused, once each.
+func (r *run) noiseList() []string {
+	out := slices.Clone(r.noise)
+	for _, u := range r.Page.Denied() {
+		if sameHost(u, r.scope.host) {
+			continue
+		}
+		line := pageKey(u) + ": refused by the egress guard"
+		if !slices.Contains(out, line) && len(out) < 100 {
+			out = append(out, line)
+		}
+	}
+	return out
 }

@@ -24,6 +24,11 @@ type run struct {
 	safety safety
 	// authPages are the pages that asked for a login (Result.NeedsAuthentication).
 	authPages []string
+	// noise is what other hosts failed to answer (Result.Noise).
+	noise []string
+	// failedURLs are the requests that failed: console messages about
+	// them are echoes, not findings of their own.
+	failedURLs map[string]bool
 	// perPage counts distinct findings by page, shots finding pictures,
 	// capped what each cap left out (see Config's caps).
 	perPage map[string]int
@@ -39,7 +44,12 @@ type run struct {
 	order     []string // state ids, first reached first
 	trans     []transition
 	exercised map[string]bool // template|element key
-	navTries  map[string]int  // sweep navigations to a state
+	navTries  map[string]int  // crawl navigations to a state's address
+	tried     map[string]bool // page templates the crawl set out to open
+	// probed counts the model's turns on each page template, and pageDone
+	// the templates it said it was done with.
+	probed   map[string]int
+	pageDone map[string]bool
 	linksDone map[string]bool
 	linkCount int
 	// trace is every action that worked, in order: the journey; landed
@@ -96,6 +106,7 @@ func (e *Explorer) Run(ctx context.Context, in Input) (Result, error) {
 	}
 	r := &run{Explorer: e, in: in, cfg: cfg, scope: scope{host: u.Host, prefixes: in.Scope}, safety: newSafety(in.Deny),
 		started: time.Now(), states: map[string]*stateNode{}, exercised: map[string]bool{}, navTries: map[string]int{},
+		failedURLs: map[string]bool{}, tried: map[string]bool{}, probed: map[string]int{}, pageDone: map[string]bool{},
 		linksDone: map[string]bool{}, bySig: map[string]int{}, startURL: in.BaseURL,
 		perPage: map[string]int{}, capped: map[string]int{}}
 	r.boundary = orchestrator.NewBoundary()
@@ -160,7 +171,7 @@ func (r *run) execute(ctx context.Context) (Result, error) {
 			break
 		}
 		var cmds []browser.Command
-		if r.Model != nil && !r.modelDone && !r.budgetOut {
+		if r.Model != nil && !r.modelDone && !r.budgetOut && r.probing() {
 			var err error
 			if cmds, err = r.decide(ctx); err != nil {
 				if errors.Is(err, errBudget) {
@@ -168,22 +179,27 @@ func (r *run) execute(ctx context.Context) (Result, error) {
 				} else if fatal(err) {
 					return Result{}, err
 				} else {
-					r.Log.Warn("model decision failed; continuing with the sweep", "err", err)
+					r.Log.Warn("model decision failed; the crawl goes on without it", "err", err)
 					r.modelDone = true
 				}
 			}
 		}
-		if len(cmds) == 0 && (r.Model == nil || r.modelDone || r.budgetOut) {
-			c, ok := r.sweepNext()
+		crawl := len(cmds) == 0
+		if crawl {
+			c, ok := r.crawlNext()
 			if !ok {
-				r.stopped = "everything in scope was exercised"
+				r.stopped = fmt.Sprintf("the frontier is empty: every page template and control in scope was reached (%d page templates, %d states)",
+					r.pages(), len(r.states))
 				break
 			}
 			cmds = []browser.Command{c}
 		}
-		if err := r.batch(ctx, cmds); err != nil {
+		if err := r.batch(ctx, cmds, crawl); err != nil {
 			return Result{}, err
 		}
+	}
+	if left := r.leftOver(); left != "" && r.stopped != "cancelled" {
+		r.stopped += "; left in the frontier: " + left
 	}
 	// What the last actions caused may still be arriving.
 	r.settle(ctx, time.Now(), r.Page.URL())
@@ -297,7 +313,7 @@ func (r *run) observe(ctx context.Context, via *orchestrator.ManifestEntry) erro
 	st := r.states[id]
 	fresh := st == nil
 	if fresh {
-		st = &stateNode{ID: id, Template: orchestrator.PathTemplate(snap.URL), URL: snap.URL, Title: snap.Title}
+		st = &stateNode{ID: id, Template: orchestrator.PathTemplate(snap.URL), URL: snap.URL, Title: snap.Title, Depth: r.depthOf(snap.URL)}
 		r.states[id] = st
 		r.order = append(r.order, id)
 	}
@@ -392,7 +408,7 @@ func (r *run) refusal(c browser.Command) string {
 		if !r.scope.allows(u) {
 			return fmt.Sprintf("%s is outside the exploration's scope", u)
 		}
-		if w := r.safety.denies(u); w != "" {
+		if w := r.safety.deniesHref(u); w != "" {
 			return fmt.Sprintf("the safety policy forbids %s (%q)", u, w)
 		}
 		return ""
@@ -402,19 +418,21 @@ func (r *run) refusal(c browser.Command) string {
 	default:
 		return ""
 	}
-	texts := []string{c.Target.Name, c.Target.Text, c.Target.Label, c.Target.TestID, c.Target.Title, c.Target.Alt, c.Target.HasText}
+	var w string
 	if e := r.elementOf(c.Target); e != nil {
-		texts = append(texts, e.Name, e.Href)
 		if e.Role == "link" && e.Href != "" && !r.scope.allows(e.Href) {
 			return fmt.Sprintf("the link leads to %s, outside the exploration's scope", e.Href)
 		}
+		w = r.safety.refuses(*e, r.cur.URL)
 	} else if c.Target.Ref != "" {
 		return "unknown ref " + c.Target.Ref + " (use a ref of the current page)"
+	} else {
+		w = r.safety.denies(c.Target.Name, c.Target.Text, c.Target.Label, c.Target.TestID, c.Target.Title, c.Target.Alt, c.Target.HasText)
 	}
-	if c.Action == browser.ActionSelect {
-		texts = append(texts, c.Value)
+	if w == "" && c.Action == browser.ActionSelect {
+		w = r.safety.denies(c.Value)
 	}
-	if w := r.safety.denies(texts...); w != "" {
+	if w != "" {
 		return fmt.Sprintf("the safety policy forbids clicking what suggests %q", w)
 	}
 	return ""
@@ -423,7 +441,10 @@ func (r *run) refusal(c browser.Command) string {
 // batch runs commands in order, every detector watching each, then reads
 // the page once: the refs of a batch belong to the page it was decided
 // on, so a command that loads another page ends the batch.
-func (r *run) batch(ctx context.Context, cmds []browser.Command) error {
+//
+// A crawl's navigation opens a page afresh: the path to what it reaches is
+// the navigation alone (after the login).
+func (r *run) batch(ctx context.Context, cmds []browser.Command, crawl bool) error {
 	var last *orchestrator.ManifestEntry
 	from := r.Page.URL()
 	for _, c := range cmds {
@@ -437,6 +458,9 @@ func (r *run) batch(ctx context.Context, cmds []browser.Command) error {
 		}
 		if entry != nil {
 			last, from = entry, before
+			if crawl && c.Action == browser.ActionNavigate {
+				r.curPath = append(slices.Clone(r.prefix), *entry)
+			}
 		}
 		if r.Page.URL() != before {
 			break

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"unicode"
 
 	"github.com/webpilot/webpilot/internal/orchestrator"
 )
@@ -139,6 +140,9 @@ type stateNode struct {
 	// Path is the shortest known action path from the start URL here.
 	Path   []orchestrator.ManifestEntry `json:"path"`
 	Visits int                          `json:"visits"`
+	// Depth is how many pages away from the start the state's page was
+	// first linked (the crawl's breadth order).
+	Depth int `json:"depth"`
 	// Elements are the interactive elements last seen here.
 	Elements []element `json:"elements"`
 	// Checked says the state-level detectors (accessibility, links) ran.
@@ -182,29 +186,76 @@ func (s scope) allows(raw string) bool {
 	return false
 }
 
-// safety refuses elements whose name or link target suggests an
-// irreversible act (deleting data, paying, signing out).
-type safety struct{ words []*regexp.Regexp }
+// safety refuses what suggests an irreversible act (deleting data,
+// paying, signing out): controls that act by the whole words of their
+// names, links that navigate by where they lead.
+type safety struct {
+	words []*regexp.Regexp
+	list  []string // the words, lower case
+}
 
 func newSafety(words []string) safety {
 	var s safety
 	for _, w := range words {
 		s.words = append(s.words, regexp.MustCompile(`(?i)(^|[^\pL\pN])`+regexp.QuoteMeta(w)+`($|[^\pL\pN])`))
+		s.list = append(s.list, strings.Join(strings.FieldsFunc(strings.ToLower(w), notWordRune), " "))
 	}
 	return s
 }
 
-// denies returns the deny word a text matches, or "".
+func notWordRune(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) }
+
+// denies returns the deny word a text matches as whole words, or "".
 func (s safety) denies(texts ...string) string {
 	for _, t := range texts {
 		if t == "" {
 			continue
 		}
-		// A link's target speaks through its path: /account/delete-me.
+		// A target's address speaks through its path: /account/delete-me.
 		t = strings.NewReplacer("/", " ", "-", " ", "_", " ", ".", " ", "?", " ", "=", " ", "&", " ").Replace(t)
 		for _, re := range s.words {
 			if m := re.FindString(t); m != "" {
 				return strings.Trim(strings.ToLower(m), " ")
+			}
+		}
+	}
+	return ""
+}
+
+// refuses returns the deny word that keeps anyone from acting on e (on the
+// page at address page), or "". A link that loads another page is a GET:
+// it is judged by where it leads, not by its name ("Add/Remove Elements"
+// is a page about removing, not a removal). Every other control acts, and
+// is judged by the whole words of its name and target.
+func (s safety) refuses(e element, page string) string {
+	if e.Role == "link" && e.Href != "" && pageKey(e.Href) != pageKey(page) {
+		return s.deniesHref(e.Href)
+	}
+	return s.denies(e.Name, e.Href)
+}
+
+// deniesHref returns the deny word an address acts by, or "": a path
+// segment or query value that is the word or starts with it
+// (/logout, /items/3/delete, /delete-account, ?action=remove), not one
+// that merely contains it (/add_remove_elements/).
+func (s safety) deniesHref(href string) string {
+	u, err := url.Parse(href)
+	if err != nil {
+		return ""
+	}
+	parts := strings.Split(u.Path, "/")
+	for k, vs := range u.Query() {
+		parts = append(append(parts, k), vs...)
+	}
+	for _, p := range parts {
+		words := strings.FieldsFunc(strings.ToLower(p), notWordRune)
+		phrase := strings.Join(words, " ")
+		if phrase == "" {
+			continue
+		}
+		for _, w := range s.list {
+			if phrase == w || strings.HasPrefix(phrase, w+" ") || strings.ReplaceAll(w, " ", "") == strings.Join(words, "") {
+				return w
 			}
 		}
 	}

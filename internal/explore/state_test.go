@@ -42,3 +42,30 @@ func TestAStateIsItsStructureNotItsContents(t *testing.T) {
 		t.Errorf("elements: %+v", a.Elements)
 	}
 }
+
+func TestLinksAreJudgedByWhereTheyLeadAndControlsByTheirNames(t *testing.T) {
+	t.Parallel()
+	s := newSafety([]string{"delete", "remove", "logout", "sign out", "delete account"})
+	const page = "http://a.test/list"
+	for _, c := range []struct {
+		e    element
+		want string
+	}{
+		{element{Role: "link", Name: "Add/Remove Elements", Href: "http://a.test/add_remove_elements/"}, ""},
+		{element{Role: "link", Name: "Delete a record (docs)", Href: "http://a.test/docs/records"}, ""},
+		{element{Role: "link", Name: "Log out", Href: "http://a.test/logout"}, "logout"},
+		{element{Role: "link", Name: "Bye", Href: "http://a.test/account/sign-out?next=/"}, "sign out"},
+		{element{Role: "link", Name: "x", Href: "http://a.test/items/3/delete"}, "delete"},
+		{element{Role: "link", Name: "x", Href: "http://a.test/delete-account"}, "delete"},
+		{element{Role: "link", Name: "x", Href: "http://a.test/cart?action=remove&id=2"}, "remove"},
+		// A link that stays on its page runs a script: it acts, like a button.
+		{element{Role: "link", Name: "Remove", Href: "http://a.test/list"}, "remove"},
+		{element{Role: "button", Name: "Remove item"}, "remove"},
+		{element{Role: "button", Name: "Removed items"}, ""},
+		{element{Role: "button", Name: "Delete account"}, "delete"},
+	} {
+		if got := s.refuses(c.e, page); got != c.want {
+			t.Errorf("refuses(%s %q → %s) = %q, want %q", c.e.Role, c.e.Name, c.e.Href, got, c.want)
+		}
+	}
+}
