@@ -65,11 +65,11 @@ type Finding struct {
 	Type       Type       `json:"type"`
 	Severity   Severity   `json:"severity"`
 	Confidence Confidence `json:"confidence"`
-	Title     string   `json:"title"`
-	URL       string   `json:"url"`
-	State     string   `json:"state"`
-	Signature string   `json:"signature"`
-	Evidence  Evidence `json:"evidence"`
+	Title      string     `json:"title"`
+	URL        string     `json:"url"`
+	State      string     `json:"state"`
+	Signature  string     `json:"signature"`
+	Evidence   Evidence   `json:"evidence"`
 	// Path is the shortest action path from the start URL to the finding
 	// (its last entry is the action that showed it, for action findings).
 	Path []orchestrator.ManifestEntry `json:"path"`

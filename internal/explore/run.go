@@ -48,8 +48,8 @@ type run struct {
 	tried     map[string]bool // page templates the crawl set out to open
 	// probed counts the model's turns on each page template, and pageDone
 	// the templates it said it was done with.
-	probed   map[string]int
-	pageDone map[string]bool
+	probed    map[string]int
+	pageDone  map[string]bool
 	linksDone map[string]bool
 	linkCount int
 	// trace is every action that worked, in order: the journey; landed
