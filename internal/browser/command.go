@@ -287,6 +287,10 @@ type ExecOptions struct {
 	// before it acts (Outcome.Document); for a command on one element of
 	// the main frame it comes with the element, in the same evaluation.
 	Document bool
+	// OwnTextFree writes the element's locator without its text: a check
+	// of what the element says must find it where the text is right too
+	// (a typo's paragraph by its id, not by the typo).
+	OwnTextFree bool
 }
 
 // prepareScript resolves a command's element in one round trip: where text
@@ -357,6 +361,9 @@ func (s *Session) Execute(ctx context.Context, c Command, o ExecOptions) Outcome
 	start := time.Now()
 	out := Outcome{}
 	out.Err = s.execute(ctx, c, o, &out)
+	if fp := out.Element; o.OwnTextFree && fp != nil && strings.TrimSpace(fp.Text) != "" {
+		fp.Locator = s.robust(fp, strings.TrimSpace(fp.Text))
+	}
 	out.Duration = time.Since(start)
 	out.Waited = out.Duration - out.fpTime
 	return out

@@ -187,10 +187,11 @@ func (s *Session) names(t Target, fp *Fingerprint) bool {
 // robust picks the most robust target for a fingerprinted element that is
 // unique on the page now: test id, role+name, placeholder, label, alt text,
 // text, title; when the element's own names repeat, the same scoped to a
-// uniquely named ancestor (a row, a card); the CSS path last.
-func (s *Session) robust(fp *Fingerprint) Target {
+// uniquely named ancestor (a row, a card); the CSS path last. No target
+// mentions what the session must not write, nor the values in avoid.
+func (s *Session) robust(fp *Fingerprint, avoid ...string) Target {
 	s.mu.Lock()
-	avoid := s.unspeakable
+	avoid = append(avoid, s.unspeakable...)
 	s.mu.Unlock()
 	var candidates []Target
 	add := func(t Target) {

@@ -290,8 +290,11 @@ func (r *run) claim(ctx context.Context, c Claim) error {
 		return nil
 	}
 	t0 := time.Now()
+	// The check's locator must find the element on a correct app, where
+	// its text is what the claim expects.
+	aboutText := c.Check.Assert == browser.AssertTextEquals || c.Check.Assert == browser.AssertTextContains
 	out := r.Page.Execute(ctx, c.Check, browser.ExecOptions{Fingerprint: c.Check.NeedsTarget(), RequireLocator: c.Check.NeedsTarget(),
-		Timeout: 1500 * time.Millisecond})
+		Timeout: 1500 * time.Millisecond, OwnTextFree: aboutText})
 	ev := orchestrator.Event{Iteration: r.actions, Kind: "verification", Action: c.Check.Describe(),
 		Target: describe(c.Check, r.cur), OK: out.Err == nil, Duration: time.Since(t0)}
 	if out.Err != nil {
@@ -304,6 +307,10 @@ func (r *run) claim(ctx context.Context, c Claim) error {
 	}
 	if c.Check.NeedsTarget() && out.Element == nil {
 		reject("the element its check names was not found: " + clip(out.Err.Error(), 150))
+		return nil
+	}
+	if aboutText && out.Element.Locator.IsZero() {
+		reject("no locator but its own text finds the element its check names, and a correct app's text would not")
 		return nil
 	}
 	el := describe(c.Check, r.cur)

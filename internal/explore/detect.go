@@ -101,11 +101,13 @@ func (r *run) problems(ctx context.Context, t0 time.Time, action string, where *
 			continue
 		}
 		f.Evidence.Action, f.Trigger = action, trigger
-		loc := at
+		loc, fpath := at, path
 		if p.At.Before(t0) {
-			loc = from // the previous action's, arrived late
+			// The previous action's, arrived late: its page, its path.
+			loc, fpath = from, path[:len(path)-trigger]
+			f.Trigger = min(1, len(fpath))
 		}
-		if err := r.report(ctx, f, where, loc, path, 0); err != nil {
+		if err := r.report(ctx, f, where, loc, fpath, 0); err != nil {
 			return err
 		}
 	}

@@ -208,6 +208,10 @@ type Result struct {
 	// guard refused (analytics, fonts, third-party scripts): reported
 	// apart, never as the app's bugs.
 	Noise []string `json:"noise,omitempty"`
+	// Verification says how many reproductions were verified under
+	// @playwright/test and why the others were not (set by Verify, or by
+	// the caller that could not run it).
+	Verification string `json:"verification,omitempty"`
 	// Capped lists each cap the exploration reached and what it left out.
 	Capped   []string      `json:"capped,omitempty"`
 	Duration time.Duration `json:"duration_ns"`

@@ -57,6 +57,9 @@ const (
 	// ConfidenceUnconfirmed: its reproduction did not show it, or could
 	// not run; the reproduction's detail says why.
 	ConfidenceUnconfirmed Confidence = "unconfirmed"
+	// ConfidenceIntermittent: its reproduction shows it some of the
+	// times it is replayed (Reproduction.Rate).
+	ConfidenceIntermittent Confidence = "intermittent"
 )
 
 // Finding is one distinct bug.
@@ -174,6 +177,9 @@ type Reproduction struct {
 	Path string `json:"path"`
 	// Actions is how many actions the reproduction takes.
 	Actions int `json:"actions"`
+	// Rate is how often the bug showed when replayed, for an intermittent
+	// finding ("2/5").
+	Rate string `json:"rate,omitempty"`
 }
 
 // Reproduction outcomes.

@@ -3,7 +3,10 @@ package explore
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/webpilot/webpilot/internal/orchestrator"
 	"github.com/webpilot/webpilot/internal/scenario"
@@ -63,6 +66,14 @@ func reproBody(startURL string, f Finding, path []orchestrator.ManifestEntry, se
 			fmt.Sprintf("page.on('response', r => { if (%s && r.status() >= 400) failed.push(`${r.status()} ${r.url()}`); });", matcher()),
 			fmt.Sprintf("page.on('requestfailed', rq => { const r = { request: () => rq, url: () => rq.url() }; if (%s && !/ERR_ABORTED/.test(rq.failure()?.errorText ?? '')) failed.push(`failed ${rq.url()}`); });", matcher()))
 		post = append(post, idle...)
+		if !f.Check.Document && f.Check.Method == "GET" {
+			// A stylesheet or script that answers 404 as text/plain is
+			// refused before its response is reported (ERR_ABORTED): what
+			// the page asked for is asked for again.
+			pre = append(pre, "const asked = new Set<string>();",
+				fmt.Sprintf("page.on('request', rq => { const r = { request: () => rq, url: () => rq.url() }; if (%s) asked.add(rq.url()); });", matcher()))
+			post = append(post, "for (const u of asked) { const r = await page.request.get(u); if (r.status() >= 400 && !failed.some(f => f.endsWith(u))) failed.push(`${r.status()} ${u}`); }")
+		}
 		post = append(post, fmt.Sprintf("expect(failed, %s).toEqual([]);", reason))
 	case CheckNoSlowResponse:
 		pre = append(pre, "const started = new Map<object, number>();", "const slow: string[] = [];",
@@ -132,6 +143,7 @@ func (w *specWriter) test(title, startURL string, f Finding, path []orchestrator
 	w.line(fmt.Sprintf("test.describe(%s, () => {", orchestrator.JSString(title)))
 	w.line(fmt.Sprintf("  test.use({ baseURL: %s });", orchestrator.JSString(origin)))
 	w.line("  test('reproduces', async ({ page }) => {")
+	w.line(fmt.Sprintf("    test.setTimeout(%d);", ReproTestTimeout.Milliseconds()))
 	for i, l := range body {
 		w.line("    " + l)
 		if i == check {
@@ -172,97 +184,247 @@ func candidatePath(res *Result, f Finding, kind string) []orchestrator.ManifestE
 // it are left not run, and each says why.
 const MaxReproSpec = 1 << 20
 
+// Verification is tuned by these: how many reproductions one runner
+// process verifies, the deadline of each, and how often a reproduction
+// that did not show its bug is replayed again before it is called
+// unconfirmed (a bug that shows some of the time is intermittent).
+const (
+	ReproBatch       = 8
+	ReproTestTimeout = 45 * time.Second
+	RecheckRuns      = 4
+)
+
 // Verify runs every finding's reproduction and the journey under the real
 // runner. A reproduction is verified when it fails at its check. The
 // shortest path is tried first (the state's shortest path and the action
 // that showed the bug); when the bug does not show, everything done on
 // the state since arriving, then the exploration's whole trace up to it.
-// The journey must pass.
+// Reproductions run in batches of ReproBatch, each test under its own
+// deadline; a batch whose runner fails as a whole is run again one
+// reproduction at a time, so one slow or broken finding takes only
+// itself down, and a finding left unverified says why. One whose bug did
+// not show is replayed RecheckRuns more times: a bug that shows on some
+// of them is intermittent, at the rate observed. The journey must pass.
+// Only a cancelled context is an error.
 func Verify(ctx context.Context, run RunFunc, res *Result) error {
 	pending := make([]int, 0, len(res.Findings))
 	for i := range res.Findings {
 		pending = append(pending, i)
 	}
-	for round, kind := range reproPaths {
-		if len(pending) == 0 {
-			break
-		}
-		var w specWriter
-		var tried []int
-		var paths [][]orchestrator.ManifestEntry
-		for _, i := range pending {
-			f := res.Findings[i]
-			path := candidatePath(res, f, kind)
-			if path == nil {
-				continue
+	for _, kind := range reproPaths {
+		var next []int
+		for start := 0; start < len(pending); start += ReproBatch {
+			batch := pending[start:min(start+ReproBatch, len(pending))]
+			left, err := verifyBatch(ctx, run, res, batch, kind, true)
+			if err != nil {
+				return err
 			}
-			if w.b.Len() >= MaxReproSpec {
-				if f.Reproduction == nil || f.Reproduction.Outcome == ReproNotRun {
-					res.Findings[i].Reproduction = &Reproduction{Outcome: ReproNotRun, Path: kind,
-						Detail: fmt.Sprintf("not run: the reproduction spec reached its cap of %d bytes", MaxReproSpec)}
-				}
-				continue
-			}
-			w.test(fmt.Sprintf("finding %d", f.Seq), res.StartURL, f, path, res.SecretNames)
-			tried, paths = append(tried, i), append(paths, path)
+			next = append(next, left...)
 		}
-		if len(tried) == 0 {
+		pending = next
+	}
+	if err := recheck(ctx, run, res); err != nil {
+		return err
+	}
+	verifyJourney(ctx, run, res)
+	res.Verification = verificationSummary(res)
+	return ctx.Err()
+}
+
+// verifyBatch runs the reproductions of findings (indexes into
+// res.Findings) along paths of the kind in one runner process, and
+// returns those still not verified.
+func verifyBatch(ctx context.Context, run RunFunc, res *Result, batch []int, kind string, split bool) ([]int, error) {
+	var w specWriter
+	var tried []int
+	var paths [][]orchestrator.ManifestEntry
+	var left []int
+	for _, i := range batch {
+		f := res.Findings[i]
+		path := candidatePath(res, f, kind)
+		if path == nil {
+			left = append(left, i)
 			continue
 		}
-		spec := w.String()
-		if round == 0 && res.Journey.Script != "" {
-			spec += "\n" + strings.TrimPrefix(res.Journey.Script, "import { test, expect } from '@playwright/test';\n")
+		if w.b.Len() >= MaxReproSpec {
+			if f.Reproduction == nil || f.Reproduction.Outcome == ReproNotRun {
+				res.Findings[i].Reproduction = &Reproduction{Outcome: ReproNotRun, Path: kind,
+					Detail: fmt.Sprintf("not run: the reproduction spec reached its cap of %d bytes", MaxReproSpec)}
+			}
+			left = append(left, i)
+			continue
 		}
-		results, err := run(ctx, spec)
-		if err != nil && len(results) == 0 {
-			return fmt.Errorf("run reproductions: %w", err)
+		w.test(fmt.Sprintf("finding %d", f.Seq), res.StartURL, f, path, res.SecretNames)
+		tried, paths = append(tried, i), append(paths, path)
+	}
+	if len(tried) == 0 {
+		return left, nil
+	}
+	results, err := run(ctx, w.String())
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if err != nil && len(results) == 0 {
+		if split && len(tried) > 1 {
+			// One of them may have brought the whole process down.
+			for _, i := range tried {
+				l, err := verifyBatch(ctx, run, res, []int{i}, kind, false)
+				if err != nil {
+					return nil, err
+				}
+				left = append(left, l...)
+			}
+			return left, nil
 		}
-		byTitle := map[string]specrun.TestResult{}
-		for _, t := range results {
-			byTitle[t.Title] = t
-		}
-		pending = pending[:0]
 		for k, i := range tried {
 			f := &res.Findings[i]
-			t, ok := byTitle[fmt.Sprintf("finding %d reproduces", f.Seq)]
-			spec, _ := reproSpec(res.StartURL, *f, paths[k], res.SecretNames)
-			rep := &Reproduction{Spec: spec, Path: kind, Actions: len(paths[k])}
-			switch {
-			case !ok:
-				rep.Outcome, rep.Detail = ReproNotRun, "the runner did not report the test"
-			case t.Status == "passed":
-				rep.Outcome, rep.Detail = ReproPasses, "the bug did not show when the path was replayed"
-			case t.Line == w.checks[k]:
-				rep.Outcome, rep.Verified, rep.Detail = ReproFails, true, clip(t.Error, 400)
-			default:
-				rep.Outcome, rep.Detail = ReproFailsElsewhere, fmt.Sprintf("line %d: %s", t.Line, clip(t.Error, 400))
-			}
-			switch {
-			case rep.Verified || f.Reproduction == nil || !f.Reproduction.Verified && f.Reproduction.Outcome == ReproNotRun:
-				f.Reproduction = rep
-			default:
-				f.Reproduction.Detail += fmt.Sprintf("; replaying the %s path: %s", kind, rep.Outcome)
-			}
-			if !rep.Verified {
-				pending = append(pending, i)
+			if f.Reproduction == nil || !f.Reproduction.Verified && f.Reproduction.Outcome == ReproNotRun {
+				spec, _ := reproSpec(res.StartURL, *f, paths[k], res.SecretNames)
+				f.Reproduction = &Reproduction{Spec: spec, Path: kind, Actions: len(paths[k]), Outcome: ReproNotRun,
+					Detail: "not run: the runner failed: " + clip(err.Error(), 400)}
 			}
 			f.Confidence = ConfidenceUnconfirmed
-			if f.Reproduction.Verified {
-				f.Confidence = ConfidenceConfirmed
+		}
+		return append(left, tried...), nil
+	}
+	byTitle := map[string]specrun.TestResult{}
+	for _, t := range results {
+		byTitle[t.Title] = t
+	}
+	for k, i := range tried {
+		f := &res.Findings[i]
+		t, ok := byTitle[fmt.Sprintf("finding %d reproduces", f.Seq)]
+		spec, _ := reproSpec(res.StartURL, *f, paths[k], res.SecretNames)
+		rep := &Reproduction{Spec: spec, Path: kind, Actions: len(paths[k])}
+		switch {
+		case !ok:
+			rep.Outcome, rep.Detail = ReproNotRun, "the runner did not report the test"
+		case t.Status == "passed":
+			rep.Outcome, rep.Detail = ReproPasses, "the bug did not show when the path was replayed"
+		case t.Status == "timedOut":
+			rep.Outcome, rep.Detail = ReproFailsElsewhere, fmt.Sprintf("timed out after %s: %s", ReproTestTimeout, clip(t.Error, 300))
+		case t.Line == w.checks[k]:
+			rep.Outcome, rep.Verified, rep.Detail = ReproFails, true, clip(t.Error, 400)
+		default:
+			rep.Outcome, rep.Detail = ReproFailsElsewhere, fmt.Sprintf("line %d: %s", t.Line, clip(t.Error, 400))
+		}
+		switch {
+		case rep.Verified || f.Reproduction == nil || !f.Reproduction.Verified && f.Reproduction.Outcome == ReproNotRun:
+			f.Reproduction = rep
+		default:
+			f.Reproduction.Detail += fmt.Sprintf("; replaying the %s path: %s", kind, rep.Outcome)
+		}
+		f.Confidence = ConfidenceUnconfirmed
+		if f.Reproduction.Verified {
+			f.Confidence = ConfidenceConfirmed
+		} else {
+			left = append(left, i)
+		}
+	}
+	return left, nil
+}
+
+// recheck replays, RecheckRuns times each, the reproductions whose bug
+// did not show: one that fails at its check some of the time is an
+// intermittent finding, with the rate observed.
+func recheck(ctx context.Context, run RunFunc, res *Result) error {
+	var w specWriter
+	var idx []int
+	var checks [][]int
+	for i, f := range res.Findings {
+		rep := f.Reproduction
+		if rep == nil || rep.Verified || rep.Outcome != ReproPasses && !strings.Contains(rep.Detail, ReproPasses) {
+			continue
+		}
+		path := candidatePath(res, f, "shortest")
+		var lines []int
+		for n := 1; n <= RecheckRuns; n++ {
+			w.test(fmt.Sprintf("finding %d again %d", f.Seq, n), res.StartURL, f, path, res.SecretNames)
+			lines = append(lines, w.checks[len(w.checks)-1])
+		}
+		idx, checks = append(idx, i), append(checks, lines)
+	}
+	if len(idx) == 0 {
+		return nil
+	}
+	results, err := run(ctx, w.String())
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	byTitle := map[string]specrun.TestResult{}
+	for _, t := range results {
+		byTitle[t.Title] = t
+	}
+	for k, i := range idx {
+		f := &res.Findings[i]
+		shown, ran := 0, 0
+		for n := 1; n <= RecheckRuns; n++ {
+			t, ok := byTitle[fmt.Sprintf("finding %d again %d reproduces", f.Seq, n)]
+			if !ok {
+				continue
+			}
+			ran++
+			if t.Status != "passed" && t.Line == checks[k][n-1] {
+				shown++
 			}
 		}
-		if round == 0 && res.Journey.Script != "" {
-			t, ok := byTitle[res.Journey.Name]
-			res.Journey.Verified = ok && t.Status == "passed"
-			switch {
-			case !ok:
-				res.Journey.Detail = "the runner did not report the journey"
-			case !res.Journey.Verified:
-				res.Journey.Detail = fmt.Sprintf("line %d: %s", t.Line, clip(t.Error, 400))
-			}
+		switch {
+		case err != nil && ran == 0:
+			f.Reproduction.Detail += "; replayed again: the runner failed: " + clip(err.Error(), 200)
+		case shown > 0:
+			f.Confidence = ConfidenceIntermittent
+			f.Reproduction.Rate = fmt.Sprintf("%d/%d", shown, ran+1)
+			f.Reproduction.Detail += fmt.Sprintf("; replayed %d more times, the bug showed %d times: intermittent", ran, shown)
+		default:
+			f.Reproduction.Detail += fmt.Sprintf("; replayed %d more times, the bug never showed", ran)
 		}
 	}
 	return nil
+}
+
+// verifyJourney runs the journey spec in a process of its own.
+func verifyJourney(ctx context.Context, run RunFunc, res *Result) {
+	if res.Journey.Script == "" {
+		return
+	}
+	results, err := run(ctx, res.Journey.Script)
+	byTitle := map[string]specrun.TestResult{}
+	for _, t := range results {
+		byTitle[t.Title] = t
+	}
+	t, ok := byTitle[res.Journey.Name]
+	res.Journey.Verified = ok && t.Status == "passed"
+	switch {
+	case !ok && err != nil:
+		res.Journey.Detail = "not run: the runner failed: " + clip(err.Error(), 400)
+	case !ok:
+		res.Journey.Detail = "the runner did not report the journey"
+	case !res.Journey.Verified:
+		res.Journey.Detail = fmt.Sprintf("line %d: %s", t.Line, clip(t.Error, 400))
+	}
+}
+
+// verificationSummary says how many reproductions were verified and,
+// when some were not, how many for which reason.
+func verificationSummary(res *Result) string {
+	verified, why := 0, map[string]int{}
+	for _, f := range res.Findings {
+		switch {
+		case f.Reproduction != nil && f.Reproduction.Verified:
+			verified++
+		case f.Confidence == ConfidenceIntermittent:
+			why["intermittent"]++
+		case f.Reproduction == nil:
+			why[ReproNotRun]++
+		default:
+			why[f.Reproduction.Outcome]++
+		}
+	}
+	s := fmt.Sprintf("%d of %d reproductions verified", verified, len(res.Findings))
+	for _, k := range slices.Sorted(maps.Keys(why)) {
+		s += fmt.Sprintf("; %d %s", why[k], k)
+	}
+	return s
 }
 
 // fullPath is the exploration's trace up to the finding (and the tail its

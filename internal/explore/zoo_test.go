@@ -12,6 +12,8 @@ import (
 	"github.com/webpilot/webpilot/internal/explore"
 	"github.com/webpilot/webpilot/internal/explore/exploretest"
 	"github.com/webpilot/webpilot/internal/jobs"
+	"github.com/webpilot/webpilot/internal/llm"
+	"github.com/webpilot/webpilot/internal/llm/llmtest"
 	"github.com/webpilot/webpilot/internal/orchestrator"
 )
 
@@ -24,11 +26,18 @@ func zoo(t *testing.T) (*demoapp.App, string) {
 	return app, srv.URL + "/zoo/"
 }
 
-// exploreZoo explores the zoo without a model under the bench's budget.
-func exploreZoo(t *testing.T, base string) explore.Result {
+// exploreZoo explores the zoo under the bench's budget, with the
+// scripted zoo model when withModel.
+func exploreZoo(t *testing.T, base string, withModel bool) explore.Result {
 	t.Helper()
 	e := &explore.Explorer{Page: session(t), Recorder: exploretest.NewRecorder(), Config: explore.Config{AxeSource: browsertest.AxeSource(t)}}
-	res, err := e.Run(context.Background(), explore.Input{BaseURL: base, Goal: "find bugs", MaxActions: 200,
+	if withModel {
+		model := llmtest.New(t)
+		fallback := exploretest.ZooModel()
+		model.Fallback = &fallback
+		e.Model = llm.New(llm.Config{APIKey: "k", BaseURL: model.BaseURL(), Model: "gpt-4o-mini"})
+	}
+	res, err := e.Run(context.Background(), explore.Input{BaseURL: base, Goal: exploretest.ZooGoal, MaxActions: 200,
 		MaxDuration: 8 * time.Minute, Scope: []string{"/zoo/"}, Deny: jobs.Safety{}.Words()})
 	if err != nil {
 		t.Fatal(err)
@@ -46,28 +55,13 @@ func exploreZoo(t *testing.T, base string) explore.Result {
 
 func TestTheCrawlCoversEveryPageOfASiteAndFindsItsDefects(t *testing.T) {
 	_, base := zoo(t)
-	res := exploreZoo(t, base)
+	res := exploreZoo(t, base, false)
 	zooCovered(t, res)
 	if !strings.HasPrefix(res.Stopped, "the frontier is empty") || len(res.Coverage.Frontier) != 0 {
 		t.Errorf("stopped: %q with frontier %v; want an empty frontier within 200 actions", res.Stopped, res.Coverage.Frontier)
 	}
-	matched := map[int]bool{}
-	for _, d := range demoapp.ZooDefects {
-		if d.Detector == string(explore.TypeFunctional) {
-			continue
-		}
-		got := zooFinds(res, d)
-		if len(got) != 1 {
-			t.Errorf("%s %s (%s %q): found %d times, want once", d.Page, d.What, d.Detector, d.Title, len(got))
-		}
-		for _, f := range got {
-			matched[f.Seq] = true
-		}
-	}
+	zooMatched(t, res, false)
 	for _, f := range res.Findings {
-		if !matched[f.Seq] {
-			t.Errorf("false positive: [%s] %s (%s)", f.Type, f.Title, f.Evidence.Message)
-		}
 		if f.Type == explore.TypePageError && !strings.HasSuffix(f.URL, "/zoo/widgets") && !strings.HasSuffix(f.URL, "/zoo/search") {
 			t.Errorf("the load error %q is placed at %s, not on the page that threw it", f.Title, f.URL)
 		}
@@ -76,8 +70,10 @@ func TestTheCrawlCoversEveryPageOfASiteAndFindsItsDefects(t *testing.T) {
 		}
 	}
 	// The footer's contrast is one finding with a place on every page.
-	if c := zooFinds(res, demoapp.ZooDefect{Detector: "accessibility", Title: "(color-contrast,"}); len(c) == 1 && len(c[0].Evidence.Places) < demoapp.ZooTemplates()-5 {
-		t.Errorf("the contrast finding has %d places, want one per page", len(c[0].Evidence.Places))
+	for _, f := range res.Findings {
+		if exploretest.ZooReports(f, demoapp.ZooDefect{Detector: "accessibility", Title: "(color-contrast,"}) && len(f.Evidence.Places) < demoapp.ZooTemplates()-5 {
+			t.Errorf("the contrast finding has %d places, want one per page", len(f.Evidence.Places))
+		}
 	}
 	zooNoise(t, res)
 }
@@ -85,7 +81,7 @@ func TestTheCrawlCoversEveryPageOfASiteAndFindsItsDefects(t *testing.T) {
 func TestTheBugFreeZooHasOnlyNoise(t *testing.T) {
 	app, base := zoo(t)
 	app.SetZooBugs(false)
-	res := exploreZoo(t, base)
+	res := exploreZoo(t, base, false)
 	zooCovered(t, res)
 	for _, f := range res.Findings {
 		t.Errorf("false positive: [%s] %s (%s)", f.Type, f.Title, f.Evidence.Message)
@@ -124,13 +120,67 @@ func zooNoise(t *testing.T, res explore.Result) {
 	}
 }
 
-func zooFinds(res explore.Result, d demoapp.ZooDefect) []explore.Finding {
-	var out []explore.Finding
+// zooMatched checks the findings are the zoo's defects, each once: every
+// deterministic one, and the functional ones too withModel.
+func zooMatched(t *testing.T, res explore.Result, withModel bool) {
+	t.Helper()
+	_, unexpected, missed := exploretest.MatchZoo(res.Findings, withModel)
+	for _, d := range missed {
+		t.Errorf("missed: %s %s (%s %q)", d.Page, d.What, d.Detector, d.Title)
+	}
+	for _, f := range unexpected {
+		t.Errorf("false positive: [%s] %s (%s)", f.Type, f.Title, f.Evidence.Message)
+	}
+}
+
+func TestWithAModelEveryZooDefectIsFoundAndReproduced(t *testing.T) {
+	app, base := zoo(t)
+	res := exploreZoo(t, base, true)
+	zooCovered(t, res)
+	zooMatched(t, res, true)
+	if res.GoalMet || res.Calls < demoapp.ZooTemplates()-1 {
+		t.Errorf("%d model calls, goal met %v: the model should have probed every page of an open-ended goal", res.Calls, res.GoalMet)
+	}
 	for _, f := range res.Findings {
-		if string(f.Type) == d.Detector && strings.Contains(f.Title, d.Title) ||
-			d.Detector == string(explore.TypeBrokenLink) && f.Type == explore.TypeErrorPage && strings.Contains(f.Title, d.Title) {
-			out = append(out, f)
+		if f.Type == explore.TypeFunctional && (f.Evidence.Expected == "" || f.Evidence.Observed == "" || f.Check.Verify == nil) {
+			t.Errorf("functional finding %q lacks evidence: %+v", f.Title, f.Evidence)
 		}
 	}
-	return out
+
+	// Every reproduction fails at its check under @playwright/test while
+	// the defects are there, and passes on the twin.
+	ctx := context.Background()
+	if err := explore.Verify(ctx, runReport, &res); err != nil {
+		t.Fatal(err)
+	}
+	t.Log(res.Verification)
+	for _, f := range res.Findings {
+		if r := f.Reproduction; r == nil || !r.Verified || f.Confidence != explore.ConfidenceConfirmed {
+			t.Errorf("finding %d %q (%s): reproduction not verified: %+v", f.Seq, f.Title, f.Confidence, r)
+		}
+	}
+	if !res.Journey.Verified {
+		t.Errorf("the journey spec does not pass: %s", res.Journey.Detail)
+	}
+	app.SetZooBugs(false)
+	var all strings.Builder
+	for i, f := range res.Findings {
+		spec := f.Reproduction.Spec
+		if i > 0 {
+			spec = strings.TrimPrefix(spec, "import { test, expect } from '@playwright/test';\n")
+		}
+		all.WriteString(spec)
+	}
+	results, err := runReport(ctx, all.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != len(res.Findings) {
+		t.Fatalf("%d results for %d reproductions", len(results), len(res.Findings))
+	}
+	for _, r := range results {
+		if r.Status != "passed" {
+			t.Errorf("%s does not pass on the twin: %s", r.Title, r.Error)
+		}
+	}
 }

@@ -127,6 +127,7 @@ func (w *Worker) verifyExploration(ctx context.Context, claim store.Claim, res *
 	tun *netguard.Tunnel, log *slog.Logger) {
 	if w.cfg.SpecRunner == nil {
 		res.Journey.Detail = "not run: this worker has no @playwright/test runner (set WEBPILOT_SPEC_RUNNER)"
+		res.Verification = fmt.Sprintf("0 of %d reproductions verified: %s", len(res.Findings), res.Journey.Detail)
 		for i := range res.Findings {
 			res.Findings[i].Reproduction.Detail = res.Journey.Detail
 		}
