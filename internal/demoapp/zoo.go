@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// The zoo (/zoo/) is the demo app's multi-page site: 36 page templates in
+// The zoo (/zoo/) is the demo app's multi-page site: 35 page templates in
 // the shapes real sites have (lists of examples, forms, widgets, detail
 // pages by id, pages behind a login), holding seeded defects of every
 // kind an exploration reports, behind a switch that turns them all off
