@@ -14,10 +14,12 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8090", "listen address")
 	shopBugs := flag.Bool("shop-bugs", true, "serve the shop (/shop/) with its seeded bugs")
+	zooBugs := flag.Bool("zoo-bugs", true, "serve the zoo (/zoo/) with its seeded defects")
 	flag.Parse()
 	slog.Info("demo app listening", "url", "http://"+*addr, "shop_bugs", *shopBugs)
 	app := demoapp.New(demoapp.Options{})
 	app.SetShopBugs(*shopBugs)
+	app.SetZooBugs(*zooBugs)
 	srv := &http.Server{Addr: *addr, Handler: app, ReadHeaderTimeout: 5 * time.Second}
 	if err := srv.ListenAndServe(); err != nil {
 		slog.Error("demo app stopped", "err", err)
