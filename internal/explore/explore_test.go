@@ -113,6 +113,7 @@ func runReport(ctx context.Context, spec string) ([]specrun.TestResult, error) {
 }
 
 func TestExplorationFindsTheSeededBugsAndReproducesEachOne(t *testing.T) {
+	t.Parallel()
 	app, base := shop(t)
 	res, _ := explorer(t, base, exploretest.ShopModel())
 	for _, s := range seeded {
@@ -219,6 +220,7 @@ func TestTheSafetyPolicyNeverClicksIrreversibleControls(t *testing.T) {
 		}}
 		rec := exploretest.NewRecorder()
 		model := llmtest.New(t, insist, insist, llmtest.Reply{Content: `{"done": true, "note": "nothing else to try"}`})
+		model.Fallback = &llmtest.Reply{Content: `{"done": true}`} // the other pages the crawl reaches
 		e := &explore.Explorer{Page: session(t), Recorder: rec, Model: llm.New(llm.Config{APIKey: "k", BaseURL: model.BaseURL(), Model: "m"})}
 		res, err := e.Run(context.Background(), explore.Input{BaseURL: strings.TrimSuffix(base, "/shop/") + "/shop/account", Goal: "look around the account",
 			MaxActions: 40, MaxDuration: time.Minute, Scope: []string{"/shop/"}, Deny: jobs.Safety{}.Words()})
