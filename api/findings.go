@@ -11,10 +11,16 @@ import (
 
 // FindingView is one finding of an exploration as the API shows it.
 type FindingView struct {
-	Seq         int                `json:"seq"`
-	JobID       string             `json:"job_id"`
-	Type        string             `json:"type"`
-	Severity    string             `json:"severity"`
+	Seq      int    `json:"seq"`
+	JobID    string `json:"job_id"`
+	Type     string `json:"type"`
+	Severity string `json:"severity"`
+	// Confidence: observed, confirmed (its reproduction fails at its
+	// check), unconfirmed or intermittent.
+	Confidence string `json:"confidence"`
+	// Status against the previous exploration of the app: new or
+	// still_open (absent when there was none).
+	Status      string             `json:"status,omitempty"`
 	Title       string             `json:"title"`
 	URL         string             `json:"url"`
 	State       string             `json:"state"`
@@ -39,7 +45,7 @@ type FindingList struct {
 func FindingViewOf(f store.FindingRecord) FindingView { return findingView(f) }
 
 func findingView(f store.FindingRecord) FindingView {
-	v := FindingView{Seq: f.Seq, JobID: f.JobID, Type: f.Type, Severity: f.Severity, Title: f.Title, URL: f.URL, State: f.State,
+	v := FindingView{Seq: f.Seq, JobID: f.JobID, Type: f.Type, Severity: f.Severity, Confidence: f.Confidence, Status: f.Status, Title: f.Title, URL: f.URL, State: f.State,
 		Signature: f.Signature, Evidence: f.Evidence, Reproduction: f.Reproduction, FoundAt: f.CreatedAt, Path: []string{}}
 	_ = json.Unmarshal(f.Occurrences, &v.Places)
 	v.Occurrences = len(v.Places)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -123,6 +124,24 @@ func TestExplorationOfTheShopThroughTheStack(t *testing.T) {
 	}
 	if code, _ := s.call(t, "GET", "/v1/jobs/"+id[1]+"/findings", s.otherKey(t), nil); code != http.StatusNotFound {
 		t.Errorf("another tenant reads the findings: %d", code)
+	}
+	for _, f := range res.Findings {
+		if f.Confidence != "confirmed" || f.Status != "" {
+			t.Errorf("finding %d: confidence %q, status %q; want confirmed and no status on a first run", f.Seq, f.Confidence, f.Status)
+		}
+	}
+
+	// The bugs are fixed and the shop explored again: every finding of the
+	// first run is fixed, told by its reproduction passing now.
+	s.app.SetShopBugs(false)
+	model.Fallback = &llmtest.Reply{Content: `{"done": true}`}
+	out, err = cli("explore", s.demo+"/shop/", "--goal", exploretest.ShopGoal, "--scope", "/shop/", "--max-actions", "30", "--watch")
+	if err != nil {
+		t.Fatalf("webpilot explore, again: %v\n%s", err, out)
+	}
+	want := fmt.Sprintf("against exploration %s: 0 new, 0 still open, %d fixed, 0 missed by this run, 0 not rechecked", id[1], demoapp.ShopSeededBugs)
+	if !strings.Contains(out, want) {
+		t.Errorf("the second exploration does not say every bug was fixed (%q):\n%s", want, out)
 	}
 }
 

@@ -60,7 +60,11 @@ func findingsCmd(c *client, id string, out io.Writer, asJSON bool) error {
 // whether its reproduction fails as it should.
 func printFinding(out io.Writer, f api.FindingView) {
 	fmt.Fprintf(out, "#%d %-8s %-15s %s\n", f.Seq, f.Severity, f.Type, f.Title)
-	fmt.Fprintf(out, "    at %s (%d place(s))\n", f.URL, f.Occurrences)
+	status := ""
+	if f.Status != "" {
+		status = ", " + strings.ReplaceAll(f.Status, "_", " ")
+	}
+	fmt.Fprintf(out, "    at %s (%d place(s)); %s%s\n", f.URL, f.Occurrences, f.Confidence, status)
 	var ev struct {
 		Message, Expected, Observed, Screenshot string
 	}
@@ -100,7 +104,27 @@ func explorationSummary(v api.JobView, out io.Writer) error {
 			Exercised int `json:"elements_exercised"`
 			Seen      int `json:"elements_seen"`
 		}
-		Journey struct{ Verified bool }
+		Journey      struct{ Verified bool }
+		Verification string
+		NeedsAuth    []string `json:"needs_authentication"`
+		Noise        []string
+		Comparison   *struct {
+			Previous  string `json:"previous_job"`
+			New       int
+			StillOpen int `json:"still_open"`
+			Fixed     []struct {
+				Seq   int
+				Title string
+			}
+			Missed []struct {
+				Seq   int
+				Title string
+			}
+			NotRechecked []struct {
+				Seq        int
+				Title, Why string
+			} `json:"not_rechecked"`
+		}
 	}
 	_ = json.Unmarshal(v.Exploration, &r)
 	verified := 0
@@ -116,6 +140,19 @@ func explorationSummary(v api.JobView, out io.Writer) error {
 	fmt.Fprintf(out, "exploration %s %s: %d findings (%d reproduced), %d actions, %d states, %d/%d elements exercised, goal met: %v, stopped: %s; %d LLM tokens, cost %.6f credits\n",
 		v.ID, v.State, len(r.Findings), verified, r.Actions, len(r.Coverage.States), r.Coverage.Exercised, r.Coverage.Seen, r.GoalMet,
 		r.Stopped, tokens, v.ChargedCredits)
+	if r.Verification != "" {
+		fmt.Fprintf(out, "verification: %s\n", r.Verification)
+	}
+	if len(r.NeedsAuth) > 0 || len(r.Noise) > 0 {
+		fmt.Fprintf(out, "apart: %d page(s) asking for a login, %d third-party or refused request(s)\n", len(r.NeedsAuth), len(r.Noise))
+	}
+	if c := r.Comparison; c != nil {
+		fmt.Fprintf(out, "against exploration %s: %d new, %d still open, %d fixed, %d missed by this run, %d not rechecked\n",
+			c.Previous, c.New, c.StillOpen, len(c.Fixed), len(c.Missed), len(c.NotRechecked))
+		for _, f := range c.Fixed {
+			fmt.Fprintf(out, "  fixed: #%d %s\n", f.Seq, f.Title)
+		}
+	}
 	if v.Error != "" {
 		fmt.Fprintf(out, "error: %s\n", v.Error)
 	}

@@ -25,6 +25,12 @@ type decision struct {
 	GoalMet     bool              `json:"goal_met"`
 	Note        string            `json:"note,omitempty"`
 	Experiences []string          `json:"experiences,omitempty"`
+	// Inspect asks to see more of the page next turn: the whole subtree
+	// under a ref, or the lines that mention a text.
+	Inspect *struct {
+		Ref    string `json:"ref,omitempty"`
+		Search string `json:"search,omitempty"`
+	} `json:"inspect,omitempty"`
 }
 
 const systemPrompt = `You are the exploratory tester of a web app. You have a goal instead of steps. A crawler opens every page of the app for you; on each page it reaches, you probe what a crawler cannot judge: forms, flows, computed values, wording, and the goal's journey. You act through structured commands only; you never write code.
@@ -36,6 +42,7 @@ Every iteration you get the goal, the budget left, the page (its URL, title and 
 
 Rules:
 - At most %d commands per answer; refs are only valid for the page shown. Actions: click, dblclick, hover, fill, type, press, select, check, uncheck, scroll, navigate, back, wait ({"action": "wait", "value": "1500"} waits that many milliseconds; with a target it waits for the element to appear), dialog.
+- To see more of the page, add "inspect": {"ref": "s1e40"} (everything under that element, such as the items of a list the page shows elided; the page's notes call this inspect_page) or "inspect": {"search": "text"} (the lines that mention it, each with a ref to target); the answer comes with your next turn.
 - Native dialogs (alert, confirm, prompt) are dismissed unless you answer them first: {"action": "dialog", "value": "accept"} (or "dismiss", or "accept:TEXT" for a prompt) before the command that opens one. Dialogs that opened are listed in what changed.
 - Stay on the app: navigation outside the allowed scope is refused. Controls that delete data, pay or sign out are refused by the safety policy; do not insist. Links to other pages are never refused for their names.
 - Errors, failed requests, slow responses, dead buttons, broken links and accessibility problems are detected automatically: do not report them.
@@ -62,6 +69,9 @@ func (r *run) decide(ctx context.Context) ([]browser.Command, error) {
 	}
 	if d.Note != "" {
 		r.note = clip(d.Note, 500)
+	}
+	if d.Inspect != nil {
+		r.inspected = r.inspect(d.Inspect.Ref, d.Inspect.Search)
 	}
 	for _, e := range d.Experiences {
 		// Written from page content: kept only on the scenario agent's terms.
@@ -103,7 +113,7 @@ func (r *run) decide(ctx context.Context) ([]browser.Command, error) {
 		}
 		return cmds, nil
 	}
-	if len(cmds) == 0 && len(d.Findings) == 0 {
+	if len(cmds) == 0 && len(d.Findings) == 0 && d.Inspect == nil {
 		r.stall()
 	}
 	// The same batch on the same state again and again is a loop.
@@ -211,7 +221,12 @@ func (r *run) prompt() []llm.Message {
 	if r.delta != "" {
 		b.WriteString("WHAT THE LAST ACTIONS CHANGED:\n" + r.redact(r.delta))
 	}
-	b.WriteString("PAGE:\n" + r.redact(r.snap.Text) + "\n" + r.boundary + "\n")
+	b.WriteString("PAGE:\n" + r.redact(r.snap.Text) + "\n")
+	if r.inspected != "" {
+		b.WriteString("INSPECTED, AS YOU ASKED:\n" + r.redact(r.inspected) + "\n")
+		r.inspected = ""
+	}
+	b.WriteString(r.boundary + "\n")
 	return []llm.Message{{Role: "system", Text: fmt.Sprintf(systemPrompt, r.cfg.MaxBatch, r.boundary)}, {Role: "user", Text: b.String()}}
 }
 
@@ -352,4 +367,32 @@ func placesOf(f Finding) string {
 		out = append(out, shortURL(p.URL))
 	}
 	return strings.Join(out, ", ")
+}
+
+// inspect is what the model asked to see of the current page: the
+// subtree under ref, or the lines mentioning search with their refs.
+func (r *run) inspect(ref, search string) string {
+	switch {
+	case ref != "":
+		if sub, ok := browser.Subtree(r.snap.Full, ref); ok {
+			return clip(sub, r.cfg.SnapshotBudget)
+		}
+		return fmt.Sprintf("ref %s is not on the current page", ref)
+	case search != "":
+		var out []string
+		for _, h := range browser.SearchRepresentation(r.snap.Full, search) {
+			line := h.Line
+			if h.Within && h.Ref != "" {
+				line += " (in [ref=" + h.Ref + "])"
+			}
+			if out = append(out, line); len(out) == 40 {
+				break
+			}
+		}
+		if len(out) == 0 {
+			return fmt.Sprintf("nothing on the page mentions %q", search)
+		}
+		return strings.Join(out, "\n")
+	}
+	return "inspect needs a ref or a search text"
 }

@@ -212,6 +212,9 @@ type Result struct {
 	// @playwright/test and why the others were not (set by Verify, or by
 	// the caller that could not run it).
 	Verification string `json:"verification,omitempty"`
+	// Comparison is how the findings compare with the previous
+	// exploration of the same app (set by Compare; nil when none).
+	Comparison *Comparison `json:"comparison,omitempty"`
 	// Capped lists each cap the exploration reached and what it left out.
 	Capped   []string      `json:"capped,omitempty"`
 	Duration time.Duration `json:"duration_ns"`

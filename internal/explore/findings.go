@@ -68,6 +68,9 @@ type Finding struct {
 	Type       Type       `json:"type"`
 	Severity   Severity   `json:"severity"`
 	Confidence Confidence `json:"confidence"`
+	// Status is how it compares with the previous exploration of the app
+	// (StatusNew, StatusStillOpen; empty when there was none).
+	Status string `json:"status,omitempty"`
 	Title      string     `json:"title"`
 	URL        string     `json:"url"`
 	State      string     `json:"state"`
@@ -177,6 +180,9 @@ type Reproduction struct {
 	Path string `json:"path"`
 	// Actions is how many actions the reproduction takes.
 	Actions int `json:"actions"`
+	// CheckLine is the line of the spec's check (1-based), where a
+	// verified reproduction fails.
+	CheckLine int `json:"check_line,omitempty"`
 	// Rate is how often the bug showed when replayed, for an intermittent
 	// finding ("2/5").
 	Rate string `json:"rate,omitempty"`

@@ -294,8 +294,8 @@ func verifyBatch(ctx context.Context, run RunFunc, res *Result, batch []int, kin
 	for k, i := range tried {
 		f := &res.Findings[i]
 		t, ok := byTitle[fmt.Sprintf("finding %d reproduces", f.Seq)]
-		spec, _ := reproSpec(res.StartURL, *f, paths[k], res.SecretNames)
-		rep := &Reproduction{Spec: spec, Path: kind, Actions: len(paths[k])}
+		spec, line := reproSpec(res.StartURL, *f, paths[k], res.SecretNames)
+		rep := &Reproduction{Spec: spec, Path: kind, Actions: len(paths[k]), CheckLine: line}
 		switch {
 		case !ok:
 			rep.Outcome, rep.Detail = ReproNotRun, "the runner did not report the test"

@@ -29,8 +29,8 @@ func (r *run) result(status orchestrator.Status, msg string) Result {
 	res.Journey = r.journey()
 	for _, f := range r.findings {
 		path := candidatePath(&res, f, "shortest")
-		spec, _ := reproSpec(res.StartURL, f, path, res.SecretNames)
-		f.Reproduction = &Reproduction{Spec: spec, Outcome: ReproNotRun, Path: "shortest", Actions: len(path)}
+		spec, line := reproSpec(res.StartURL, f, path, res.SecretNames)
+		f.Reproduction = &Reproduction{Spec: spec, Outcome: ReproNotRun, Path: "shortest", Actions: len(path), CheckLine: line}
 		f.Confidence = ConfidenceObserved
 		res.Findings = append(res.Findings, f)
 	}

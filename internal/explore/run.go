@@ -87,6 +87,7 @@ type run struct {
 	note                  string
 	learned               []string
 	feedback              []string // what the system tells the model next time
+	inspected             string   // what the model asked to see, for its next turn
 	boundary              string
 	detectors             []string
 	stopped               string
@@ -183,6 +184,9 @@ func (r *run) execute(ctx context.Context) (Result, error) {
 					r.modelDone = true
 				}
 			}
+		}
+		if len(cmds) == 0 && r.inspected != "" && r.probing() {
+			continue // the model looks closer before it acts
 		}
 		crawl := len(cmds) == 0
 		if crawl {

@@ -100,3 +100,66 @@ func TestVerificationScalesAndSaysWhyAFindingIsNotConfirmed(t *testing.T) {
 		t.Errorf("%d runner processes", f.runs)
 	}
 }
+
+func TestARerunSaysWhatIsNewStillOpenAndFixed(t *testing.T) {
+	t.Parallel()
+	finding := func(seq int, sig string) Finding {
+		return Finding{Seq: seq, Type: TypePageError, Title: "error " + sig, Signature: sig, Check: Check{Kind: CheckNoPageError, Text: "boom"},
+			Base: 1, Path: []orchestrator.ManifestEntry{{Command: browser.Command{Action: browser.ActionNavigate, Value: "http://a.test/" + sig}}}}
+	}
+	// The previous run's findings, each with its verified reproduction.
+	prior := []Prior{}
+	for seq, sig := range []string{"still", "fixed", "missed", "moved", "unproved"} {
+		f := finding(seq+1, sig)
+		spec, line := reproSpec("http://a.test/", f, f.Path, nil)
+		p := Prior{Seq: seq + 1, Type: f.Type, Title: f.Title, URL: "http://a.test/" + sig, Signature: sig, Spec: spec, CheckLine: line}
+		if sig == "unproved" {
+			p.Spec = ""
+		}
+		prior = append(prior, p)
+	}
+	res := Result{StartURL: "http://a.test/", Findings: []Finding{finding(1, "still"), finding(2, "brand-new")}}
+	Compare(&res, "job-1", prior)
+	if res.Findings[0].Status != StatusStillOpen || res.Findings[1].Status != StatusNew {
+		t.Errorf("statuses: %q %q", res.Findings[0].Status, res.Findings[1].Status)
+	}
+	// The runner: the fixed one passes, the missed one fails at its check,
+	// the moved one fails on its path.
+	run := func(_ context.Context, spec string) ([]specrun.TestResult, error) {
+		var out []specrun.TestResult
+		title := ""
+		for i, line := range strings.Split(spec, "\n") {
+			if m := regexp.MustCompile(`^test\.describe\('(prior \d+)'`).FindStringSubmatch(line); m != nil {
+				title = m[1] + " reproduces"
+			}
+			switch {
+			case title == "prior 2 reproduces" && strings.Contains(line, "expect(pageErrors"):
+				out = append(out, specrun.TestResult{Title: title, Status: "passed"})
+			case title == "prior 3 reproduces" && strings.Contains(line, "expect(pageErrors"):
+				out = append(out, specrun.TestResult{Title: title, Status: "failed", Line: i + 1})
+			case title == "prior 4 reproduces" && strings.Contains(line, "page.goto('/moved')"):
+				out = append(out, specrun.TestResult{Title: title, Status: "failed", Line: i + 1, Error: "net::ERR_CONNECTION_REFUSED"})
+			}
+		}
+		return out, nil
+	}
+	if err := Recheck(context.Background(), run, &res); err != nil {
+		t.Fatal(err)
+	}
+	c := res.Comparison
+	seqs := func(ps []Prior) (out []int) {
+		for _, p := range ps {
+			out = append(out, p.Seq)
+		}
+		return out
+	}
+	if c.New != 1 || c.StillOpen != 1 || fmt.Sprint(seqs(c.Fixed)) != "[2]" || fmt.Sprint(seqs(c.Missed)) != "[3]" ||
+		fmt.Sprint(seqs(c.NotRechecked)) != "[5 4]" {
+		t.Errorf("comparison: new %d, still open %d, fixed %v, missed %v, not rechecked %+v", c.New, c.StillOpen, seqs(c.Fixed), seqs(c.Missed), c.NotRechecked)
+	}
+	for _, p := range c.NotRechecked {
+		if p.Why == "" {
+			t.Errorf("prior %d not rechecked without a reason", p.Seq)
+		}
+	}
+}

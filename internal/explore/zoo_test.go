@@ -3,6 +3,7 @@ package explore_test
 import (
 	"context"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -183,5 +184,42 @@ func TestWithAModelEveryZooDefectIsFoundAndReproduced(t *testing.T) {
 		if r.Status != "passed" {
 			t.Errorf("%s does not pass on the twin: %s", r.Title, r.Error)
 		}
+	}
+}
+
+// TestTheModelCanInspectWhatThePageViewLeftOut: the zoo's home page lists
+// every example, more than the page view shows; the model asks to see the
+// one it wants and clicks it by the ref the inspection gave.
+func TestTheModelCanInspectWhatThePageViewLeftOut(t *testing.T) {
+	t.Parallel()
+	_, base := zoo(t)
+	var shown, inspected bool
+	model := llmtest.New(t,
+		llmtest.Reply{Content: `{"thinking": "find the maintenance notes", "inspect": {"search": "Maintenance notes"}}`},
+		llmtest.Reply{Respond: func(r llmtest.Request) string {
+			text := r.Text()
+			page, extra, _ := strings.Cut(text, "INSPECTED, AS YOU ASKED:")
+			shown = strings.Contains(page, `link "Maintenance notes"`)
+			m := regexp.MustCompile(`link "Maintenance notes" \[ref=([a-z0-9]+)\]`).FindStringSubmatch(extra)
+			if m == nil {
+				return `{"done": true}`
+			}
+			inspected = true
+			return llmtest.JSON(map[string]any{"commands": []any{map[string]any{"action": "click", "target": map[string]any{"ref": m[1]}}}})
+		}})
+	model.Fallback = &llmtest.Reply{Content: `{"done": true}`}
+	e := &explore.Explorer{Page: session(t), Recorder: exploretest.NewRecorder(),
+		Model: llm.New(llm.Config{APIKey: "k", BaseURL: model.BaseURL(), Model: "m"})}
+	res, err := e.Run(context.Background(), explore.Input{BaseURL: base, Goal: exploretest.ZooGoal, MaxActions: 1,
+		MaxDuration: time.Minute, Scope: []string{"/zoo/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shown || !inspected {
+		t.Fatalf("the link was in the page view: %v; found by the inspection: %v", shown, inspected)
+	}
+	if len(res.Trace) != 1 || !strings.Contains(res.Trace[0].Command.Target.Ref, "e") || len(res.Coverage.States) < 2 ||
+		!strings.HasSuffix(res.Coverage.States[1].URL, "/zoo/maintenance") {
+		t.Errorf("the model's click did not open the page: trace %+v, states %+v", res.Trace, res.Coverage.States)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -105,21 +104,9 @@ var tools = []tool{
 			}
 			_ = json.Unmarshal(args, &p)
 			// The latest snapshot's full text: a new snapshot would invalidate the refs the model holds.
-			lines := strings.Split(a.full, "\n")
 			if p.Ref != "" {
-				for i, l := range lines {
-					if !strings.Contains(l, "[ref="+p.Ref+"]") {
-						continue
-					}
-					indent := len(l) - len(strings.TrimLeft(l, " "))
-					out := []string{l}
-					for _, m := range lines[i+1:] {
-						if len(m)-len(strings.TrimLeft(m, " ")) <= indent {
-							break
-						}
-						out = append(out, m)
-					}
-					return toolResult{text: strings.Join(out, "\n") + attributeLine(ctx, r, p.Ref)}, nil
+				if sub, ok := browser.Subtree(a.full, p.Ref); ok {
+					return toolResult{text: sub + attributeLine(ctx, r, p.Ref)}, nil
 				}
 				if attrs := attributeLine(ctx, r, p.Ref); attrs != "" {
 					return toolResult{text: strings.TrimPrefix(attrs, "\n")}, nil
@@ -131,22 +118,16 @@ var tools = []tool{
 			}
 			var hits []string
 			withAttrs := 0
-			for i, l := range lines {
-				if !strings.Contains(strings.ToLower(l), strings.ToLower(p.Search)) {
-					continue
-				}
-				hit := strings.TrimSpace(l)
+			for _, h := range browser.SearchRepresentation(a.full, p.Search) {
+				hit := h.Line
 				// Text without a ref of its own is given the element it is in,
 				// so every match can be targeted.
-				ref := lineRef(l)
-				if ref == "" {
-					if ref = enclosingRef(lines, i); ref != "" {
-						hit += " (in [ref=" + ref + "])"
-					}
+				if h.Within && h.Ref != "" {
+					hit += " (in [ref=" + h.Ref + "])"
 				}
-				if ref != "" && withAttrs < 10 {
+				if h.Ref != "" && withAttrs < 10 {
 					withAttrs++
-					hit += strings.ReplaceAll(attributeLine(ctx, r, ref), "\nattributes:", "; attributes:")
+					hit += strings.ReplaceAll(attributeLine(ctx, r, h.Ref), "\nattributes:", "; attributes:")
 				}
 				hits = append(hits, hit)
 			}
@@ -372,28 +353,3 @@ func attributeLine(ctx context.Context, r *run, ref string) string {
 	return "\nattributes: " + strings.Join(parts, " ")
 }
 
-var refInLine = regexp.MustCompile(`\[ref=([a-z0-9]+)\]`)
-
-// lineRef is the ref a representation line carries, if any.
-func lineRef(l string) string {
-	if m := refInLine.FindStringSubmatch(l); m != nil {
-		return m[1]
-	}
-	return ""
-}
-
-// enclosingRef is the ref of the nearest element line that line i is
-// indented under.
-func enclosingRef(lines []string, i int) string {
-	indent := len(lines[i]) - len(strings.TrimLeft(lines[i], " "))
-	for j := i - 1; j >= 0; j-- {
-		l := lines[j]
-		if in := len(l) - len(strings.TrimLeft(l, " ")); in < indent {
-			if ref := lineRef(l); ref != "" {
-				return ref
-			}
-			indent = in
-		}
-	}
-	return ""
-}

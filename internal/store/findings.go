@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -32,6 +33,11 @@ type FindingRecord struct {
 	// Occurrences are the distinct places ({url, state}) it was seen.
 	Occurrences  json.RawMessage `json:"occurrences"`
 	Reproduction json.RawMessage `json:"reproduction,omitempty"`
+	// Confidence is how sure it is once its reproduction ran; Status how
+	// it compares with the previous exploration of the app (new,
+	// still_open; "" when there was none).
+	Confidence string `json:"confidence"`
+	Status     string `json:"status,omitempty"`
 	CreatedAt    time.Time       `json:"created_at"`
 	UpdatedAt    time.Time       `json:"updated_at"`
 }
@@ -74,20 +80,63 @@ func (s *Store) RecordFinding(ctx context.Context, attempt int, f FindingRecord,
 	return seq, isNew, nil
 }
 
-// SetReproduction stores how a finding's reproduction spec fared under
-// the runner, fenced by the attempt like every write of a running job.
-func (s *Store) SetReproduction(ctx context.Context, jobID string, attempt, seq int, repro json.RawMessage) error {
+// FindingOutcome is what a finding became once the exploration ended: its
+// title and evidence with every place it was seen, its reproduction under
+// the runner, its confidence and its status against the previous run.
+type FindingOutcome struct {
+	Title        string
+	Evidence     json.RawMessage
+	Reproduction json.RawMessage
+	Confidence   string
+	Status       string
+}
+
+// SetFindingOutcome stores a finding's outcome, fenced by the attempt like
+// every write of a running job.
+func (s *Store) SetFindingOutcome(ctx context.Context, jobID string, attempt, seq int, o FindingOutcome) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := lockRunningAttempt(ctx, tx, jobID, attempt); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `UPDATE findings SET reproduction = $3, updated_at = now() WHERE job_id = $1 AND seq = $2`,
-			jobID, seq, repro)
+		_, err := tx.Exec(ctx, `UPDATE findings SET title = COALESCE(NULLIF($3, ''), title), evidence = COALESCE($4, evidence),
+		   reproduction = $5, confidence = COALESCE(NULLIF($6, ''), confidence), status = $7, updated_at = now()
+		 WHERE job_id = $1 AND seq = $2`, jobID, seq, o.Title, nullJSON(o.Evidence), nullJSON(o.Reproduction), o.Confidence, o.Status)
 		if err != nil {
-			return fmt.Errorf("store reproduction %d of job %s: %w", seq, jobID, err)
+			return fmt.Errorf("store the outcome of finding %d of job %s: %w", seq, jobID, err)
 		}
 		return nil
 	})
+}
+
+// PriorFindings returns the latest other exploration of the tenant that
+// succeeded on the same base URL and scope — what a new one is compared
+// with — and its findings; "" and none when there was no such run.
+func (s *Store) PriorFindings(ctx context.Context, tenantID, jobID, baseURL string, scope []string) (string, []FindingRecord, error) {
+	sc, _ := json.Marshal(scope)
+	if len(scope) == 0 {
+		sc = nil
+	}
+	var prev string
+	err := s.db.QueryRow(ctx,
+		`SELECT id::text FROM jobs
+		 WHERE tenant_id = $1 AND kind = 'exploration' AND state = 'succeeded' AND id <> $2 AND parent_id IS NULL
+		   AND input->>'base_url' = $3 AND COALESCE(input->'scope', 'null'::jsonb) = COALESCE($4::jsonb, 'null'::jsonb)
+		 ORDER BY finished_at DESC LIMIT 1`, tenantID, jobID, baseURL, sc).Scan(&prev)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil, nil
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("find the exploration before job %s: %w", jobID, err)
+	}
+	fs, err := s.Findings(ctx, tenantID, prev)
+	return prev, fs, err
+}
+
+func nullJSON(b json.RawMessage) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
 }
 
 // Findings lists a tenant's job's findings in the order they were found,
@@ -98,7 +147,7 @@ func (s *Store) Findings(ctx context.Context, tenantID, jobID string) ([]Finding
 	}
 	rows, err := s.db.Query(ctx,
 		`SELECT f.id::text, f.job_id::text, f.seq, f.type, f.severity, f.title, f.url, f.state, f.signature,
-		        f.evidence, f.path, f.occurrences, f.reproduction, f.created_at, f.updated_at
+		        f.evidence, f.path, f.occurrences, f.reproduction, f.confidence, f.status, f.created_at, f.updated_at
 		 FROM findings f JOIN jobs j ON j.id = f.job_id
 		 WHERE (j.id = $1 OR j.parent_id = $1) AND j.tenant_id = $2
 		 ORDER BY j.created_at, f.seq`, jobID, tenantID)
@@ -108,7 +157,7 @@ func (s *Store) Findings(ctx context.Context, tenantID, jobID string) ([]Finding
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (FindingRecord, error) {
 		var f FindingRecord
 		err := r.Scan(&f.ID, &f.JobID, &f.Seq, &f.Type, &f.Severity, &f.Title, &f.URL, &f.State, &f.Signature,
-			&f.Evidence, &f.Path, &f.Occurrences, &f.Reproduction, &f.CreatedAt, &f.UpdatedAt)
+			&f.Evidence, &f.Path, &f.Occurrences, &f.Reproduction, &f.Confidence, &f.Status, &f.CreatedAt, &f.UpdatedAt)
 		return f, err
 	})
 }

@@ -60,11 +60,13 @@ func TestFindingsMergeBySignatureAndStayWithTheirTenant(t *testing.T) {
 	if _, _, err := rec(7, "page:c", "/c"); !errors.Is(err, store.ErrFenced) {
 		t.Errorf("a stale attempt recorded a finding: %v", err)
 	}
-	if err := st.SetReproduction(ctx, job.ID, 1, 2, json.RawMessage(`{"verified":true}`)); err != nil {
+	if err := st.SetFindingOutcome(ctx, job.ID, 1, 2, store.FindingOutcome{Title: "seen on 2 pages", Evidence: json.RawMessage(`{"places":2}`),
+		Reproduction: json.RawMessage(`{"verified":true}`), Confidence: "confirmed", Status: "new"}); err != nil {
 		t.Fatal(err)
 	}
-	if fs, _ := st.Findings(ctx, tn.ID, job.ID); string(fs[1].Reproduction) != `{"verified": true}` {
-		t.Errorf("reproduction: %s", fs[1].Reproduction)
+	if fs, _ := st.Findings(ctx, tn.ID, job.ID); string(fs[1].Reproduction) != `{"verified": true}` || fs[1].Title != "seen on 2 pages" ||
+		string(fs[1].Evidence) != `{"places": 2}` || fs[1].Confidence != "confirmed" || fs[1].Status != "new" || fs[0].Confidence != "observed" {
+		t.Errorf("outcome: %+v", fs[1])
 	}
 	if fs, err := st.Findings(ctx, other.ID, job.ID); err != nil || len(fs) != 0 {
 		t.Errorf("another tenant reads %d findings (%v)", len(fs), err)

@@ -83,7 +83,10 @@ func (w *Worker) runExploration(ctx context.Context, claim store.Claim, cancelle
 		}
 	}
 	if res.Status != orchestrator.StatusCancelled {
-		w.verifyExploration(ctx, claim, &res, secrets, tun, log)
+		run := w.reproRunner(secrets, tun)
+		w.verifyExploration(ctx, run, &res, log)
+		w.compareExploration(ctx, run, claim, req, &res, log)
+		w.storeOutcomes(ctx, claim, &res, log)
 	}
 	view := struct {
 		explore.Result
@@ -121,31 +124,84 @@ func (w *Worker) fanOutJourneys(ctx context.Context, claim store.Claim, req jobs
 	return w.fanOut(ctx, claim, children, log)
 }
 
-// verifyExploration runs the reproductions and the journey under the real
-// runner and stores how each reproduction fared with its finding.
-func (w *Worker) verifyExploration(ctx context.Context, claim store.Claim, res *explore.Result, secrets map[string]string,
-	tun *netguard.Tunnel, log *slog.Logger) {
+// reproRunner runs specs under the real runner behind the job's egress
+// tunnel, with the job's secrets in their environment; nil when this
+// worker has no runner.
+func (w *Worker) reproRunner(secrets map[string]string, tun *netguard.Tunnel) explore.RunFunc {
 	if w.cfg.SpecRunner == nil {
-		res.Journey.Detail = "not run: this worker has no @playwright/test runner (set WEBPILOT_SPEC_RUNNER)"
-		res.Verification = fmt.Sprintf("0 of %d reproductions verified: %s", len(res.Findings), res.Journey.Detail)
-		for i := range res.Findings {
-			res.Findings[i].Reproduction.Detail = res.Journey.Detail
-		}
-	} else {
-		run := func(ctx context.Context, spec string) ([]specrun.TestResult, error) {
-			return w.cfg.SpecRunner.RunReport(ctx, spec, specrun.Options{Env: secrets,
-				Proxy: &specrun.Proxy{Server: w.proxy.Server(), Username: tun.User, Password: tun.Password}})
-		}
-		if err := explore.Verify(ctx, run, res); err != nil {
-			log.Warn("reproductions could not be run", "err", err)
-		}
+		return nil
 	}
+	return func(ctx context.Context, spec string) ([]specrun.TestResult, error) {
+		return w.cfg.SpecRunner.RunReport(ctx, spec, specrun.Options{Env: secrets,
+			Proxy: &specrun.Proxy{Server: w.proxy.Server(), Username: tun.User, Password: tun.Password}})
+	}
+}
+
+// noRunner is what a worker without the runner says of what it could not verify.
+const noRunner = "not run: this worker has no @playwright/test runner (set WEBPILOT_SPEC_RUNNER)"
+
+// verifyExploration runs the reproductions and the journey.
+func (w *Worker) verifyExploration(ctx context.Context, run explore.RunFunc, res *explore.Result, log *slog.Logger) {
+	if run == nil {
+		res.Journey.Detail = noRunner
+		res.Verification = fmt.Sprintf("0 of %d reproductions verified: %s", len(res.Findings), noRunner)
+		for i := range res.Findings {
+			res.Findings[i].Reproduction.Detail = noRunner
+		}
+		return
+	}
+	if err := explore.Verify(ctx, run, res); err != nil {
+		log.Warn("reproductions could not be run", "err", err)
+		res.Verification = "reproductions stopped: " + err.Error()
+	}
+}
+
+// compareExploration compares the findings with the tenant's previous
+// exploration of the same app: new and still open; of the previous
+// findings not reported again, those whose reproduction now passes were
+// fixed.
+func (w *Worker) compareExploration(ctx context.Context, run explore.RunFunc, claim store.Claim, req jobs.ExplorationRequest,
+	res *explore.Result, log *slog.Logger) {
+	var prev string
+	var records []store.FindingRecord
+	err := w.retry.do(ctx, "read the previous exploration", func() error {
+		var err error
+		prev, records, err = w.store.PriorFindings(ctx, claim.TenantID, claim.JobID, req.BaseURL, req.Scope)
+		return err
+	})
+	if err != nil {
+		log.Warn("not compared with the previous exploration", "err", err)
+		return
+	}
+	prior := make([]explore.Prior, 0, len(records))
+	for _, r := range records {
+		p := explore.Prior{Seq: r.Seq, Type: explore.Type(r.Type), Title: r.Title, URL: r.URL, Signature: r.Signature}
+		var rep explore.Reproduction
+		if json.Unmarshal(r.Reproduction, &rep) == nil && rep.Verified {
+			p.Spec, p.CheckLine = rep.Spec, rep.CheckLine
+		}
+		prior = append(prior, p)
+	}
+	explore.Compare(res, prev, prior)
+	if run == nil {
+		return
+	}
+	if err := explore.Recheck(ctx, run, res); err != nil {
+		log.Warn("the previous findings could not be rechecked", "err", err)
+	}
+}
+
+// storeOutcomes stores what each finding became: its title and evidence
+// with every place it was seen, its reproduction, confidence and status.
+func (w *Worker) storeOutcomes(ctx context.Context, claim store.Claim, res *explore.Result, log *slog.Logger) {
 	for _, f := range res.Findings {
-		b, _ := json.Marshal(f.Reproduction)
-		if err := w.retry.do(ctx, "store reproduction", func() error {
-			return w.store.SetReproduction(ctx, claim.JobID, claim.Attempt, f.Seq, b)
+		o := store.FindingOutcome{Title: f.Title, Confidence: string(f.Confidence), Status: f.Status}
+		o.Reproduction, _ = json.Marshal(f.Reproduction)
+		o.Evidence, _ = json.Marshal(f.Evidence)
+		if err := w.retry.do(ctx, "store finding outcome", func() error {
+			return w.store.SetFindingOutcome(ctx, claim.JobID, claim.Attempt, f.Seq, o)
 		}); err != nil {
-			log.Warn("reproduction not stored", "finding", f.Seq, "err", err)
+			log.Warn("finding outcome not stored", "finding", f.Seq, "err", err)
 		}
 	}
 }
