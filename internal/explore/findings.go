@@ -70,12 +70,12 @@ type Finding struct {
 	Confidence Confidence `json:"confidence"`
 	// Status is how it compares with the previous exploration of the app
 	// (StatusNew, StatusStillOpen; empty when there was none).
-	Status string `json:"status,omitempty"`
-	Title      string     `json:"title"`
-	URL        string     `json:"url"`
-	State      string     `json:"state"`
-	Signature  string     `json:"signature"`
-	Evidence   Evidence   `json:"evidence"`
+	Status    string   `json:"status,omitempty"`
+	Title     string   `json:"title"`
+	URL       string   `json:"url"`
+	State     string   `json:"state"`
+	Signature string   `json:"signature"`
+	Evidence  Evidence `json:"evidence"`
 	// Path is the shortest action path from the start URL to the finding
 	// (its last entry is the action that showed it, for action findings).
 	Path []orchestrator.ManifestEntry `json:"path"`

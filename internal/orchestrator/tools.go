@@ -352,4 +352,3 @@ func attributeLine(ctx context.Context, r *run, ref string) string {
 	}
 	return "\nattributes: " + strings.Join(parts, " ")
 }
-

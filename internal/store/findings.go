@@ -36,10 +36,10 @@ type FindingRecord struct {
 	// Confidence is how sure it is once its reproduction ran; Status how
 	// it compares with the previous exploration of the app (new,
 	// still_open; "" when there was none).
-	Confidence string `json:"confidence"`
-	Status     string `json:"status,omitempty"`
-	CreatedAt    time.Time       `json:"created_at"`
-	UpdatedAt    time.Time       `json:"updated_at"`
+	Confidence string    `json:"confidence"`
+	Status     string    `json:"status,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
 }
 
 // Occurrence is one place a finding was seen.
