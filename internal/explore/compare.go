@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-
-	"github.com/webpilot/webpilot/internal/specrun"
 )
 
 // Prior is a finding of the app's previous exploration, as a new one is
@@ -124,10 +122,7 @@ func Recheck(ctx context.Context, run RunFunc, res *Result) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	byTitle := map[string]specrun.TestResult{}
-	for _, t := range results {
-		byTitle[t.Title] = t
-	}
+	byTitle := resultsByTitle(results)
 	for _, p := range c.gone {
 		line, ok := check[p.Seq]
 		if !ok {

@@ -287,10 +287,7 @@ func verifyBatch(ctx context.Context, run RunFunc, res *Result, batch []int, kin
 		}
 		return append(left, tried...), nil
 	}
-	byTitle := map[string]specrun.TestResult{}
-	for _, t := range results {
-		byTitle[t.Title] = t
-	}
+	byTitle := resultsByTitle(results)
 	for k, i := range tried {
 		f := &res.Findings[i]
 		t, ok := byTitle[fmt.Sprintf("finding %d reproduces", f.Seq)]
@@ -351,10 +348,7 @@ func recheck(ctx context.Context, run RunFunc, res *Result) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	byTitle := map[string]specrun.TestResult{}
-	for _, t := range results {
-		byTitle[t.Title] = t
-	}
+	byTitle := resultsByTitle(results)
 	for k, i := range idx {
 		f := &res.Findings[i]
 		shown, ran := 0, 0
@@ -388,10 +382,7 @@ func verifyJourney(ctx context.Context, run RunFunc, res *Result) {
 		return
 	}
 	results, err := run(ctx, res.Journey.Script)
-	byTitle := map[string]specrun.TestResult{}
-	for _, t := range results {
-		byTitle[t.Title] = t
-	}
+	byTitle := resultsByTitle(results)
 	t, ok := byTitle[res.Journey.Name]
 	res.Journey.Verified = ok && t.Status == "passed"
 	switch {
@@ -441,4 +432,13 @@ func fullPath(res *Result, f Finding) []orchestrator.ManifestEntry {
 		return nil
 	}
 	return full
+}
+
+// resultsByTitle indexes a run's test results by their titles.
+func resultsByTitle(results []specrun.TestResult) map[string]specrun.TestResult {
+	out := make(map[string]specrun.TestResult, len(results))
+	for _, t := range results {
+		out[t.Title] = t
+	}
+	return out
 }
