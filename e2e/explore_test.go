@@ -131,6 +131,21 @@ func TestExplorationOfTheShopThroughTheStack(t *testing.T) {
 		}
 	}
 
+	// A test plan the exploration suggests becomes a stored test with one
+	// call, and its scenario passes.
+	out, err = cli("plan", "list", id[1])
+	if err != nil || !strings.Contains(out, "plan 1 [") {
+		t.Fatalf("webpilot plan list: %v\n%s", err, out)
+	}
+	t.Logf("plans:\n%s", out)
+	out, err = cli("plan", "accept", id[1], "1", "--watch")
+	if err != nil || !strings.Contains(out, "submitted plan 1 of exploration "+id[1]) {
+		t.Errorf("webpilot plan accept: %v\n%s", err, out)
+	}
+	if out, err := cli("plan", "accept", id[1], "99"); err == nil || !strings.Contains(out, "there is no plan 99") {
+		t.Errorf("accepting a plan that is not there: %v\n%s", err, out)
+	}
+
 	// The bugs are fixed and the shop explored again: every finding of the
 	// first run is fixed, told by its reproduction passing now.
 	s.app.SetShopBugs(false)

@@ -110,7 +110,7 @@ Environment:
 		jobCommand(g, out, "cancel", "Cancel a job (a suite's children with it)"),
 		jobCommand(g, out, "history", "Print what a job did, command by command"),
 		jobsCommand(g, out), suiteCommand(g, out), testCommand(g, out), testsCommand(g, out), importCommand(g, out),
-		exploreCommand(g, out), findingsCommand(g, out), cacheCommand(g, out), projectCommand(g, out),
+		exploreCommand(g, out), findingsCommand(g, out), planCommand(g, out), cacheCommand(g, out), projectCommand(g, out),
 		mcpCommand(errOut),
 	)
 	return root
@@ -294,7 +294,7 @@ func importCommand(g *globals, out io.Writer) *cobra.Command {
 func exploreCommand(g *globals, out io.Writer) *cobra.Command {
 	var req jobs.ExplorationRequest
 	var secrets []string
-	var follow bool
+	var follow, plan bool
 	cmd := &cobra.Command{Use: "explore URL", Short: "Explore an app toward a goal and report the bugs found", Args: cobra.ExactArgs(1),
 		Example: `  webpilot explore http://127.0.0.1:8090/ --goal "check out as a guest" --max-actions 40 --watch`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -303,7 +303,7 @@ func exploreCommand(g *globals, out io.Writer) *cobra.Command {
 				return err
 			}
 			req.BaseURL, req.Secrets = args[0], sec
-			return exploreCmd(g.client(), req, follow, out, g.json)
+			return exploreCmd(g.client(), req, follow, plan, out, g.json)
 		}}
 	f := cmd.Flags()
 	f.StringVar(&req.Goal, "goal", "", `the journey to explore, e.g. "check out as a guest"`)
@@ -315,8 +315,30 @@ func exploreCommand(g *globals, out io.Writer) *cobra.Command {
 	f.IntVar(&req.Budget.MaxMinutes, "max-minutes", 0, "minutes at most (default 10)")
 	f.Float64Var(&req.Budget.MaxCredits, "max-credits", 0, "credits at most (the job's hold)")
 	f.BoolVar(&follow, "watch", false, "follow the exploration finding by finding until it ends")
+	f.BoolVar(&plan, "plan", false, "follow the exploration, then print the test plans it suggests (see webpilot plan)")
 	secretFlag(cmd, &secrets)
 	return cmd
+}
+
+func planCommand(g *globals, out io.Writer) *cobra.Command {
+	c := &cobra.Command{Use: "plan", Short: "Test plans an exploration suggests, and making one a stored test"}
+	c.AddCommand(&cobra.Command{Use: "list JOB_ID", Short: "An exploration's test plans, numbered", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return plansCmd(g.client(), args[0], out) }})
+	var name string
+	var follow bool
+	accept := &cobra.Command{Use: "accept JOB_ID N", Short: "Generate plan N of an exploration into a stored test (a scenario job)",
+		Args: cobra.ExactArgs(2), Example: `  webpilot plan accept 7d0c… 2 --watch`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			n, err := strconv.Atoi(args[1])
+			if err != nil {
+				return fmt.Errorf("plan number %q: %w", args[1], err)
+			}
+			return planAcceptCmd(g.client(), args[0], n, name, follow, out, g.json)
+		}}
+	accept.Flags().StringVar(&name, "name", "", "the stored test's name (default: the plan's)")
+	accept.Flags().BoolVar(&follow, "watch", false, "follow the scenario job until it ends")
+	c.AddCommand(accept)
+	return c
 }
 
 func findingsCommand(g *globals, out io.Writer) *cobra.Command {

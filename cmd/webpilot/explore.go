@@ -1,17 +1,21 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/webpilot/webpilot/api"
+	"github.com/webpilot/webpilot/internal/explore"
 	"github.com/webpilot/webpilot/internal/jobs"
+	"github.com/webpilot/webpilot/internal/scenario"
 )
 
 // exploreCmd submits an exploration.
-func exploreCmd(c *client, req jobs.ExplorationRequest, follow bool, out io.Writer, asJSON bool) error {
+// With plan it follows the job and then prints its test plans.
+func exploreCmd(c *client, req jobs.ExplorationRequest, follow, plan bool, out io.Writer, asJSON bool) error {
 	key, err := tenantKey()
 	if err != nil {
 		return err
@@ -20,7 +24,11 @@ func exploreCmd(c *client, req jobs.ExplorationRequest, follow bool, out io.Writ
 	if err != nil {
 		return err
 	}
-	return submitted(c, key, v, fmt.Sprintf("submitted exploration %s (%.2f credits held)", v.ID, v.HoldCredits), follow, out, asJSON)
+	err = submitted(c, key, v, fmt.Sprintf("submitted exploration %s (%.2f credits held)", v.ID, v.HoldCredits), follow || plan, out, asJSON)
+	if err != nil || !plan {
+		return err
+	}
+	return plansCmd(c, v.ID, out)
 }
 
 // findingsCmd prints a job's findings.
@@ -160,4 +168,67 @@ func explorationSummary(v api.JobView, out io.Writer) error {
 		return fmt.Errorf("job ended %s", v.State)
 	}
 	return nil
+}
+
+// explorationPlans reads the plans an exploration suggested and where it began.
+func explorationPlans(c *client, key, id string) (startURL string, plans []explore.Plan, err error) {
+	var v api.JobView
+	if err := c.do("GET", "/v1/jobs/"+id, key, nil, &v); err != nil {
+		return "", nil, err
+	}
+	var r struct {
+		StartURL string         `json:"start_url"`
+		Plans    []explore.Plan `json:"plans"`
+	}
+	if len(v.Exploration) == 0 || json.Unmarshal(v.Exploration, &r) != nil {
+		return "", nil, fmt.Errorf("job %s is not a finished exploration", id)
+	}
+	return r.StartURL, r.Plans, nil
+}
+
+// plansCmd prints an exploration's suggested test plans, numbered for
+// webpilot plan accept.
+func plansCmd(c *client, id string, out io.Writer) error {
+	key, err := tenantKey()
+	if err != nil {
+		return err
+	}
+	_, plans, err := explorationPlans(c, key, id)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%d test plan(s); webpilot plan accept %s N makes plan N a stored test\n", len(plans), id)
+	for i, p := range plans {
+		fmt.Fprintf(out, "plan %d [%s] %s\n", i+1, p.Kind, p.Name)
+		for _, s := range p.Steps {
+			fmt.Fprintf(out, "    %s\n", s)
+		}
+	}
+	return nil
+}
+
+// planAcceptCmd submits plan n of an exploration as a scenario job: when
+// it succeeds, its spec is a stored test.
+func planAcceptCmd(c *client, id string, n int, name string, follow bool, out io.Writer, asJSON bool) error {
+	key, err := tenantKey()
+	if err != nil {
+		return err
+	}
+	start, plans, err := explorationPlans(c, key, id)
+	if err != nil {
+		return err
+	}
+	if n < 1 || n > len(plans) {
+		return fmt.Errorf("exploration %s has %d plan(s); there is no plan %d", id, len(plans), n)
+	}
+	p := plans[n-1]
+	sc := scenario.Scenario{Name: cmp.Or(name, p.Name), BaseURL: start}
+	for _, s := range p.Steps {
+		sc.Steps = append(sc.Steps, scenario.Step{Text: s})
+	}
+	v, err := c.submit(key, "/v1/jobs", jobs.Submission{Kind: jobs.KindScenario, Scenario: &sc})
+	if err != nil {
+		return err
+	}
+	return submitted(c, key, v, fmt.Sprintf("submitted plan %d of exploration %s as scenario job %s", n, id, v.ID), follow, out, asJSON)
 }

@@ -32,6 +32,8 @@ type Checkpoint struct {
 	LinkCount    int                          `json:"link_count"`
 	Trace        []orchestrator.ManifestEntry `json:"trace"`
 	Landed       []string                     `json:"landed"`
+	On           []string                     `json:"on,omitempty"`
+	Shown        map[int]string               `json:"shown,omitempty"`
 	Findings     []Finding                    `json:"findings"`
 	Rejected     []Claim                      `json:"rejected,omitempty"`
 	Actions      int                          `json:"actions"`
@@ -52,7 +54,7 @@ func (r *run) checkpoint(ctx context.Context) error {
 		return nil
 	}
 	cp := Checkpoint{URL: r.Page.URL(), StartURL: r.startURL, Prefix: r.prefix, Current: r.cur.ID, CurPath: r.curPath,
-		Transitions: r.trans, NavTries: r.navTries, LinkCount: r.linkCount, Trace: r.trace, Landed: r.landed, Findings: r.findings,
+		Transitions: r.trans, NavTries: r.navTries, LinkCount: r.linkCount, Trace: r.trace, Landed: r.landed, On: r.on, Shown: r.shown, Findings: r.findings,
 		Rejected: r.rejected, Actions: r.actions, Calls: r.calls, Iterations: r.iters, Usage: r.usage,
 		ModelDone: r.modelDone, GoalMet: r.goalMet, BudgetOut: r.budgetOut, Note: r.note, Learned: r.learned,
 		Elapsed: r.elapsed()}
@@ -79,6 +81,10 @@ func (r *run) checkpoint(ctx context.Context) error {
 func (r *run) restore(cp *Checkpoint) {
 	r.startURL, r.prefix, r.trans, r.linkCount = cp.StartURL, cp.Prefix, cp.Transitions, cp.LinkCount
 	r.trace, r.landed, r.findings, r.rejected = cp.Trace, cp.Landed, cp.Findings, cp.Rejected
+	r.on = cp.On
+	if cp.Shown != nil {
+		r.shown = cp.Shown
+	}
 	r.actions, r.calls, r.iters, r.usage = cp.Actions, cp.Calls, cp.Iterations, cp.Usage
 	r.modelDone, r.goalMet, r.budgetOut, r.note, r.learned = cp.ModelDone, cp.GoalMet, cp.BudgetOut, cp.Note, cp.Learned
 	r.earlier = cp.Elapsed

@@ -193,6 +193,9 @@ type Result struct {
 	Journey     Journey  `json:"journey"`
 	Coverage    Coverage `json:"coverage"`
 	Suggestions []string `json:"suggested_scenarios,omitempty"`
+	// Plans are scenarios grounded in the flows the exploration went
+	// through, in the step language, each a stored test with one call.
+	Plans []Plan `json:"plans,omitempty"`
 	// Experiences are what the model noted about the app for later jobs.
 	Experiences []string  `json:"experiences,omitempty"`
 	Actions     int       `json:"actions"`

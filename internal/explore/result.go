@@ -26,6 +26,7 @@ func (r *run) result(status orchestrator.Status, msg string) Result {
 	}
 	res.Coverage = r.coverage()
 	res.Suggestions = r.suggestions()
+	res.Plans = r.plans()
 	res.Journey = r.journey()
 	for _, f := range r.findings {
 		path := candidatePath(&res, f, "shortest")

@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -56,6 +57,11 @@ type run struct {
 	// the URL each of them navigated to ("" when it stayed).
 	trace  []orchestrator.ManifestEntry
 	landed []string
+	// on is the URL each action of the trace was taken on, and shown what
+	// a page's status and alert regions said after the batch that ended
+	// with an action (by its index): what test plans check.
+	on    []string
+	shown map[int]string
 	// prefix is the login's entries, which every path starts with.
 	prefix []orchestrator.ManifestEntry
 	// startURL is where specs begin (the login page when there is one).
@@ -88,6 +94,7 @@ type run struct {
 	learned               []string
 	feedback              []string // what the system tells the model next time
 	inspected             string   // what the model asked to see, for its next turn
+	appeared              string   // text the latest batch made appear (test plans check it)
 	boundary              string
 	detectors             []string
 	stopped               string
@@ -107,7 +114,7 @@ func (e *Explorer) Run(ctx context.Context, in Input) (Result, error) {
 	}
 	r := &run{Explorer: e, in: in, cfg: cfg, scope: scope{host: u.Host, prefixes: in.Scope}, safety: newSafety(in.Deny),
 		started: time.Now(), states: map[string]*stateNode{}, exercised: map[string]bool{}, navTries: map[string]int{},
-		failedURLs: map[string]bool{}, tried: map[string]bool{}, probed: map[string]int{}, pageDone: map[string]bool{},
+		failedURLs: map[string]bool{}, shown: map[int]string{}, tried: map[string]bool{}, probed: map[string]int{}, pageDone: map[string]bool{},
 		linksDone: map[string]bool{}, bySig: map[string]int{}, startURL: in.BaseURL,
 		perPage: map[string]int{}, capped: map[string]int{}}
 	r.boundary = orchestrator.NewBoundary()
@@ -308,8 +315,10 @@ func (r *run) observe(ctx context.Context, via *orchestrator.ManifestEntry) erro
 	if err != nil {
 		return fmt.Errorf("the page could not be read: %w", err)
 	}
+	r.appeared = ""
 	if r.snap.Full != "" {
-		r.delta = browser.DiffSnapshots(r.snap, snap, 12).String()
+		d := browser.DiffSnapshots(r.snap, snap, 12)
+		r.delta, r.appeared = d.String(), appearedText(d)
 	}
 	r.snap = snap
 	p := parseRepresentation(snap.Full, snap.URL)
@@ -475,6 +484,9 @@ func (r *run) batch(ctx context.Context, cmds []browser.Command, crawl bool) err
 		if now := r.Page.URL(); now != from {
 			r.landed[len(r.landed)-1] = now
 		}
+		if said := cmp.Or(announced(r.snap.Full), r.appeared); said != "" {
+			r.shown[len(r.trace)-1] = said
+		}
 	}
 	if oerr != nil {
 		r.Log.Warn("page unreadable after an action", "err", oerr)
@@ -486,6 +498,7 @@ func (r *run) batch(ctx context.Context, cmds []browser.Command, crawl bool) err
 		if err := r.Page.Navigate(ctx, from); err == nil {
 			r.trace = append(r.trace, orchestrator.ManifestEntry{Command: browser.Command{Action: browser.ActionNavigate, Value: from}})
 			r.landed = append(r.landed, from)
+			r.on = append(r.on, r.Page.URL())
 			r.cur = nil
 			_ = r.observe(ctx, nil)
 		}
@@ -538,6 +551,7 @@ func (r *run) act(ctx context.Context, c browser.Command) (*orchestrator.Manifes
 		entry = &orchestrator.ManifestEntry{Command: c, Element: out.Element}
 		r.trace = append(r.trace, *entry)
 		r.landed = append(r.landed, "")
+		r.on = append(r.on, from)
 		r.curPath = append(r.curPath, *entry)
 	}
 	return entry, r.detect(ctx, t0, c, el, out, before, from)

@@ -71,6 +71,16 @@ func TestTheCrawlCoversEveryPageOfASiteAndFindsItsDefects(t *testing.T) {
 			t.Errorf("finding %q: confidence %q, severity %q", f.Title, f.Confidence, f.Severity)
 		}
 	}
+	// The flows it went through are test plans in the step language.
+	contact := `Go to /zoo/contact | Fill "Name" with "test" | Fill "Email" with "explorer@example.com" | Fill "Message" with "test" | Click "Send message" | Verify "Thanks, we will reply soon." is visible`
+	found := false
+	for _, p := range res.Plans {
+		t.Logf("plan [%s] %s: %s", p.Kind, p.Name, strings.Join(p.Steps, " | "))
+		found = found || strings.Join(p.Steps, " | ") == contact && p.Kind == explore.PlanForm
+	}
+	if !found {
+		t.Errorf("no plan for the contact form: want %s", contact)
+	}
 	// The footer's contrast is one finding with a place on every page.
 	for _, f := range res.Findings {
 		if exploretest.ZooReports(f, demoapp.ZooDefect{Detector: "accessibility", Title: "(color-contrast,"}) && len(f.Evidence.Places) < demoapp.ZooTemplates()-5 {
