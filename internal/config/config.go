@@ -51,11 +51,12 @@ type NATS struct {
 	Port  int    `env:"WEBPILOT_NATS_PORT" envDefault:"4222"`
 }
 
-// Connect is how a binary named name reaches the queue; embed starts the
-// single-machine server when no URL is set.
-func (n NATS) Connect(dataDir, name string, embed bool, q jobs.QueueConfig, log *slog.Logger) jobs.ConnectConfig {
+// Connect is how a binary named name reaches the queue; the dispatcher
+// (dispatcher true) starts the single-machine server when no URL is set
+// and owns the stream's settings, which workers only check.
+func (n NATS) Connect(dataDir, name string, dispatcher bool, q jobs.QueueConfig, log *slog.Logger) jobs.ConnectConfig {
 	return jobs.ConnectConfig{URL: n.URL, Token: n.Token, Creds: n.Creds, CA: n.CA, Port: n.Port, DataDir: dataDir,
-		Embed: embed, Name: name, Queue: q, Logger: log}
+		Embed: dispatcher, Manage: dispatcher, Name: name, Queue: q, Logger: log}
 }
 
 // Queue tunes delivery.
@@ -64,6 +65,18 @@ type Queue struct {
 	AckWait time.Duration `env:"WEBPILOT_ACK_WAIT" envDefault:"30s"`
 	// MaxAttempts is how many times a job is tried.
 	MaxAttempts int `env:"WEBPILOT_MAX_ATTEMPTS" envDefault:"5"`
+	// Replicas is how many servers of a NATS cluster keep the job stream:
+	// 1 on one server, 3 (or 5) in a JetStream cluster, so that losing a
+	// server (or two) loses no job message. Dispatchers and workers must
+	// agree; a worker refuses to start against a stream kept otherwise.
+	Replicas int `env:"WEBPILOT_STREAM_REPLICAS" envDefault:"1"`
+	// Cluster and Tags place the stream on a named NATS cluster and on
+	// servers with all of those tags (a super-cluster or tiered servers).
+	Cluster string   `env:"WEBPILOT_STREAM_CLUSTER"`
+	Tags    []string `env:"WEBPILOT_STREAM_TAGS" envSeparator:","`
+	// MaxAckPending bounds jobs delivered and not yet finished across all
+	// workers: above the fleet's total concurrency, or workers idle.
+	MaxAckPending int `env:"WEBPILOT_MAX_ACK_PENDING" envDefault:"10000"`
 }
 
 // Stream is the queue's stream and consumer configuration. Workers enforce
@@ -72,7 +85,33 @@ type Queue struct {
 func (q Queue) Stream() jobs.QueueConfig {
 	c := jobs.DefaultQueueConfig()
 	c.AckWait, c.MaxDeliver = q.AckWait, q.MaxAttempts*20
+	c.Replicas, c.Cluster, c.Tags, c.MaxAckPending = q.Replicas, q.Cluster, q.Tags, q.MaxAckPending
 	return c
+}
+
+func (q Queue) validate() []error {
+	var errs []error
+	if q.AckWait < time.Second {
+		errs = append(errs, fmt.Errorf("WEBPILOT_ACK_WAIT must be a duration of at least 1s, got %s", q.AckWait))
+	}
+	if q.MaxAttempts < 1 {
+		errs = append(errs, fmt.Errorf("WEBPILOT_MAX_ATTEMPTS must be a positive whole number, got %d", q.MaxAttempts))
+	}
+	// An even count buys no more failures survived than the odd one below
+	// it, and JetStream keeps at most 5.
+	if q.Replicas != 1 && q.Replicas != 3 && q.Replicas != 5 {
+		errs = append(errs, fmt.Errorf("WEBPILOT_STREAM_REPLICAS must be 1, 3 or 5, got %d", q.Replicas))
+	}
+	for _, tag := range q.Tags {
+		if strings.TrimSpace(tag) == "" || strings.ContainsAny(tag, " \t") {
+			errs = append(errs, fmt.Errorf("WEBPILOT_STREAM_TAGS must be comma-separated tags without spaces, got %q", strings.Join(q.Tags, ",")))
+			break
+		}
+	}
+	if q.MaxAckPending < 1 {
+		errs = append(errs, fmt.Errorf("WEBPILOT_MAX_ACK_PENDING must be a positive whole number, got %d", q.MaxAckPending))
+	}
+	return errs
 }
 
 // Common is what the dispatcher and the workers both read.
@@ -111,11 +150,9 @@ func (c Common) validate() error {
 	if c.NATS.Port < 0 || c.NATS.Port > 65535 {
 		errs = append(errs, fmt.Errorf("WEBPILOT_NATS_PORT must be a port number, got %d", c.NATS.Port))
 	}
-	if c.Queue.AckWait < time.Second {
-		errs = append(errs, fmt.Errorf("WEBPILOT_ACK_WAIT must be a duration of at least 1s, got %s", c.Queue.AckWait))
-	}
-	if c.Queue.MaxAttempts < 1 {
-		errs = append(errs, fmt.Errorf("WEBPILOT_MAX_ATTEMPTS must be a positive whole number, got %d", c.Queue.MaxAttempts))
+	errs = append(errs, c.Queue.validate()...)
+	if c.Queue.Replicas > 1 && c.NATS.URL == "" {
+		errs = append(errs, fmt.Errorf("WEBPILOT_STREAM_REPLICAS=%d needs a NATS cluster in NATS_URL: the embedded server is a single server", c.Queue.Replicas))
 	}
 	if c.Tracing.Sample < 0 || c.Tracing.Sample > 1 {
 		errs = append(errs, fmt.Errorf("WEBPILOT_TRACE_SAMPLE must be a number from 0 to 1, got %g", c.Tracing.Sample))

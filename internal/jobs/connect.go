@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -14,7 +15,8 @@ import (
 
 // ConnectConfig says how a binary reaches the job queue.
 type ConnectConfig struct {
-	// URL is the NATS server; empty means the single-machine one: the
+	// URL is the NATS server, or several of one cluster separated by
+	// commas; empty means the single-machine one: the
 	// embedded server on 127.0.0.1:Port, started by whoever has Embed.
 	URL string
 	// Token, Creds and CA authenticate the client (see ClientOptions). With
@@ -25,6 +27,10 @@ type ConnectConfig struct {
 	// Embed starts the embedded server when URL is empty (the dispatcher
 	// does; a worker connects to it).
 	Embed bool
+	// Manage creates or updates the stream and its consumer (the
+	// dispatcher does); otherwise they are only found and checked, so
+	// processes configured differently never undo each other's settings.
+	Manage bool
 	// Name is the client's name on the server.
 	Name  string
 	Queue QueueConfig
@@ -83,10 +89,14 @@ func Connect(ctx context.Context, cfg ConnectConfig) (*Connection, error) {
 		return nil, err
 	}
 	for {
-		if c.Consumer, err = EnsureQueue(ctx, c.JS, cfg.Queue); err == nil {
+		ensure := BindQueue
+		if cfg.Manage {
+			ensure = EnsureQueue
+		}
+		if c.Consumer, err = ensure(ctx, c.JS, cfg.Queue); err == nil {
 			return c, nil
 		}
-		if ctx.Err() != nil {
+		if errors.Is(err, ErrQueueMismatch) || ctx.Err() != nil {
 			c.Close()
 			return nil, err
 		}

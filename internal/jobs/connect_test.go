@@ -32,7 +32,7 @@ func TestConnectOnOneMachine(t *testing.T) {
 	defer cancel()
 	dir, port := t.TempDir(), freePort(t)
 	cfg := func(name string, embed bool) jobs.ConnectConfig {
-		return jobs.ConnectConfig{DataDir: dir, Port: port, Name: name, Embed: embed, Queue: jobs.DefaultQueueConfig(),
+		return jobs.ConnectConfig{DataDir: dir, Port: port, Name: name, Embed: embed, Manage: embed, Queue: jobs.DefaultQueueConfig(),
 			Logger: slog.New(slog.DiscardHandler)}
 	}
 	workerUp := make(chan *jobs.Connection, 1)

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,44 +30,116 @@ type QueueConfig struct {
 	AckWait    time.Duration // redelivery after this long without an ack or progress
 	MaxDeliver int           // deliveries before a job is given up
 	Duplicates time.Duration // window in which a repeated Nats-Msg-Id is dropped
-	Replicas   int
-	FileStore  bool
+	// Replicas is how many servers of a JetStream cluster keep the stream
+	// (and its consumer): 1 on one server, 3 or 5 in a cluster, where a
+	// majority must acknowledge each message.
+	Replicas  int
+	FileStore bool
+	// Cluster and Tags place the stream on a named cluster and on servers
+	// carrying every tag (empty: wherever the server chooses).
+	Cluster string
+	Tags    []string
+	// MaxAckPending bounds the jobs delivered and not yet acknowledged
+	// across all workers (default DefaultMaxAckPending).
+	MaxAckPending int
 }
+
+// DefaultMaxAckPending is the consumer's bound on jobs in flight.
+const DefaultMaxAckPending = 10_000
 
 // DefaultQueueConfig is what the dispatcher and workers use unless told otherwise.
 func DefaultQueueConfig() QueueConfig {
-	return QueueConfig{AckWait: 30 * time.Second, MaxDeliver: 5, Duplicates: 2 * time.Minute, Replicas: 1, FileStore: true}
+	return QueueConfig{AckWait: 30 * time.Second, MaxDeliver: 5, Duplicates: 2 * time.Minute, Replicas: 1, FileStore: true,
+		MaxAckPending: DefaultMaxAckPending}
 }
 
-// EnsureQueue creates or updates the JOBS work-queue stream and the workers'
-// durable pull consumer.
-func EnsureQueue(ctx context.Context, js jetstream.JetStream, cfg QueueConfig) (jetstream.Consumer, error) {
+func (cfg QueueConfig) stream() jetstream.StreamConfig {
 	storage := jetstream.MemoryStorage
 	if cfg.FileStore {
 		storage = jetstream.FileStorage
 	}
-	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	sc := jetstream.StreamConfig{
 		Name:       StreamName,
 		Subjects:   []string{"jobs.>"},
 		Retention:  jetstream.WorkQueuePolicy,
 		Storage:    storage,
 		Duplicates: cfg.Duplicates,
 		Replicas:   max(cfg.Replicas, 1),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("create stream %s: %w", StreamName, err)
 	}
-	cons, err := js.CreateOrUpdateConsumer(ctx, StreamName, jetstream.ConsumerConfig{
+	if cfg.Cluster != "" || len(cfg.Tags) > 0 {
+		sc.Placement = &jetstream.Placement{Cluster: cfg.Cluster, Tags: cfg.Tags}
+	}
+	return sc
+}
+
+func (cfg QueueConfig) consumer() jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
 		Durable:       ConsumerName,
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       cfg.AckWait,
 		MaxDeliver:    cfg.MaxDeliver,
-		MaxAckPending: 10_000,
-	})
+		MaxAckPending: cmp.Or(cfg.MaxAckPending, DefaultMaxAckPending),
+	}
+}
+
+// ErrQueueMismatch is returned when the stream or consumer on the server
+// is not what this process is configured for.
+var ErrQueueMismatch = errors.New("the job queue differs from this process's configuration")
+
+// EnsureQueue creates or updates the JOBS work-queue stream and the workers'
+// durable pull consumer, then checks that the server keeps them as
+// configured: as many replicas as asked (a single server refuses more than
+// one), in the cluster asked for.
+func EnsureQueue(ctx context.Context, js jetstream.JetStream, cfg QueueConfig) (jetstream.Consumer, error) {
+	stream, err := js.CreateOrUpdateStream(ctx, cfg.stream())
+	if err != nil {
+		return nil, fmt.Errorf("create stream %s with %d replicas: %w", StreamName, max(cfg.Replicas, 1), err)
+	}
+	if err := checkStream(stream.CachedInfo(), cfg); err != nil {
+		return nil, err
+	}
+	cons, err := js.CreateOrUpdateConsumer(ctx, StreamName, cfg.consumer())
 	if err != nil {
 		return nil, fmt.Errorf("create consumer %s: %w", ConsumerName, err)
 	}
 	return cons, nil
+}
+
+// BindQueue finds the stream and consumer someone else (the dispatcher)
+// made, without changing them, and checks that they are what this process
+// is configured for: the replicas and the consumer's ack wait, which sets
+// how often a running job must say it is alive.
+func BindQueue(ctx context.Context, js jetstream.JetStream, cfg QueueConfig) (jetstream.Consumer, error) {
+	stream, err := js.Stream(ctx, StreamName)
+	if err != nil {
+		return nil, fmt.Errorf("find stream %s: %w", StreamName, err)
+	}
+	if err := checkStream(stream.CachedInfo(), cfg); err != nil {
+		return nil, err
+	}
+	cons, err := stream.Consumer(ctx, ConsumerName)
+	if err != nil {
+		return nil, fmt.Errorf("find consumer %s: %w", ConsumerName, err)
+	}
+	if got := cons.CachedInfo().Config.AckWait; got != cfg.AckWait {
+		return nil, fmt.Errorf("%w: consumer %s waits %s for an ack, this process %s (WEBPILOT_ACK_WAIT)", ErrQueueMismatch, ConsumerName, got, cfg.AckWait)
+	}
+	return cons, nil
+}
+
+func checkStream(info *jetstream.StreamInfo, cfg QueueConfig) error {
+	if info == nil {
+		return fmt.Errorf("stream %s: no information from the server", StreamName)
+	}
+	if want := max(cfg.Replicas, 1); info.Config.Replicas != want {
+		return fmt.Errorf("%w: stream %s has %d replicas, this process is configured for %d (WEBPILOT_STREAM_REPLICAS)",
+			ErrQueueMismatch, StreamName, info.Config.Replicas, want)
+	}
+	if cfg.Cluster != "" && info.Cluster != nil && info.Cluster.Name != "" && info.Cluster.Name != cfg.Cluster {
+		return fmt.Errorf("%w: stream %s is placed in cluster %q, this process is configured for %q (WEBPILOT_STREAM_CLUSTER)",
+			ErrQueueMismatch, StreamName, info.Cluster.Name, cfg.Cluster)
+	}
+	return nil
 }
 
 // Message is the body of a job message: only the id travels; everything
