@@ -46,11 +46,12 @@ func main() {
 	jobsN := flag.Int("jobs", 10, "5-step jobs run end to end")
 	pageN := flag.Int("page-runs", 15, "runs of each page-level measurement")
 	chaosN := flag.Int("chaos-jobs", 120, "jobs of the crash drill (0 skips it)")
+	clusterN := flag.Int("cluster-jobs", 150, "jobs of the cluster drill (0 skips it)")
 	peerN := flag.Int("peer-samples", 40, "samples of each action side by side with Playwright MCP (0 skips it)")
 	replayN := flag.Int("replay-runs", 5, "runs of the 14-step replay and its spec under @playwright/test")
 	flag.IntVar(&mcpRounds, "mcp-rounds", 5, "times each MCP task runs on each tool")
 	flag.StringVar(&suitesProjects, "suites-projects", "", "comma-separated corpus projects the suites area measures; all when empty")
-	only := flag.String("only", "", "comma-separated areas to run (dispatcher, jobs, page, repair, exploration, explore_site, lexical, suites, mcp, peer, chaos); all when empty")
+	only := flag.String("only", "", "comma-separated areas to run (dispatcher, jobs, page, repair, exploration, explore_site, lexical, suites, mcp, peer, chaos, cluster); all when empty")
 	flag.Parse()
 	areas = map[string]bool{}
 	for _, a := range strings.Split(*only, ",") {
@@ -58,7 +59,7 @@ func main() {
 			areas[a] = true
 		}
 	}
-	if err := run(*submits, *clients, *latencyN, *jobsN, *pageN, *chaosN, *peerN, *replayN); err != nil {
+	if err := run(*submits, *clients, *latencyN, *jobsN, *pageN, *chaosN, *clusterN, *peerN, *replayN); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -152,7 +153,7 @@ var areas map[string]bool
 
 func want(area string) bool { return len(areas) == 0 || areas[area] }
 
-func run(submits, clients, latencyN, jobsN, pageN, chaosN, peerN, replayN int) error {
+func run(submits, clients, latencyN, jobsN, pageN, chaosN, clusterN, peerN, replayN int) error {
 	ctx := context.Background()
 	e, done, err := setup(ctx)
 	if err != nil {
@@ -221,7 +222,12 @@ func run(submits, clients, latencyN, jobsN, pageN, chaosN, peerN, replayN int) e
 		}
 	}
 	if chaosN > 0 && want("chaos") {
-		return chaosBench(ctx, chaosN)
+		if err := chaosBench(ctx, chaosN); err != nil {
+			return err
+		}
+	}
+	if clusterN > 0 && want("cluster") {
+		return clusterBench(ctx, clusterN)
 	}
 	return nil
 }

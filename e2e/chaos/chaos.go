@@ -29,6 +29,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -313,21 +314,45 @@ func (d *drill) killOne() error {
 
 type tenant struct{ id, key string }
 
-func (d *drill) run(ctx context.Context) (Report, error) {
+// makeTenants makes the drill's three tenants through the admin API at
+// base, 1000 credits each; the first may run one job at a time.
+func makeTenants(ctx context.Context, base, admin string) ([]tenant, error) {
 	var ts []tenant
-	for i, cap := range []int{1, 0, 0} { // the first tenant may run one job at a time
+	for i, cap := range []int{1, 0, 0} {
 		var res struct {
 			Tenant struct{ ID string }
 			APIKey string `json:"api_key"`
 		}
-		if err := d.post(ctx, "/v1/admin/tenants", "chaos", "", map[string]any{"name": fmt.Sprintf("tenant %d", i), "max_running": cap}, &res); err != nil {
-			return Report{}, err
+		if err := post(ctx, base, "/v1/admin/tenants", admin, "", map[string]any{"name": fmt.Sprintf("tenant %d", i), "max_running": cap}, &res); err != nil {
+			return nil, err
 		}
-		if err := d.post(ctx, "/v1/admin/tenants/"+res.Tenant.ID+"/credits", "chaos", "",
+		if err := post(ctx, base, "/v1/admin/tenants/"+res.Tenant.ID+"/credits", admin, "",
 			map[string]any{"credits": 1000, "idempotency_key": "initial"}, nil); err != nil {
-			return Report{}, err
+			return nil, err
 		}
 		ts = append(ts, tenant{res.Tenant.ID, res.APIKey})
+	}
+	return ts, nil
+}
+
+// scenario is drill job i's submission.
+func scenario(i int, demoURL string) map[string]any {
+	return map[string]any{"kind": "scenario", "scenario": map[string]any{
+		"name": fmt.Sprintf("chaos %d", i), "base_url": demoURL + "/list", "steps": steps}}
+}
+
+// tenantOf spreads jobs: one in five is the capped tenant's.
+func tenantOf(i int, ts []tenant) tenant {
+	if i%5 != 0 {
+		return ts[1+i%2]
+	}
+	return ts[0]
+}
+
+func (d *drill) run(ctx context.Context) (Report, error) {
+	ts, err := makeTenants(ctx, d.api.URL, "chaos")
+	if err != nil {
+		return Report{}, err
 	}
 	for range d.cfg.Workers {
 		if err := d.startWorker(); err != nil {
@@ -340,14 +365,9 @@ func (d *drill) run(ctx context.Context) (Report, error) {
 		key string
 	}, d.cfg.Jobs)
 	for i := range d.cfg.Jobs {
-		// One job in five is the capped tenant's: its jobs run one at a time.
-		tn := ts[0]
-		if i%5 != 0 {
-			tn = ts[1+i%2]
-		}
+		tn := tenantOf(i, ts)
 		var v api.JobView
-		retries, err := d.submit(ctx, tn.key, fmt.Sprintf("chaos-%d", i), map[string]any{"kind": "scenario", "scenario": map[string]any{
-			"name": fmt.Sprintf("chaos %d", i), "base_url": d.demo.URL + "/list", "steps": steps}}, &v)
+		retries, err := d.submit(ctx, tn.key, fmt.Sprintf("chaos-%d", i), scenario(i, d.demo.URL), &v)
 		if err != nil {
 			return rep, fmt.Errorf("submit job %d: %w", i, err)
 		}
@@ -383,7 +403,7 @@ func (d *drill) run(ctx context.Context) (Report, error) {
 	// The last hold sweeps and settles happen in the finishing transactions;
 	// give in-flight finishes a moment before reading.
 	time.Sleep(500 * time.Millisecond)
-	return rep, d.verify(ctx, &rep, submitted)
+	return rep, verify(ctx, d.st.Pool(), d.model, d.cfg.CheckSpec, &rep, submitted)
 }
 
 func (d *drill) chaos(ctx context.Context) error {
@@ -421,8 +441,13 @@ func (d *drill) chaos(ctx context.Context) error {
 	}
 }
 
-func (d *drill) verify(ctx context.Context, rep *Report, submitted []struct{ id, key string }) error {
-	pool := d.st.Pool()
+// verify counts what a customer would check once every job ended: each
+// submitted job succeeded once with its whole spec (checkSpec runs the
+// distinct specs), no hold is left, every balance is its ledger's sum and
+// not negative, and every call the model endpoint answered was charged
+// exactly once.
+func verify(ctx context.Context, pool *pgxpool.Pool, model *llmtest.Server, checkSpec func(context.Context, string) error,
+	rep *Report, submitted []struct{ id, key string }) error {
 	want := map[string]bool{}
 	for _, s := range submitted {
 		want[s.id] = true
@@ -473,9 +498,9 @@ func (d *drill) verify(ctx context.Context, rep *Report, submitted []struct{ id,
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	if d.cfg.CheckSpec != nil {
+	if checkSpec != nil {
 		for script := range scripts {
-			if err := d.cfg.CheckSpec(ctx, script); err != nil {
+			if err := checkSpec(ctx, script); err != nil {
 				rep.FailingSpecs++
 				if len(rep.Errors) < 5 {
 					rep.Errors = append(rep.Errors, "spec fails under @playwright/test: "+err.Error())
@@ -497,7 +522,7 @@ func (d *drill) verify(ctx context.Context, rep *Report, submitted []struct{ id,
 	}
 	// Every call the endpoint answered has exactly one settled usage row
 	// with its ledger entry (a zero-cost call needs none).
-	answered := d.model.Answered()
+	answered := model.Answered()
 	rep.AnsweredCalls = len(answered)
 	for _, id := range answered {
 		parts := strings.Split(id, "/")
@@ -541,8 +566,14 @@ type errUnavailable struct{ status int }
 func (e errUnavailable) Error() string { return fmt.Sprintf("service unavailable (%d)", e.status) }
 
 func (d *drill) post(ctx context.Context, path, token, idem string, body, out any) error {
+	return post(ctx, d.api.URL, path, token, idem, body, out)
+}
+
+// post sends body to base+path as token, with an Idempotency-Key when idem
+// is set; a refused connection or a 503 is errUnavailable.
+func post(ctx context.Context, base, path, token, idem string, body, out any) error {
 	b, _ := json.Marshal(body)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.api.URL+path, bytes.NewReader(b))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, bytes.NewReader(b))
 	if err != nil {
 		return err
 	}
