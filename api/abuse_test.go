@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -277,5 +278,51 @@ func TestAVerifiedKeyDoesNotOpenTheDoorToItsNeighbours(t *testing.T) {
 		if code := get(neighbour); code != http.StatusUnauthorized {
 			t.Fatalf("round %d: a key with one changed character of the secret answered %d, want 401", i, code)
 		}
+	}
+}
+
+// TestBehindAProxyEachClientIsLimitedByItsOwnAddress: with the proxy in
+// front of the dispatchers trusted, one client's bad keys lock that client
+// out and not the others who come through the same proxy; without trust,
+// a forged X-Forwarded-For changes nothing.
+func TestBehindAProxyEachClientIsLimitedByItsOwnAddress(t *testing.T) {
+	t.Parallel()
+	get := func(base, key, forwardedFor string) int {
+		t.Helper()
+		req, _ := http.NewRequest("GET", base+"/v1/jobs", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		if forwardedFor != "" {
+			req.Header.Set("X-Forwarded-For", forwardedFor)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	// The test's connections come from 127.0.0.1: that is the proxy.
+	proxied, _, key := abuseServer(t, api.Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, api.DefaultServerTimeouts())
+	for range 40 {
+		get(proxied, "wrong-key", "203.0.113.7, 127.0.0.1")
+	}
+	if code := get(proxied, key, "203.0.113.7"); code != http.StatusTooManyRequests {
+		t.Fatalf("the client that tried 40 bad keys: %d, want 429", code)
+	}
+	if code := get(proxied, key, "198.51.100.9"); code != http.StatusOK {
+		t.Fatalf("another client through the same proxy: %d, want 200", code)
+	}
+	// A client writing the header in front of the proxy's own entry is
+	// still counted by the address the proxy saw.
+	if code := get(proxied, key, "198.51.100.9, 203.0.113.7"); code != http.StatusTooManyRequests {
+		t.Fatalf("the locked-out client naming another address first: %d, want 429", code)
+	}
+
+	direct, _, key := abuseServer(t, api.Config{}, api.DefaultServerTimeouts())
+	for range 40 {
+		get(direct, "wrong-key", "203.0.113.7")
+	}
+	if code := get(direct, key, "198.51.100.9"); code != http.StatusTooManyRequests {
+		t.Fatalf("a forged X-Forwarded-For from an untrusted connection escaped the lock-out: %d, want 429", code)
 	}
 }

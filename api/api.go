@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"reflect"
 	"slices"
@@ -75,6 +76,10 @@ type Config struct {
 	Metrics *prometheus.Registry
 	// Ready are the dependencies /readyz checks.
 	Ready []ReadyCheck
+	// TrustedProxies are the reverse proxies in front of the API: a
+	// request from one is counted against the client address it names in
+	// X-Forwarded-For (see clientAddr). Empty: the connection's address.
+	TrustedProxies []netip.Prefix
 }
 
 // Defaults of the fan-out limits (see Config).
@@ -278,7 +283,7 @@ func (e *AuthLimitedError) Error() string {
 // and an address past the limit gets *AuthLimitedError without a lookup.
 // An unknown key is store.ErrNotFound.
 func (s *Server) Authenticate(r *http.Request, key string) (store.Tenant, error) {
-	addr := clientAddr(r)
+	addr := clientAddr(r, s.cfg.TrustedProxies)
 	if s.auth != nil && s.auth.exhausted(addr) {
 		return store.Tenant{}, &AuthLimitedError{RetryAfter: s.auth.retryAfter(addr)}
 	}
@@ -315,7 +320,7 @@ func (s *Server) authFailed(addr string) {
 // admin checks the operator token in constant time.
 func (s *Server) admin(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		addr := clientAddr(r)
+		addr := clientAddr(r, s.cfg.TrustedProxies)
 		if s.auth != nil && s.auth.exhausted(addr) {
 			tooMany(w, s.auth.retryAfter(addr), "too many failed authentications from this address; retry later")
 			return

@@ -3,7 +3,9 @@ package api
 import (
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -65,14 +67,46 @@ func (k *keyedLimiters) retryAfter(key string) string {
 	return strconv.Itoa(secs)
 }
 
-// clientAddr is the connection's remote address without the port. Headers
-// such as X-Forwarded-For are not trusted: a client can write them.
-func clientAddr(r *http.Request) string {
+// clientAddr is the address limits count a request against: the
+// connection's remote address without the port, or, when that is one of
+// trusted (the reverse proxies in front of the dispatchers), the
+// right-most address of X-Forwarded-For no trusted proxy wrote. Behind a
+// proxy every client would otherwise share its address, and one client's
+// failed keys would lock everyone out. The header is never read from a
+// connection that is not a trusted proxy: a client can write it.
+func clientAddr(r *http.Request, trusted []netip.Prefix) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
-		return r.RemoteAddr
+		host = r.RemoteAddr
+	}
+	if len(trusted) == 0 || !inPrefixes(host, trusted) {
+		return host
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		hop := strings.TrimSpace(hops[i])
+		if _, err := netip.ParseAddr(hop); err != nil {
+			return host // a hop that is not an address: trust nothing beyond it
+		}
+		if !inPrefixes(hop, trusted) {
+			return hop
+		}
 	}
 	return host
+}
+
+func inPrefixes(addr string, prefixes []netip.Prefix) bool {
+	a, err := netip.ParseAddr(addr)
+	if err != nil {
+		return false
+	}
+	a = a.Unmap()
+	for _, p := range prefixes {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
 }
 
 func tooMany(w http.ResponseWriter, retryAfter, msg string) {

@@ -100,7 +100,12 @@ func run(cfg config.Dispatcher, log *slog.Logger) error {
 			return err
 		}},
 	}
-	srv := api.New(api.Config{AdminToken: adminToken, DefaultHold: int64(cfg.DefaultHold * store.MicroCredits), Metrics: reg, Ready: ready},
+	proxies, err := cfg.Proxies()
+	if err != nil {
+		return err
+	}
+	srv := api.New(api.Config{AdminToken: adminToken, DefaultHold: int64(cfg.DefaultHold * store.MicroCredits), Metrics: reg, Ready: ready,
+		TrustedProxies: proxies},
 		st, sender, policy, sealer, log)
 	con, err := console.New(console.Config{SessionTTL: cfg.ConsoleSession, Origins: cfg.Origins()}, st, srv, log)
 	if err != nil {

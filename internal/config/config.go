@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -187,6 +188,29 @@ type Dispatcher struct {
 	// the dispatcher at, comma-separated: the console accepts forms only
 	// from them. Empty means the listen address's (see Origins).
 	PublicOrigins []string `env:"WEBPILOT_PUBLIC_ORIGIN"`
+	// TrustedProxies are the reverse proxies in front of the dispatchers
+	// (addresses or CIDR prefixes, comma-separated): a request from one is
+	// limited by the client address its X-Forwarded-For names. Empty: no
+	// proxy is trusted and the header is never read.
+	TrustedProxies []string `env:"WEBPILOT_TRUSTED_PROXIES" envSeparator:","`
+}
+
+// Proxies are TrustedProxies as prefixes (an address is a /32 or /128).
+func (d Dispatcher) Proxies() ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, p := range d.TrustedProxies {
+		p = strings.TrimSpace(p)
+		if a, err := netip.ParseAddr(p); err == nil {
+			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+			continue
+		}
+		pre, err := netip.ParsePrefix(p)
+		if err != nil {
+			return nil, fmt.Errorf("WEBPILOT_TRUSTED_PROXIES must list addresses or CIDR prefixes like 172.28.5.2 or 10.0.0.0/8, got %q", p)
+		}
+		out = append(out, pre.Masked())
+	}
+	return out, nil
 }
 
 // Origins are the console's accepted origins: PublicOrigins, or by default
@@ -225,6 +249,9 @@ func (d Dispatcher) validate() error {
 		errs = append(errs, errors.New("WEBPILOT_ADDR must not be empty"))
 	} else if _, _, err := net.SplitHostPort(d.Addr); err != nil {
 		errs = append(errs, fmt.Errorf("WEBPILOT_ADDR must be host:port, got %q", d.Addr))
+	}
+	if _, err := d.Proxies(); err != nil {
+		errs = append(errs, err)
 	}
 	for _, o := range d.PublicOrigins {
 		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil {
