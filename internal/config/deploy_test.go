@@ -168,25 +168,26 @@ func TestComposeStartsInOrderAndGivesEachServiceItsOwnSettings(t *testing.T) {
 			if d.Condition != "service_healthy" {
 				t.Errorf("%s starts when %s has started (%q), not when it is ready", name, dep, d.Condition)
 			}
-			if dep != "dispatcher" && c.Services[dep].Healthcheck == nil {
+			// The dispatcher's image reports its own health (HEALTHCHECK).
+			if d := c.Services[dep]; d.Healthcheck == nil && (d.Build == nil || d.Build.Target != "dispatcher") {
 				t.Errorf("%s waits for %s, which has no healthcheck", name, dep)
 			}
 		}
 	}
-	for name, want := range map[string]map[string]bool{"dispatcher": keys[config.Dispatcher](t), "worker": keys[config.Worker](t)} {
+	for name, target := range map[string]string{"dispatcher": "dispatcher", "worker": "worker",
+		"dispatcher-1": "dispatcher", "dispatcher-2": "dispatcher", "worker-cluster": "worker"} {
 		s, ok := c.Services[name]
-		if !ok || s.Build == nil || s.Build.Target != name {
-			t.Fatalf("%s is not built from its own image target", name)
+		if !ok || s.Build == nil || s.Build.Target != target {
+			t.Fatalf("%s is not built from the %s image target", name, target)
 		}
+		want := map[string]map[string]bool{"dispatcher": keys[config.Dispatcher](t), "worker": keys[config.Worker](t)}[target]
 		for k := range s.Environment {
 			if !want[k] {
 				t.Errorf("%s is given %s, which its configuration does not read", name, k)
 			}
-		}
-	}
-	for k := range c.Services["dispatcher"].Environment {
-		if strings.HasPrefix(k, "OPENAI_") {
-			t.Errorf("the dispatcher is given %s: only workers call a model", k)
+			if target == "dispatcher" && strings.HasPrefix(k, "OPENAI_") {
+				t.Errorf("%s is given %s: only workers call a model", name, k)
+			}
 		}
 	}
 	// The same NATS as the server the dispatcher embeds without Docker.
@@ -198,8 +199,10 @@ func TestComposeStartsInOrderAndGivesEachServiceItsOwnSettings(t *testing.T) {
 	if m == nil {
 		t.Fatal("go.mod names no nats-server")
 	}
-	if img := c.Services["nats"].Image; !strings.HasPrefix(img, "nats:"+string(m[1])) {
-		t.Errorf("compose runs %s, the embedded server is %s", img, m[1])
+	for _, name := range []string{"nats", "nats-1", "nats-2", "nats-3"} {
+		if img := c.Services[name].Image; !strings.HasPrefix(img, "nats:"+string(m[1])) {
+			t.Errorf("compose's %s runs %s, the embedded server is %s", name, img, m[1])
+		}
 	}
 }
 
