@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -51,7 +52,7 @@ func main() {
 	replayN := flag.Int("replay-runs", 5, "runs of the 14-step replay and its spec under @playwright/test")
 	flag.IntVar(&mcpRounds, "mcp-rounds", 5, "times each MCP task runs on each tool")
 	flag.StringVar(&suitesProjects, "suites-projects", "", "comma-separated corpus projects the suites area measures; all when empty")
-	only := flag.String("only", "", "comma-separated areas to run (dispatcher, jobs, page, repair, exploration, explore_site, lexical, suites, mcp, peer, chaos, cluster); all when empty")
+	only := flag.String("only", "", "comma-separated areas to run (dispatcher, jobs, page, repair, exploration, explore_site, lexical, suites, mcp, scaling, peer, chaos, cluster); all when empty")
 	flag.Parse()
 	areas = map[string]bool{}
 	for _, a := range strings.Split(*only, ",") {
@@ -75,6 +76,7 @@ type env struct {
 	tenant  store.Tenant
 	key     string
 	browser *browser.Browser
+	ns      *server.Server
 }
 
 func setup(ctx context.Context) (*env, func(), error) {
@@ -135,7 +137,7 @@ func setup(ctx context.Context) (*env, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	e := &env{st: st, js: js, cons: cons, api: apiSrv, sealer: sealer, demo: demo.URL, tenant: t, key: apiKey, browser: b}
+	e := &env{st: st, js: js, cons: cons, api: apiSrv, sealer: sealer, demo: demo.URL, tenant: t, key: apiKey, browser: b, ns: ns}
 	return e, func() {
 		_ = b.Close()
 		apiSrv.Close()
@@ -164,7 +166,7 @@ func run(submits, clients, latencyN, jobsN, pageN, chaosN, clusterN, peerN, repl
 	fmt.Println()
 
 	var rate float64
-	if want("dispatcher") || want("peer") {
+	if want("dispatcher") || want("peer") || want("scaling") {
 		if rate, err = e.submitRate(ctx, submits, clients); err != nil {
 			return err
 		}
@@ -203,6 +205,7 @@ func run(submits, clients, latencyN, jobsN, pageN, chaosN, clusterN, peerN, repl
 		{"lexical", e.lexicalBench},
 		{"suites", e.suitesBench},
 		{"mcp", func(ctx context.Context) error { return e.mcpBench(ctx, mcpRounds) }},
+		{"scaling", func(ctx context.Context) error { return e.scalingBench(ctx, rate) }},
 		{"peer", func(ctx context.Context) error {
 			if peerN == 0 {
 				return nil
