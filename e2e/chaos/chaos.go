@@ -109,6 +109,15 @@ var steps = []any{
 	`Verify "3 items" is visible`,
 }
 
+// stepsMust is what every succeeded spec of steps holds besides its steps.
+var stepsMust = []string{"Rye", "3 items"}
+
+// job is a drill's scenario and what each succeeded spec must hold.
+type job struct {
+	steps []any
+	must  []string
+}
+
 // agentReply adds the typed item: a decision that does not depend on refs.
 var agentReply = llmtest.Reply{PromptTokens: 1800, CompletionTokens: 60, Content: llmtest.JSON(map[string]any{
 	"status": "complete", "reasoning": "the item is typed; submit it",
@@ -336,9 +345,9 @@ func makeTenants(ctx context.Context, base, admin string) ([]tenant, error) {
 }
 
 // scenario is drill job i's submission.
-func scenario(i int, demoURL string) map[string]any {
+func (j job) scenario(i int, demoURL string) map[string]any {
 	return map[string]any{"kind": "scenario", "scenario": map[string]any{
-		"name": fmt.Sprintf("chaos %d", i), "base_url": demoURL + "/list", "steps": steps}}
+		"name": fmt.Sprintf("chaos %d", i), "base_url": demoURL + "/list", "steps": j.steps}}
 }
 
 // tenantOf spreads jobs: one in five is the capped tenant's.
@@ -367,7 +376,7 @@ func (d *drill) run(ctx context.Context) (Report, error) {
 	for i := range d.cfg.Jobs {
 		tn := tenantOf(i, ts)
 		var v api.JobView
-		retries, err := d.submit(ctx, tn.key, fmt.Sprintf("chaos-%d", i), scenario(i, d.demo.URL), &v)
+		retries, err := d.submit(ctx, tn.key, fmt.Sprintf("chaos-%d", i), job{steps, stepsMust}.scenario(i, d.demo.URL), &v)
 		if err != nil {
 			return rep, fmt.Errorf("submit job %d: %w", i, err)
 		}
@@ -403,7 +412,7 @@ func (d *drill) run(ctx context.Context) (Report, error) {
 	// The last hold sweeps and settles happen in the finishing transactions;
 	// give in-flight finishes a moment before reading.
 	time.Sleep(500 * time.Millisecond)
-	return rep, verify(ctx, d.st.Pool(), d.model, d.cfg.CheckSpec, &rep, submitted)
+	return rep, verify(ctx, d.st.Pool(), d.model, d.cfg.CheckSpec, job{steps, stepsMust}, &rep, submitted)
 }
 
 func (d *drill) chaos(ctx context.Context) error {
@@ -447,7 +456,7 @@ func (d *drill) chaos(ctx context.Context) error {
 // not negative, and every call the model endpoint answered was charged
 // exactly once.
 func verify(ctx context.Context, pool *pgxpool.Pool, model *llmtest.Server, checkSpec func(context.Context, string) error,
-	rep *Report, submitted []struct{ id, key string }) error {
+	j job, rep *Report, submitted []struct{ id, key string }) error {
 	want := map[string]bool{}
 	for _, s := range submitted {
 		want[s.id] = true
@@ -477,13 +486,14 @@ func verify(ctx context.Context, pool *pgxpool.Pool, model *llmtest.Server, chec
 		case store.JobStateSucceeded:
 			rep.Succeeded++
 			scripts[script] = true
-			for i := range steps {
-				if !strings.Contains(script, fmt.Sprintf("// step %d:", i+1)) {
-					rep.IncompleteSpecs++
-					break
-				}
+			complete := true
+			for i := range j.steps {
+				complete = complete && strings.Contains(script, fmt.Sprintf("// step %d:", i+1))
 			}
-			if !strings.Contains(script, "Rye") || !strings.Contains(script, "3 items") {
+			for _, m := range j.must {
+				complete = complete && strings.Contains(script, m)
+			}
+			if !complete {
 				rep.IncompleteSpecs++
 			}
 		case store.JobStateQueued, store.JobStateRunning:

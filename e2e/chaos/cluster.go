@@ -84,6 +84,15 @@ func (r ClusterReport) OK() bool {
 	return r.Report.OK() && r.Hung == 0 && r.BadAnswers == 0
 }
 
+// clusterJob is every cluster drill job: a typed value, an agent step (one
+// model call per tenant; the step cache serves the rest) and a check. The
+// faults are in the topology, so the jobs are kept short.
+var clusterJob = job{steps: []any{
+	`Fill "New item" with "Oat milk"`,
+	"Add the typed item to the list",
+	`Verify "2 items" is visible`,
+}, must: []string{"Oat milk", "2 items"}}
+
 type clusterDrill struct {
 	cfg     ClusterConfig
 	log     *slog.Logger
@@ -377,7 +386,7 @@ func (d *clusterDrill) run(ctx context.Context) (ClusterReport, error) {
 			tn := tenantOf(i, ts)
 			began := time.Now()
 			for attempt := 0; ; attempt++ {
-				id, status, retryAfter, err := d.submitOnce(ctx, tn.key, fmt.Sprintf("cluster-%d", i), scenario(i, d.demo.URL))
+				id, status, retryAfter, err := d.submitOnce(ctx, tn.key, fmt.Sprintf("cluster-%d", i), clusterJob.scenario(i, d.demo.URL))
 				counts.Lock()
 				switch {
 				case err == nil && status == http.StatusAccepted:
@@ -429,7 +438,7 @@ func (d *clusterDrill) run(ctx context.Context) (ClusterReport, error) {
 		rep.MaxSubmitStall = max(rep.MaxSubmitStall, s.stall)
 	}
 	time.Sleep(500 * time.Millisecond) // the last finishing transactions
-	return rep, verify(ctx, d.st.Pool(), d.model, d.cfg.CheckSpec, &rep.Report, ids)
+	return rep, verify(ctx, d.st.Pool(), d.model, d.cfg.CheckSpec, clusterJob, &rep.Report, ids)
 }
 
 // faults are the drill's kills, in order, each while submissions flow:
