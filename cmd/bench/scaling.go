@@ -60,7 +60,9 @@ type throughput struct {
 
 type costs struct {
 	pgCommits, pgRows float64 // per job
-	natsIn, natsOut   float64 // per job
+	pgBytes           float64 // database growth per job
+
+	natsIn, natsOut float64 // per job
 }
 
 func (e *env) scalingBench(ctx context.Context, submitRate float64) error {
@@ -117,6 +119,7 @@ func (e *env) scalingBench(ctx context.Context, submitRate float64) error {
 	fmt.Printf("  %-58s %12.1f\n", "PostgreSQL rows written per deterministic job", detCost.pgRows)
 	fmt.Printf("  %-58s %12.1f\n", "PostgreSQL commits per agent-heavy job", agentCost.pgCommits)
 	fmt.Printf("  %-58s %12.1f\n", "PostgreSQL rows written per agent-heavy job", agentCost.pgRows)
+	fmt.Printf("  %-58s %9.0f kB\n", "PostgreSQL growth per agent-heavy job (step pictures on)", agentCost.pgBytes/1024)
 	fmt.Printf("  %-58s %12.1f\n", "NATS messages in per job (publish, fetches, progress, acks)", detCost.natsIn)
 	fmt.Printf("  %-58s %12.1f\n", "NATS messages out per job", detCost.natsOut)
 	best := func(ts []throughput) (float64, int) {
@@ -131,9 +134,9 @@ func (e *env) scalingBench(ctx context.Context, submitRate float64) error {
 	}
 	detBest, detAt := best(det)
 	agentBest, agentAt := best(agent)
-	fmt.Printf("bench scaling: cores=%d context_mb=%.0f large_context_mb=%.0f contexts_per_core=%.1f det_jobs_per_min_core=%.1f agent_jobs_per_min_core=%.1f submits_per_s_core=%.0f pg_commits_per_job=%.1f pg_rows_per_job=%.1f nats_msgs_per_job=%.1f\n",
+	fmt.Printf("bench scaling: cores=%d context_mb=%.0f large_context_mb=%.0f contexts_per_core=%.1f det_jobs_per_min_core=%.1f agent_jobs_per_min_core=%.1f submits_per_s_core=%.0f pg_commits_per_job=%.1f pg_rows_per_job=%.1f pg_kb_per_job=%.0f nats_msgs_per_job=%.1f\n",
 		cores, demoMB, largeMB, float64(max(detAt, agentAt))/float64(cores), detBest, agentBest, submitRate/float64(cores),
-		detCost.pgCommits, detCost.pgRows, detCost.natsIn+detCost.natsOut)
+		agentCost.pgCommits, agentCost.pgRows, agentCost.pgBytes/1024, detCost.natsIn+detCost.natsOut)
 	fmt.Println()
 	return nil
 }
@@ -227,7 +230,7 @@ func (e *env) throughput(ctx context.Context, demo string, steps []string, model
 	}
 	cfg := worker.Config{ID: fmt.Sprintf("scaling-%d", c), Concurrency: c, AckWait: 30 * time.Second, Store: e.st, Consumer: e.cons,
 		Publisher: jobs.NewPublisher(e.js), Browser: e.browser, Policy: netguard.New([]string{"127.0.0.1"}), Sealer: e.sealer,
-		Logger: slog.New(slog.DiscardHandler)}
+		Logger: slog.New(slog.DiscardHandler), StepShots: true} // as the worker runs by default
 	if model != nil {
 		cfg.Model = orchestrator.Model(llm.New(llm.Config{APIKey: "bench", BaseURL: model.BaseURL(), Model: "gpt-4o-mini"}))
 	}
@@ -291,15 +294,16 @@ func (e *env) throughput(ctx context.Context, demo string, steps []string, model
 	// The bench's own polls and its first counter read committed too.
 	pg1[0] -= int64(polls) + 1
 	return throughput{concurrency: c, jobs: n, wall: wall, perMinCore: float64(n) / wall.Minutes() / float64(cores)},
-		costs{pgCommits: per(pg0[0], pg1[0]), pgRows: per(pg0[1], pg1[1]), natsIn: per(in0, in1), natsOut: per(out0, out1)}, nil
+		costs{pgCommits: per(pg0[0], pg1[0]), pgRows: per(pg0[1], pg1[1]), pgBytes: per(pg0[2], pg1[2]), natsIn: per(in0, in1), natsOut: per(out0, out1)}, nil
 }
 
-// pgCounters are the database's commits and rows inserted, updated and
-// deleted so far (the bench's own reads commit too, and are counted).
-func (e *env) pgCounters(ctx context.Context) ([2]int64, error) {
-	var c [2]int64
-	err := e.st.Pool().QueryRow(ctx, `SELECT xact_commit, tup_inserted + tup_updated + tup_deleted
-		FROM pg_stat_database WHERE datname = current_database()`).Scan(&c[0], &c[1])
+// pgCounters are the database's commits, rows inserted, updated and
+// deleted, and size so far (the bench's own reads commit too, and are
+// counted).
+func (e *env) pgCounters(ctx context.Context) ([3]int64, error) {
+	var c [3]int64
+	err := e.st.Pool().QueryRow(ctx, `SELECT xact_commit, tup_inserted + tup_updated + tup_deleted, pg_database_size(current_database())
+		FROM pg_stat_database WHERE datname = current_database()`).Scan(&c[0], &c[1], &c[2])
 	return c, err
 }
 
