@@ -64,7 +64,8 @@ type ClusterReport struct {
 	DispatcherKills int
 	WorkerKills     int
 	// MaxSubmitStall is the longest a submission waited from its first
-	// try to its 202, retries included.
+	// try to its 202, retries included; the last few are sent while the
+	// stream elects a new leader.
 	MaxSubmitStall time.Duration
 	// Unavailable counts 503 answers (each had Retry-After), Cut the
 	// requests a killed dispatcher left unanswered (retried under the same
@@ -107,10 +108,11 @@ type clusterDrill struct {
 	sealKey string
 	admin   string
 
-	dispatchers []*proc
-	mu          sync.Mutex
-	workers     []*proc
-	nextWorker  int
+	dispatchers  []*proc
+	leaderKilled chan struct{} // closed when the stream's leader is SIGKILLed
+	mu           sync.Mutex
+	workers      []*proc
+	nextWorker   int
 }
 
 // proc is one dispatcher or worker process.
@@ -377,12 +379,25 @@ func (d *clusterDrill) run(ctx context.Context) (ClusterReport, error) {
 	}
 	leaders := d.watchLeader(ctx)
 
-	// Submissions flow at an even pace the whole time the faults happen.
+	// Submissions flow at an even pace the whole time the faults happen;
+	// the last few wait for the stream's leader to be killed and go in
+	// while its successor is elected.
 	submitted := make([]submission, d.cfg.Jobs)
 	subErr := make(chan error, 1)
+	d.leaderKilled = make(chan struct{})
+	held := min(10, d.cfg.Jobs/4)
 	go func() {
-		pace := d.cfg.SubmitOver / time.Duration(d.cfg.Jobs)
+		pace := d.cfg.SubmitOver / time.Duration(d.cfg.Jobs-held)
 		for i := range d.cfg.Jobs {
+			if i == d.cfg.Jobs-held {
+				select {
+				case <-d.leaderKilled:
+				case <-time.After(3 * time.Minute):
+					subErr <- errors.New("the stream's leader was not killed within 3 minutes")
+					return
+				}
+				pace = 0
+			}
 			tn := tenantOf(i, ts)
 			began := time.Now()
 			for attempt := 0; ; attempt++ {
@@ -510,6 +525,9 @@ func (d *clusterDrill) faults(ctx context.Context, rep *ClusterReport) error {
 			return err
 		}
 		rep.NodeKills++
+		if rep.NodeKills == 2 {
+			close(d.leaderKilled)
+		}
 		if _, err := d.waitLeader(ctx); err != nil {
 			return err
 		}

@@ -91,7 +91,8 @@ func TestChaosDrill(t *testing.T) {
 // replicas, two dispatchers behind a reverse proxy, three workers and
 // PostgreSQL. While 60 jobs of three tenants are submitted through the
 // proxy, a dispatcher is SIGKILLed, a worker holding a job is SIGKILLed, a
-// NATS server is SIGKILLed and restarted, and then the stream's leader is.
+// NATS server is SIGKILLed and restarted, and then the stream's leader is
+// (the last ten submissions go in while its successor is elected).
 // Every job must succeed exactly once with its whole spec, no hold is left,
 // every ledger is exact, no balance is negative, every answered model call
 // is charged once, and every submission had an answer (202, or 503 with
