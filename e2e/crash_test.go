@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/webpilot/webpilot/e2e/chaos"
 	"github.com/webpilot/webpilot/internal/browser/browsertest"
 	"github.com/webpilot/webpilot/internal/demoapp"
 	"github.com/webpilot/webpilot/internal/llm"
@@ -28,14 +29,9 @@ func buildWorker(t *testing.T) string {
 // setup installed the driver and the runner.
 func buildCmd(t *testing.T, name string) string {
 	t.Helper()
-	checkout := t.TempDir()
-	if err := os.Symlink(filepath.Dir(browsertest.DriverDir()), filepath.Join(checkout, ".cache")); err != nil {
+	bin, err := chaos.Build(context.Background(), t.TempDir(), name, filepath.Dir(browsertest.DriverDir()))
+	if err != nil {
 		t.Fatal(err)
-	}
-	bin := filepath.Join(checkout, "bin", name)
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/webpilot/webpilot/cmd/"+name)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build %s: %v\n%s", name, err, out)
 	}
 	return bin
 }

@@ -170,15 +170,47 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	return rep, err
 }
 
+// startStore starts a PostgreSQL cluster of the drill's own (a drill may
+// stop it) and opens its migrated store.
+func startStore(ctx context.Context) (*storetest.Cluster, *store.Store, error) {
+	pg, err := storetest.StartCluster()
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := store.Open(ctx, pg.URL)
+	if err == nil {
+		err = st.Migrate(ctx)
+	}
+	if err != nil {
+		if st != nil {
+			st.Close()
+		}
+		pg.Remove()
+		return nil, nil, err
+	}
+	return pg, st, nil
+}
+
+// Build compiles the project's command name (cmd/NAME) into dir/bin, and
+// links dir/.cache to cache (where make setup installs the driver and the
+// spec runner, when not empty): a checkout laid out as make leaves one, so
+// the binary finds them as the README starts it, from any directory.
+func Build(ctx context.Context, dir, name, cache string) (string, error) {
+	if cache != "" {
+		if err := os.Symlink(cache, filepath.Join(dir, ".cache")); err != nil && !errors.Is(err, os.ErrExist) {
+			return "", err
+		}
+	}
+	bin := filepath.Join(dir, "bin", name)
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/webpilot/webpilot/cmd/"+name).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build %s: %w\n%s", name, err, out)
+	}
+	return bin, nil
+}
+
 func (d *drill) setUp(ctx context.Context) error {
 	var err error
-	if d.cluster, err = storetest.StartCluster(); err != nil {
-		return err
-	}
-	if d.st, err = store.Open(ctx, d.cluster.URL); err != nil {
-		return err
-	}
-	if err := d.st.Migrate(ctx); err != nil {
+	if d.cluster, d.st, err = startStore(ctx); err != nil {
 		return err
 	}
 	if d.natsDir, err = os.MkdirTemp("", "webpilot-chaos-nats-"); err != nil {

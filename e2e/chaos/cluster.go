@@ -159,13 +159,7 @@ func RunCluster(ctx context.Context, cfg ClusterConfig) (ClusterReport, error) {
 
 func (d *clusterDrill) setUp(ctx context.Context) error {
 	var err error
-	if d.pg, err = storetest.StartCluster(); err != nil {
-		return err
-	}
-	if d.st, err = store.Open(ctx, d.pg.URL); err != nil {
-		return err
-	}
-	if err := d.st.Migrate(ctx); err != nil {
+	if d.pg, d.st, err = startStore(ctx); err != nil {
 		return err
 	}
 	natsDir := filepath.Join(d.cfg.LogDir, "nats")

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -17,19 +16,14 @@ import (
 	"github.com/webpilot/webpilot/internal/jobs/natstest"
 )
 
-// buildCmd compiles one of the project's commands into bin/ of a checkout
-// laid out as make leaves one (its .cache is the project's, where make
-// setup installed the driver and the runner), so it finds them as the
+// buildCmd compiles one of the project's commands into a checkout laid
+// out as make leaves one, so it finds the driver and the runner as the
 // README starts it.
 func buildCmd(t *testing.T, name string) string {
 	t.Helper()
-	checkout := t.TempDir()
-	if err := os.Symlink(filepath.Dir(browsertest.DriverDir()), filepath.Join(checkout, ".cache")); err != nil {
+	bin, err := chaos.Build(context.Background(), t.TempDir(), name, filepath.Dir(browsertest.DriverDir()))
+	if err != nil {
 		t.Fatal(err)
-	}
-	bin := filepath.Join(checkout, "bin", name)
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/webpilot/webpilot/cmd/"+name).CombinedOutput(); err != nil {
-		t.Fatalf("build %s: %v\n%s", name, err, out)
 	}
 	return bin
 }
