@@ -30,8 +30,10 @@ rm -f "$report"
 if [ $# -eq 0 ]; then
   # The race detector where its cost is affordable: the packages whose
   # goroutines share state (the API, the outbox sender, the store's pool,
-  # the reconciler) and the pure ones.
-  go test -race -count=1 -timeout 10m -p 2 ./api/... ./internal/console ./internal/outbox ./internal/store ./internal/reconcile ./internal/config ./internal/metrics ./internal/jobs ./internal/netguard ./internal/scenario ./internal/llm
+  # the reconciler) and the pure ones. -short leaves out only what runs
+  # other processes (the clustered queue's nats-servers), which the pass
+  # above ran.
+  go test -race -short -count=1 -timeout 10m -p 2 ./api/... ./internal/console ./internal/outbox ./internal/store ./internal/reconcile ./internal/config ./internal/metrics ./internal/jobs ./internal/netguard ./internal/scenario ./internal/llm
   # Brief fuzzing of the API's bad-input paths: any 5xx is a failure.
   go test -run='^$' -fuzz=FuzzSubmitJob -fuzztime=10s ./api/
   go test -run='^$' -fuzz=FuzzAdminAPI -fuzztime=10s ./api/

@@ -316,6 +316,9 @@ func (d *drill) startWorker() error {
 		fmt.Sprintf("WEBPILOT_MAX_ATTEMPTS=%d", d.cfg.MaxAttempts),
 		"WEBPILOT_WORKER_ID="+id,
 		"WEBPILOT_CONCURRENCY=2",
+		// Pictures are not what the drill is about, and cost a quarter of
+		// a job's CPU (bench scaling).
+		"WEBPILOT_STEP_SCREENSHOTS=false",
 		"WEBPILOT_DATA_DIR="+filepath.Join(d.cfg.LogDir, id),
 		"PLAYWRIGHT_DRIVER_PATH="+d.cfg.DriverDir,
 		"OPENAI_API_KEY=chaos", "OPENAI_BASE_URL="+d.model.BaseURL(), "WEBPILOT_MODEL=gpt-4o-mini",
