@@ -171,6 +171,13 @@ type SettleOptions struct {
 	// the watch after acting count from it (default: the call). A wait
 	// taken up again later counts only what is still missing.
 	Ended time.Time
+	// Typed says every command of the batch typed into a field (fill,
+	// type): what typing does at once (input handlers, their microtask
+	// renders) is done when the command returns, and what it starts later
+	// is a timer or a request the page's trackers hold the wait for. So
+	// the DOM need only be quiet now (typedQuiet), with no window counted
+	// from the end of the batch.
+	Typed bool
 }
 
 // The least time the page is watched after a batch: any batch, one that
@@ -185,6 +192,9 @@ const (
 	settleWindowActed    = 60 * time.Millisecond
 	settleWindowFetching = 200 * time.Millisecond
 	fetchingLately       = time.Minute
+	// typedQuiet is how long the DOM must be unchanged, by the page's own
+	// clock, after a batch that only typed.
+	typedQuiet = 5 * time.Millisecond
 )
 
 // SettleReport says how the wait ended.
@@ -263,6 +273,10 @@ func (s *Session) Settle(ctx context.Context, o SettleOptions) SettleReport {
 			signal, blocking = "busy", []string{"busy indicator visible: " + strings.Join(probe.Busy, ", ")}
 		// Quiet counts from the end of the batch at the earliest: a DOM
 		// unchanged since before the click says nothing of what the click did.
+		case o.Typed && time.Duration(probe.Quiet*float64(time.Millisecond)) < typedQuiet:
+			signal, blocking = "dom", []string{"DOM still changing"}
+		case o.Typed:
+			// Typing's own effects are done; later ones hold the wait above.
 		case min(time.Duration(probe.Quiet*float64(time.Millisecond)), time.Since(ended)) < o.QuietWindow:
 			signal, blocking = "dom", []string{"DOM still changing"}
 		case time.Since(ended) < window:

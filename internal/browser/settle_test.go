@@ -89,3 +89,64 @@ func TestSettleSeesAFetchStartedAfterTheClick(t *testing.T) {
 		}
 	}
 }
+
+// TestTypingSettlesWithoutAWatchButWaitsForWhatItStarts: a fill whose
+// input changes nothing later is settled at the first look (before, every
+// type waited out the 25 ms quiet window counted from its end, which made
+// typing slower than Playwright MCP's type and snapshot), while a field
+// whose input renders at once, one that fetches suggestions and one that
+// renders after a debounce are each settled only when what the input
+// started is in the page.
+func TestTypingSettlesWithoutAWatchButWaitsForWhatItStarts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/suggest" {
+			time.Sleep(120 * time.Millisecond)
+			fmt.Fprint(w, "suggested "+r.URL.Query().Get("q"))
+			return
+		}
+		fmt.Fprint(w, `<!doctype html><html><body>
+<label>Plain <input id="plain"></label>
+<label>Echo <input id="echo" oninput="document.getElementById('echoed').textContent = 'echo ' + this.value"></label>
+<label>Suggest <input id="suggest" oninput="fetch('/api/suggest?q=' + this.value).then(r => r.text()).then(t => document.getElementById('suggested').textContent = t)"></label>
+<label>Debounced <input id="debounced" oninput="clearTimeout(window.d); const v = this.value; window.d = setTimeout(() => document.getElementById('late').textContent = 'late ' + v, 200)"></label>
+<p id="echoed"></p><p id="suggested"></p><p id="late"></p>
+</body></html>`)
+	}))
+	t.Cleanup(srv.Close)
+	s := browsertest.Session(t)
+	if err := s.Navigate(ctx, srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		field, shows, want string
+	}{
+		{"Plain", "", ""},
+		{"Echo", "#echoed", "echo Ada"},
+		{"Suggest", "#suggested", "suggested Ada"},
+		{"Debounced", "#late", "late Ada"},
+	} {
+		start := time.Now()
+		if out := s.Execute(ctx, browser.Command{Action: browser.ActionFill, Target: browser.Target{Label: tc.field}, Value: "Ada"}, browser.ExecOptions{}); out.Err != nil {
+			t.Fatal(out.Err)
+		}
+		rep := s.Settle(ctx, browser.SettleOptions{Since: start, Typed: true})
+		if rep.TimedOut {
+			t.Fatalf("%s: settle timed out: %s", tc.field, rep.Reason)
+		}
+		if tc.shows == "" {
+			if rep.LastWait != "" {
+				t.Errorf("typing into a field that starts nothing waited on %q for %s", rep.LastWait, rep.Duration.Round(time.Millisecond))
+			}
+			continue
+		}
+		text, _, err := s.Read(ctx, browser.Target{CSS: tc.shows}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if text != tc.want {
+			t.Errorf("%s: settle ended after %s (%s) with %s showing %q, want %q", tc.field, rep.Duration.Round(time.Millisecond), rep.LastWait, tc.shows, text, tc.want)
+		}
+	}
+}

@@ -146,7 +146,7 @@ func (b *batchRun) execute(ctx context.Context, cmds []browser.Command, timeout 
 func (b *batchRun) settle(ctx context.Context, ran []browser.Command, before *browser.Snapshot) browser.SettleReport {
 	r := b.r
 	var report browser.SettleReport
-	full := browser.SettleOptions{Since: b.start, StartURL: b.startURL, Acted: acted(ran), Ended: time.Now()}
+	full := browser.SettleOptions{Since: b.start, StartURL: b.startURL, Acted: acted(ran), Typed: typedOnly(ran), Ended: time.Now()}
 	so := full
 	switch {
 	case before == nil && onlyChecks(ran):
@@ -371,6 +371,16 @@ func (r *run) commandValue(c browser.Command) string {
 func onlyChecks(cmds []browser.Command) bool {
 	for _, c := range cmds {
 		if !c.IsVerify() {
+			return false
+		}
+	}
+	return len(cmds) > 0
+}
+
+// typedOnly says every command typed into a field.
+func typedOnly(cmds []browser.Command) bool {
+	for _, c := range cmds {
+		if c.Action != browser.ActionFill && c.Action != browser.ActionType {
 			return false
 		}
 	}
