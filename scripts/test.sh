@@ -22,11 +22,7 @@ bash scripts/lint.sh
 # so the slowest tests can be printed whatever the outcome.
 report=$(mktemp)
 status=0
-# Three test binaries at once on two cores: the long packages (e2e, the
-# drills) spend most of their time waiting on browsers, runners and killed
-# processes (a clean run used about 40% of the two cores at -p 2), and with
-# two slots the drills queued every other package behind them.
-go tool gotestsum --format standard-quiet --jsonfile "$report" -- -count=1 -timeout 28m -p 3 "${@:-./...}" || status=$?
+go tool gotestsum --format standard-quiet --jsonfile "$report" -- -count=1 -timeout 28m -p 2 "${@:-./...}" || status=$?
 echo "test: the 15 slowest tests"
 go tool gotestsum tool slowest --jsonfile "$report" --num 15 || true
 rm -f "$report"
