@@ -22,7 +22,21 @@ bash scripts/lint.sh
 # so the slowest tests can be printed whatever the outcome.
 report=$(mktemp)
 status=0
-go tool gotestsum --format standard-quiet --jsonfile "$report" -- -count=1 -timeout 28m -p 2 "${@:-./...}" || status=$?
+# The packages whose tests take minutes go first: go test starts packages
+# in the order given, and the two cores are busy throughout only if the
+# short packages are what is left at the end (in alphabetical order the
+# suite package's 4-minute test ran alone for the last few minutes).
+pkgs=("$@")
+if [ $# -eq 0 ]; then
+  long=(./e2e ./e2e/drills ./internal/suite ./internal/explore ./internal/orchestrator ./internal/browser ./internal/mcpserver)
+  mod=$(go list -m)
+  pkgs=("${long[@]}")
+  while read -r p; do
+    p=".${p#"$mod"}"
+    [[ " ${long[*]} " == *" $p "* ]] || pkgs+=("$p")
+  done < <(go list ./...)
+fi
+go tool gotestsum --format standard-quiet --jsonfile "$report" -- -count=1 -timeout 28m -p 2 "${pkgs[@]}" || status=$?
 echo "test: the 15 slowest tests"
 go tool gotestsum tool slowest --jsonfile "$report" --num 15 || true
 rm -f "$report"

@@ -181,6 +181,14 @@ type Session struct {
 	// ariaTook is how long the page's recent aria snapshots took (see
 	// snapshotTimeout).
 	ariaTook []time.Duration
+	// fresh opens a context like the session's own (its options, its
+	// egress guard) holding the session's cookies and storage; reloaded is
+	// the current address loaded there, freshLoads how many were loaded, and
+	// navMethod the method of the latest document request (see reload.go).
+	fresh      func() (playwright.BrowserContext, error)
+	reloaded   *freshLoad
+	freshLoads int
+	navMethod  string
 }
 
 // AvoidInLocators keeps values (a job's secrets) out of every locator the
@@ -248,11 +256,40 @@ func (b *Browser) NewSession(ctx context.Context, o SessionOptions) (*Session, e
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	s.fresh = func() (playwright.BrowserContext, error) {
+		st, err := s.bctx.StorageState()
+		if err != nil {
+			return nil, fmt.Errorf("storage state: %w", err)
+		}
+		fo := opts
+		fo.StorageState = st.ToOptionalStorageState()
+		fctx, err := br.NewContext(fo)
+		if err != nil {
+			return nil, err
+		}
+		if err := fctx.Route("**/*", func(r playwright.Route) {
+			if u := r.Request().URL(); !isLocalScheme(u) && o.Policy.CheckURL(u) != nil {
+				_ = r.Abort("blockedbyclient")
+				return
+			}
+			_ = r.Continue()
+		}); err != nil {
+			_ = fctx.Close()
+			return nil, err
+		}
+		fctx.SetDefaultTimeout(5000)
+		return fctx, nil
+	}
 	if err := bctx.Route("**/*", func(r playwright.Route) {
 		u := r.Request().URL()
 		if isLocalScheme(u) {
 			_ = r.Continue()
 			return
+		}
+		if req := r.Request(); req.IsNavigationRequest() {
+			s.mu.Lock()
+			s.navMethod = req.Method()
+			s.mu.Unlock()
 		}
 		s.noteOpening(r.Request())
 		if err := o.Policy.CheckURL(u); err != nil {
@@ -395,6 +432,11 @@ func (s *Session) StorageState() ([]byte, error) {
 
 // Close closes the context and everything in it.
 func (s *Session) Close() error {
+	s.mu.Lock()
+	p := s.reloaded
+	s.reloaded = nil
+	s.mu.Unlock()
+	p.close()
 	done := make(chan error, 1)
 	go func() { done <- s.bctx.Close() }()
 	select {

@@ -188,7 +188,9 @@ func (s *Session) names(t Target, fp *Fingerprint) bool {
 // unique on the page now: test id, role+name, placeholder, label, alt text,
 // text, title; when the element's own names repeat, the same scoped to a
 // uniquely named ancestor (a row, a card); the CSS path last. No target
-// mentions what the session must not write, nor the values in avoid.
+// mentions what the session must not write, nor the values in avoid, and a
+// structural one must find the element on the page loaded again too
+// (survivesReload).
 func (s *Session) robust(fp *Fingerprint, avoid ...string) Target {
 	s.mu.Lock()
 	avoid = append(avoid, s.unspeakable...)
@@ -281,7 +283,7 @@ func (s *Session) robust(fp *Fingerprint, avoid ...string) Target {
 	// The structural path last, and only if the runner would find exactly
 	// this element with it: Playwright's CSS pierces shadow roots, so a path
 	// that was unique in one shadow tree can match in every copy of it.
-	if path := (Target{CSS: fp.Path, Frames: fp.Frames}); fp.Path != "" && !path.mentions(avoid) && s.total(path) == 1 {
+	if path := (Target{CSS: fp.Path, Frames: fp.Frames}); fp.Path != "" && !path.mentions(avoid) && s.total(path) == 1 && s.survivesReload(path) {
 		return path
 	}
 	return Target{}
@@ -332,11 +334,14 @@ func (s *Session) firstUnique(candidates []Target, fp *Fingerprint) (Target, boo
 	same := func(c Target) bool { return c.Text == "" || s.names(c, fp) }
 	for _, c := range candidates {
 		if s.total(c) == 1 && same(c) {
-			return c, true
+			if s.survivesReload(c) {
+				return c, true
+			}
+			continue // found now, lost on the next load: exactness will not help
 		}
 		if c.TestID == "" {
 			c.Exact = true
-			if s.total(c) == 1 && same(c) {
+			if s.total(c) == 1 && same(c) && s.survivesReload(c) {
 				return c, true
 			}
 		}

@@ -163,7 +163,9 @@ const browser = (use) => {
   out.launchOptions = { ...(out.launchOptions || {}), executablePath: wp.chromium };
   if (wp.proxy) out.proxy = { server: wp.proxy, username: process.env.WEBPILOT_PROXY_USER, password: process.env.WEBPILOT_PROXY_PASSWORD };
   if (wp.baseURL) out.baseURL = wp.baseURL;
-  if (wp.trace) out.trace = 'on';
+  // The trace is read for its calls, their DOM snapshots and console: its
+  // screencast (a JPEG per paint) is never looked at.
+  if (wp.trace) out.trace = { mode: 'on', screenshots: false, snapshots: true, sources: true };
   return out;
 };
 export default defineConfig({
