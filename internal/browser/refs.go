@@ -18,8 +18,9 @@ import (
 // same number.
 
 // shownRef matches a ref as shown: optional frame, the session's snapshot
-// sequence, then the element (e, from Playwright) or a clickable handle (c).
-var shownRef = regexp.MustCompile(`^(?:f(\d+))?s(\d+)([ec])(\d+)$`)
+// sequence, then the element (e, from Playwright), a clickable handle (c)
+// or a frame's text without a role (t).
+var shownRef = regexp.MustCompile(`^(?:f(\d+))?s(\d+)([ect])(\d+)$`)
 
 // playwrightRef matches the refs in Playwright's snapshot text.
 var playwrightRef = regexp.MustCompile(`\[ref=s(\d+)e(\d+)\]`)
@@ -29,8 +30,10 @@ type refMap struct {
 	seq    int
 	actual map[string]string // frame number ("" for the main frame) -> Playwright's snapshot number
 	frames map[string][]string
-	// handles are clickable elements without a role: their structural path.
+	// handles are clickable elements without a role, and texts a frame's
+	// text without a role: their structural path (in their frame).
 	handles map[string]string
+	texts   map[string]string
 }
 
 // renumber rewrites Playwright's refs in text (of frame n, "" for the main
@@ -61,6 +64,14 @@ func (s *Session) resolveRef(ref string) (playwright.Locator, error) {
 		return nil, fmt.Errorf("ref %s is from an earlier page representation; refs are only valid in the latest one", ref)
 	}
 	frame, kind, num := p[1], p[3], p[4]
+	if kind == "t" {
+		path, ok := m.texts[ref]
+		chain, inFrame := m.frames[frame]
+		if !ok || !inFrame {
+			return nil, fmt.Errorf("ref %s is not on the page", ref)
+		}
+		return s.root(chain).Locator(path), nil
+	}
 	if kind == "c" {
 		path, ok := m.handles[ref]
 		if !ok {
@@ -207,4 +218,55 @@ func describeAttrs(attrs map[string]any) string {
 		out += fmt.Sprintf(" [%s=%s]", k, strconv.Quote(str(k)))
 	}
 	return out
+}
+
+// frameTextScript finds the text of a frame that the aria snapshot gives no
+// ref (text in elements without a role: a div, a span, a b), so a check on
+// it can name the element: each element holding text of its own, visible,
+// outside any control, with its structural path (see Fingerprint.Path).
+const frameTextScript = `(limit) => {
+  const generic = new Set(['DIV', 'SPAN', 'B', 'I', 'STRONG', 'EM', 'SMALL', 'U', 'S', 'MARK', 'CODE', 'FONT', 'TIME', 'BDI', 'ABBR', 'SUB', 'SUP', 'CITE', 'Q', 'VAR', 'KBD', 'SAMP', 'DATA']);
+  const control = 'a[href],button,input,select,textarea,summary,option,label,[role]';
+  const clean = (s) => (s || '').trim().replace(/\s+/g, ' ');
+  const wpPath = ` + pathScript + `;
+  const out = [];
+  const walk = (root) => {
+    for (const e of root.querySelectorAll('*')) {
+      if (out.length >= limit) return;
+      if (e.shadowRoot) walk(e.shadowRoot);
+      if (!generic.has(e.tagName) || e.closest(control)) continue;
+      const own = clean([...e.childNodes].filter((n) => n.nodeType === 3).map((n) => n.textContent).join(' '));
+      if (!own) continue;
+      const r = e.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0) continue;
+      const st = getComputedStyle(e);
+      if (st.visibility === 'hidden' || st.display === 'none') continue;
+      out.push({ path: wpPath(e), text: clean(e.innerText || e.textContent).slice(0, 80) });
+    }
+  };
+  walk(document);
+  return out;
+}`
+
+// frameTextLines renders a frame's role-less text (what frameTextScript
+// found) as lines of its part of the representation, each with a text ref;
+// text a line of the aria snapshot already gives a ref is left out.
+func frameTextLines(m *refMap, frame, aria string, v any) string {
+	list, _ := v.([]any)
+	var b strings.Builder
+	for i, x := range list {
+		e, _ := x.(map[string]any)
+		path, _ := e["path"].(string)
+		text, _ := e["text"].(string)
+		if path == "" || text == "" || strings.Contains(aria, "]: "+text) {
+			continue
+		}
+		ref := fmt.Sprintf("f%ss%dt%d", frame, m.seq, i+1)
+		m.texts[ref] = path
+		if b.Len() == 0 {
+			b.WriteString("# text of the frame without a role (by ref):\n")
+		}
+		fmt.Fprintf(&b, "- text %s [ref=%s]\n", strconv.Quote(text), ref)
+	}
+	return b.String()
 }

@@ -78,7 +78,7 @@ func (s *Session) Snapshot(ctx context.Context, o SnapshotOptions) (Snapshot, er
 		seq = s.refs.seq + 1
 	}
 	s.mu.Unlock()
-	m := &refMap{seq: seq, actual: map[string]string{}, frames: map[string][]string{}, handles: map[string]string{}}
+	m := &refMap{seq: seq, actual: map[string]string{}, frames: map[string][]string{}, handles: map[string]string{}, texts: map[string]string{}}
 	text = nameGroups(m.renumber(text, ""))
 	var vp *viewport
 	if p, ok := parseViewport(census); ok {
@@ -107,6 +107,9 @@ func (s *Session) Snapshot(ctx context.Context, o SnapshotOptions) (Snapshot, er
 		m.frames[n] = chain
 		passwords = append(passwords, passwordValues(f)...)
 		sub = collapseLong(nameGroups(m.renumber(sub, n)))
+		if texts, err := f.Evaluate(frameTextScript, 40); err == nil {
+			sub = strings.TrimRight(sub, "\n") + "\n" + frameTextLines(m, n, sub, texts)
+		}
 		fmt.Fprintf(&fb, "- frame %q [frame=f%s] (%s):\n", strings.Join(chain, " > "), n, f.URL())
 		for _, line := range strings.Split(strings.TrimRight(sub, "\n"), "\n") {
 			fb.WriteString("  " + line + "\n")
@@ -135,6 +138,9 @@ func (s *Session) Snapshot(ctx context.Context, o SnapshotOptions) (Snapshot, er
 		snap.Refs[m[1]] = true
 	}
 	for ref := range m.handles {
+		snap.Refs[ref] = true
+	}
+	for ref := range m.texts {
 		snap.Refs[ref] = true
 	}
 	s.mu.Lock()
