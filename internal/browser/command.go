@@ -314,7 +314,7 @@ func (s *Session) prepare(c Command, o ExecOptions, out *Outcome) (loc playwrigh
 	start := time.Now()
 	var v any
 	n := 0
-	if c.Target.Ref == "" && len(c.Target.Frames) == 0 && c.Target.Within == nil {
+	if oneTrip(c.Target) {
 		v, n, err = matchOne(loc, prepareScript, map[string]any{"host": typing, "fp": o.Fingerprint, "doc": o.Document})
 	}
 	if err == nil && n == 1 {
@@ -354,6 +354,11 @@ func (s *Session) prepare(c Command, o ExecOptions, out *Outcome) (loc playwrigh
 		}
 	}
 	return loc, text, kind, nil
+}
+
+// oneTrip says a target's element can be read with matchOne.
+func oneTrip(t Target) bool {
+	return t.Ref == "" && len(t.Frames) == 0 && t.Within == nil
 }
 
 // Execute runs one command against the page.
@@ -422,13 +427,13 @@ func (s *Session) execute(ctx context.Context, c Command, o ExecOptions, out *Ou
 		}
 		return loc.DragTo(to, playwright.LocatorDragToOptions{Timeout: ms})
 	case ActionFill:
-		return s.fill(loc, kind, c.Value, ms, out)
+		return s.fill(loc, kind, c.Value, ms, oneTrip(c.Target), out)
 	case ActionType:
 		before := text
 		if err := loc.PressSequentially(c.Value, playwright.LocatorPressSequentiallyOptions{Timeout: ms}); err != nil {
 			return err
 		}
-		return checkTyped(loc, before, c.Value)
+		return checkTyped(loc, before, c.Value, oneTrip(c.Target))
 	case ActionPress:
 		if loc != nil {
 			return loc.Press(c.Value, playwright.LocatorPressOptions{Timeout: ms})

@@ -58,10 +58,21 @@ func hostOf(loc playwright.Locator, v any) (playwright.Locator, string, string) 
 	return loc, text, kind
 }
 
-func fieldText(loc playwright.Locator) (string, string) {
-	v, err := evaluate(loc, fieldScript)
-	if err != nil {
-		return "", ""
+// fieldText reads a field's text and kind after an action. oneTrip says
+// loc can be read in the page's own world in one round trip (matchOne: a
+// locator of the main frame that is not a ref), which is what a type or
+// fill costs the most besides the action itself (Locator.Evaluate takes
+// three).
+func fieldText(loc playwright.Locator, oneTrip bool) (string, string) {
+	var v any
+	n, err := 0, error(nil)
+	if oneTrip {
+		v, n, err = matchOne(loc, fieldScript, nil)
+	}
+	if !oneTrip || err != nil || n != 1 {
+		if v, err = evaluate(loc, fieldScript); err != nil {
+			return "", ""
+		}
 	}
 	arr, _ := v.([]any)
 	if len(arr) != 2 {
@@ -81,13 +92,13 @@ const rangeScript = `(e, v) => { e.value = v; e.dispatchEvent(new Event('input',
 const RangeSetter = rangeScript
 
 // fill sets a field's text; kind is what editingHost found the field to be.
-func (s *Session) fill(loc playwright.Locator, kind, value string, ms *float64, out *Outcome) error {
+func (s *Session) fill(loc playwright.Locator, kind, value string, ms *float64, oneTrip bool, out *Outcome) error {
 	if kind == "range" {
 		if _, err := loc.Evaluate(rangeScript, value, playwright.LocatorEvaluateOptions{Timeout: ms}); err != nil {
 			return fmt.Errorf("set slider: %w", err)
 		}
 		out.Via = "range"
-		return checkFilled(loc, value)
+		return checkFilled(loc, value, oneTrip)
 	}
 	if kind == "editable-document" {
 		// Focused first, as a person clicking into it does.
@@ -99,14 +110,14 @@ func (s *Session) fill(loc playwright.Locator, kind, value string, ms *float64, 
 	if err := loc.Fill(value, playwright.LocatorFillOptions{Timeout: ms}); err != nil {
 		return err
 	}
-	return checkFilled(loc, value)
+	return checkFilled(loc, value, oneTrip)
 }
 
 // checkFilled fails a fill whose field does not hold the text it set. A
 // field that formats what is typed (a phone mask, a number) still counts
 // as set when the letters and digits agree.
-func checkFilled(loc playwright.Locator, want string) error {
-	got, kind := fieldText(loc)
+func checkFilled(loc playwright.Locator, want string, oneTrip bool) error {
+	got, kind := fieldText(loc, oneTrip)
 	if kind == "" || kind == "file" {
 		return nil
 	}
@@ -121,8 +132,8 @@ func checkFilled(loc playwright.Locator, want string) error {
 }
 
 // checkTyped fails a type command whose text did not arrive in the field.
-func checkTyped(loc playwright.Locator, before, typed string) error {
-	got, kind := fieldText(loc)
+func checkTyped(loc playwright.Locator, before, typed string, oneTrip bool) error {
+	got, kind := fieldText(loc, oneTrip)
 	if kind == "" || kind == "file" {
 		return nil
 	}
