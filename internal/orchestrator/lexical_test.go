@@ -37,7 +37,9 @@ func TestPlainSentencesRunWithoutAModel(t *testing.T) {
 	if res.Tiers[orchestrator.TierLexical] != len(sc.Steps) || res.Usage.PromptTokens != 0 {
 		t.Fatalf("tiers %v, %d tokens: want every step lexical at 0 tokens", res.Tiers, res.Usage.PromptTokens)
 	}
-	for _, want := range []string{"toHaveCount(4)", ".nth(2)).toContainText('Tea')", "process.env.PASSWORD", "press('Enter')"} {
+	// A check may carry a timeout (the wait its step took, on a loaded
+	// machine): the value checked is what must be there.
+	for _, want := range []string{"toHaveCount(4", ".nth(2)).toContainText('Tea'", "process.env.PASSWORD", "press('Enter')"} {
 		if !strings.Contains(res.Script, want) {
 			t.Errorf("the spec lacks %q:\n%s", want, res.Script)
 		}
@@ -78,7 +80,7 @@ func TestACompoundStepRunsClauseByClause(t *testing.T) {
 			t.Errorf("command %d carried out %q, want %q", i+1, first[i].Words, want)
 		}
 	}
-	for _, want := range []string{"toHaveCount(2)", "toHaveCount(1)", "getByText('Bread')"} {
+	for _, want := range []string{"toHaveCount(2", "toHaveCount(1", "getByText('Bread')"} { // a timeout may follow the count
 		if !strings.Contains(res.Script, want) {
 			t.Errorf("the spec lacks %q:\n%s", want, res.Script)
 		}
