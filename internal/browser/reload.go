@@ -149,21 +149,7 @@ func locatorOn(root playwright.Locator, t Target) (playwright.Locator, error) {
 		}
 		root = parent
 	}
-	loc, err := byTarget(root, t)
-	if err != nil {
-		return nil, err
-	}
-	if t.HasText != "" {
-		loc = loc.Filter(playwright.LocatorFilterOptions{HasText: t.HasText})
-	}
-	switch {
-	case t.Nth == nil:
-	case *t.Nth < 0:
-		loc = loc.Last()
-	default:
-		loc = loc.Nth(*t.Nth)
-	}
-	return loc, nil
+	return under(root, t)
 }
 
 // freshLoadOf returns the fresh load of url, loading it if the session's

@@ -132,6 +132,12 @@ func (s *Session) locator(t Target) (playwright.Locator, error) {
 		}
 		root = p
 	}
+	return under(root, t)
+}
+
+// under is t under root, narrowed by its text filter and position (its
+// scope is the caller's: root already is it).
+func under(root playwright.Locator, t Target) (playwright.Locator, error) {
 	loc, err := byTarget(root, t)
 	if err != nil {
 		return nil, err
