@@ -49,9 +49,9 @@ if [ $# -eq 0 ]; then
   # above ran.
   go test -race -short -count=1 -timeout 10m -p 2 ./api/... ./internal/console ./internal/outbox ./internal/store ./internal/reconcile ./internal/config ./internal/metrics ./internal/jobs ./internal/netguard ./internal/scenario ./internal/llm
   # Brief fuzzing of the API's bad-input paths: any 5xx is a failure.
-  go test -run='^$' -fuzz=FuzzSubmitJob -fuzztime=10s ./api/
-  go test -run='^$' -fuzz=FuzzAdminAPI -fuzztime=10s ./api/
+  go test -run='^$' -fuzz=FuzzSubmitJob -fuzztime=6s ./api/
+  go test -run='^$' -fuzz=FuzzAdminAPI -fuzztime=6s ./api/
   # Deep and long spec files: no crash, no 5xx (the parser is bounded before it runs).
-  go test -run='^$' -fuzz=FuzzImport -fuzztime=10s ./api/
+  go test -run='^$' -fuzz=FuzzImport -fuzztime=6s ./api/
   go test -run='^$' -fuzz=FuzzQueryAndPath -fuzztime=5s ./api/
 fi
