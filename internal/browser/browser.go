@@ -184,7 +184,8 @@ type Session struct {
 	// fresh opens a context like the session's own (its options, its
 	// egress guard) holding the session's cookies and storage; reloaded is
 	// the current address loaded there, freshLoads how many were loaded, and
-	// navMethod the method of the latest document request (see reload.go).
+	// navMethod the method of the latest request for a page's own document
+	// (see reload.go).
 	fresh      func() (playwright.BrowserContext, error)
 	reloaded   *freshLoad
 	freshLoads int
@@ -286,7 +287,7 @@ func (b *Browser) NewSession(ctx context.Context, o SessionOptions) (*Session, e
 			_ = r.Continue()
 			return
 		}
-		if req := r.Request(); req.IsNavigationRequest() {
+		if req := r.Request(); req.IsNavigationRequest() && mainFrameOf(req) {
 			s.mu.Lock()
 			s.navMethod = req.Method()
 			s.mu.Unlock()
@@ -354,6 +355,12 @@ func (s *Session) guardPages(bctx playwright.BrowserContext, first playwright.Pa
 	}
 	watch(first)
 	bctx.OnPage(watch)
+}
+
+// mainFrameOf says a request is for a page's own document, not a frame's.
+func mainFrameOf(req playwright.Request) bool {
+	f := req.Frame()
+	return f != nil && f.ParentFrame() == nil
 }
 
 func isLocalScheme(u string) bool {
