@@ -147,7 +147,7 @@ func TestAProjectRunsAsItsOwnerRunsIt(t *testing.T) {
 			for _, o := range rep.Tests {
 				failing := slices.ContainsFunc(tc.failing, func(s string) bool { return strings.HasSuffix(o.Title(), s) })
 				if failing != (o.Status == "failed") {
-					t.Errorf("%s: %s", o.Title(), o.Status)
+					t.Errorf("%s: %s (%s)", o.Title(), o.Status, o.Error)
 				}
 				if _, err := os.Stat(o.Trace); o.Status != "skipped" && err != nil {
 					t.Errorf("%s: no trace (%v)", o.Title(), err)
