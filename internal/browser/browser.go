@@ -190,6 +190,13 @@ type Session struct {
 	reloaded   *freshLoad
 	freshLoads int
 	navMethod  string
+	// cmds counts the commands that may have changed the page; mark is
+	// the page as the settle probe last read it, and reuse the latest
+	// representation's read while it may be patched (see incremental.go).
+	cmds    int
+	mark    pageMark
+	reuse   *reuseBase
+	patched int // representations patched instead of read
 }
 
 // AvoidInLocators keeps values (a job's secrets) out of every locator the
@@ -410,6 +417,7 @@ func (s *Session) Navigate(ctx context.Context, url string) error {
 	if err := NavigableURL(url); err != nil {
 		return err
 	}
+	s.acted(false)
 	before := len(s.Denied())
 	if _, err := s.page.Goto(url, playwright.PageGotoOptions{WaitUntil: playwright.WaitUntilStateLoad}); err != nil {
 		if blocked := s.Denied(); len(blocked) > before {

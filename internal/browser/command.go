@@ -265,6 +265,7 @@ type Outcome struct {
 	// Document is the document the command acted on (ExecOptions.Document).
 	Document Document
 	fpTime   time.Duration
+	tracked  bool // the field filled is followed for the next representation (see typedInto)
 }
 
 // File is a file a job carries for uploads: its content travels with the
@@ -299,7 +300,8 @@ const prepareScript = `(e, o) => {
   const host = o.host ? (` + editingHostScript + `)(e) : null;
   const fp = o.fp && (!host || host[0] === 'self') ? (` + fingerprintScript + `)(e) : null;
   const doc = o.doc ? (` + documentScript + `)() : null;
-  return { host, fp, doc };
+  const typed = o.track && host && host[0] === 'self' ? (` + trackScript + `)(e, o.track) : null;
+  return { host, fp, doc, typed };
 }`
 
 // prepare finds the one element c acts on, the editor text typed at it
@@ -315,7 +317,7 @@ func (s *Session) prepare(c Command, o ExecOptions, out *Outcome) (loc playwrigh
 	var v any
 	n := 0
 	if oneTrip(c.Target) {
-		v, n, err = matchOne(loc, prepareScript, map[string]any{"host": typing, "fp": o.Fingerprint, "doc": o.Document})
+		v, n, err = matchOne(loc, prepareScript, map[string]any{"host": typing, "fp": o.Fingerprint, "doc": o.Document, "track": s.tracking(c)})
 	}
 	if err == nil && n == 1 {
 		m, _ := v.(map[string]any)
@@ -324,6 +326,9 @@ func (s *Session) prepare(c Command, o ExecOptions, out *Outcome) (loc playwrigh
 		}
 		if typing {
 			loc, text, kind = hostOf(loc, m["host"])
+		}
+		if m["typed"] != nil {
+			out.tracked = s.typedInto(m["typed"])
 		}
 		if fp, ok := m["fp"].(map[string]any); ok {
 			out.Element = s.fingerprintOf(fp, s.framesOf(c.Target), c.Target.Ref)
@@ -346,7 +351,11 @@ func (s *Session) prepare(c Command, o ExecOptions, out *Outcome) (loc playwrigh
 	}
 	if typing {
 		// Text goes into the editor, not a paragraph inside it.
-		loc, text, kind = editingHost(loc)
+		var typed any
+		loc, text, kind, typed = editingHost(loc, s.tracking(c))
+		if typed != nil {
+			out.tracked = s.typedInto(typed)
+		}
 	}
 	if o.Fingerprint {
 		if err := s.takeFingerprint(loc, c.Target, o, out); err != nil {
@@ -366,6 +375,9 @@ func (s *Session) Execute(ctx context.Context, c Command, o ExecOptions) Outcome
 	start := time.Now()
 	out := Outcome{}
 	out.Err = s.execute(ctx, c, o, &out)
+	if !c.IsVerify() {
+		s.acted(c.Action == ActionFill && out.Err == nil && out.tracked)
+	}
 	if fp := out.Element; o.OwnTextFree && fp != nil && strings.TrimSpace(fp.Text) != "" {
 		fp.Locator = s.robust(fp, strings.TrimSpace(fp.Text))
 	}

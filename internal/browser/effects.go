@@ -32,13 +32,19 @@ const editingHostScript = `(e) => {
 
 // editingHost returns the editor an element inside a rich-text editor
 // belongs to, so fill and type change the editor's text (any other element
-// is returned as it is), with the text and kind that field holds now.
-func editingHost(loc playwright.Locator) (playwright.Locator, string, string) {
-	v, err := evaluate(loc, editingHostScript)
-	if err != nil {
-		return loc, "", ""
+// is returned as it is), with the text and kind that field holds now, and
+// what trackScript says of it when track asks.
+func editingHost(loc playwright.Locator, track any) (playwright.Locator, string, string, any) {
+	v, err := loc.Evaluate(`(e, track) => {
+  const host = (`+editingHostScript+`)(e);
+  return [host, track && host[0] === 'self' ? (`+trackScript+`)(e, track) : null];
+}`, track, playwright.LocatorEvaluateOptions{Timeout: playwright.Float(2000)})
+	arr, _ := v.([]any)
+	if err != nil || len(arr) != 2 {
+		return loc, "", "", nil
 	}
-	return hostOf(loc, v)
+	loc, text, kind := hostOf(loc, arr[0])
+	return loc, text, kind, arr[1]
 }
 
 // hostOf reads what editingHostScript returned for loc's element.

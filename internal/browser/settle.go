@@ -51,6 +51,22 @@ const initScript = `(() => {
     }
     return addL.call(this, type, fn, opts);
   };
+  // Form state a script sets (a value, a checked box, a chosen option, a
+  // reset form) is no DOM mutation: it is counted as one, so a page whose
+  // count has not moved has changed in nothing but what the user did.
+  for (const [proto, props] of [[HTMLInputElement.prototype, ['value', 'checked', 'indeterminate', 'valueAsNumber', 'valueAsDate']],
+    [HTMLTextAreaElement.prototype, ['value']], [HTMLSelectElement.prototype, ['value', 'selectedIndex']], [HTMLOptionElement.prototype, ['selected']]]) {
+    for (const k of props) {
+      const d = Object.getOwnPropertyDescriptor(proto, k);
+      if (!d || !d.set || !d.configurable) continue;
+      Object.defineProperty(proto, k, { ...d, set(v) { mark(); return d.set.call(this, v); } });
+    }
+  }
+  for (const [proto, k] of [[HTMLFormElement.prototype, 'reset'], [HTMLInputElement.prototype, 'setRangeText'], [HTMLTextAreaElement.prototype, 'setRangeText'],
+    [HTMLInputElement.prototype, 'stepUp'], [HTMLInputElement.prototype, 'stepDown']]) {
+    const f = proto[k];
+    if (typeof f === 'function') proto[k] = function () { mark(); return f.apply(this, arguments); };
+  }
   const open = () => { const k = ++wp.seq; wp.reqs.set(k, now()); return () => { wp.reqs.delete(k); mark(); }; };
   const f = window.fetch;
   if (f) window.fetch = function () {
@@ -86,8 +102,13 @@ const probeScript = `(maxAge) => {
     const st = getComputedStyle(e); return st.visibility !== 'hidden' && st.display !== 'none' && st.opacity !== '0'; };
   const busy = [...document.querySelectorAll('[aria-busy="true"], [role="progressbar"], .spinner, .loading, .loader, [data-loading="true"]')]
     .filter(visible).slice(0, 3).map(e => e.tagName.toLowerCase() + (e.className ? '.' + String(e.className).split(' ')[0] : ''));
+  let active = document.activeElement;
+  while (active && active.shadowRoot && active.shadowRoot.activeElement) active = active.shadowRoot.activeElement;
+  const typed = wp.typed || [];
   return { quiet: t - wp.last, busy, ready: document.readyState, timers: ages(wp.timers.values()),
-    fired: wp.fired.filter(([c]) => t - c <= maxAge).map(([c, at]) => [t - c, t - at]), reqs: ages(wp.reqs.values()) };
+    fired: wp.fired.filter(([c]) => t - c <= maxAge).map(([c, at]) => [t - c, t - at]), reqs: ages(wp.reqs.values()),
+    n: wp.n || 0, x: scrollX, y: scrollY, doc: String(performance.timeOrigin),
+    typed: typed.map((e) => e.isConnected ? e.value : null), active: typed.indexOf(active) };
 }`
 
 // netTracker follows the page's requests so settling can wait for the ones
@@ -370,6 +391,19 @@ func (s *Session) probe(since, ended time.Time, longPoll time.Duration) (probeRe
 			p.Requests++
 		}
 	}
+	mark := pageMark{n: toFloat(m["n"]), x: toFloat(m["x"]), y: toFloat(m["y"]), active: int(toFloat(m["active"])), present: true}
+	mark.doc, _ = m["doc"].(string)
+	for _, v := range anys(m["typed"]) {
+		if t, ok := v.(string); ok {
+			mark.typed = append(mark.typed, &t)
+		} else {
+			mark.typed = append(mark.typed, nil)
+		}
+	}
+	s.mu.Lock()
+	mark.cmds = s.cmds
+	s.mark = mark
+	s.mu.Unlock()
 	if b, ok := m["busy"].([]any); ok {
 		for _, x := range b {
 			if s, ok := x.(string); ok {

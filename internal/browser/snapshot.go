@@ -41,10 +41,33 @@ const Redacted = "«redacted»"
 // characters with interactive lines first. Refs inside frames are prefixed
 // with their frame (f2s3e7). Full keeps the whole page for inspect_page.
 func (s *Session) Snapshot(ctx context.Context, o SnapshotOptions) (Snapshot, error) {
-	snap := Snapshot{URL: s.page.URL()}
-	// The rest of what the representation needs is read in one evaluation,
-	// while the aria tree is built: both only read the page, and on a small
-	// page the round trips cost more than the work.
+	url := s.page.URL()
+	if read, m, ok := s.reused(url, o); ok {
+		snap := s.build(url, read, o)
+		s.keep(url, o, read, m)
+		s.mu.Lock()
+		s.patched++
+		s.mu.Unlock()
+		return snap, nil
+	}
+	s.mu.Lock()
+	m := s.mark
+	s.mu.Unlock()
+	read, err := s.readPage(ctx, o)
+	if err != nil {
+		return Snapshot{URL: url}, err
+	}
+	snap := s.build(url, read, o)
+	// The probe read before the tree is what the page may later be
+	// compared with: whatever changed in between makes them differ.
+	s.keep(url, o, read, m)
+	return snap, nil
+}
+
+// readPage reads the main frame's aria tree and, in one evaluation while
+// the tree is built, the rest the representation needs: both only read
+// the page, and on a small page the round trips cost more than the work.
+func (s *Session) readPage(ctx context.Context, o SnapshotOptions) (pageRead, error) {
 	type result struct {
 		v   any
 		err error
@@ -57,20 +80,27 @@ func (s *Session) Snapshot(ctx context.Context, o SnapshotOptions) (Snapshot, er
 	text, err := s.mainAriaSnapshot(ctx)
 	facts := <-factsc
 	if err != nil {
-		return snap, fmt.Errorf("aria snapshot: %w", err)
+		return pageRead{}, fmt.Errorf("aria snapshot: %w", err)
 	}
-	var title, census any
-	var passwords []string
-	var clickable any
-	if arr, ok := facts.v.([]any); facts.err == nil && ok && len(arr) == 4 {
-		title, census, clickable = arr[0], arr[1], arr[3]
-		passwords = stringsOf(arr[2])
+	read := pageRead{aria: text}
+	if arr, ok := facts.v.([]any); facts.err == nil && ok && len(arr) == 5 {
+		read.title, read.census, read.clickable = arr[0], arr[1], arr[3]
+		read.passwords = stringsOf(arr[2])
+		read.reusable, _ = arr[4].(bool)
 	} else {
 		// Read one by one: a password must never go out unredacted.
-		title, passwords = s.Title(), passwordValues(s.page.MainFrame())
-		census, _ = s.page.Evaluate(viewportScript)
-		clickable, _ = s.page.Evaluate(clickableScript, []any{40, o.FullPage})
+		read.title, read.passwords = s.Title(), passwordValues(s.page.MainFrame())
+		read.census, _ = s.page.Evaluate(viewportScript)
+		read.clickable, _ = s.page.Evaluate(clickableScript, []any{40, o.FullPage})
 	}
+	return read, nil
+}
+
+// build makes the representation of a read of the page, reading its frames.
+func (s *Session) build(url string, read pageRead, o SnapshotOptions) Snapshot {
+	snap := Snapshot{URL: url}
+	text, title, census, clickable := read.aria, read.title, read.census, read.clickable
+	passwords := append([]string(nil), read.passwords...)
 	snap.Title, _ = title.(string)
 	s.mu.Lock()
 	seq := 1
@@ -148,7 +178,7 @@ func (s *Session) Snapshot(ctx context.Context, o SnapshotOptions) (Snapshot, er
 	s.mu.Unlock()
 	snap.Full = full + b.String()[len(shown):]
 	snap.Text, snap.Truncated = trim(text, o.Budget)
-	return snap, nil
+	return snap
 }
 
 // InteractiveRefs counts the controls of the page that carry a ref: lines
@@ -293,7 +323,7 @@ func ariaSnapshot(f playwright.Frame, o playwright.LocatorAriaSnapshotOptions) (
 // pageFactsScript reads, in one evaluation, what a snapshot needs of the
 // main frame besides its aria tree: the title, the viewport census,
 // password values and role-less clickables ([limit, fullPage]).
-const pageFactsScript = `(a) => [document.title, (` + viewportScript + `)(), (` + passwordValuesScript + `)(), (` + clickableScript + `)(a)]`
+const pageFactsScript = `(a) => [document.title, (` + viewportScript + `)(), (` + passwordValuesScript + `)(), (` + clickableScript + `)(a), (` + reuseScript + `)()]`
 
 func passwordValues(f playwright.Frame) []string {
 	v, err := f.Evaluate(passwordValuesScript)
