@@ -197,6 +197,13 @@ type Session struct {
 	mark    pageMark
 	reuse   *reuseBase
 	patched int // representations patched instead of read
+	// lastTyped is the typed list's place of the field the latest fill
+	// went to; unchecked a fill whose effect the next settle checks.
+	lastTyped int
+	unchecked *fillCheck
+	// guessing is the count taken beside the element's own read (see
+	// guessCount).
+	guessing *guessCount
 }
 
 // AvoidInLocators keeps values (a job's secrets) out of every locator the

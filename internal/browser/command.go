@@ -292,6 +292,11 @@ type ExecOptions struct {
 	// of what the element says must find it where the text is right too
 	// (a typo's paragraph by its id, not by the typo).
 	OwnTextFree bool
+	// SettleChecksFill leaves a followed fill's effect check (see
+	// typedInto) to the settle that follows, whose first read of the page
+	// holds the field's value: one round trip fewer. The caller settles,
+	// then takes the verdict from FillChecked.
+	SettleChecksFill bool
 }
 
 // prepareScript resolves a command's element in one round trip: where text
@@ -317,6 +322,9 @@ func (s *Session) prepare(c Command, o ExecOptions, out *Outcome) (loc playwrigh
 	var v any
 	n := 0
 	if oneTrip(c.Target) {
+		if o.Fingerprint {
+			defer s.guess(c.Target)()
+		}
 		v, n, err = matchOne(loc, prepareScript, map[string]any{"host": typing, "fp": o.Fingerprint, "doc": o.Document, "track": s.tracking(c)})
 	}
 	if err == nil && n == 1 {
@@ -439,6 +447,9 @@ func (s *Session) execute(ctx context.Context, c Command, o ExecOptions, out *Ou
 		}
 		return loc.DragTo(to, playwright.LocatorDragToOptions{Timeout: ms})
 	case ActionFill:
+		if o.SettleChecksFill && out.tracked && kind != "range" && kind != "editable-document" {
+			return s.fillChecked(loc, kind, c.Value, ms, oneTrip(c.Target))
+		}
 		return s.fill(loc, kind, c.Value, ms, oneTrip(c.Target), out)
 	case ActionType:
 		before := text

@@ -124,6 +124,12 @@ func (s *Session) fill(loc playwright.Locator, kind, value string, ms *float64, 
 // as set when the letters and digits agree.
 func checkFilled(loc playwright.Locator, want string, oneTrip bool) error {
 	got, kind := fieldText(loc, oneTrip)
+	return filledWith(got, kind, want)
+}
+
+// filledWith says whether a field of kind holding got holds the text want
+// a fill set.
+func filledWith(got, kind, want string) error {
 	if kind == "" || kind == "file" {
 		return nil
 	}

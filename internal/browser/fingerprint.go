@@ -2,6 +2,7 @@ package browser
 
 import (
 	"fmt"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -352,6 +353,9 @@ func (s *Session) firstUnique(candidates []Target, fp *Fingerprint) (Target, boo
 // total counts every element (visible or not) a target matches, as the
 // Playwright runner's strict mode does.
 func (s *Session) total(t Target) int {
+	if n, ok := s.guessed(t); ok {
+		return n
+	}
 	loc, err := s.locator(t)
 	if err != nil {
 		return 0
@@ -361,4 +365,73 @@ func (s *Session) total(t Target) int {
 		return 0
 	}
 	return n
+}
+
+// guessCount is the count of the locator a command's element will most
+// likely be written with, taken while the element itself is read (see
+// guessTarget): one round trip fewer when the guess is right.
+type guessCount struct {
+	t Target
+	n chan int
+}
+
+// guessTarget is the first locator robust will most likely try for the
+// element t names, when that can be told before reading it: a role and
+// name stays itself, a label or placeholder names a textbox.
+func guessTarget(t Target) (Target, bool) {
+	if len(t.Frames) > 0 || t.Within != nil || t.HasText != "" || t.Nth != nil || t.Exact {
+		return Target{}, false
+	}
+	switch {
+	case t.Role != "" && t.Name != "" && t.Role != "generic" && t.Role != "text" && t.TestID == "":
+		return Target{Role: t.Role, Name: t.Name}, true
+	case t.Label != "" && t.Role == "" && t.TestID == "":
+		return Target{Role: "textbox", Name: t.Label}, true
+	case t.Placeholder != "" && t.Role == "" && t.TestID == "" && t.Label == "":
+		return Target{Role: "textbox", Name: t.Placeholder}, true
+	}
+	return Target{}, false
+}
+
+// guess starts counting the guessed locator for t; done ends the guess.
+func (s *Session) guess(t Target) (done func()) {
+	g, ok := guessTarget(t)
+	if !ok {
+		return func() {}
+	}
+	loc, err := s.locator(g)
+	if err != nil {
+		return func() {}
+	}
+	gc := &guessCount{t: g, n: make(chan int, 1)}
+	go func() {
+		n, err := loc.Count()
+		if err != nil {
+			n = -1
+		}
+		gc.n <- n
+	}()
+	s.mu.Lock()
+	s.guessing = gc
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		if s.guessing == gc {
+			s.guessing = nil
+		}
+		s.mu.Unlock()
+	}
+}
+
+// guessed is the guessed count of t, when t is what was guessed.
+func (s *Session) guessed(t Target) (int, bool) {
+	s.mu.Lock()
+	gc := s.guessing
+	s.mu.Unlock()
+	if gc == nil || !reflect.DeepEqual(gc.t, t) {
+		return 0, false
+	}
+	n := <-gc.n
+	gc.n <- n // for a second look
+	return n, n >= 0
 }

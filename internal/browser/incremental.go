@@ -152,9 +152,11 @@ func (s *Session) typedInto(v any) bool {
 	}
 	switch {
 	case idx < len(s.reuse.typed):
+		s.lastTyped = idx
 		return true // typed into again: its first value is the one the tree shows
 	case idx == len(s.reuse.typed):
 		s.reuse.typed = append(s.reuse.typed, typedField{role: str(3), name: str(4), before: str(5)})
+		s.lastTyped = idx
 		return true
 	}
 	return false
@@ -169,6 +171,58 @@ func (s *Session) acted(followed bool) {
 	if !followed {
 		s.reuse = nil
 	}
+}
+
+// fillCheck is a fill whose effect the next settle's first probe checks
+// (ExecOptions.SettleChecksFill).
+type fillCheck struct {
+	idx        int // the field's place in the typed list
+	kind, want string
+	loc        playwright.Locator
+	oneTrip    bool
+	err        error
+	done       bool
+}
+
+// fillChecked fills a followed field and leaves the check of its effect
+// to the settle that follows.
+func (s *Session) fillChecked(loc playwright.Locator, kind, value string, ms *float64, oneTrip bool) error {
+	if err := loc.Fill(value, playwright.LocatorFillOptions{Timeout: ms}); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reuse == nil || len(s.reuse.typed) == 0 {
+		return checkFilled(loc, value, oneTrip)
+	}
+	s.unchecked = &fillCheck{idx: s.lastTyped, kind: kind, want: value, loc: loc, oneTrip: oneTrip}
+	return nil
+}
+
+// checkPending checks the pending fill on the page's first read after it.
+func (s *Session) checkPending(m pageMark) {
+	c := s.unchecked
+	if c == nil || c.done || m.cmds != s.cmds || c.idx >= len(m.typed) || m.typed[c.idx] == nil {
+		return
+	}
+	c.err, c.done = filledWith(*m.typed[c.idx], c.kind, c.want), true
+}
+
+// FillChecked is the verdict on a fill whose check was left to the settle
+// (ExecOptions.SettleChecksFill): nil when there was none. A settle that
+// could not read the field leaves it to be read now.
+func (s *Session) FillChecked() error {
+	s.mu.Lock()
+	c := s.unchecked
+	s.unchecked = nil
+	s.mu.Unlock()
+	switch {
+	case c == nil:
+		return nil
+	case c.done:
+		return c.err
+	}
+	return checkFilled(c.loc, c.want, c.oneTrip)
 }
 
 // reused patches the last representation's read for the typing since, when

@@ -110,3 +110,42 @@ var representationSeq = regexp.MustCompile(`\[ref=(f\d+)?s\d+([ect]\d+)\]`)
 // sameRefs numbers every ref as of one representation, so two of the same
 // page compare equal.
 func sameRefs(s string) string { return representationSeq.ReplaceAllString(s, "[ref=${1}s${2}]") }
+
+// TestAFillCheckedByTheSettleStillFailsWhenTheFieldRefusesTheText: a fill
+// whose effect check is left to the settle that follows (one round trip
+// fewer) is still found to have had no effect when the field keeps only
+// part of the text, and one that took is not.
+func TestAFillCheckedByTheSettleStillFailsWhenTheFieldRefusesTheText(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := browsertest.Session(t)
+	if err := s.Navigate(ctx, browsertest.Serve(t, "testdata")+"/voucher.html"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		label, value string
+		refused      bool
+	}{
+		{"Name on card", "Ada Lovelace", false},
+		{"Voucher code", "SPRING2026", true}, // maxlength 4
+		{"Voucher code", "SAVE", false},
+	} {
+		s.Settle(ctx, browser.SettleOptions{})
+		if _, err := s.Snapshot(ctx, browser.SnapshotOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		c := browser.Command{Action: browser.ActionFill, Target: browser.Target{Label: tc.label}, Value: tc.value}
+		if out := s.Execute(ctx, c, browser.ExecOptions{Fingerprint: true, SettleChecksFill: true}); out.Err != nil {
+			t.Fatalf("%s: the fill itself failed, before the settle: %v", c.Describe(), out.Err)
+		}
+		s.Settle(ctx, browser.SettleOptions{Since: start, Typed: true})
+		err := s.FillChecked()
+		if refused := err != nil; refused != tc.refused {
+			t.Fatalf("%s: refused %v (%v), want %v", c.Describe(), refused, err, tc.refused)
+		}
+		if tc.refused && !strings.Contains(err.Error(), `had no effect: the field holds "SPRI"`) {
+			t.Fatalf("%s: %v", c.Describe(), err)
+		}
+	}
+}

@@ -403,6 +403,7 @@ func (s *Session) probe(since, ended time.Time, longPoll time.Duration) (probeRe
 	s.mu.Lock()
 	mark.cmds = s.cmds
 	s.mark = mark
+	s.checkPending(mark)
 	s.mu.Unlock()
 	if b, ok := m["busy"].([]any); ok {
 		for _, x := range b {

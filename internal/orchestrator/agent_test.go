@@ -104,6 +104,38 @@ func TestFailedCommandStopsTheBatchAndFalseCompleteIsOverridden(t *testing.T) {
 	mustPassSpec(t, res, nil)
 }
 
+// TestAFillTheFieldCutsShortFailsAndIsNotInTheSpec: a fill whose field
+// keeps only part of the text (maxlength 4) fails, whether its check ran
+// with the fill or with the settle after it; the model is told, and the
+// spec holds only the fills that took.
+func TestAFillTheFieldCutsShortFailsAndIsNotInTheSpec(t *testing.T) {
+	t.Parallel()
+	base := pages(t)
+	sc := scenario.Scenario{Name: "voucher", BaseURL: base + "/voucher.html", Steps: []scenario.Step{
+		{Text: "Write the card holder's name"}, {Text: "Enter the voucher SPRING2026"}}}
+	code := map[string]any{"label": "Voucher code"}
+	res, _, model := runAgent(t, sc,
+		decision(map[string]any{"status": "complete", "commands": []any{cmd("fill", map[string]any{"label": "Name on card"}, "Ada Lovelace")}}),
+		// The last command of its batch, after a representation: its check
+		// is the settle's.
+		decision(map[string]any{"status": "complete", "commands": []any{cmd("fill", code, "SPRING2026")}}),
+		decision(map[string]any{"status": "complete", "commands": []any{cmd("fill", code, "SPRI")}}),
+	)
+	if res.Status != orchestrator.StatusSucceeded || res.Steps[1].Iterations != 2 {
+		t.Fatalf("%s after %d iterations: %s", res.Status, res.Steps[1].Iterations, res.Error)
+	}
+	if first := res.Steps[1].Commands[0]; first.OK || !strings.Contains(first.Error, `had no effect: the field holds "SPRI"`) {
+		t.Fatalf("the cut-short fill is reported %+v", first)
+	}
+	if next := model.Requests()[2].Text(); !strings.Contains(next, "had no effect") {
+		t.Errorf("the model is not told the fill had no effect:\n%s", next)
+	}
+	if strings.Contains(res.Script, "fill('SPRING2026')") || !strings.Contains(res.Script, ".fill('SPRI');") || !strings.Contains(res.Script, ".fill('Ada Lovelace');") {
+		t.Fatalf("spec:\n%s", res.Script)
+	}
+	mustPassSpec(t, res, nil)
+}
+
 func TestCookieBannerIsClearedAsABlocker(t *testing.T) {
 	t.Parallel()
 	base := pages(t)

@@ -39,6 +39,9 @@ func (r *run) batchWith(ctx context.Context, rep *StepReport, iter int, cmds []b
 	res := b.execute(ctx, cmds, timeout)
 	ran := cmds[:min(len(cmds), res.completed+1)]
 	res.settle = b.settle(ctx, ran, before)
+	if err := r.Page.FillChecked(); err != nil && res.failed < 0 && len(b.events) > 0 {
+		b.fillFailed(&res, err)
+	}
 	res.delta = b.observe(ctx, before)
 	b.record(ctx, res)
 	return res
@@ -85,7 +88,9 @@ func (b *batchRun) execute(ctx context.Context, cmds []browser.Command, timeout 
 		real.Value = r.commandValue(shown)
 		page := r.Page.CurrentPage()
 		// Document: which document the command changes, for an exact resume.
-		out := r.Page.Execute(ctx, real, browser.ExecOptions{Fingerprint: true, RequireLocator: true, Files: r.files, Timeout: timeout, Document: true})
+		// The batch's last fill is checked by the settle that follows it.
+		out := r.Page.Execute(ctx, real, browser.ExecOptions{Fingerprint: true, RequireLocator: true, Files: r.files, Timeout: timeout, Document: true,
+			SettleChecksFill: i == len(cmds)-1})
 		doc := out.Document
 		r.timing.Browser += out.Duration
 		end := time.Now()
@@ -173,6 +178,25 @@ func (b *batchRun) settle(ctx context.Context, ran []browser.Command, before *br
 	}
 	r.pagesSeen = b.pagesSeen
 	return report
+}
+
+// fillFailed turns the batch's last command, a fill the settle found had
+// no effect, into the failure it is: as if its own check had said so.
+func (b *batchRun) fillFailed(res *batchResult, err error) {
+	r, rep := b.r, b.rep
+	i := len(b.events) - 1
+	at := len(rep.Commands) - 1
+	cr := &rep.Commands[at]
+	cr.OK = false
+	cr.Locator = ""
+	cr.Error = r.secrets.redact(cleanError(err))
+	b.events[i].OK, b.events[i].Error = false, cr.Error
+	rep.Manifest = rep.Manifest[:len(rep.Manifest)-1]
+	if b.actor == at {
+		b.actor = -1
+	}
+	res.failed, res.completed = i, i
+	res.err = fmt.Sprintf("command %d (%s %s) failed: %s", i+1, cr.Command.Describe(), cr.Command.Target, cr.Error)
 }
 
 // observe takes the representation the next iteration shows and the delta

@@ -28,6 +28,9 @@ type Page interface {
 	Execute(ctx context.Context, c browser.Command, o browser.ExecOptions) browser.Outcome
 	Count(ctx context.Context, t browser.Target) (int, error)
 	Settle(ctx context.Context, o browser.SettleOptions) browser.SettleReport
+	// FillChecked is the verdict on a fill whose effect check was left to
+	// the settle after it (ExecOptions.SettleChecksFill).
+	FillChecked() error
 	// Dialogs lists the native dialogs so far, oldest first; Pages the
 	// open pages (tabs, popups); CurrentPage the one commands act on.
 	Dialogs() []browser.Dialog
