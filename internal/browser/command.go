@@ -266,6 +266,7 @@ type Outcome struct {
 	Document Document
 	fpTime   time.Duration
 	tracked  bool // the field filled is followed for the next representation (see typedInto)
+	selected bool // prepare focused the text field and selected its text (see selectScript)
 }
 
 // File is a file a job carries for uploads: its content travels with the
@@ -306,7 +307,11 @@ const prepareScript = `(e, o) => {
   const fp = o.fp && (!host || host[0] === 'self') ? (` + fingerprintScript + `)(e) : null;
   const doc = o.doc ? (` + documentScript + `)() : null;
   const typed = o.track && host && host[0] === 'self' ? (` + trackScript + `)(e, o.track) : null;
-  return { host, fp, doc, typed };
+  // What the runner's fill does before it types, done here when a locator
+  // will surely be written for the field (it is named): no round trip of
+  // its own.
+  const selected = !!(o.select && host && host[0] === 'self' && fp && (fp.testid || fp.name || fp.label || fp.placeholder) && (` + selectScript + `)(e));
+  return { host, fp, doc, typed, selected };
 }`
 
 // prepare finds the one element c acts on, the editor text typed at it
@@ -325,7 +330,8 @@ func (s *Session) prepare(c Command, o ExecOptions, out *Outcome) (loc playwrigh
 		if o.Fingerprint {
 			defer s.guess(c.Target)()
 		}
-		v, n, err = matchOne(loc, prepareScript, map[string]any{"host": typing, "fp": o.Fingerprint, "doc": o.Document, "track": s.tracking(c)})
+		v, n, err = matchOne(loc, prepareScript, map[string]any{"host": typing, "fp": o.Fingerprint, "doc": o.Document, "track": s.tracking(c),
+			"select": c.Action == ActionFill && o.Fingerprint})
 	}
 	if err == nil && n == 1 {
 		m, _ := v.(map[string]any)
@@ -338,6 +344,7 @@ func (s *Session) prepare(c Command, o ExecOptions, out *Outcome) (loc playwrigh
 		if m["typed"] != nil {
 			out.tracked = s.typedInto(m["typed"])
 		}
+		out.selected, _ = m["selected"].(bool)
 		if fp, ok := m["fp"].(map[string]any); ok {
 			out.Element = s.fingerprintOf(fp, s.framesOf(c.Target), c.Target.Ref)
 			out.fpTime += time.Since(start)
@@ -448,7 +455,7 @@ func (s *Session) execute(ctx context.Context, c Command, o ExecOptions, out *Ou
 		return loc.DragTo(to, playwright.LocatorDragToOptions{Timeout: ms})
 	case ActionFill:
 		if o.SettleChecksFill && out.tracked && kind != "range" && kind != "editable-document" {
-			return s.fillChecked(loc, kind, c.Value, ms, oneTrip(c.Target))
+			return s.fillChecked(loc, kind, c.Value, ms, oneTrip(c.Target), out.selected)
 		}
 		return s.fill(loc, kind, c.Value, ms, oneTrip(c.Target), out)
 	case ActionType:

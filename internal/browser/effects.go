@@ -113,10 +113,47 @@ func (s *Session) fill(loc playwright.Locator, kind, value string, ms *float64, 
 			return err
 		}
 	}
-	if err := loc.Fill(value, playwright.LocatorFillOptions{Timeout: ms}); err != nil {
+	if err := s.fillText(loc, value, ms, out.selected); err != nil {
 		return err
 	}
 	return checkFilled(loc, value, oneTrip)
+}
+
+// selectScript does to a text field what the runner's fill does before it
+// types, when the runner would find the field ready at once: visible,
+// enabled and editable (any doubt, and the runner's own fill waits and
+// decides). A text input's or textarea's text is selected and the field
+// focused; the text then replaces the selection as typed text.
+const selectScript = `(e) => {
+  const type = (e.getAttribute('type') || '').toLowerCase();
+  if (!(e.tagName === 'TEXTAREA' || e.tagName === 'INPUT' && ['', 'text', 'search', 'email', 'tel', 'url', 'password'].includes(type))) return false;
+  if (!e.isConnected || e.disabled || e.readOnly || e.closest('fieldset[disabled]')) return false;
+  if (e.getAttribute('aria-readonly') === 'true' || e.closest('[aria-disabled="true"]')) return false;
+  const st = getComputedStyle(e);
+  const r = e.getBoundingClientRect();
+  if (st.visibility !== 'visible' || !r.width || !r.height || (e.checkVisibility && !e.checkVisibility())) return false;
+  if (e.tagName === 'INPUT') {
+    e.select();
+  } else {
+    e.selectionStart = 0;
+    e.selectionEnd = e.value.length;
+  }
+  e.focus();
+  return true;
+}`
+
+// fillText sets a field's text as the runner's fill does. When prepare
+// has already focused the field and selected its text (selected), the text
+// is inserted where the keyboard is, or the selection deleted for none;
+// otherwise the runner's fill does it all, waiting for the field.
+func (s *Session) fillText(loc playwright.Locator, value string, ms *float64, selected bool) error {
+	switch {
+	case !selected:
+		return loc.Fill(value, playwright.LocatorFillOptions{Timeout: ms})
+	case value == "":
+		return s.page.Keyboard().Press("Delete")
+	}
+	return s.page.Keyboard().InsertText(value)
 }
 
 // checkFilled fails a fill whose field does not hold the text it set. A

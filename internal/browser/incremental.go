@@ -186,8 +186,8 @@ type fillCheck struct {
 
 // fillChecked fills a followed field and leaves the check of its effect
 // to the settle that follows.
-func (s *Session) fillChecked(loc playwright.Locator, kind, value string, ms *float64, oneTrip bool) error {
-	if err := loc.Fill(value, playwright.LocatorFillOptions{Timeout: ms}); err != nil {
+func (s *Session) fillChecked(loc playwright.Locator, kind, value string, ms *float64, oneTrip, selected bool) error {
+	if err := s.fillText(loc, value, ms, selected); err != nil {
 		return err
 	}
 	s.mu.Lock()

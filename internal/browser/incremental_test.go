@@ -149,3 +149,56 @@ func TestAFillCheckedByTheSettleStillFailsWhenTheFieldRefusesTheText(t *testing.
 		}
 	}
 }
+
+// TestAFillSelectedWhileTheFieldIsReadIsTheRunnersFill: a fill whose field
+// is focused and selected while its element is read replaces the text as
+// the runner's fill does (a text input, a textarea of several lines, an
+// empty value clearing it), and a field the runner would not fill at once
+// (read-only, disabled, in a disabled fieldset, aria-disabled) is left to
+// the runner's own fill, which waits for it: one enabled a moment later is
+// filled, the others fail as the runner's fill fails.
+func TestAFillSelectedWhileTheFieldIsReadIsTheRunnersFill(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := browsertest.Session(t)
+	if err := s.Navigate(ctx, browsertest.Serve(t, "testdata")+"/fields.html"); err != nil {
+		t.Fatal(err)
+	}
+	// Each field's text so far: a fill that fails must leave every field,
+	// not only its own, as it was (the text must not land in the field
+	// that had the focus before).
+	holds := map[string]string{"Nickname": "old nick", "User id": "u-17", "Plan code": "", "VAT number": "", "Team name": ""}
+	for _, tc := range []struct {
+		label, value string
+		fails        bool
+	}{
+		{"Nickname", "Ada", false},
+		{"Plan code", "PRO", true},
+		{"Bio", "Countess of Lovelace", false},
+		{"VAT number", "FR123", true},
+		{"Nickname", "", false},
+		{"Bio", "Notes", false},
+		{"User id", "u-99", true},
+		{"Bio", "More notes", false},
+		{"Team name", "Analytical engines", true},
+		{"Referral code", "FRIEND", false}, // enabled after 400 ms
+	} {
+		c := browser.Command{Action: browser.ActionFill, Target: browser.Target{Label: tc.label}, Value: tc.value}
+		out := s.Execute(ctx, c, browser.ExecOptions{Fingerprint: true, Timeout: 1500 * time.Millisecond})
+		if failed := out.Err != nil; failed != tc.fails {
+			t.Fatalf("%s: failed %v (%v), want %v", c.Describe(), failed, out.Err, tc.fails)
+		}
+		if !tc.fails {
+			holds[tc.label] = tc.value
+		}
+		for label, want := range holds {
+			check := browser.Command{Action: browser.ActionVerify, Assert: browser.AssertValueEquals, Target: browser.Target{Label: label}, Value: want}
+			if want == "" {
+				check.Assert, check.Value = browser.AssertValueEmpty, ""
+			}
+			if v := s.Execute(ctx, check, browser.ExecOptions{Timeout: 500 * time.Millisecond}); v.Err != nil {
+				t.Fatalf("after %s, %s: %v", c.Describe(), label, v.Err)
+			}
+		}
+	}
+}
