@@ -2,6 +2,7 @@ package orchestrator_test
 
 import (
 	"encoding/json"
+	"github.com/webpilot/webpilot/internal/browser/browsertest"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -110,7 +111,7 @@ func TestFailedCommandStopsTheBatchAndFalseCompleteIsOverridden(t *testing.T) {
 // spec holds only the fills that took.
 func TestAFillTheFieldCutsShortFailsAndIsNotInTheSpec(t *testing.T) {
 	t.Parallel()
-	base := pages(t)
+	base := browsertest.Serve(t, "../browser/testdata")
 	sc := scenario.Scenario{Name: "voucher", BaseURL: base + "/voucher.html", Steps: []scenario.Step{
 		{Text: "Write the card holder's name"}, {Text: "Enter the voucher SPRING2026"}}}
 	code := map[string]any{"label": "Voucher code"}
