@@ -2,11 +2,11 @@ package orchestrator_test
 
 import (
 	"encoding/json"
-	"github.com/webpilot/webpilot/internal/browser/browsertest"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/webpilot/webpilot/internal/browser/browsertest"
 	"github.com/webpilot/webpilot/internal/demoapp"
 	"github.com/webpilot/webpilot/internal/llm/llmtest"
 	"github.com/webpilot/webpilot/internal/orchestrator"
