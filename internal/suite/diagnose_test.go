@@ -50,3 +50,42 @@ func TestAnItemTheAppNeverAddedIsARegression(t *testing.T) {
 		t.Fatalf("verdict %q (%s), want a regression naming Honey", verdict, why)
 	}
 }
+
+// TestATestSkippedForARegressionWaitsOnIt: a test the runner skipped
+// because another failed is blocked by an app regression of its own file
+// (a serial neighbour) first, else of another file (a setup project), and
+// by nothing when no failing test is a regression.
+func TestATestSkippedForARegressionWaitsOnIt(t *testing.T) {
+	t.Parallel()
+	setup := &RepairedTest{ID: "s", File: "tests/setup.ts", Title: "signs in", Verdict: VerdictRegression}
+	count := &RepairedTest{ID: "c", File: "tests/list.spec.ts", Title: "counts", Verdict: VerdictRegression}
+	gone := &RepairedTest{ID: "g", File: "tests/list.spec.ts", Title: "finds it", Verdict: VerdictUnrepairable}
+	adds := &RepairedTest{ID: "a", File: "tests/list.spec.ts", Title: "adds", Verdict: "skipped"}
+	other := &RepairedTest{ID: "o", File: "tests/other.spec.ts", Title: "other", Verdict: "skipped"}
+	all := func(ts ...*RepairedTest) (map[string]*RepairedTest, []string) {
+		m := map[string]*RepairedTest{}
+		var order []string
+		for _, t := range ts {
+			m[t.ID] = t
+			order = append(order, t.ID)
+		}
+		return m, order
+	}
+	for _, tc := range []struct {
+		name  string
+		tests []*RepairedTest
+		of    *RepairedTest
+		want  *RepairedTest
+	}{
+		{"its serial neighbour", []*RepairedTest{setup, gone, count, adds, other}, adds, count},
+		{"a setup project", []*RepairedTest{setup, gone, count, adds, other}, other, setup},
+		{"no regression", []*RepairedTest{gone, adds}, adds, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, order := all(tc.tests...)
+			if got := blockedBy(tc.of, m, order); got != tc.want {
+				t.Fatalf("blocked by %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}

@@ -235,6 +235,11 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 			}
 		} else if collateral(id, before, prints) && t.Status == "passed" && len(changes) > 0 {
 			rt.Verdict, rt.Reason = VerdictHealed, "skipped while a test it depends on failed; runs and passes with the repair"
+		} else if dep := blockedBy(rt, tests, order); collateral(id, before, prints) && t.Status == "skipped" && dep != nil {
+			// It cannot pass until the app is fixed: reported with the
+			// evidence of the regression it waits on, never healed.
+			rt.Verdict, rt.Evidence = VerdictRegression, dep.Evidence
+			rt.Reason = fmt.Sprintf("did not run: it waits on %q, which fails on an app regression", dep.Title)
 		} else if t.Status == "failed" {
 			// A patch broke a test that passed: nothing is proposed.
 			rep.Verified = false
@@ -252,6 +257,26 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 	rep.Diff = projectDiff(p, cur)
 	rep.Patched = &cur
 	return rep, nil
+}
+
+// blockedBy is the app regression a test skipped for another's failure
+// waits on: a failing test of its own file (a serial neighbour) first,
+// else of another file (a setup project); nil when none is a regression.
+func blockedBy(rt *RepairedTest, tests map[string]*RepairedTest, order []string) *RepairedTest {
+	var other *RepairedTest
+	for _, id := range order {
+		t := tests[id]
+		if t == nil || t.ID == rt.ID || t.Verdict != VerdictRegression {
+			continue
+		}
+		if t.File == rt.File {
+			return t
+		}
+		if other == nil {
+			other = t
+		}
+	}
+	return other
 }
 
 // collateral reports whether a test was skipped in the failing run though
