@@ -252,8 +252,8 @@ func projectBench(ctx context.Context, pr suite.ProjectRunner, name, work, runne
 			return r, fmt.Errorf("%s repair under %v: %w", name, variant.changes, err)
 		}
 		for _, t := range rep.Tests {
-			if t.Verdict == suite.VerdictPassed || t.Verdict == suite.VerdictFlaky || (t.Verdict == "skipped" && prints[t.ID] == nil) {
-				continue // it passed, or the project skips it as written
+			if t.Verdict == suite.VerdictPassed || t.Verdict == suite.VerdictFlaky || prints[t.ID] == nil {
+				continue // it passed, or it does not pass as written (skipped or failing): nothing to heal or flag
 			}
 			switch {
 			case variant.drift:

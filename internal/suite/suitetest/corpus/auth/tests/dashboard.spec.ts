@@ -16,9 +16,9 @@ test.describe('dashboard (signed in)', () => {
     expect(n, 'open orders should be a positive number').toBeGreaterThan(0);
   });
 
-  test('links to the list and the report', async ({ page }) => {
+  test('links to the list, the report and the search', async ({ page }) => {
     const nav = page.getByRole('navigation');
-    await expect(nav.getByRole('link')).toHaveCount(2);
+    await expect(nav.getByRole('link')).toHaveCount(3);
     await nav.getByRole('link', { name: 'Shopping list' }).click();
     await expect(page).toHaveURL(/\/list$/);
   });
