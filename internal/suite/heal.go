@@ -235,11 +235,13 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 			}
 		} else if collateral(id, before, prints) && t.Status == "passed" && len(changes) > 0 {
 			rt.Verdict, rt.Reason = VerdictHealed, "skipped while a test it depends on failed; runs and passes with the repair"
-		} else if dep := blockedBy(rt, tests, order); collateral(id, before, prints) && t.Status == "skipped" && dep != nil {
+		} else if collateral(id, before, prints) && t.Status == "skipped" {
 			// It cannot pass until the app is fixed: reported with the
 			// evidence of the regression it waits on, never healed.
-			rt.Verdict, rt.Evidence = VerdictRegression, dep.Evidence
-			rt.Reason = fmt.Sprintf("did not run: it waits on %q, which fails on an app regression", dep.Title)
+			if dep := blockedBy(rt, tests, order); dep != nil {
+				rt.Verdict, rt.Evidence = VerdictRegression, dep.Evidence
+				rt.Reason = fmt.Sprintf("did not run: it waits on %q, which fails on an app regression", dep.Title)
+			}
 		} else if t.Status == "failed" {
 			// A patch broke a test that passed: nothing is proposed.
 			rep.Verified = false
