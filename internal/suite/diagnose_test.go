@@ -89,3 +89,44 @@ func TestATestSkippedForARegressionWaitsOnIt(t *testing.T) {
 		})
 	}
 }
+
+// TestAnEntryTheAppLostIsARegression: the test entered "Apples" (in a
+// fixture), then clicks the button "Delete Apples", which is not there;
+// the page shows "Apples" nowhere, so the app lost the entry: a regression
+// (a longer wait is tried next), never the nearest "Delete Bread". When
+// the page still shows "Apples", the button was reworded: not this rule.
+func TestAnEntryTheAppLostIsARegression(t *testing.T) {
+	t.Parallel()
+	before := &SnapshotElement{Tag: "button", Text: "Delete Apples", Path: "html body main ul li button", Attributes: map[string]string{"class": "del"}}
+	f := &TraceAction{API: "locator.click", Method: "click", File: "tests/seeded.spec.ts", Line: 19, Column: 70,
+		Selector: `internal:role=button[name="Delete Apples"i]`,
+		Error:    "TimeoutError: locator.click: Timeout 4000ms exceeded.\nCall log:\n  - waiting for getByRole('button', { name: 'Delete Apples' })"}
+	actions := []TraceAction{
+		{API: "page.goto", Method: "goto", File: "support/options.ts", Line: 18},
+		{API: "locator.fill", Method: "fill", File: "support/options.ts", Line: 20, Typed: "Apples",
+			Target: &SnapshotElement{Tag: "input", Attributes: map[string]string{"type": "text"}}},
+		{API: "locator.press", Method: "press", File: "support/options.ts", Line: 21},
+		*f,
+	}
+	passing := []TraceAction{{API: "locator.click", Method: "click", File: f.File, Line: f.Line, Column: f.Column, Selector: f.Selector, Target: before}}
+	page := func(items ...string) []SnapshotElement {
+		out := []SnapshotElement{{Tag: "input", Attributes: map[string]string{"type": "text"}}}
+		for _, it := range items {
+			out = append(out, SnapshotElement{Tag: "li", Text: it + " " + strings.Replace(before.Text, "Apples", it, 1), Path: "html body main ul li", Attributes: map[string]string{}},
+				SnapshotElement{Tag: "button", Text: strings.Replace(before.Text, "Apples", it, 1), Path: before.Path, Attributes: map[string]string{"class": "del"}})
+		}
+		return out
+	}
+	_, _, verdict, why := diagnose(TestOutcome{Status: "failed", Error: f.Error, Failure: f, Actions: actions}, passing, page("Bread"), nil)
+	if verdict != VerdictRegression || !strings.Contains(why, `"Apples"`) || !strings.Contains(why, "support/options.ts:20") {
+		t.Fatalf("verdict %q (%s), want a regression naming the entry and where it was made", verdict, why)
+	}
+	// Reworded: "Remove Apples" is on the page; the entry is not lost.
+	reworded := page("Bread", "Apples")
+	for i := range reworded {
+		reworded[i].Text = strings.ReplaceAll(reworded[i].Text, "Delete", "Remove")
+	}
+	if _, _, verdict, why := diagnose(TestOutcome{Status: "failed", Error: f.Error, Failure: f, Actions: actions}, passing, reworded, nil); strings.Contains(why, "shows it nowhere") {
+		t.Fatalf("verdict %q (%s): the entry is on the page", verdict, why)
+	}
+}

@@ -201,7 +201,7 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 			}
 		}
 		ro := o
-		ro.Files = files
+		ro.Files, ro.NoRetries = files, true
 		next, err := r.evidenceRun(ctx, cur, ro)
 		if err != nil {
 			return RepairReport{}, err
@@ -287,23 +287,25 @@ func collateral(id string, before map[string]string, prints map[string][]TraceAc
 	return before[id] == "skipped" && prints[id] != nil
 }
 
-// timingTrial gives each assertion that timed out on an element that is
-// there (a regression so far) a longer timeout, runs the files again, and
-// keeps the longer timeouts of the tests that then pass, verified by a run
-// of exactly those; the others stay regressions. cur and last move on to
-// the kept patch.
+// timingTrial gives each assertion or action that timed out on an
+// element that is there, or on an entry not shown yet (a regression so
+// far), a longer timeout, runs the tests again, and keeps the longer
+// timeouts of the tests that then pass, verified by a run of exactly
+// those; the others stay regressions. A test that then runs out of its
+// own timeout gets a longer one too. cur and last move on to the kept
+// patch.
 func (r ProjectRunner) timingTrial(ctx context.Context, cur *Project, last *trial, tests map[string]*RepairedTest, order []string,
 	o RunOptions) ([]Change, error) {
 	type candidate struct {
-		id string
-		e  edit
-		ch Change
+		id     string
+		e      edit // the call's longer timeout
+		ch     Change
+		test   *edit // the test's longer timeout, once it ran out of its own
+		testCh Change
 	}
 	var cands []candidate
 	for _, id := range order {
 		t, rt := last.tests[id], tests[id]
-		// Any regression whose assertion timed out may be a slow app: an
-		// element that comes late, a count that grows late.
 		if t.Status != "failed" || rt.Verdict != VerdictRegression || t.Failure == nil {
 			continue
 		}
@@ -312,28 +314,42 @@ func (r ProjectRunner) timingTrial(ctx context.Context, cur *Project, last *tria
 			continue
 		}
 		ch.Tests = []string{rt.Title}
-		cands = append(cands, candidate{id, e, ch})
+		cands = append(cands, candidate{id: id, e: e, ch: ch})
 	}
-	// try applies the candidates' edits (one per call site) and runs their
-	// files; it answers the tests that passed and whether any test that
-	// passed before broke.
-	try := func(cs []candidate) (Project, trial, map[string]bool, bool, error) {
+	site := func(a, b candidate) bool { return a.e.file == b.e.file && a.e.start == b.e.start }
+	// try applies the candidates' edits and runs their files, or only the
+	// candidates' own tests; it answers the tests that passed, the run,
+	// and whether any test that passed before broke. A candidate that ran
+	// out of its test's timeout gets a longer one for the next try.
+	try := func(cs []candidate, only bool) (Project, trial, map[string]bool, bool, error) {
 		edits := map[string][]edit{}
-		var files []string
-		for _, c := range cs {
-			if !slices.ContainsFunc(edits[c.e.file], func(x edit) bool { return x.start == c.e.start }) {
-				edits[c.e.file] = append(edits[c.e.file], c.e)
+		add := func(e edit) {
+			if !slices.ContainsFunc(edits[e.file], func(x edit) bool { return x.start == e.start }) {
+				edits[e.file] = append(edits[e.file], e)
 			}
-			if f := tests[c.id].File; !slices.Contains(files, f) {
-				files = append(files, f)
+		}
+		ro := o
+		ro.Files, ro.Only, ro.Projects, ro.NoRetries = nil, nil, nil, true
+		for _, c := range cs {
+			add(c.e)
+			if c.test != nil {
+				add(*c.test)
+			}
+			t := last.tests[c.id]
+			if !slices.Contains(ro.Files, t.File) {
+				ro.Files = append(ro.Files, t.File)
+			}
+			if s := (TestSite{t.File, t.Line}); only && !slices.Contains(ro.Only, s) {
+				ro.Only = append(ro.Only, s)
+			}
+			if only && t.Project != "" && !slices.Contains(ro.Projects, t.Project) {
+				ro.Projects = append(ro.Projects, t.Project)
 			}
 		}
 		p, err := applyEdits(*cur, edits)
 		if err != nil {
 			return Project{}, trial{}, nil, false, err
 		}
-		ro := o
-		ro.Files = files
 		next, err := r.evidenceRun(ctx, p, ro)
 		if err != nil {
 			return Project{}, trial{}, nil, false, err
@@ -347,37 +363,105 @@ func (r ProjectRunner) timingTrial(ctx context.Context, cur *Project, last *tria
 		}
 		return p, next, passed, broke, nil
 	}
-	for len(cands) > 0 {
-		p, next, passed, broke, err := try(cands)
+	// longer gives a candidate that ran out of its test's timeout in the
+	// run next a longer one; it reports whether it did.
+	longer := func(c *candidate, next trial) bool {
+		t, ok := next.tests[c.id]
+		if !ok || c.test != nil || t.Status != "failed" {
+			return false
+		}
+		e, ch, err := testTimeoutEdit(*cur, t)
+		if err != nil {
+			return false
+		}
+		ch.Tests = []string{tests[c.id].Title}
+		c.test, c.testCh = &e, ch
+		return true
+	}
+	// First one test per call site: under a regression every candidate
+	// waits its longer timeout in vain, and a call site shared by many
+	// tests (a page object's assertion) answers for all of them. Only the
+	// sites whose test then passes are tried on their whole files.
+	if len(cands) > 1 {
+		var reps []candidate
+		for _, c := range cands {
+			if !slices.ContainsFunc(reps, func(x candidate) bool { return site(x, c) }) {
+				reps = append(reps, c)
+			}
+		}
+		good := map[edit]candidate{} // by call site, as it passed
+		for tries, pending := 0, reps; tries < 2 && len(pending) > 0; tries++ {
+			_, next, passed, _, err := try(pending, true)
+			if err != nil {
+				return nil, err
+			}
+			var again []candidate
+			for _, c := range pending {
+				switch {
+				case passed[c.id]:
+					good[c.e] = c
+				case longer(&c, next):
+					again = append(again, c)
+				}
+			}
+			pending = again
+		}
+		var next []candidate
+		for _, c := range cands {
+			if rep, ok := good[c.e]; ok {
+				if rep.id == c.id {
+					c = rep // with the test's longer timeout, if it took one
+				}
+				next = append(next, c)
+			}
+		}
+		cands = next
+	}
+	for tries := 0; len(cands) > 0 && tries < 4; tries++ {
+		p, next, passed, broke, err := try(cands, false)
 		if err != nil {
 			return nil, err
 		}
 		var kept []candidate
+		extended := false
 		for _, c := range cands {
-			if passed[c.id] {
+			switch {
+			case passed[c.id]:
 				kept = append(kept, c)
+			case longer(&c, next):
+				kept, extended = append(kept, c), true
 			}
 		}
-		if len(kept) == len(cands) && !broke {
+		if len(kept) == len(cands) && !broke && !extended {
 			*cur = p
 			for id, t := range next.tests {
 				last.tests[id], last.dom[id] = t, next.dom[id]
 			}
 			var out []Change
+			note := func(ch Change, title string) {
+				if i := slices.IndexFunc(out, func(x Change) bool { return x.File == ch.File && x.Line == ch.Line }); i >= 0 {
+					if !slices.Contains(out[i].Tests, title) {
+						out[i].Tests = append(out[i].Tests, title)
+					}
+				} else {
+					out = append(out, ch)
+				}
+			}
 			for _, c := range kept {
 				rt := tests[c.id]
 				rt.Verdict = VerdictHealed
 				rt.Reason = fmt.Sprintf("the app took longer than the test waited: %s now waits %s (it waited %s)", c.ch.Method, c.ch.New, c.ch.Old)
-				if i := slices.IndexFunc(out, func(x Change) bool { return x.File == c.ch.File && x.Line == c.ch.Line }); i >= 0 {
-					out[i].Tests = append(out[i].Tests, rt.Title)
-				} else {
-					out = append(out, c.ch)
+				note(c.ch, rt.Title)
+				if c.test != nil {
+					rt.Reason += fmt.Sprintf(", and the test may take %s (it had %s)", c.testCh.New, c.testCh.Old)
+					note(c.testCh, rt.Title)
 				}
 			}
 			return out, nil
 		}
-		// Only the longer waits that healed are tried again, alone.
-		if broke || len(kept) == len(cands) {
+		// Only the longer waits that healed (or ran out of the test's
+		// time) are tried again.
+		if broke || (len(kept) == len(cands) && !extended) {
 			return nil, nil
 		}
 		cands = kept
@@ -522,6 +606,13 @@ func diagnose(t TestOutcome, passing []TraceAction, dom []SnapshotElement, sites
 	if len(dom) == 0 {
 		return Change{}, edit{}, VerdictUnrepairable, "the trace holds no picture of the page at the failure"
 	}
+	if v, at, ok := lostEntry(*old, t.Actions, f, dom); ok {
+		// The element held what the test entered, and the page shows that
+		// nowhere: the app did not keep the entry (or has not yet: a
+		// longer wait is tried), and no other element is the one.
+		return Change{}, edit{}, VerdictRegression, fmt.Sprintf("the element the test needs held %q, which the test entered (%s:%d), and the page shows it nowhere: the app did not keep it",
+			clip(v, 80), at.File, at.Line)
+	}
 	cand, why, ok := relocateIn(*old, dom)
 	if !ok {
 		return Change{}, edit{}, VerdictRegression, "the element the test needs is gone: " + why
@@ -552,6 +643,30 @@ func diagnose(t TestOutcome, passing []TraceAction, dom []SnapshotElement, sites
 		}
 	}
 	return Change{}, edit{}, VerdictUnrepairable, errNoSite.Error() + ": " + f.Selector
+}
+
+// lostEntry finds what the test entered before its failure (a fill, a
+// type) that the element it needed held, and the failure's page shows in
+// no element: the entry and the call that made it.
+func lostEntry(old SnapshotElement, actions []TraceAction, failure *TraceAction, dom []SnapshotElement) (string, TraceAction, bool) {
+	held := strings.ToLower(old.Text + "\n" + old.Attributes["aria-label"])
+	for _, a := range actions {
+		if a.Error != "" && a.File == failure.File && a.Line == failure.Line && a.Column == failure.Column {
+			break // only what was entered before the failure
+		}
+		v := strings.ToLower(strings.TrimSpace(a.Typed))
+		if len([]rune(v)) < 2 || !strings.Contains(held, v) || (a.Target != nil && a.Target.Attributes["type"] == "password") {
+			continue
+		}
+		shown := slices.ContainsFunc(dom, func(e SnapshotElement) bool {
+			return e.Tag != "input" && e.Tag != "textarea" &&
+				(strings.Contains(strings.ToLower(e.Text), v) || strings.Contains(strings.ToLower(e.Attributes["aria-label"]), v))
+		})
+		if !shown {
+			return strings.TrimSpace(a.Typed), a, true
+		}
+	}
+	return "", TraceAction{}, false
 }
 
 func stringOf(s LocatorSite, l Literal) string {

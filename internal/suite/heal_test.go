@@ -173,3 +173,105 @@ func TestARepairHealsDriftWhereTheLocatorIsDefinedAndNeverARegression(t *testing
 		}
 	})
 }
+
+// slowProject adds what it later needs, with waits shorter than the slow
+// app's 7 s: a click on a button named after the entry, and a loop of two
+// additions that outlasts the test's own timeout once each waits enough.
+func slowProject(t *testing.T, loop bool) suite.Project {
+	t.Helper()
+	files := map[string][]byte{
+		"playwright.config.js": []byte("module.exports = { testDir: 'tests', timeout: 10000, use: { baseURL: process.env.BASE_URL, actionTimeout: 3000 }, expect: { timeout: 2000 } };\n"),
+		"tests/entries.spec.js": []byte(`const { test, expect } = require('@playwright/test');
+
+const item = 'Apples';
+
+test('deletes what it added', async ({ page }) => {
+  await page.goto('/list');
+  await page.getByRole('textbox', { name: 'New item' }).fill(item);
+  await page.getByRole('textbox', { name: 'New item' }).press('Enter');
+  await page.getByRole('button', { name: ` + "`Delete ${item}`" + ` }).click();
+  await expect(page.locator('#items')).not.toContainText(item);
+});
+`),
+	}
+	if loop {
+		files["tests/count.spec.js"] = []byte(`const { test, expect } = require('@playwright/test');
+
+test('counts two additions', async ({ page }) => {
+  await page.goto('/list');
+  for (const [i, n] of ['Salt', 'Pepper'].entries()) {
+    await page.getByRole('textbox', { name: 'New item' }).fill(n);
+    await page.getByRole('textbox', { name: 'New item' }).press('Enter');
+    await expect(page.locator('#count')).toHaveText(` + "`${i + 2} items`" + `);
+  }
+});
+`)
+	}
+	p, err := suite.NewProject(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestASlowAppGetsLongerWaitsWhereTheTestRanOutOfTime: adding takes the
+// app 7 s. The click on the added entry's button gets a longer timeout of
+// its own; the loop's assertion gets one too, and the test, which then
+// runs out of its own 10 s, gets a longer timeout first in its body.
+// Nothing else changes, and the patch passes as its owner runs it.
+func TestASlowAppGetsLongerWaitsWhereTheTestRanOutOfTime(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := slowProject(t, true)
+	prints := passingPrints(t, b, p, 2)
+	if err := b.app.SetVariant(demoapp.SlowAdd); err != nil {
+		t.Fatal(err)
+	}
+	rep := b.repair(t, p, prints)
+	for _, tc := range rep.Tests {
+		if tc.Verdict != suite.VerdictHealed || !strings.Contains(tc.Reason, "longer than the test waited") {
+			t.Errorf("%s: %s (%s)", tc.Title, tc.Verdict, tc.Reason)
+		}
+	}
+	if !rep.Verified || len(rep.Tests) != 2 {
+		t.Fatalf("verified %v: %+v", rep.Verified, rep.Tests)
+	}
+	for _, want := range []string{
+		"+  await page.getByRole('button', { name: `Delete ${item}` }).click({ timeout: 15000 });",
+		"+    await expect(page.locator('#count')).toHaveText(`${i + 2} items`, { timeout: 10000 });",
+		"+  test.setTimeout(30000);",
+	} {
+		if !strings.Contains(rep.Diff, want) {
+			t.Errorf("the patch lacks %q:\n%s", want, rep.Diff)
+		}
+	}
+	if n := strings.Count(rep.Diff, "\n+"); n != 5 { // two +++ lines and three changes
+		t.Fatalf("the patch changes more than timeouts (%d added lines):\n%s", n, rep.Diff)
+	}
+	gitApply(t, p, rep.Diff)
+	for _, o := range b.run(t, *rep.Patched, suite.RunOptions{}).Tests {
+		if o.Status != "passed" {
+			t.Errorf("the patched project: %s %s", o.Title(), o.Status)
+		}
+	}
+}
+
+// TestAnEntryTheAppLostIsNeverWaitedIntoAPass: the app drops what the
+// test adds; the click on the entry's button finds nothing, however long
+// it waits. That is a regression, with the entry named, and no patch.
+func TestAnEntryTheAppLostIsNeverWaitedIntoAPass(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := slowProject(t, false)
+	prints := passingPrints(t, b, p, 1)
+	if err := b.app.SetVariant(demoapp.DeadAdd); err != nil {
+		t.Fatal(err)
+	}
+	rep := b.repair(t, p, prints)
+	if len(rep.Tests) != 1 || rep.Patched != nil || rep.Diff != "" {
+		t.Fatalf("diff %q: %+v", rep.Diff, rep.Tests)
+	}
+	if tc := rep.Tests[0]; tc.Verdict != suite.VerdictRegression || !strings.Contains(tc.Reason, `"Apples"`) || tc.Evidence == nil {
+		t.Fatalf("%s: %s (%s), evidence %+v", tc.Title, tc.Verdict, tc.Reason, tc.Evidence)
+	}
+}

@@ -57,6 +57,21 @@ type RunOptions struct {
 	Proxy *Proxy
 	// Trace records a Playwright trace of every test.
 	Trace bool
+	// Only limits the run to the tests defined at these places, in these
+	// projects when Projects is set; Files is then not read.
+	Only []TestSite
+	// Projects limits the run to these of the config's projects.
+	Projects []string
+	// NoRetries runs each test once whatever the config retries: a
+	// repair's trials judge a patch on its first attempt.
+	NoRetries bool
+}
+
+// TestSite is where a test is defined: its file (project-relative) and
+// the line of its test() call.
+type TestSite struct {
+	File string
+	Line int
 }
 
 // TestOutcome is one test as the runner reports it.
@@ -156,7 +171,8 @@ const wrapper = `import { defineConfig } from '@playwright/test';
 const wp = JSON.parse(process.env.WEBPILOT_RUN || '{}');
 const base = (typeof customer === 'undefined' ? {} : (customer && customer.default) || customer) || {};
 const only = (use) => { const b = use && (use.browserName || use.defaultBrowserType); return !b || b === 'chromium'; };
-const projects = (base.projects || []).filter((p) => only(p.use));
+const retries = (n) => (wp.noRetries ? 0 : n);
+const projects = (base.projects || []).filter((p) => only(p.use)).map((p) => (p.retries === undefined ? p : { ...p, retries: retries(p.retries) }));
 const browser = (use) => {
   const out = { ...(use || {}) };
   delete out.channel;
@@ -174,6 +190,7 @@ export default defineConfig({
   use: browser(base.use),
   reporter: [['json', { outputFile: wp.report }]],
   outputDir: wp.output,
+  retries: retries(base.retries),
   workers: 1,
   webServer: undefined,
   globalSetup: base.globalSetup,
@@ -246,6 +263,9 @@ func (r ProjectRunner) Run(ctx context.Context, p Project, o RunOptions) (RunRep
 	if o.BaseURL != "" {
 		settings["baseURL"] = o.BaseURL
 	}
+	if o.NoRetries {
+		settings["noRetries"] = true
+	}
 	env := map[string]string{"CI": "1", "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1", "FORCE_COLOR": "0"}
 	for k, v := range o.Env {
 		env[k] = v
@@ -265,8 +285,18 @@ func (r ProjectRunner) Run(ctx context.Context, p Project, o RunOptions) (RunRep
 	// The runner takes each argument as a case-insensitive regular
 	// expression over absolute paths: a file is named exactly, so that
 	// tests/login.spec.ts is not also e2e/tests/login.spec.ts.
-	for _, f := range o.Files {
-		run.Args = append(run.Args, "^"+regexp.QuoteMeta(sandbox.WorkDir+"/"+path.Clean(f))+"$")
+	for _, p := range o.Projects {
+		run.Args = append(run.Args, "--project="+p)
+	}
+	if len(o.Only) > 0 {
+		// file:line names the tests whose test() call is on that line.
+		for _, t := range o.Only {
+			run.Args = append(run.Args, fmt.Sprintf("^%s$:%d", regexp.QuoteMeta(sandbox.WorkDir+"/"+path.Clean(t.File)), t.Line))
+		}
+	} else {
+		for _, f := range o.Files {
+			run.Args = append(run.Args, "^"+regexp.QuoteMeta(sandbox.WorkDir+"/"+path.Clean(f))+"$")
+		}
 	}
 	var out bytes.Buffer
 	run.Stdout, run.Stderr = &out, &out

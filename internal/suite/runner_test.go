@@ -263,3 +263,42 @@ func TestARunOfOneFileRunsThatFileOnly(t *testing.T) {
 		t.Fatalf("listed %+v", rep.Tests)
 	}
 }
+
+func TestATrialRunsTheTestsItNamesOnceEach(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	files := map[string][]byte{
+		"tests/a.spec.js": []byte(`const { test, expect } = require('@playwright/test');
+test('passes on a retry', async ({}, info) => { expect(info.retry).toBeGreaterThan(0); });
+test('passes', async () => {});
+`),
+		"playwright.config.js": []byte("module.exports = { testDir: './tests', retries: 2, projects: [{ name: 'one' }, { name: 'two', retries: 1 }] };\n"),
+	}
+	p, err := suite.NewProject(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	statuses := func(rep suite.RunReport) map[string]string {
+		v := map[string]string{}
+		for _, o := range rep.Tests {
+			v[o.Project+" "+o.Title()] = o.Status
+		}
+		return v
+	}
+	for _, c := range []struct {
+		name string
+		o    suite.RunOptions
+		want map[string]string
+	}{
+		{"as written", suite.RunOptions{}, map[string]string{
+			"one passes on a retry": "flaky", "two passes on a retry": "flaky", "one passes": "passed", "two passes": "passed"}},
+		{"no retries", suite.RunOptions{NoRetries: true}, map[string]string{
+			"one passes on a retry": "failed", "two passes on a retry": "failed", "one passes": "passed", "two passes": "passed"}},
+		{"one test in one project", suite.RunOptions{Only: []suite.TestSite{{File: "tests/a.spec.js", Line: 3}}, Projects: []string{"two"}},
+			map[string]string{"two passes": "passed"}},
+	} {
+		if got := statuses(b.run(t, p, c.o)); !maps.Equal(got, c.want) {
+			t.Errorf("%s: ran %v, want %v", c.name, got, c.want)
+		}
+	}
+}

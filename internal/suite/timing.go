@@ -24,8 +24,17 @@ var matcherOptions = map[string]int{
 	"toHaveAttribute": 2, "toHaveCSS": 2, "toHaveJSProperty": 2,
 }
 
-// timedOut reads the timeout an assertion gave up after.
-var timedOut = regexp.MustCompile(`Timed out (\d+)ms waiting for expect`)
+// actionOptions is the argument index of each action's options
+// (locator.click({ timeout })): an action waits for its element as an
+// assertion does, up to its own timeout.
+var actionOptions = map[string]int{
+	"click": 0, "dblclick": 0, "check": 0, "uncheck": 0, "hover": 0, "tap": 0, "focus": 0, "clear": 0, "waitFor": 0,
+	"fill": 1, "press": 1, "type": 1, "pressSequentially": 1, "selectOption": 1, "setChecked": 1, "setInputFiles": 1,
+	"selectText": 0, "scrollIntoViewIfNeeded": 0, "innerText": 0, "textContent": 0, "inputValue": 0, "getAttribute": 1,
+}
+
+// timedOut reads the timeout an assertion or an action gave up after.
+var timedOut = regexp.MustCompile(`Timed out (\d+)ms waiting for expect|\.\w+: Timeout (\d+)ms exceeded`)
 
 // Timing bounds: a longer wait is at least minTimingWait and at most
 // maxTimingWait, five times what the test waited.
@@ -42,7 +51,7 @@ func timingEdit(p Project, f *TraceAction, errText string) (edit, Change, error)
 	if m == nil {
 		return edit{}, Change{}, fmt.Errorf("the assertion did not time out")
 	}
-	waited, _ := strconv.Atoi(m[1])
+	waited, _ := strconv.Atoi(m[1] + m[2])
 	longer := min(max(waited*5, minTimingWait), maxTimingWait)
 	if longer <= waited {
 		return edit{}, Change{}, fmt.Errorf("the assertion already waited %d ms", waited)
@@ -60,7 +69,10 @@ func timingEdit(p Project, f *TraceAction, errText string) (edit, Change, error)
 	name := identAt(src, at)
 	idx, ok := matcherOptions[name]
 	if !ok {
-		return edit{}, Change{}, fmt.Errorf("%s:%d is not a retrying assertion (%q)", f.File, f.Line, name)
+		idx, ok = actionOptions[name]
+	}
+	if !ok {
+		return edit{}, Change{}, fmt.Errorf("%s:%d is neither a retrying assertion nor an action (%q)", f.File, f.Line, name)
 	}
 	open := skipSpace(src, at+len(name))
 	if open >= len(src) || src[open] != '(' {
@@ -269,4 +281,107 @@ func scanRegex(src []byte, start int) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// testTimedOut reads the timeout a whole test ran out of.
+var testTimedOut = regexp.MustCompile(`Test timeout of (\d+)ms exceeded`)
+
+// maxTestTimeout bounds a test's longer timeout.
+const maxTestTimeout = 120_000
+
+// testTimeoutEdit is the edit giving a test that ran out of its own
+// timeout (its steps each within theirs: the app slower everywhere) three
+// times as long, by a setTimeout call first in its body, through the
+// test object it was declared with.
+func testTimeoutEdit(p Project, t TestOutcome) (edit, Change, error) {
+	m := testTimedOut.FindStringSubmatch(t.Error)
+	if m == nil {
+		return edit{}, Change{}, fmt.Errorf("the test did not run out of its timeout")
+	}
+	waited, _ := strconv.Atoi(m[1])
+	longer := min(waited*3, maxTestTimeout)
+	if longer <= waited {
+		return edit{}, Change{}, fmt.Errorf("the test already waited %d ms", waited)
+	}
+	file, ok := p.File(t.File)
+	if !ok || t.Line < 1 || t.Column < 1 {
+		return edit{}, Change{}, fmt.Errorf("the test's declaration %s:%d is not in the project", t.File, t.Line)
+	}
+	src := file.Content
+	lines := lineStarts(string(src))
+	if t.Line > len(lines) {
+		return edit{}, Change{}, fmt.Errorf("the test's declaration %s:%d is not in the file", t.File, t.Line)
+	}
+	at := lines[t.Line-1] + t.Column - 1
+	obj := identAt(src, at)
+	if obj == "" {
+		return edit{}, Change{}, fmt.Errorf("%s:%d: no test call where the runner says", t.File, t.Line)
+	}
+	i := at + len(obj)
+	for i < len(src) && src[i] == '.' { // test.only, test.fixme…
+		i += 1 + len(identAt(src, i+1))
+	}
+	i = skipSpace(src, i)
+	if i >= len(src) || src[i] != '(' {
+		return edit{}, Change{}, fmt.Errorf("%s:%d: the test's arguments are not where the runner says", t.File, t.Line)
+	}
+	args, _, ok := scanArgs(src, i)
+	if !ok || len(args) < 2 {
+		return edit{}, Change{}, fmt.Errorf("%s:%d: the test's function is not written out", t.File, t.Line)
+	}
+	body, ok := functionBody(src, args[len(args)-1])
+	if !ok {
+		return edit{}, Change{}, fmt.Errorf("%s:%d: the test's function has no block to set its timeout in", t.File, t.Line)
+	}
+	// The new line takes the indentation of the body's first line.
+	indent := "  "
+	if nl := strings.IndexByte(string(src[body+1:]), '\n'); nl >= 0 {
+		rest := src[body+1+nl+1:]
+		n := 0
+		for n < len(rest) && (rest[n] == ' ' || rest[n] == '\t') {
+			n++
+		}
+		if n > 0 {
+			indent = string(rest[:n])
+		}
+	}
+	num := strconv.Itoa(longer)
+	if strings.Contains(string(src), "_000") {
+		num = strconv.Itoa(longer/1000) + "_000"
+	}
+	e := edit{file: t.File, start: body + 1, end: body + 1, text: "\n" + indent + obj + ".setTimeout(" + num + ");"}
+	ch := Change{File: t.File, Line: t.Line, Method: "setTimeout", Old: strconv.Itoa(waited) + " ms", New: strconv.Itoa(longer) + " ms"}
+	return e, ch, nil
+}
+
+// functionBody is the offset of the opening brace of the function written
+// at fn (an arrow function or a function expression, async or not).
+func functionBody(src []byte, fn [2]int) (int, bool) {
+	i := skipSpace(src, fn[0])
+	if identAt(src, i) == "async" {
+		i = skipSpace(src, i+len("async"))
+	}
+	if identAt(src, i) == "function" {
+		i = skipSpace(src, i+len("function"))
+		i = skipSpace(src, i+len(identAt(src, i))) // its name, if any
+	}
+	switch {
+	case i < len(src) && src[i] == '(':
+		_, closing, ok := scanArgs(src, i)
+		if !ok {
+			return 0, false
+		}
+		i = skipSpace(src, closing+1)
+	case identAt(src, i) != "":
+		i = skipSpace(src, i+len(identAt(src, i))) // a lone parameter
+	default:
+		return 0, false
+	}
+	if i+1 < len(src) && src[i] == '=' && src[i+1] == '>' {
+		i = skipSpace(src, i+2)
+	}
+	if i >= fn[1] || src[i] != '{' {
+		return 0, false
+	}
+	return i, true
 }

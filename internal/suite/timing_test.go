@@ -30,7 +30,7 @@ func TestATimingHealChangesOnlyTheTimeout(t *testing.T) {
 		{"a trailing comma", "await expect(x).toHaveText(\n  'long',\n);", "await expect(x).toHaveText(\n  'long', { timeout: 10000 },\n);", ""},
 		{"a variable timeout", `await expect(x).toHaveText('a', { timeout });`, "", "a variable"},
 		{"options in a variable", `await expect(x).toHaveText('a', opts);`, "", "not written where"},
-		{"not a retrying assertion", `expect(n).toBe(2);`, "", "not a retrying assertion"},
+		{"not a retrying assertion", `expect(n).toBe(2);`, "", "neither a retrying assertion"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -64,6 +64,87 @@ func TestATimingHealChangesOnlyTheTimeout(t *testing.T) {
 				t.Fatalf("got\n%s\nwant\n%s", got.Files[0].Content, want)
 			}
 			if ch.Old != "2000 ms" || ch.New != "10000 ms" {
+				t.Errorf("change %+v", ch)
+			}
+		})
+	}
+}
+
+// TestAnActionThatTimedOutWaitsLonger: an action that gave up waiting for
+// its element (the app slower than the test's actionTimeout) gets its own
+// longer timeout, in its own options.
+func TestAnActionThatTimedOutWaitsLonger(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, line, method, want string }{
+		{"a click", "await this.row(name).getByRole('button', { name: `Delete ${name}` }).click();", "click",
+			"await this.row(name).getByRole('button', { name: `Delete ${name}` }).click({ timeout: 20000 });"},
+		{"a fill", "await page.getByLabel('Item').fill('Milk');", "fill", "await page.getByLabel('Item').fill('Milk', { timeout: 20000 });"},
+		{"a click with options", "await page.locator('#add').click({ force: true });", "click",
+			"await page.locator('#add').click({ force: true, timeout: 20000 });"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			src := "test('t', async () => {\n  " + tc.line + "\n});\n"
+			col := strings.LastIndex(tc.line, "."+tc.method+"(") + 2 + 2
+			p := Project{Files: []File{{Path: "a.spec.ts", Content: []byte(src)}}}
+			f := &TraceAction{API: "locator." + tc.method, Method: tc.method, File: "a.spec.ts", Line: 2, Column: col,
+				Error: "TimeoutError: locator." + tc.method + ": Timeout 4000ms exceeded.\nCall log:\n  - waiting for locator('#add')"}
+			e, ch, err := timingEdit(p, f, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := applyEdits(p, map[string][]edit{"a.spec.ts": {e}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := "test('t', async () => {\n  " + tc.want + "\n});\n"; string(got.Files[0].Content) != want {
+				t.Fatalf("got\n%s\nwant\n%s", got.Files[0].Content, want)
+			}
+			if ch.Old != "4000 ms" || ch.New != "20000 ms" {
+				t.Errorf("change %+v", ch)
+			}
+		})
+	}
+}
+
+// TestATestThatRanOutOfTimeGetsLonger: a test whose every step waited
+// within its own timeout but which ran out of the test's (several slow
+// additions) gets three times as long, by a setTimeout first in its body
+// through the test object it was declared with, and nothing else changes.
+func TestATestThatRanOutOfTimeGetsLonger(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, src, want, err string }{
+		{"an arrow with fixtures", "test('adds', async ({ page }) => {\n    await page.goto('/');\n});\n",
+			"test('adds', async ({ page }) => {\n    test.setTimeout(45000);\n    await page.goto('/');\n});\n", ""},
+		{"a function and another test object", "it.only('adds', async function ({ page }) {\n\tawait page.goto('/');\n});\n",
+			"it.only('adds', async function ({ page }) {\n\tit.setTimeout(45000);\n\tawait page.goto('/');\n});\n", ""},
+		{"details and numeric separators", "const t = 30_000;\ntest('adds', { tag: '@slow' }, async ({ page }) => {\n  await page.goto('/');\n});\n",
+			"const t = 30_000;\ntest('adds', { tag: '@slow' }, async ({ page }) => {\n  test.setTimeout(45_000);\n  await page.goto('/');\n});\n", ""},
+		{"an expression body", "test('adds', async ({ page }) => page.goto('/'));\n", "", "no block"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := Project{Files: []File{{Path: "a.spec.ts", Content: []byte(tc.src)}}}
+			line := 1 + strings.Count(tc.src[:strings.Index(tc.src, "('adds'")], "\n")
+			to := TestOutcome{File: "a.spec.ts", Line: line, Column: 1, Status: "failed", Error: "Test timeout of 15000ms exceeded."}
+			e, ch, err := testTimeoutEdit(p, to)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := applyEdits(p, map[string][]edit{"a.spec.ts": {e}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got.Files[0].Content) != tc.want {
+				t.Fatalf("got\n%s\nwant\n%s", got.Files[0].Content, tc.want)
+			}
+			if ch.Old != "15000 ms" || ch.New != "45000 ms" || ch.Line != line {
 				t.Errorf("change %+v", ch)
 			}
 		})

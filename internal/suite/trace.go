@@ -37,6 +37,10 @@ type TraceAction struct {
 	Target *SnapshotElement `json:"target,omitempty"`
 	// URL is the page's URL when the call began.
 	URL string `json:"url,omitempty"`
+	// Typed is what a fill or a type entered. It is read to tell an entry
+	// the app lost from a locator that drifted, and never kept: a test may
+	// type a secret.
+	Typed string `json:"-"`
 }
 
 // SnapshotElement is an element as a trace's DOM snapshot holds it.
@@ -84,6 +88,8 @@ type traceEvent struct {
 		Expression string `json:"expression"`
 		IsNot      bool   `json:"isNot"`
 		URL        string `json:"url"`
+		Value      string `json:"value"` // fill's
+		Text       string `json:"text"`  // type's, pressSequentially's
 	} `json:"params"`
 	Error *struct {
 		Message string `json:"message"`
@@ -200,6 +206,12 @@ func ReadTrace(path, root string) (Trace, error) {
 			continue
 		}
 		a := TraceAction{API: e.APIName, Method: e.Method, Selector: e.Params.Selector, Expect: e.Params.Expression, Negated: e.Params.IsNot}
+		switch e.Method {
+		case "fill":
+			a.Typed = e.Params.Value
+		case "type", "pressSequentially":
+			a.Typed = e.Params.Text
+		}
 		if site, ok := sites[e.StepID]; ok {
 			s := site.Stack[0]
 			a.File, a.Line, a.Column = projectPath(s.File, root), s.Line, s.Column
