@@ -130,3 +130,17 @@ func TestAnEntryTheAppLostIsARegression(t *testing.T) {
 		t.Fatalf("verdict %q (%s): the entry is on the page", verdict, why)
 	}
 }
+
+// TestAWrongValueTheTestReadIsARegression: the test read the counter and
+// checked the number itself; the read found its element, so the value is
+// the app's, never a locator to re-find.
+func TestAWrongValueTheTestReadIsARegression(t *testing.T) {
+	t.Parallel()
+	msg := "Error: the counter\n\nexpect(received).toBe(expected) // Object.is equality\n\nExpected: 1\nReceived: 2"
+	f := &TraceAction{API: "locator.textContent", Method: "textContent", File: "tests/regex.spec.js", Line: 8, Column: 51,
+		Selector: `[aria-live="polite"]`, Read: true, Error: msg}
+	_, _, verdict, why := diagnose(TestOutcome{Status: "failed", Error: msg, Failure: f}, nil, nil, nil)
+	if verdict != VerdictRegression || !strings.Contains(why, "expected 1, received 2") || !strings.Contains(why, "tests/regex.spec.js:8") {
+		t.Fatalf("verdict %q (%s)", verdict, why)
+	}
+}

@@ -572,6 +572,10 @@ func diagnose(t TestOutcome, passing []TraceAction, dom []SnapshotElement, sites
 	if f == nil || f.Selector == "" {
 		return Change{}, edit{}, VerdictUnrepairable, "the failure is not on an element the trace names"
 	}
+	if f.Read {
+		return Change{}, edit{}, VerdictRegression, fmt.Sprintf("the test read the element (%s at %s:%d) and the value it got is not what it checks: %s",
+			f.Method, f.File, f.Line, valueGot(t.Error))
+	}
 	if f.Target != nil {
 		// The element was found and said something else: the app changed
 		// what the test checks.
@@ -667,6 +671,20 @@ func lostEntry(old SnapshotElement, actions []TraceAction, failure *TraceAction,
 		}
 	}
 	return "", TraceAction{}, false
+}
+
+// expected is a value check's report of what it wanted.
+var expected = regexp.MustCompile(`(?m)^\s*Expected:\s*(.+)$`)
+
+// valueGot is a failed value check's expected and received values, else
+// its first line.
+func valueGot(msg string) string {
+	exp := expected.FindStringSubmatch(msg)
+	got := received.FindStringSubmatch(msg)
+	if exp == nil || got == nil {
+		return firstLine(msg)
+	}
+	return fmt.Sprintf("expected %s, received %s", clip(exp[1], 80), clip(got[1], 80))
 }
 
 func stringOf(s LocatorSite, l Literal) string {

@@ -126,6 +126,22 @@ func (t *TestOutcome) Evidence() error {
 			}
 		}
 	}
+	if t.Failure == nil && t.Status == "failed" && valueCheck.MatchString(t.Error) {
+		// A value the test read from the page and checked itself: the
+		// test stopped at the check, so the value came from a read before
+		// it, the last whose answer holds what the check received.
+		if got := received.FindStringSubmatch(t.Error); got != nil {
+			v := strings.Trim(strings.TrimSpace(got[1]), `"'`)
+			for i := len(tr.Actions) - 1; i >= 0; i-- {
+				a := tr.Actions[i]
+				if readMethods[a.Method] && a.Error == "" && a.Selector != "" && a.File != "" && v != "" && strings.Contains(a.Result, v) {
+					a.Error, a.Read = t.Error, true
+					t.Failure = &a
+					break
+				}
+			}
+		}
+	}
 	for _, c := range tr.Console {
 		if c.Type == "error" && !guardRefusal(c.Text) && len(t.ConsoleErrors) < 20 {
 			t.ConsoleErrors = append(t.ConsoleErrors, lastBytes(c.Text, 300))
@@ -133,6 +149,15 @@ func (t *TestOutcome) Evidence() error {
 	}
 	return nil
 }
+
+// valueCheck is the runner's message for a failed check of a plain value
+// (expect(received).toBe(expected)), as opposed to a locator's.
+var valueCheck = regexp.MustCompile(`expect\(received\)\.(?:not\.)?\w+\(`)
+
+// readMethods are the calls that read a value from an element.
+var readMethods = map[string]bool{"textContent": true, "innerText": true, "innerHTML": true, "inputValue": true, "getAttribute": true,
+	"isVisible": true, "isHidden": true, "isChecked": true, "isEnabled": true, "isDisabled": true, "isEditable": true, "count": true,
+	"allTextContents": true, "allInnerTexts": true, "boundingBox": true, "evaluate": true, "evalOnSelector": true, "evalOnSelectorAll": true}
 
 // guardRefusal reports a console error the browser logs for what the
 // egress guard refused: not the app's.

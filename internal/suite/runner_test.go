@@ -302,3 +302,40 @@ test('passes', async () => {});
 		}
 	}
 }
+
+// TestAValueTheTestReadIsTheFailuresEvidence: a test reads the counter's
+// text and checks the value itself (no locator assertion fails); the
+// evidence is the read whose answer holds the value received (not the
+// read after it), with the element it read and the check's error.
+func TestAValueTheTestReadIsTheFailuresEvidence(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p, err := suite.NewProject(map[string][]byte{
+		"playwright.config.js": []byte("module.exports = { testDir: 'tests', use: { baseURL: process.env.BASE_URL } };\n"),
+		"tests/count.spec.js": []byte(`const { test, expect } = require('@playwright/test');
+
+test('reads the counter', async ({ page }) => {
+  await page.goto('/list');
+  const text = await page.locator('#count').textContent();
+  await page.getByRole('heading').isVisible();
+  expect(Number(text.split(' ')[0]), 'the counter').toBe(2);
+});
+`),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := b.run(t, p, suite.RunOptions{Trace: true})
+	if len(rep.Tests) != 1 || rep.Tests[0].Status != "failed" {
+		t.Fatalf("%+v", rep.Tests)
+	}
+	o := rep.Tests[0]
+	if err := o.Evidence(); err != nil {
+		t.Fatal(err)
+	}
+	f := o.Failure
+	if f == nil || !f.Read || f.Method != "textContent" || f.Line != 5 || f.Target == nil || f.Target.Attributes["id"] != "count" ||
+		!strings.Contains(f.Error, "Received: 1") {
+		t.Fatalf("failure %+v", f)
+	}
+}

@@ -37,10 +37,17 @@ type TraceAction struct {
 	Target *SnapshotElement `json:"target,omitempty"`
 	// URL is the page's URL when the call began.
 	URL string `json:"url,omitempty"`
+	// Read says the call read a value the test then checked itself and
+	// found wrong (expect(await locator.textContent()).toBe(…)): the call
+	// succeeded, and the failure is the value's.
+	Read bool `json:"read,omitempty"`
 	// Typed is what a fill or a type entered. It is read to tell an entry
 	// the app lost from a locator that drifted, and never kept: a test may
 	// type a secret.
 	Typed string `json:"-"`
+	// Result is what the call answered (a read's value), as the trace
+	// holds it: read to tie a failed value check to its read, never kept.
+	Result string `json:"-"`
 }
 
 // SnapshotElement is an element as a trace's DOM snapshot holds it.
@@ -76,13 +83,14 @@ type Trace struct {
 
 // traceEvent is one line of a trace file (the fields read here).
 type traceEvent struct {
-	Type      string  `json:"type"`
-	CallID    string  `json:"callId"`
-	StepID    string  `json:"stepId"`
-	APIName   string  `json:"apiName"`
-	Method    string  `json:"method"`
-	StartTime float64 `json:"startTime"`
-	EndTime   float64 `json:"endTime"`
+	Type      string          `json:"type"`
+	CallID    string          `json:"callId"`
+	StepID    string          `json:"stepId"`
+	APIName   string          `json:"apiName"`
+	Method    string          `json:"method"`
+	StartTime float64         `json:"startTime"`
+	EndTime   float64         `json:"endTime"`
+	Result    json.RawMessage `json:"result"`
 	Params    struct {
 		Selector   string `json:"selector"`
 		Expression string `json:"expression"`
@@ -223,6 +231,9 @@ func ReadTrace(path, root string) (Trace, error) {
 			a.Duration = time.Duration((end.EndTime - e.StartTime) * float64(time.Millisecond))
 			if end.Error != nil {
 				a.Error = stripANSI(end.Error.Message)
+			}
+			if len(end.Result) > 0 && len(end.Result) < 4096 {
+				a.Result = string(end.Result)
 			}
 		} else {
 			a.Pending = true
