@@ -63,6 +63,7 @@ func projectCommand(g *globals, out io.Writer) *cobra.Command {
 type projectJobOptions struct {
 	baseURL, version, patch string
 	files, secrets          []string
+	origins                 map[string]string
 	autoAccept, follow      bool
 }
 
@@ -70,6 +71,7 @@ func (o *projectJobOptions) flags(cmd *cobra.Command, kind jobs.Kind) {
 	cmd.Flags().StringVar(&o.baseURL, "base-url", "", "every test's baseURL (default: the project's own)")
 	cmd.Flags().StringVar(&o.version, "version", "", "the version to use (default: the current one)")
 	cmd.Flags().StringSliceVar(&o.files, "file", nil, "only this test file (repeatable)")
+	cmd.Flags().StringToStringVar(&o.origins, "origin", nil, "send an origin the tests name outright to another: https://staging.acme.test=http://localhost:8080 (repeatable)")
 	cmd.Flags().BoolVar(&o.follow, "watch", false, "follow the job until it ends")
 	secretFlag(cmd, &o.secrets)
 	if kind == jobs.KindProjectRepair {
@@ -256,7 +258,7 @@ func projectJob(c *client, kind jobs.Kind, name string, o projectJobOptions, out
 	if err != nil {
 		return err
 	}
-	req := jobs.ProjectRequest{Name: name, Version: o.version, Files: o.files, BaseURL: o.baseURL, Secrets: sec, AutoAccept: o.autoAccept}
+	req := jobs.ProjectRequest{Name: name, Version: o.version, Files: o.files, BaseURL: o.baseURL, Origins: o.origins, Secrets: sec, AutoAccept: o.autoAccept}
 	path := "/v1/projects/" + url.PathEscape(name) + "/run"
 	if kind == jobs.KindProjectRepair {
 		path = "/v1/projects/" + url.PathEscape(name) + "/repair"

@@ -6,6 +6,7 @@ package jobs
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/webpilot/webpilot/internal/netguard"
 	"github.com/webpilot/webpilot/internal/scenario"
 )
 
@@ -231,6 +233,10 @@ type ProjectRequest struct {
 	// BaseURL, when set, is every test's baseURL (the project's own
 	// otherwise); the job's browser may go to its origin.
 	BaseURL string `json:"base_url,omitempty"`
+	// Origins sends origins the tests name outright (page.goto of an
+	// absolute URL, a request fixture's) to others: a staging origin to
+	// the app under test. Keys and values are http(s) origins.
+	Origins map[string]string `json:"origins,omitempty"`
 	// Secrets are given to the tests as environment variables.
 	Secrets       map[string]string `json:"secrets,omitempty"`
 	SealedSecrets string            `json:"sealed_secrets,omitempty"`
@@ -268,11 +274,30 @@ func (r *ProjectRequest) Validate(v *scenario.ValidationError, at string, urls s
 			v.Add(at+".base_url", "%v", err)
 		}
 	}
+	if len(r.Origins) > MaxOrigins {
+		v.Add(at+".origins", "at most %d origins", MaxOrigins)
+	}
+	for _, from := range slices.Sorted(maps.Keys(r.Origins)) {
+		key := fmt.Sprintf("%s.origins[%q]", at, from)
+		if _, err := netguard.ParseOrigin(from); err != nil {
+			v.Add(key, "the key must be an http(s) origin (scheme://host[:port]): %v", err)
+			continue
+		}
+		to := r.Origins[from]
+		if _, err := netguard.ParseOrigin(to); err != nil {
+			v.Add(key, "must be an http(s) origin (scheme://host[:port]): %v", err)
+		} else if err := urls.CheckURL(to); err != nil {
+			v.Add(key, "%v", err)
+		}
+	}
 	scenario.ValidateSecrets(v, at, r.Secrets)
 	if r.SealedSecrets != "" {
 		v.Add(at+".sealed_secrets", "is set by the server; send secrets instead")
 	}
 }
+
+// MaxOrigins bounds a project request's remapped origins.
+const MaxOrigins = 20
 
 var digest = regexp.MustCompile(`^[0-9a-f]{64}$`)
 

@@ -2,17 +2,24 @@ package netguard
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/subtle"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/big"
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -36,6 +43,10 @@ type Proxy struct {
 
 	mu      sync.Mutex
 	tunnels map[string]*Tunnel
+
+	certOnce sync.Once
+	cert     tls.Certificate // what a remapped https origin presents
+	certErr  error
 }
 
 // Tunnel is one browser context's credentials on the proxy and the record
@@ -45,6 +56,67 @@ type Tunnel struct {
 	proxy          *Proxy
 	mu             sync.Mutex
 	blocked        []string
+	origins        map[string]*url.URL // remapped origin → where it goes
+}
+
+// Remap sends the tunnel's requests for each origin (scheme://host[:port])
+// to another (a test suite's hard-coded staging origin to the job's
+// target). The target is still checked where the connection is made; an
+// https origin is answered by the proxy's own certificate, so the browser
+// must ignore certificate errors for it.
+func (t *Tunnel) Remap(origins map[string]string) error {
+	m := map[string]*url.URL{}
+	for from, to := range origins {
+		f, err := ParseOrigin(from)
+		if err != nil {
+			return fmt.Errorf("origin %q: %w", from, err)
+		}
+		u, err := ParseOrigin(to)
+		if err != nil {
+			return fmt.Errorf("origin %q's target %q: %w", from, to, err)
+		}
+		m[f.Scheme+"://"+hostPort(f)] = u
+	}
+	t.mu.Lock()
+	t.origins = m
+	t.mu.Unlock()
+	return nil
+}
+
+// ParseOrigin reads an http(s) origin: a scheme and a host, with a port
+// if any, and nothing else.
+func ParseOrigin(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return nil, err
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, errors.New("not an http(s) origin")
+	case u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
+		return nil, errors.New("an origin is a scheme and a host (and a port), nothing else")
+	}
+	return &url.URL{Scheme: u.Scheme, Host: u.Host}, nil
+}
+
+// hostPort is an origin's host and port, the default port written out.
+func hostPort(u *url.URL) string {
+	if u.Port() != "" {
+		return strings.ToLower(u.Host)
+	}
+	if u.Scheme == "https" {
+		return strings.ToLower(u.Hostname()) + ":443"
+	}
+	return strings.ToLower(u.Hostname()) + ":80"
+}
+
+// remapped is where the tunnel sends an origin, if anywhere.
+func (t *Tunnel) remapped(scheme, host string) *url.URL {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.origins) == 0 {
+		return nil
+	}
+	return t.origins[scheme+"://"+hostPort(&url.URL{Scheme: scheme, Host: host})]
 }
 
 // blockedError is a refusal by the policy at dial time.
@@ -156,6 +228,14 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *Proxy) connect(w http.ResponseWriter, r *http.Request, t *Tunnel) {
+	// A remapped origin's tunnel is answered here: TLS for an https
+	// origin, plain http for an http one (some clients tunnel http too).
+	for _, scheme := range []string{"https", "http"} {
+		if t.remapped(scheme, r.Host) != nil {
+			p.terminate(w, r, t, scheme)
+			return
+		}
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), 15*time.Second)
 	up, err := p.dial(ctx, "tcp", r.Host)
 	cancel()
@@ -186,6 +266,92 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request, t *Tunnel) {
 	_ = down.Close()
 }
 
+// terminate answers a CONNECT to a remapped origin itself: it speaks
+// http (over TLS with the proxy's own certificate for https) and forwards
+// each request to the origin's target.
+func (p *Proxy) terminate(w http.ResponseWriter, r *http.Request, t *Tunnel, scheme string) {
+	p.certOnce.Do(func() { p.cert, p.certErr = selfSigned() })
+	if scheme == "https" && p.certErr != nil {
+		http.Error(w, "egress: "+p.certErr.Error(), http.StatusInternalServerError)
+		return
+	}
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		http.Error(w, "egress: cannot tunnel", http.StatusInternalServerError)
+		return
+	}
+	down, _, err := hj.Hijack()
+	if err != nil {
+		return
+	}
+	_, _ = down.Write([]byte("HTTP/1.1 200 Connection Established\r\n\r\n"))
+	conn := down
+	if scheme == "https" {
+		conn = tls.Server(down, &tls.Config{Certificates: []tls.Certificate{p.cert}, NextProtos: []string{"http/1.1"}})
+	}
+	srv := &http.Server{ReadHeaderTimeout: 30 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, in *http.Request) {
+		in.URL.Scheme, in.URL.Host = scheme, r.Host
+		p.forward(w, in, t)
+	})}
+	_ = srv.Serve(&oneConn{conn: conn})
+}
+
+// oneConn is a listener that accepts one connection, then waits for it
+// to close.
+type oneConn struct {
+	conn net.Conn
+	once sync.Once
+	done chan struct{}
+	mu   sync.Mutex
+}
+
+func (l *oneConn) Accept() (net.Conn, error) {
+	l.mu.Lock()
+	if l.done == nil {
+		l.done = make(chan struct{})
+	}
+	done := l.done
+	l.mu.Unlock()
+	var c net.Conn
+	l.once.Do(func() { c = &closeNotify{Conn: l.conn, closed: done} })
+	if c != nil {
+		return c, nil
+	}
+	<-done
+	return nil, net.ErrClosed
+}
+
+func (l *oneConn) Close() error   { return nil }
+func (l *oneConn) Addr() net.Addr { return l.conn.LocalAddr() }
+
+// closeNotify closes closed when the connection closes.
+type closeNotify struct {
+	net.Conn
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (c *closeNotify) Close() error {
+	c.once.Do(func() { close(c.closed) })
+	return c.Conn.Close()
+}
+
+// selfSigned is a throwaway certificate for remapped https origins.
+func selfSigned() (tls.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "webpilot egress"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour * 365),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
+}
+
 // hopHeaders are meaningful for one connection only.
 var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
 	"Te", "Trailer", "Transfer-Encoding", "Upgrade"}
@@ -193,6 +359,9 @@ var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy
 func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, t *Tunnel) {
 	out := r.Clone(r.Context())
 	out.RequestURI = ""
+	if to := t.remapped(r.URL.Scheme, r.URL.Host); to != nil {
+		out.URL.Scheme, out.URL.Host, out.Host = to.Scheme, to.Host, to.Host
+	}
 	for _, h := range hopHeaders {
 		out.Header.Del(h)
 	}

@@ -62,6 +62,11 @@ type RunOptions struct {
 	Only []TestSite
 	// Projects limits the run to these of the config's projects.
 	Projects []string
+	// Origins are origins the suite names (scheme://host[:port]) that the
+	// job sends elsewhere: the tunnel of Proxy remaps them (its opener
+	// calls netguard.Tunnel.Remap), and the run accepts the proxy's own
+	// certificate for the https ones.
+	Origins map[string]string
 	// NoRetries runs each test once whatever the config retries: a
 	// repair's trials judge a patch on its first attempt.
 	NoRetries bool
@@ -204,6 +209,7 @@ const browser = (use) => {
   out.launchOptions = { ...(out.launchOptions || {}), executablePath: wp.chromium };
   if (wp.proxy) out.proxy = { server: wp.proxy, username: process.env.WEBPILOT_PROXY_USER, password: process.env.WEBPILOT_PROXY_PASSWORD };
   if (wp.baseURL) out.baseURL = wp.baseURL;
+  if (wp.remapsTLS) out.ignoreHTTPSErrors = true;
   // The trace is read for its calls, their DOM snapshots and console: its
   // screencast (a JPEG per paint) is never looked at.
   if (wp.trace) out.trace = { mode: 'on', screenshots: false, snapshots: true, sources: true };
@@ -290,6 +296,11 @@ func (r ProjectRunner) Run(ctx context.Context, p Project, o RunOptions) (RunRep
 	}
 	if o.NoRetries {
 		settings["noRetries"] = true
+	}
+	for from := range o.Origins {
+		if strings.HasPrefix(from, "https:") {
+			settings["remapsTLS"] = true
+		}
 	}
 	env := map[string]string{"CI": "1", "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1", "FORCE_COLOR": "0"}
 	for k, v := range o.Env {

@@ -57,6 +57,9 @@ func (b *bench) run(t *testing.T, p suite.Project, o suite.RunOptions) suite.Run
 	t.Helper()
 	tun := b.proxy.Open()
 	t.Cleanup(tun.Close)
+	if err := tun.Remap(o.Origins); err != nil {
+		t.Fatal(err)
+	}
 	o.BaseURL = b.url
 	o.Proxy = &suite.Proxy{Addr: strings.TrimPrefix(b.proxy.Server(), "http://"), Username: tun.User, Password: tun.Password}
 	o.Env = map[string]string{"E2E_PASSWORD": demoapp.Password}
@@ -337,5 +340,54 @@ test('reads the counter', async ({ page }) => {
 	if f == nil || !f.Read || f.Method != "textContent" || f.Line != 5 || f.Target == nil || f.Target.Attributes["id"] != "count" ||
 		!strings.Contains(f.Error, "Received: 1") {
 		t.Fatalf("failure %+v", f)
+	}
+}
+
+// TestAnOriginTheTestsNameOutrightIsRemapped: tests that go to a staging
+// origin written into them (an https page, the request fixture's http
+// API) run against the job's app when the run remaps those origins, and
+// fail as written without it: the staging hosts are never reached.
+func TestAnOriginTheTestsNameOutrightIsRemapped(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p, err := suite.NewProject(map[string][]byte{
+		"playwright.config.js": []byte("module.exports = { testDir: 'tests', use: { actionTimeout: 3000 }, expect: { timeout: 2000 } };\n"),
+		"tests/staging.spec.js": []byte(`const { test, expect } = require('@playwright/test');
+
+test('the list on staging', async ({ page }) => {
+  await page.goto('https://shop.acme.test/list');
+  await page.getByRole('textbox', { name: 'New item' }).fill('Milk');
+  await page.getByRole('textbox', { name: 'New item' }).press('Enter');
+  await expect(page.getByRole('listitem')).toHaveCount(2);
+  await expect(page).toHaveURL('https://shop.acme.test/list');
+});
+
+test('the API on staging', async ({ request }) => {
+  const r = await request.get('http://api.acme.test/list');
+  expect(r.status()).toBe(200);
+  expect(await r.text()).toContain('Shopping list');
+});
+`),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		origins map[string]string
+		want    string
+	}{
+		{"as written", nil, "failed"},
+		{"remapped", map[string]string{"https://shop.acme.test": b.url, "http://api.acme.test": b.url}, "passed"},
+	} {
+		rep := b.run(t, p, suite.RunOptions{Origins: tc.origins})
+		if len(rep.Tests) != 2 {
+			t.Fatalf("%s: %+v", tc.name, rep.Tests)
+		}
+		for _, o := range rep.Tests {
+			if o.Status != tc.want {
+				t.Errorf("%s: %s: %s, want %s (%s)", tc.name, o.Title(), o.Status, tc.want, o.Error)
+			}
+		}
 	}
 }

@@ -49,6 +49,9 @@ func (w *Worker) runProject(ctx context.Context, p suite.Project, o suite.RunOpt
 	}
 	tun := w.proxy.Open()
 	defer tun.Close()
+	if err := tun.Remap(o.Origins); err != nil {
+		return suite.RunReport{}, err
+	}
 	o.Proxy = &suite.Proxy{Addr: strings.TrimPrefix(w.proxy.Server(), "http://"), Username: tun.User, Password: tun.Password}
 	rep, err := w.cfg.Projects.Run(ctx, p, o)
 	if rep.Dir != "" {
@@ -146,7 +149,7 @@ func (w *Worker) runProjectFanOut(ctx context.Context, claim store.Claim, log *s
 	for _, f := range files {
 		children = append(children, store.Child{Key: f, Kind: string(jobs.KindProjectFile), Subject: jobs.Subject(jobs.KindProjectFile, claim.TenantID),
 			Input: func(jobID string) (json.RawMessage, error) {
-				child := jobs.ProjectRequest{Name: req.Name, Version: req.Version, Files: []string{f}, BaseURL: req.BaseURL}
+				child := jobs.ProjectRequest{Name: req.Name, Version: req.Version, Files: []string{f}, BaseURL: req.BaseURL, Origins: req.Origins}
 				var err error
 				if child.SealedSecrets, err = w.sealFor(secrets, jobID); err != nil {
 					return nil, err
@@ -179,7 +182,7 @@ func (w *Worker) runProjectFile(ctx context.Context, claim store.Claim, log *slo
 	if !ok {
 		return out
 	}
-	rep, err := w.runProject(ctx, p, suite.RunOptions{Files: req.Files, BaseURL: req.BaseURL, Env: secrets, Trace: true})
+	rep, err := w.runProject(ctx, p, suite.RunOptions{Files: req.Files, BaseURL: req.BaseURL, Origins: req.Origins, Env: secrets, Trace: true})
 	if err != nil {
 		if ctx.Err() != nil {
 			return handedBack(ctx.Err())
@@ -265,7 +268,10 @@ func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *s
 	_ = json.Unmarshal(raw, &prints)
 	tun := w.proxy.Open()
 	defer tun.Close()
-	rep, err := w.cfg.Projects.Repair(ctx, p, prints, suite.RunOptions{Files: req.Files, BaseURL: req.BaseURL, Env: secrets,
+	if err := tun.Remap(req.Origins); err != nil {
+		return failed(err.Error())
+	}
+	rep, err := w.cfg.Projects.Repair(ctx, p, prints, suite.RunOptions{Files: req.Files, BaseURL: req.BaseURL, Origins: req.Origins, Env: secrets,
 		Proxy: &suite.Proxy{Addr: strings.TrimPrefix(w.proxy.Server(), "http://"), Username: tun.User, Password: tun.Password}})
 	if err != nil {
 		if ctx.Err() != nil {

@@ -1,0 +1,44 @@
+package jobs_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/webpilot/webpilot/internal/jobs"
+	"github.com/webpilot/webpilot/internal/netguard"
+	"github.com/webpilot/webpilot/internal/scenario"
+)
+
+// TestAProjectRequestsOriginsAreOriginsTheGuardAllows: each bad origin is
+// named by its JSON path; a target the egress policy refuses is refused
+// here, before any job exists.
+func TestAProjectRequestsOriginsAreOriginsTheGuardAllows(t *testing.T) {
+	t.Parallel()
+	urls := netguard.New([]string{"127.0.0.1:8080"})
+	for _, tc := range []struct {
+		name    string
+		origins map[string]string
+		fields  []string
+	}{
+		{"good", map[string]string{"https://staging.acme.test": "http://127.0.0.1:8080", "http://api.acme.test:8080": "http://127.0.0.1:8080/"}, nil},
+		{"a key with a path", map[string]string{"https://staging.acme.test/app": "http://127.0.0.1:8080"}, []string{`$.origins["https://staging.acme.test/app"]`}},
+		{"a key not http", map[string]string{"ftp://files.acme.test": "http://127.0.0.1:8080"}, []string{`$.origins["ftp://files.acme.test"]`}},
+		{"a target not an origin", map[string]string{"https://a.test": "example.com"}, []string{`$.origins["https://a.test"]`}},
+		{"a target the guard refuses", map[string]string{"https://a.test": "http://127.0.0.1:9999", "https://b.test": "http://127.0.0.1:8080"},
+			[]string{`$.origins["https://a.test"]`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := jobs.ProjectRequest{Name: "shop", Origins: tc.origins}
+			var v scenario.ValidationError
+			r.Validate(&v, "$", urls)
+			var fields []string
+			for _, f := range v {
+				fields = append(fields, f.Field)
+			}
+			if !slices.Equal(fields, tc.fields) {
+				t.Fatalf("fields %q (%v), want %q", fields, v, tc.fields)
+			}
+		})
+	}
+}
