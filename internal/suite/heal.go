@@ -383,10 +383,17 @@ func (r ProjectRunner) timingTrial(ctx context.Context, cur *Project, last *tria
 	// tests (a page object's assertion) answers for all of them. Only the
 	// sites whose test then passes are tried on their whole files.
 	if len(cands) > 1 {
+		// Of one config project where it can: each project named runs
+		// every test on the lines named.
+		first := last.tests[cands[0].id].Project
 		var reps []candidate
 		for _, c := range cands {
-			if !slices.ContainsFunc(reps, func(x candidate) bool { return site(x, c) }) {
+			i := slices.IndexFunc(reps, func(x candidate) bool { return site(x, c) })
+			switch {
+			case i < 0:
 				reps = append(reps, c)
+			case last.tests[reps[i].id].Project != first && last.tests[c.id].Project == first:
+				reps[i] = c
 			}
 		}
 		good := map[edit]candidate{} // by call site, as it passed
