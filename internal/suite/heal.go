@@ -165,6 +165,17 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 				continue
 			}
 			ch, e, verdict, why := diagnose(t, prints[id], last.dom[id], sites)
+			if och, oe, owhy, ok := overlayEdit(cur, t, last.dom[id]); ok {
+				// An overlay took the action: a flow change, not the
+				// element's (which is there, behind it).
+				ch, e, verdict, why = och, oe, "", ""
+				rt.Reason = "passes with the step the app now asks for: " + och.New
+				if owhy != "" {
+					verdict, why = VerdictUnrepairable, owhy
+				}
+			} else if verdict == "" {
+				rt.Reason = ""
+			}
 			if verdict != "" {
 				rt.Verdict, rt.Reason = verdict, why
 				if t.Failure != nil {
@@ -226,7 +237,7 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 			case t.Status == "passed" && rt.Verdict == VerdictHealed:
 				// Healed by a longer wait (its reason says so).
 			case t.Status == "passed" && rt.Verdict != VerdictRegression:
-				rt.Verdict, rt.Reason = VerdictHealed, "passes with the rewritten locators"
+				rt.Verdict, rt.Reason = VerdictHealed, cmpOr(rt.Reason, "passes with the rewritten locators")
 			case rt.Verdict == "failed":
 				rt.Verdict = VerdictUnrepairable
 				if rt.Reason == "" {

@@ -275,3 +275,86 @@ func TestAnEntryTheAppLostIsNeverWaitedIntoAPass(t *testing.T) {
 		t.Fatalf("%s: %s (%s), evidence %+v", tc.Title, tc.Verdict, tc.Reason, tc.Evidence)
 	}
 }
+
+// TestAnOverlayTheAppNowShowsIsClickedAwayWhereThePageOpens: the list now
+// opens behind a cookie wall that takes every click. The repair adds a
+// click on the wall's button right after each navigation that opens the
+// page, where it is written (a page object's method, a test), through the
+// same page expression, and nothing else; the patch passes as its owner
+// runs it.
+func TestAnOverlayTheAppNowShowsIsClickedAwayWhereThePageOpens(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p, err := suite.NewProject(map[string][]byte{
+		"playwright.config.js": []byte("module.exports = { testDir: 'tests', use: { baseURL: process.env.BASE_URL, actionTimeout: 2000 }, expect: { timeout: 2000 } };\n"),
+		"pages/list.js": []byte(`class ListPage {
+  constructor(page) {
+    this.page = page;
+    this.input = page.getByRole('textbox', { name: 'New item' });
+    this.addButton = page.getByTestId('add-button');
+  }
+
+  async open() {
+    await this.page.goto('/list');
+  }
+
+  async add(name) {
+    await this.input.fill(name);
+    await this.addButton.click();
+  }
+}
+
+module.exports = { ListPage };
+`),
+		"tests/list.spec.js": []byte(`const { test, expect } = require('@playwright/test');
+const { ListPage } = require('../pages/list');
+
+test('adds through the page object', async ({ page }) => {
+  const list = new ListPage(page);
+  await list.open();
+  await list.add('Milk');
+  await expect(page.getByRole('listitem')).toHaveCount(2);
+});
+
+test('adds directly', async ({ page }) => {
+  await page.goto('/list');
+  await page.getByRole('textbox', { name: 'New item' }).fill('Eggs');
+  await page.getByRole('button', { name: 'Add' }).click();
+  await expect(page.getByRole('listitem')).toHaveCount(2);
+});
+`),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prints := passingPrints(t, b, p, 2)
+	if err := b.app.SetVariant(demoapp.Interstitial); err != nil {
+		t.Fatal(err)
+	}
+	rep := b.repair(t, p, prints)
+	for _, tc := range rep.Tests {
+		if tc.Verdict != suite.VerdictHealed || !strings.Contains(tc.Reason, "Accept cookies") {
+			t.Errorf("%s: %s (%s)", tc.Title, tc.Verdict, tc.Reason)
+		}
+	}
+	if !rep.Verified || len(rep.Tests) != 2 {
+		t.Fatalf("verified %v: %+v", rep.Verified, rep.Tests)
+	}
+	for _, want := range []string{
+		"     await this.page.goto('/list');\n+    await this.page.getByRole('button', { name: 'Accept cookies' }).click();\n",
+		"   await page.goto('/list');\n+  await page.getByRole('button', { name: 'Accept cookies' }).click();\n",
+	} {
+		if !strings.Contains(rep.Diff, want) {
+			t.Errorf("the patch lacks %q:\n%s", want, rep.Diff)
+		}
+	}
+	if n := strings.Count(rep.Diff, "\n+"); n != 4 { // two +++ lines and two steps
+		t.Fatalf("the patch changes more than the two steps (%d added lines):\n%s", n, rep.Diff)
+	}
+	gitApply(t, p, rep.Diff)
+	for _, o := range b.run(t, *rep.Patched, suite.RunOptions{}).Tests {
+		if o.Status != "passed" {
+			t.Errorf("the patched project: %s %s", o.Title(), o.Status)
+		}
+	}
+}
