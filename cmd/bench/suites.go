@@ -53,6 +53,16 @@ func (e *env) suitesBench(ctx context.Context) error {
 			names = append(names, name)
 		}
 	}
+	// The larger projects first: the area ends with its slowest project.
+	size := func(name string) int {
+		files, _ := suitetest.Files(name)
+		n := 0
+		for _, b := range files {
+			n += len(b)
+		}
+		return n
+	}
+	slices.SortStableFunc(names, func(a, b string) int { return size(b) - size(a) })
 	rows := make([]suitesRow, len(names))
 	errs := make([]error, len(names))
 	sem := make(chan struct{}, 3)
@@ -241,6 +251,7 @@ func projectBench(ctx context.Context, pr suite.ProjectRunner, name, work, runne
 		{[]demoapp.Variation{demoapp.RenamedIDs}, true},
 		{[]demoapp.Variation{demoapp.Reworded}, true},
 		{[]demoapp.Variation{demoapp.SlowAdd}, true},
+		{[]demoapp.Variation{demoapp.Interstitial}, true},
 		{[]demoapp.Variation{demoapp.WrongCount}, false},
 		{[]demoapp.Variation{demoapp.DeadAdd}, false},
 	} {
