@@ -47,7 +47,7 @@ func projectCommand(g *globals, out io.Writer) *cobra.Command {
 		var o projectJobOptions
 		name, short := "run", "Run the project's tests in the sandbox, one child per test file"
 		if kind == jobs.KindProjectRepair {
-			name, short = "repair", "Heal its drifted locators where they are defined; regressions are reported, never healed"
+			name, short = "repair", "Heal its drift (locators where they are defined, waits, an overlay now in the flow); regressions are reported, never healed"
 		}
 		cmd := &cobra.Command{Use: name + " NAME", Short: short, Args: cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
