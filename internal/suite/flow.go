@@ -103,17 +103,11 @@ func overlayEdit(p Project, t TestOutcome, dom []SnapshotElement) (ch Change, e 
 	if nav == nil {
 		return Change{}, edit{}, "an overlay covers the page, and the test opened it without a goto to follow", true
 	}
-	file, found := p.File(nav.File)
-	if !found {
-		return Change{}, edit{}, fmt.Sprintf("the navigation at %s:%d is not in the project", nav.File, nav.Line), true
+	src, at, err := sourceAt(p, nav.File, nav.Line, nav.Column)
+	if err != nil {
+		return Change{}, edit{}, "the navigation before the overlay: " + err.Error(), true
 	}
-	src := file.Content
-	lines := lineStarts(string(src))
-	if nav.Line < 1 || nav.Line > len(lines) {
-		return Change{}, edit{}, fmt.Sprintf("the navigation at %s:%d is not in the file", nav.File, nav.Line), true
-	}
-	start := lines[nav.Line-1]
-	at := start + nav.Column - 1
+	start := at - (nav.Column - 1)
 	if identAt(src, at) != "goto" || at < 1 || src[at-1] != '.' {
 		return Change{}, edit{}, fmt.Sprintf("%s:%d: the navigation is not where the trace says", nav.File, nav.Line), true
 	}

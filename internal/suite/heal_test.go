@@ -227,26 +227,32 @@ func TestASlowAppGetsLongerWaitsWhereTheTestRanOutOfTime(t *testing.T) {
 	if err := b.app.SetVariant(demoapp.SlowAdd); err != nil {
 		t.Fatal(err)
 	}
-	rep := b.repair(t, p, prints)
+	b.healedBy(t, p, b.repair(t, p, prints), 2, "longer than the test waited", 3,
+		"+  await page.getByRole('button', { name: `Delete ${item}` }).click({ timeout: 15000 });",
+		"+    await expect(page.locator('#count')).toHaveText(`${i + 2} items`, { timeout: 10000 });",
+		"+  test.setTimeout(30000);")
+}
+
+// healedBy checks a repair healed all its tests (each reason saying why),
+// with a verified patch adding exactly lines (the wants among them) that
+// git apply takes and that passes as its owner runs it.
+func (b *bench) healedBy(t *testing.T, p suite.Project, rep suite.RepairReport, tests int, why string, lines int, wants ...string) {
+	t.Helper()
 	for _, tc := range rep.Tests {
-		if tc.Verdict != suite.VerdictHealed || !strings.Contains(tc.Reason, "longer than the test waited") {
+		if tc.Verdict != suite.VerdictHealed || !strings.Contains(tc.Reason, why) {
 			t.Errorf("%s: %s (%s)", tc.Title, tc.Verdict, tc.Reason)
 		}
 	}
-	if !rep.Verified || len(rep.Tests) != 2 {
+	if !rep.Verified || len(rep.Tests) != tests {
 		t.Fatalf("verified %v: %+v", rep.Verified, rep.Tests)
 	}
-	for _, want := range []string{
-		"+  await page.getByRole('button', { name: `Delete ${item}` }).click({ timeout: 15000 });",
-		"+    await expect(page.locator('#count')).toHaveText(`${i + 2} items`, { timeout: 10000 });",
-		"+  test.setTimeout(30000);",
-	} {
+	for _, want := range wants {
 		if !strings.Contains(rep.Diff, want) {
 			t.Errorf("the patch lacks %q:\n%s", want, rep.Diff)
 		}
 	}
-	if n := strings.Count(rep.Diff, "\n+"); n != 5 { // two +++ lines and three changes
-		t.Fatalf("the patch changes more than timeouts (%d added lines):\n%s", n, rep.Diff)
+	if n := strings.Count(rep.Diff, "\n+") - strings.Count(rep.Diff, "\n+++ "); n != lines {
+		t.Fatalf("the patch adds %d lines, want %d:\n%s", n, lines, rep.Diff)
 	}
 	gitApply(t, p, rep.Diff)
 	for _, o := range b.run(t, *rep.Patched, suite.RunOptions{}).Tests {
@@ -331,30 +337,7 @@ test('adds directly', async ({ page }) => {
 	if err := b.app.SetVariant(demoapp.Interstitial); err != nil {
 		t.Fatal(err)
 	}
-	rep := b.repair(t, p, prints)
-	for _, tc := range rep.Tests {
-		if tc.Verdict != suite.VerdictHealed || !strings.Contains(tc.Reason, "Accept cookies") {
-			t.Errorf("%s: %s (%s)", tc.Title, tc.Verdict, tc.Reason)
-		}
-	}
-	if !rep.Verified || len(rep.Tests) != 2 {
-		t.Fatalf("verified %v: %+v", rep.Verified, rep.Tests)
-	}
-	for _, want := range []string{
+	b.healedBy(t, p, b.repair(t, p, prints), 2, "Accept cookies", 2,
 		"     await this.page.goto('/list');\n+    await this.page.getByRole('button', { name: 'Accept cookies' }).click();\n",
-		"   await page.goto('/list');\n+  await page.getByRole('button', { name: 'Accept cookies' }).click();\n",
-	} {
-		if !strings.Contains(rep.Diff, want) {
-			t.Errorf("the patch lacks %q:\n%s", want, rep.Diff)
-		}
-	}
-	if n := strings.Count(rep.Diff, "\n+"); n != 4 { // two +++ lines and two steps
-		t.Fatalf("the patch changes more than the two steps (%d added lines):\n%s", n, rep.Diff)
-	}
-	gitApply(t, p, rep.Diff)
-	for _, o := range b.run(t, *rep.Patched, suite.RunOptions{}).Tests {
-		if o.Status != "passed" {
-			t.Errorf("the patched project: %s %s", o.Title(), o.Status)
-		}
-	}
+		"   await page.goto('/list');\n+  await page.getByRole('button', { name: 'Accept cookies' }).click();\n")
 }

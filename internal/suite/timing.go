@@ -56,16 +56,10 @@ func timingEdit(p Project, f *TraceAction, errText string) (edit, Change, error)
 	if longer <= waited {
 		return edit{}, Change{}, fmt.Errorf("the assertion already waited %d ms", waited)
 	}
-	file, ok := p.File(f.File)
-	if !ok || f.Line < 1 || f.Column < 1 {
-		return edit{}, Change{}, fmt.Errorf("the assertion's call site %s:%d is not in the project", f.File, f.Line)
+	src, at, err := sourceAt(p, f.File, f.Line, f.Column)
+	if err != nil {
+		return edit{}, Change{}, fmt.Errorf("the call site: %w", err)
 	}
-	src := file.Content
-	lines := lineStarts(string(src))
-	if f.Line > len(lines) {
-		return edit{}, Change{}, fmt.Errorf("the assertion's call site %s:%d is not in the file", f.File, f.Line)
-	}
-	at := lines[f.Line-1] + f.Column - 1
 	name := identAt(src, at)
 	idx, ok := matcherOptions[name]
 	if !ok {
@@ -303,16 +297,10 @@ func testTimeoutEdit(p Project, t TestOutcome) (edit, Change, error) {
 	if longer <= waited {
 		return edit{}, Change{}, fmt.Errorf("the test already waited %d ms", waited)
 	}
-	file, ok := p.File(t.File)
-	if !ok || t.Line < 1 || t.Column < 1 {
-		return edit{}, Change{}, fmt.Errorf("the test's declaration %s:%d is not in the project", t.File, t.Line)
+	src, at, err := sourceAt(p, t.File, t.Line, t.Column)
+	if err != nil {
+		return edit{}, Change{}, fmt.Errorf("the test's declaration: %w", err)
 	}
-	src := file.Content
-	lines := lineStarts(string(src))
-	if t.Line > len(lines) {
-		return edit{}, Change{}, fmt.Errorf("the test's declaration %s:%d is not in the file", t.File, t.Line)
-	}
-	at := lines[t.Line-1] + t.Column - 1
 	obj := identAt(src, at)
 	if obj == "" {
 		return edit{}, Change{}, fmt.Errorf("%s:%d: no test call where the runner says", t.File, t.Line)
@@ -384,4 +372,18 @@ func functionBody(src []byte, fn [2]int) (int, bool) {
 		return 0, false
 	}
 	return i, true
+}
+
+// sourceAt is a file's content and the offset of a 1-based line and
+// column in it, as a trace or the runner gives a place.
+func sourceAt(p Project, path string, line, col int) ([]byte, int, error) {
+	f, ok := p.File(path)
+	if !ok || line < 1 || col < 1 {
+		return nil, 0, fmt.Errorf("%s:%d is not in the project", path, line)
+	}
+	lines := lineStarts(string(f.Content))
+	if line > len(lines) {
+		return nil, 0, fmt.Errorf("%s:%d is not in the file", path, line)
+	}
+	return f.Content, lines[line-1] + col - 1, nil
 }
