@@ -176,6 +176,10 @@ type Result struct {
 	Limit string
 }
 
+// Runner is the host path of the spec runner's installation, which runs
+// see at RunnerDir.
+func (s *Sandbox) Runner() string { return s.cfg.Runner }
+
 // Run runs r.Args in a fresh sandbox and waits for it to end. An error is
 // the sandbox failing, not the command (see Result).
 func (s *Sandbox) Run(ctx context.Context, r Run) (Result, error) {

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -144,6 +145,9 @@ func (d *Deps) registry() string {
 	return d.Registry
 }
 
+// noVersion is npm's word for a version the registry does not have.
+var noVersion = regexp.MustCompile(`No matching version found for \S+`)
+
 // registryMiss is npm's word for a package the registry does not have.
 var registryMiss = regexp.MustCompile(`404 Not Found - GET (\S+)`)
 
@@ -160,10 +164,40 @@ func (d *Deps) Install(ctx context.Context, p Project) (string, error) {
 		return "", err
 	}
 	sum := sha256.Sum256(raw)
-	key := hex.EncodeToString(sum[:16])
+	// The manifest npm ci checks the lockfile against is the lockfile's own
+	// root: the project's package.json (its scripts, its config) is never
+	// handed to npm.
+	root := lf.Packages[""]
+	manifest := map[string]any{"name": cmp.Or(root.Name, "project"), "version": cmp.Or(root.Version, "0.0.0"), "private": true}
+	for k, v := range map[string]map[string]string{"dependencies": root.Dependencies, "devDependencies": root.DevDependencies,
+		"optionalDependencies": root.OptionalDependencies} {
+		if len(v) > 0 {
+			manifest[k] = v
+		}
+	}
+	mb, _ := json.Marshal(manifest)
+	return d.install(ctx, hex.EncodeToString(sum[:16]), lockfileName, map[string][]byte{"package.json": mb, lockfileName: raw},
+		"ci", "--omit=peer")
+}
+
+// Runner installs @playwright/test at version (an exact version or a
+// range, as a package.json asks it), alone, once per version asked, and
+// returns the directory holding its node_modules.
+func (d *Deps) Runner(ctx context.Context, version string) (string, error) {
+	sum := sha256.Sum256([]byte("@playwright/test@" + version))
+	mb, _ := json.Marshal(map[string]any{"name": "runner", "version": "0.0.0", "private": true,
+		"devDependencies": map[string]string{"@playwright/test": version}})
+	return d.install(ctx, "pwtest-"+hex.EncodeToString(sum[:12]), "package.json", map[string][]byte{"package.json": mb},
+		"install", "--no-save")
+}
+
+// install runs npm (command and its flags) on files in a fresh directory
+// of the cache, once per key (later calls find it there), with no
+// package's scripts; a failure is a problem of the project's file path.
+func (d *Deps) install(ctx context.Context, key, path string, files map[string][]byte, command ...string) (string, error) {
 	dir := filepath.Join(d.Dir, key)
 
-	// One installation per lockfile at a time; the others wait for it.
+	// One installation per key at a time; the others wait for it.
 	d.mu.Lock()
 	if d.pending == nil {
 		d.pending = map[string]*sync.Mutex{}
@@ -191,23 +225,10 @@ func (d *Deps) Install(ctx context.Context, p Project) (string, error) {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return "", err
 	}
-	// The manifest npm ci checks the lockfile against is the lockfile's own
-	// root: the project's package.json (its scripts, its config) is never
-	// handed to npm.
-	root := lf.Packages[""]
-	manifest := map[string]any{"name": cmp.Or(root.Name, "project"), "version": cmp.Or(root.Version, "0.0.0"), "private": true}
-	for k, v := range map[string]map[string]string{"dependencies": root.Dependencies, "devDependencies": root.DevDependencies,
-		"optionalDependencies": root.OptionalDependencies} {
-		if len(v) > 0 {
-			manifest[k] = v
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(tmp, name), b, 0o644); err != nil {
+			return "", err
 		}
-	}
-	mb, _ := json.Marshal(manifest)
-	if err := os.WriteFile(filepath.Join(tmp, "package.json"), mb, 0o644); err != nil {
-		return "", err
-	}
-	if err := os.WriteFile(filepath.Join(tmp, lockfileName), raw, 0o644); err != nil {
-		return "", err
 	}
 	timeout := d.Timeout
 	if timeout == 0 {
@@ -216,8 +237,8 @@ func (d *Deps) Install(ctx context.Context, p Project) (string, error) {
 	ictx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	npm := cmp.Or(d.Npm, "npm")
-	cmd := exec.CommandContext(ictx, npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--omit=peer",
-		"--registry", d.registry())
+	args := slices.Concat(command, []string{"--ignore-scripts", "--no-audit", "--no-fund", "--registry", d.registry()})
+	cmd := exec.CommandContext(ictx, npm, args...)
 	cmd.Dir = tmp
 	// npm's own environment: nothing of the worker's secrets.
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + tmp, "npm_config_cache=" + filepath.Join(d.Dir, ".npm"),
@@ -235,12 +256,15 @@ func (d *Deps) Install(ctx context.Context, p Project) (string, error) {
 		}
 		text := out.String()
 		if m := registryMiss.FindStringSubmatch(text); m != nil {
-			return "", &ProjectError{Path: lockfileName, Problem: fmt.Sprintf("a package it pins cannot be provided: the registry has no %s", m[1])}
+			return "", &ProjectError{Path: path, Problem: fmt.Sprintf("a package it asks for cannot be provided: the registry has no %s", m[1])}
+		}
+		if noVersion.MatchString(text) {
+			return "", &ProjectError{Path: path, Problem: "a package it asks for cannot be provided: " + noVersion.FindString(text)}
 		}
 		if ictx.Err() != nil {
-			return "", &ProjectError{Path: lockfileName, Problem: fmt.Sprintf("installing its packages took longer than %s", timeout)}
+			return "", &ProjectError{Path: path, Problem: fmt.Sprintf("installing its packages took longer than %s", timeout)}
 		}
-		return "", &ProjectError{Path: lockfileName, Problem: "npm ci failed: " + lastBytes(strings.TrimSpace(text), 600)}
+		return "", &ProjectError{Path: path, Problem: "npm " + command[0] + " failed: " + lastBytes(strings.TrimSpace(text), 600)}
 	}
 	if err := os.Rename(tmp, dir); err != nil && !os.IsExist(err) {
 		if _, serr := os.Stat(dir); serr != nil {

@@ -2,6 +2,7 @@ package suite
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,6 +15,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/Masterminds/semver/v3"
 
 	"github.com/webpilot/webpilot/internal/sandbox"
 )
@@ -185,6 +188,9 @@ type RunReport struct {
 	Output string `json:"output,omitempty"`
 	// Limit names the sandbox limit that ended the run, if one did.
 	Limit string `json:"limit,omitempty"`
+	// Runner says which @playwright/test ran a project without a lockfile
+	// when it is not the worker's own, or why the one asked for is not.
+	Runner string `json:"runner,omitempty"`
 	// Dir is the run's directory on the host (its traces); the caller
 	// removes it.
 	Dir string `json:"-"`
@@ -255,8 +261,16 @@ func (r ProjectRunner) Run(ctx context.Context, p Project, o RunOptions) (RunRep
 	_, locked := p.File(lockfileName)
 	switch {
 	case !locked:
-		// No lockfile: the runner's own @playwright/test is the one provided.
-		if err := os.Symlink(sandbox.RunnerDir+"/node_modules", filepath.Join(dir, "node_modules")); err != nil {
+		// No lockfile: @playwright/test alone, at the version the project
+		// asks for when the runner's own does not satisfy it.
+		if deps, rep.Runner, err = r.runnerFor(ctx, p); err != nil {
+			return rep, err
+		}
+		modules := sandbox.RunnerDir + "/node_modules"
+		if deps != "" {
+			modules, cli = sandbox.DepsDir+"/node_modules", sandbox.DepsDir+"/node_modules/@playwright/test/cli.js"
+		}
+		if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
 			return rep, err
 		}
 	case r.Deps == nil:
@@ -353,6 +367,69 @@ func (r ProjectRunner) Run(ctx context.Context, p Project, o RunOptions) (RunRep
 		return rep, err
 	}
 	return rep, nil
+}
+
+// runnerFor is the installation of @playwright/test a project without a
+// lockfile runs with: "" for the worker's own, which serves whenever it
+// satisfies the version the project's package.json asks for (or none is
+// asked); else the version asked, from the registry. When that cannot be
+// provided the worker's own runs, and note says why.
+func (r ProjectRunner) runnerFor(ctx context.Context, p Project) (dir, note string, err error) {
+	f, ok := p.File("package.json")
+	if !ok {
+		return "", "", nil
+	}
+	var manifest struct {
+		Dependencies    map[string]string `json:"dependencies"`
+		DevDependencies map[string]string `json:"devDependencies"`
+	}
+	if json.Unmarshal(f.Content, &manifest) != nil {
+		return "", "", nil
+	}
+	asked := cmp.Or(manifest.DevDependencies["@playwright/test"], manifest.Dependencies["@playwright/test"])
+	if asked == "" {
+		return "", "", nil
+	}
+	own := installedVersion(filepath.Join(r.Sandbox.Runner(), "node_modules"))
+	c, cerr := semver.NewConstraint(asked)
+	if v, verr := semver.NewVersion(own); cerr == nil && verr == nil && c.Check(v) {
+		return "", "", nil
+	}
+	fallback := func(why string) (string, string, error) {
+		return "", fmt.Sprintf("package.json asks for @playwright/test %s, %s: the worker's own %s ran", asked, why, cmp.Or(own, "version")), nil
+	}
+	switch {
+	case cerr != nil:
+		return fallback("which is not a version of the registry's")
+	case r.Deps == nil:
+		return fallback("and this worker installs no packages")
+	}
+	dir, err = r.Deps.Runner(ctx, asked)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", "", ctx.Err()
+		}
+		var pe *ProjectError
+		if errors.As(err, &pe) {
+			return fallback(pe.Problem)
+		}
+		return fallback(err.Error())
+	}
+	return dir, fmt.Sprintf("@playwright/test %s, as package.json asks (%s)", installedVersion(filepath.Join(dir, "node_modules")), asked), nil
+}
+
+// installedVersion is the version of the @playwright/test installed in a
+// node_modules directory.
+func installedVersion(modules string) string {
+	b, err := os.ReadFile(filepath.Join(modules, "@playwright", "test", "package.json"))
+	if err != nil {
+		return ""
+	}
+	var pkg struct {
+		Version string `json:"version"`
+	}
+	_ = json.Unmarshal(b, &pkg)
+	return pkg.Version
 }
 
 // report is the part of the runner's JSON report a run reads.

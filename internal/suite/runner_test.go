@@ -62,7 +62,9 @@ func (b *bench) run(t *testing.T, p suite.Project, o suite.RunOptions) suite.Run
 	}
 	o.BaseURL = b.url
 	o.Proxy = &suite.Proxy{Addr: strings.TrimPrefix(b.proxy.Server(), "http://"), Username: tun.User, Password: tun.Password}
-	o.Env = map[string]string{"E2E_PASSWORD": demoapp.Password}
+	env := map[string]string{"E2E_PASSWORD": demoapp.Password}
+	maps.Copy(env, o.Env)
+	o.Env = env
 	rep, err := b.runner.Run(context.Background(), p, o)
 	t.Cleanup(func() { _ = os.RemoveAll(rep.Dir) })
 	if err != nil {
@@ -389,5 +391,48 @@ test('the API on staging', async ({ request }) => {
 				t.Errorf("%s: %s: %s, want %s (%s)", tc.name, o.Title(), o.Status, tc.want, o.Error)
 			}
 		}
+	}
+}
+
+// TestAProjectWithoutALockfileRunsThePlaywrightItAsksFor: a package.json
+// that asks for a @playwright/test the worker's own does not satisfy runs
+// under that version, from the registry; one the registry cannot provide
+// runs under the worker's own, and the run says why; a range the worker's
+// own satisfies needs nothing installed.
+func TestAProjectWithoutALockfileRunsThePlaywrightItAsksFor(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.runner.Deps = depsCache(t)
+	project := func(asked string) suite.Project {
+		p, err := suite.NewProject(map[string][]byte{
+			"package.json":         []byte(`{ "name": "old", "private": true, "devDependencies": { "@playwright/test": "` + asked + `" } }`),
+			"playwright.config.js": []byte("module.exports = { testDir: 'tests' };\n"),
+			"tests/version.spec.js": []byte(`const { test, expect } = require('@playwright/test');
+test('runs under', async ({ page }, info) => {
+  await page.setContent('<h1>' + info.config.version + '</h1>');
+  console.log('playwright ' + info.config.version);
+  expect(info.config.version).toBe(process.env.WANT);
+});
+`),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct{ asked, want, runner string }{
+		{"1.51.1", "1.51.1", "@playwright/test 1.51.1, as package.json asks"},
+		{"^1.40.0", "1.52.0", ""},
+		{"9.9.9", "1.52.0", "asks for @playwright/test 9.9.9, a package it asks for cannot be provided"},
+	} {
+		t.Run(tc.asked, func(t *testing.T) {
+			rep := b.run(t, project(tc.asked), suite.RunOptions{Env: map[string]string{"WANT": tc.want}})
+			if len(rep.Tests) != 1 || rep.Tests[0].Status != "passed" {
+				t.Fatalf("%+v\n%s", rep.Tests, rep.Output)
+			}
+			if (tc.runner == "") != (rep.Runner == "") || !strings.Contains(rep.Runner, tc.runner) {
+				t.Fatalf("runner %q, want %q", rep.Runner, tc.runner)
+			}
+		})
 	}
 }

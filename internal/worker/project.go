@@ -170,6 +170,8 @@ type ProjectFileResult struct {
 	Tests   []suite.TestOutcome `json:"tests"`
 	Errors  []string            `json:"errors,omitempty"`
 	Limit   string              `json:"limit,omitempty"`
+	// Runner is which @playwright/test ran, when not the worker's own.
+	Runner string `json:"runner,omitempty"`
 }
 
 // runProjectFile runs one test file of a project with the real runner.
@@ -190,7 +192,7 @@ func (w *Worker) runProjectFile(ctx context.Context, claim store.Claim, log *slo
 		return failed("the runner failed: " + err.Error())
 	}
 	res := ProjectFileResult{Project: req.Name, Version: req.Version, File: strings.Join(req.Files, ","), Tests: rep.Tests,
-		Errors: rep.Errors, Limit: rep.Limit, Verdict: fileVerdict(rep)}
+		Errors: rep.Errors, Limit: rep.Limit, Runner: rep.Runner, Verdict: fileVerdict(rep)}
 	// A passing test's targets, per version: what re-location starts from
 	// when the app drifts.
 	prints := map[string][]suite.TraceAction{}
