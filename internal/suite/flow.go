@@ -1,8 +1,10 @@
 package suite
 
 import (
+	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -143,4 +145,149 @@ func overlayEdit(p Project, t TestOutcome, dom []SnapshotElement) (ch Change, e 
 	e = edit{file: nav.File, start: end, end: end, text: "\n" + indent + line}
 	ch = Change{File: nav.File, Line: nav.Line + 1, Method: "click", Old: "", New: line}
 	return ch, e, "", true
+}
+
+// reasonGone starts the reason of a test whose element is gone with
+// nothing like it on the page.
+const reasonGone = "the element the test needs is gone: "
+
+// droppable are the actions a step removal may take out: a step the app
+// no longer asks for (a banner to dismiss, a field no longer there).
+var droppable = map[string]bool{"click": true, "dblclick": true, "check": true, "uncheck": true, "hover": true, "tap": true,
+	"press": true, "fill": true, "selectOption": true, "setChecked": true}
+
+// removeStepEdit is the edit taking out the statement of the action that
+// failed at f: a statement of its own line (await x.click();), removed
+// with its line.
+func removeStepEdit(p Project, f *TraceAction) (edit, Change, error) {
+	if !droppable[f.Method] {
+		return edit{}, Change{}, fmt.Errorf("%s is not a step to take out", f.Method)
+	}
+	src, at, err := sourceAt(p, f.File, f.Line, f.Column)
+	if err != nil {
+		return edit{}, Change{}, fmt.Errorf("the step: %w", err)
+	}
+	start := at - (f.Column - 1)
+	if identAt(src, at) != f.Method {
+		return edit{}, Change{}, fmt.Errorf("%s:%d: the step is not where the trace says", f.File, f.Line)
+	}
+	open := skipSpace(src, at+len(f.Method))
+	if open >= len(src) || src[open] != '(' {
+		return edit{}, Change{}, fmt.Errorf("%s:%d: the step's arguments are not where the trace says", f.File, f.Line)
+	}
+	_, closing, ok := scanArgs(src, open)
+	if !ok {
+		return edit{}, Change{}, fmt.Errorf("%s:%d: the step's arguments do not end", f.File, f.Line)
+	}
+	end := closing + 1
+	if end < len(src) && src[end] == ';' {
+		end++
+	}
+	for end < len(src) && (src[end] == ' ' || src[end] == '\t' || src[end] == '\r') {
+		end++
+	}
+	text := strings.TrimSpace(string(src[start:end]))
+	if !strings.HasPrefix(text, "await ") || strings.Contains(text, "\n") || (end < len(src) && src[end] != '\n') {
+		return edit{}, Change{}, fmt.Errorf("%s:%d: the step is not a statement of its own line", f.File, f.Line)
+	}
+	if end < len(src) {
+		end++ // its line break
+	}
+	return edit{file: f.File, start: start, end: end}, Change{File: f.File, Line: f.Line, Method: f.Method, Selector: f.Selector, Old: text}, nil
+}
+
+// assertions counts a test's assertions that passed.
+func assertions(actions []TraceAction) int {
+	n := 0
+	for _, a := range actions {
+		if (a.Method == "expect" || strings.HasPrefix(a.API, "expect")) && a.Error == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// stepTrial takes out the steps whose element is gone (a regression so
+// far) and runs their tests again: a test that then passes making every
+// assertion it made when it last passed had a step the app no longer asks
+// for, and the removal is kept, verified by that same run; the others stay
+// regressions. cur and last move on to the kept patch.
+func (r ProjectRunner) stepTrial(ctx context.Context, cur *Project, last *trial, tests map[string]*RepairedTest, order []string,
+	prints map[string][]TraceAction, o RunOptions) ([]Change, error) {
+	type candidate struct {
+		id string
+		e  edit
+		ch Change
+	}
+	var cands []candidate
+	for _, id := range order {
+		t, rt := last.tests[id], tests[id]
+		if t.Status != "failed" || rt.Verdict != VerdictRegression || t.Failure == nil || !strings.HasPrefix(rt.Reason, reasonGone) ||
+			prints[id] == nil {
+			continue
+		}
+		e, ch, err := removeStepEdit(*cur, t.Failure)
+		if err != nil {
+			continue
+		}
+		ch.Tests = []string{rt.Title}
+		cands = append(cands, candidate{id, e, ch})
+	}
+	for tries := 0; len(cands) > 0 && tries < 2; tries++ {
+		edits := map[string][]edit{}
+		ro := o
+		ro.Files, ro.Only, ro.Projects, ro.NoRetries = nil, nil, nil, true
+		for _, c := range cands {
+			if !slices.ContainsFunc(edits[c.e.file], func(x edit) bool { return x.start == c.e.start }) {
+				edits[c.e.file] = append(edits[c.e.file], c.e)
+			}
+			if f := last.tests[c.id].File; !slices.Contains(ro.Files, f) {
+				ro.Files = append(ro.Files, f)
+			}
+		}
+		p, err := applyEdits(*cur, edits)
+		if err != nil {
+			return nil, err
+		}
+		next, err := r.evidenceRun(ctx, p, ro)
+		if err != nil {
+			return nil, err
+		}
+		broke := false
+		for id, t := range next.tests {
+			if t.Status == "failed" && last.tests[id].Status != "failed" {
+				broke = true
+			}
+		}
+		var kept []candidate
+		for _, c := range cands {
+			t := next.tests[c.id]
+			if t.Status == "passed" && assertions(t.Actions) >= assertions(prints[c.id]) {
+				kept = append(kept, c)
+			}
+		}
+		if broke {
+			return nil, nil
+		}
+		if len(kept) == len(cands) {
+			*cur = p
+			for id, t := range next.tests {
+				last.tests[id], last.dom[id] = t, next.dom[id]
+			}
+			var out []Change
+			for _, c := range kept {
+				rt := tests[c.id]
+				rt.Verdict = VerdictHealed
+				rt.Reason = fmt.Sprintf("the app no longer asks for a step, taken out: %s (its element is gone, and the test makes every check it made without it)", c.ch.Old)
+				if i := slices.IndexFunc(out, func(x Change) bool { return x.File == c.ch.File && x.Line == c.ch.Line }); i >= 0 {
+					out[i].Tests = append(out[i].Tests, rt.Title)
+				} else {
+					out = append(out, c.ch)
+				}
+			}
+			return out, nil
+		}
+		cands = kept
+	}
+	return nil, nil
 }

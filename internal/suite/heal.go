@@ -229,6 +229,13 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 		return RepairReport{}, err
 	}
 	changes = append(changes, timed...)
+	// Flow: a step whose element is gone may be a step the app no longer
+	// asks for; a run without it tells.
+	dropped, err := r.stepTrial(ctx, &cur, &last, tests, order, prints, o)
+	if err != nil {
+		return RepairReport{}, err
+	}
+	changes = append(changes, dropped...)
 	rep := RepairReport{Verified: true}
 	for _, id := range order {
 		rt, t := tests[id], last.tests[id]
@@ -637,7 +644,7 @@ func diagnose(t TestOutcome, passing []TraceAction, dom []SnapshotElement, sites
 	}
 	cand, why, ok := relocateIn(*old, dom)
 	if !ok {
-		return Change{}, edit{}, VerdictRegression, "the element the test needs is gone: " + why
+		return Change{}, edit{}, VerdictRegression, reasonGone + why
 	}
 	if text, ok := filterText(f.Selector); ok && !strings.Contains(strings.ToLower(cand.Text), strings.ToLower(text)) {
 		// The test looks for an element holding a text (filter({ hasText }))

@@ -341,3 +341,49 @@ test('adds directly', async ({ page }) => {
 		"     await this.page.goto('/list');\n+    await this.page.getByRole('button', { name: 'Accept cookies' }).click();\n",
 		"   await page.goto('/list');\n+  await page.getByRole('button', { name: 'Accept cookies' }).click();\n")
 }
+
+// TestAStepTheAppNoLongerAsksForIsTakenOutButNeverAStepItNeeds: the list
+// no longer shows its tips, so the test's click on their Dismiss button
+// finds nothing; without that line the test makes every check it made, so
+// the line is taken out. When the Add button is gone instead, a run
+// without the click fails its check: a regression, and no patch.
+func TestAStepTheAppNoLongerAsksForIsTakenOutButNeverAStepItNeeds(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p, err := suite.NewProject(map[string][]byte{
+		"playwright.config.js": []byte("module.exports = { testDir: 'tests', use: { baseURL: process.env.BASE_URL, actionTimeout: 2000 }, expect: { timeout: 2000 } };\n"),
+		"tests/tips.spec.js": []byte(`const { test, expect } = require('@playwright/test');
+
+test('adds after dismissing the tips', async ({ page }) => {
+  await page.goto('/list');
+  await page.locator('#dismiss-tips').click();
+  await page.getByRole('textbox', { name: 'New item' }).fill('Milk');
+  await page.getByRole('button', { name: 'Add' }).click();
+  await expect(page.getByRole('listitem')).toHaveCount(2);
+});
+`),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prints := passingPrints(t, b, p, 1)
+	t.Run("the tips are gone", func(t *testing.T) {
+		if err := b.app.SetVariant(demoapp.TipsGone); err != nil {
+			t.Fatal(err)
+		}
+		rep := b.repair(t, p, prints)
+		b.healedBy(t, p, rep, 1, "no longer asks for a step", 0)
+		if !strings.Contains(rep.Diff, "-  await page.locator('#dismiss-tips').click();\n") || strings.Count(rep.Diff, "\n-") != 2 { // --- and the line
+			t.Fatalf("the patch takes out more than the step:\n%s", rep.Diff)
+		}
+	})
+	t.Run("the add button is gone", func(t *testing.T) {
+		if err := b.app.SetVariant(demoapp.MissingAdd); err != nil {
+			t.Fatal(err)
+		}
+		rep := b.repair(t, p, prints)
+		if len(rep.Tests) != 1 || rep.Tests[0].Verdict != suite.VerdictRegression || rep.Diff != "" || rep.Patched != nil {
+			t.Fatalf("diff %q: %+v", rep.Diff, rep.Tests)
+		}
+	})
+}
