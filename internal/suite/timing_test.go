@@ -56,12 +56,8 @@ func TestATimingHealChangesOnlyTheTimeout(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := applyEdits(p, map[string][]edit{"a.spec.ts": {e}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want := "test('t', async () => {\n  " + tc.want + "\n});\n"; string(got.Files[0].Content) != want {
-				t.Fatalf("got\n%s\nwant\n%s", got.Files[0].Content, want)
+			if got, want := edited(t, p, e), "test('t', async () => {\n  "+tc.want+"\n});\n"; got != want {
+				t.Fatalf("got\n%s\nwant\n%s", got, want)
 			}
 			if ch.Old != "2000 ms" || ch.New != "10000 ms" {
 				t.Errorf("change %+v", ch)
@@ -93,12 +89,8 @@ func TestAnActionThatTimedOutWaitsLonger(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := applyEdits(p, map[string][]edit{"a.spec.ts": {e}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want := "test('t', async () => {\n  " + tc.want + "\n});\n"; string(got.Files[0].Content) != want {
-				t.Fatalf("got\n%s\nwant\n%s", got.Files[0].Content, want)
+			if got, want := edited(t, p, e), "test('t', async () => {\n  "+tc.want+"\n});\n"; got != want {
+				t.Fatalf("got\n%s\nwant\n%s", got, want)
 			}
 			if ch.Old != "4000 ms" || ch.New != "20000 ms" {
 				t.Errorf("change %+v", ch)
@@ -137,16 +129,22 @@ func TestATestThatRanOutOfTimeGetsLonger(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := applyEdits(p, map[string][]edit{"a.spec.ts": {e}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got.Files[0].Content) != tc.want {
-				t.Fatalf("got\n%s\nwant\n%s", got.Files[0].Content, tc.want)
+			if got := edited(t, p, e); got != tc.want {
+				t.Fatalf("got\n%s\nwant\n%s", got, tc.want)
 			}
 			if ch.Old != "15000 ms" || ch.New != "45000 ms" || ch.Line != line {
 				t.Errorf("change %+v", ch)
 			}
 		})
 	}
+}
+
+// edited is the one-file project p's file after edit e.
+func edited(t *testing.T, p Project, e edit) string {
+	t.Helper()
+	got, err := applyEdits(p, map[string][]edit{e.file: {e}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(got.Files[0].Content)
 }
