@@ -33,6 +33,9 @@ func attrIn(tag, name string) string {
 // dismissWords name an overlay's way out, when it has several buttons.
 var dismissWords = regexp.MustCompile(`(?i)\b(accept|agree|allow|ok|okay|got it|continue|close|dismiss|understand)\b`)
 
+// locatorStart is where a locator chain leaves its page.
+var locatorStart = regexp.MustCompile(`\.(?:getBy[A-Za-z]+|locator)\(`)
+
 // receiverExpr is a plain page expression: page, this.page, ctx.page.
 var receiverExpr = regexp.MustCompile(`^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*$`)
 
@@ -91,36 +94,58 @@ func overlayEdit(p Project, t TestOutcome, dom []SnapshotElement) (ch Change, e 
 	if name == "" {
 		return Change{}, edit{}, "an overlay covers the page, and it has no button to close it", true
 	}
-	// The navigation that opened the page: the last before the failure.
+	// The navigation that opened the page: the last call before the
+	// failure that began on another page (a goto, a link's click), else
+	// the last goto.
 	var nav *TraceAction
+	fail := -1
 	for i := range t.Actions {
-		a := &t.Actions[i]
-		if a.Error != "" && a.File == f.File && a.Line == f.Line && a.Column == f.Column {
+		if a := t.Actions[i]; a.Error != "" && a.File == f.File && a.Line == f.Line && a.Column == f.Column {
+			fail = i
 			break
 		}
-		if a.Method == "goto" && a.File != "" {
+	}
+	if fail > 0 && f.URL != "" {
+		for i := fail - 1; i >= 0; i-- {
+			if a := &t.Actions[i]; a.URL != "" && a.URL != f.URL && a.File != "" {
+				nav = a
+				break
+			}
+		}
+	}
+	for i := range t.Actions[:max(fail, 0)] {
+		if a := &t.Actions[i]; nav == nil && a.Method == "goto" && a.File != "" {
 			nav = a
 		}
 	}
 	if nav == nil {
-		return Change{}, edit{}, "an overlay covers the page, and the test opened it without a goto to follow", true
+		return Change{}, edit{}, "an overlay covers the page, and the trace does not say which call opened it", true
 	}
 	src, at, err := sourceAt(p, nav.File, nav.Line, nav.Column)
 	if err != nil {
 		return Change{}, edit{}, "the navigation before the overlay: " + err.Error(), true
 	}
 	start := at - (nav.Column - 1)
-	if identAt(src, at) != "goto" || at < 1 || src[at-1] != '.' {
+	if identAt(src, at) != nav.Method || at < 1 || src[at-1] != '.' {
 		return Change{}, edit{}, fmt.Sprintf("%s:%d: the navigation is not where the trace says", nav.File, nav.Line), true
 	}
 	head := string(src[start : at-1])
 	indent := head[:len(head)-len(strings.TrimLeft(head, " \t"))]
 	recv, awaited := strings.CutPrefix(strings.TrimSpace(head), "await ")
 	recv = strings.TrimSpace(recv)
+	if nav.Method != "goto" {
+		// A link's click: the page is what the locator starts from
+		// (page.getByRole(…).click()).
+		if i := locatorStart.FindStringIndex(recv); i != nil {
+			recv = recv[:i[0]]
+		} else {
+			recv = ""
+		}
+	}
 	if !awaited || !receiverExpr.MatchString(recv) {
 		return Change{}, edit{}, fmt.Sprintf("%s:%d: the navigation is not a statement of its own (await page.goto(…)) to follow", nav.File, nav.Line), true
 	}
-	open := skipSpace(src, at+len("goto"))
+	open := skipSpace(src, at+len(nav.Method))
 	if open >= len(src) || src[open] != '(' {
 		return Change{}, edit{}, fmt.Sprintf("%s:%d: the navigation's arguments are not where the trace says", nav.File, nav.Line), true
 	}

@@ -285,9 +285,9 @@ func TestAnEntryTheAppLostIsNeverWaitedIntoAPass(t *testing.T) {
 // TestAnOverlayTheAppNowShowsIsClickedAwayWhereThePageOpens: the list now
 // opens behind a cookie wall that takes every click. The repair adds a
 // click on the wall's button right after each navigation that opens the
-// page, where it is written (a page object's method, a test), through the
-// same page expression, and nothing else; the patch passes as its owner
-// runs it.
+// page, where it is written (a page object's method, a test; a goto or a
+// link's click), through the same page expression, and nothing else; the
+// patch passes as its owner runs it.
 func TestAnOverlayTheAppNowShowsIsClickedAwayWhereThePageOpens(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -328,18 +328,27 @@ test('adds directly', async ({ page }) => {
   await page.getByRole('button', { name: 'Add' }).click();
   await expect(page.getByRole('listitem')).toHaveCount(2);
 });
+
+test('adds from the home page', async ({ page }) => {
+  await page.goto('/');
+  await page.getByRole('link', { name: 'Shopping list' }).click();
+  await page.getByRole('textbox', { name: 'New item' }).fill('Tea');
+  await page.getByRole('button', { name: 'Add' }).click();
+  await expect(page.getByRole('listitem')).toHaveCount(2);
+});
 `),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	prints := passingPrints(t, b, p, 2)
+	prints := passingPrints(t, b, p, 3)
 	if err := b.app.SetVariant(demoapp.Interstitial); err != nil {
 		t.Fatal(err)
 	}
-	b.healedBy(t, p, b.repair(t, p, prints), 2, "Accept cookies", 2,
+	b.healedBy(t, p, b.repair(t, p, prints), 3, "Accept cookies", 3,
 		"     await this.page.goto('/list');\n+    await this.page.getByRole('button', { name: 'Accept cookies' }).click();\n",
-		"   await page.goto('/list');\n+  await page.getByRole('button', { name: 'Accept cookies' }).click();\n")
+		"   await page.goto('/list');\n+  await page.getByRole('button', { name: 'Accept cookies' }).click();\n",
+		"   await page.getByRole('link', { name: 'Shopping list' }).click();\n+  await page.getByRole('button', { name: 'Accept cookies' }).click();\n")
 }
 
 // TestAStepTheAppNoLongerAsksForIsTakenOutButNeverAStepItNeeds: the list
