@@ -13,7 +13,10 @@ import (
 // consent dialog) whose element takes the test's clicks. The test gets a
 // click on the overlay's button right after the navigation that opened
 // the page, written where that navigation is written (the test, a hook,
-// a page object's goto), through the same page expression. Like every
+// a page object's goto, a link's click), through the same page
+// expression; when its trace does not hold the navigation (serial tests
+// sharing a page opened in another's hook), right before the action the
+// overlay took. Like every
 // heal, it is kept only if the patched project then passes.
 
 // intercepts is the runner's report of an element over the one an action
@@ -118,8 +121,11 @@ func overlayEdit(p Project, t TestOutcome, dom []SnapshotElement) (ch Change, e 
 			nav = a
 		}
 	}
-	if nav == nil {
-		return Change{}, edit{}, "an overlay covers the page, and the trace does not say which call opened it", true
+	// Else (a page opened in a hook of another test, as serial tests
+	// share one) the click goes right before the action it took.
+	before := nav == nil
+	if before {
+		nav = f
 	}
 	src, at, err := sourceAt(p, nav.File, nav.Line, nav.Column)
 	if err != nil {
@@ -169,6 +175,10 @@ func overlayEdit(p Project, t TestOutcome, dom []SnapshotElement) (ch Change, e 
 	line := "await " + recv + ".getByRole(" + q + "button" + q + ", { name: " + quoted + " }).click()" + semi
 	e = edit{file: nav.File, start: end, end: end, text: "\n" + indent + line}
 	ch = Change{File: nav.File, Line: nav.Line + 1, Method: "click", Old: "", New: line}
+	if before {
+		e = edit{file: nav.File, start: start, end: start, text: indent + line + "\n"}
+		ch.Line = nav.Line
+	}
 	return ch, e, "", true
 }
 
