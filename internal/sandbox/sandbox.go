@@ -19,7 +19,10 @@
 //     from the host, to the job's egress proxy; nothing else leaves.
 //   - When the worker runs as root, each run also gets its own host uid
 //     (setpriv), so the process limit is the run's own and nothing the run
-//     writes is owned by the worker's user.
+//     writes is owned by the worker's user. The uid is leased for the run
+//     with a lock file per uid, so runs of different workers (processes) on
+//     one host never share one; workers in separate containers on one host
+//     need their own ranges (Config.FirstUID).
 //   - Limits are rlimits (prlimit): CPU time, data segment per process
 //     (address-space limits break Chromium's reservations), processes per
 //     uid, file size; wall time is the context's. Total memory across the
@@ -220,7 +223,11 @@ func (s *Sandbox) Run(ctx context.Context, r Run) (Result, error) {
 		"--fsize=" + strconv.FormatInt(lim.FileSize, 10),
 		"--"}
 	if s.asRoot {
-		uid := s.cfg.FirstUID + int(s.next.Add(1)%1000)
+		uid, release, err := s.leaseUID()
+		if err != nil {
+			return Result{}, err
+		}
+		defer release()
 		if err := chownTree(r.Dir, uid); err != nil {
 			return Result{}, fmt.Errorf("sandbox: hand the run's directory to its user: %w", err)
 		}
@@ -368,6 +375,38 @@ func forward(sock, to string) (stop func(), err error) {
 		mu.Unlock()
 		wg.Wait()
 	}, nil
+}
+
+// uidRange is how many host uids runs take turns with.
+const uidRange = 1000
+
+// leaseUID takes a host uid no other run on this host holds, whichever
+// process started it: the process limit counts every process and thread of
+// a uid, so two runs sharing one would share the limit (a busy host's
+// Chromium then cannot start a thread). The lease is an flock on a file per
+// uid, which the kernel drops when the run ends or its worker dies.
+func (s *Sandbox) leaseUID() (int, func(), error) {
+	dir := filepath.Join(os.TempDir(), "webpilot-sandbox-uids")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return 0, nil, fmt.Errorf("sandbox: lease a uid: %w", err)
+	}
+	start := s.next.Add(1)
+	for i := range int64(uidRange) {
+		uid := s.cfg.FirstUID + int((start+i)%uidRange)
+		f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(uid)), os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			return 0, nil, fmt.Errorf("sandbox: lease a uid: %w", err)
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			_ = f.Close()
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				continue
+			}
+			return 0, nil, fmt.Errorf("sandbox: lease a uid: %w", err)
+		}
+		return uid, func() { _ = f.Close() }, nil
+	}
+	return 0, nil, fmt.Errorf("sandbox: all %d run uids from %d are in use on this host", uidRange, s.cfg.FirstUID)
 }
 
 // chownTree hands dir and everything in it to uid.

@@ -190,3 +190,39 @@ func TestARunIsBoundedInTime(t *testing.T) {
 		t.Fatalf("result %+v after %s, want the time limit at about 2 s", res, time.Since(start))
 	}
 }
+
+// TestRunsOfDifferentWorkersDoNotShareTheProcessLimit runs two workers'
+// sandboxes (two Sandbox values, as two worker processes on one host have)
+// at once, each run holding most of its process limit: each gets all of
+// its own, where runs sharing a host uid would share one limit and one of
+// them could not start a process (or Chromium a thread).
+func TestRunsOfDifferentWorkersDoNotShareTheProcessLimit(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("runs get their own host uid only when the worker is root")
+	}
+	const procs, held = 40, 25
+	script := fmt.Sprintf(`n=0; for i in $(seq %d); do sleep 4 & n=$((n+1)); done; echo started $n; wait`, held)
+	type outcome struct {
+		res sandbox.Result
+		out string
+		err error
+	}
+	done := make(chan outcome, 2)
+	for i := range 2 {
+		s := newSandbox(t, sandbox.Limits{Procs: procs})
+		dir := runDir(t, fmt.Sprintf("worker-%d", i))
+		go func() {
+			var out bytes.Buffer
+			res, err := s.Run(context.Background(), sandbox.Run{Dir: dir,
+				Args: []string{"/bin/sh", "-c", script}, Stdout: &out, Stderr: &out})
+			done <- outcome{res, out.String(), err}
+		}()
+	}
+	for range 2 {
+		o := <-done
+		if o.err != nil || o.res.ExitCode != 0 || !strings.Contains(o.out, fmt.Sprintf("started %d", held)) {
+			t.Errorf("a run holding %d of its %d processes: %+v, %v, output %q", held, procs, o.res, o.err, o.out)
+		}
+	}
+}
