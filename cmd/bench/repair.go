@@ -175,7 +175,7 @@ func driftClass(c demoapp.Variation) string {
 	switch c {
 	case demoapp.RenamedIDs, demoapp.Reworded, demoapp.Rewrapped:
 		return "locator drift"
-	case demoapp.Interstitial, demoapp.TipsGone:
+	case demoapp.Interstitial, demoapp.TipsGone, demoapp.ConfirmAdd:
 		return "flow drift"
 	case demoapp.SlowAdd:
 		return "timing"

@@ -252,6 +252,7 @@ func projectBench(ctx context.Context, pr suite.ProjectRunner, name, work, runne
 		{[]demoapp.Variation{demoapp.Reworded}, true},
 		{[]demoapp.Variation{demoapp.SlowAdd}, true},
 		{[]demoapp.Variation{demoapp.Interstitial}, true},
+		{[]demoapp.Variation{demoapp.ConfirmAdd}, true},
 		{[]demoapp.Variation{demoapp.TipsGone}, true},
 		{[]demoapp.Variation{demoapp.WrongCount}, false},
 		{[]demoapp.Variation{demoapp.DeadAdd}, false},

@@ -43,6 +43,7 @@ const (
 	Interstitial Variation = "interstitial" // a cookie wall covers the list until accepted
 	TipsGone     Variation = "tips_gone"    // the list's tips banner (and its Dismiss step) is gone
 	SlowAdd      Variation = "slow_add"     // adding an item takes 7 s (timing)
+	ConfirmAdd   Variation = "confirm_add"  // adding an item asks for confirmation in a dialog first
 	DeadAdd      Variation = "dead_add"     // regression: Add does nothing
 	WrongCount   Variation = "wrong_count"  // regression: the item count is one too many
 	ErrorBanner  Variation = "error_banner" // regression: adding fails with a server error and a banner
@@ -50,7 +51,7 @@ const (
 )
 
 // Variations lists every variation, drift first.
-var Variations = []Variation{RenamedIDs, Reworded, Rewrapped, Interstitial, TipsGone, SlowAdd, DeadAdd, WrongCount, ErrorBanner, MissingAdd}
+var Variations = []Variation{RenamedIDs, Reworded, Rewrapped, Interstitial, TipsGone, SlowAdd, ConfirmAdd, DeadAdd, WrongCount, ErrorBanner, MissingAdd}
 
 // Regression reports whether a change breaks the app rather than moving it.
 func (c Variation) Regression() bool {
@@ -202,5 +203,5 @@ func variantData(on map[string]bool) map[string]bool {
 // templateName is a change's name in the templates: renamed_ids → RenamedIDs.
 func templateName(c Variation) string {
 	return map[Variation]string{RenamedIDs: "RenamedIDs", Reworded: "Reworded", Rewrapped: "Rewrapped", Interstitial: "Interstitial",
-		TipsGone: "TipsGone", SlowAdd: "SlowAdd", DeadAdd: "DeadAdd", WrongCount: "WrongCount", ErrorBanner: "ErrorBanner", MissingAdd: "MissingAdd"}[c]
+		TipsGone: "TipsGone", SlowAdd: "SlowAdd", ConfirmAdd: "ConfirmAdd", DeadAdd: "DeadAdd", WrongCount: "WrongCount", ErrorBanner: "ErrorBanner", MissingAdd: "MissingAdd"}[c]
 }

@@ -4,37 +4,67 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 )
 
-// A flow heal inserts a step the app now asks for. The one made without a
-// model: a page that now opens behind an overlay (a cookie wall, a
-// consent dialog) whose element takes the test's clicks. The test gets a
-// click on the overlay's button right after the navigation that opened
-// the page, written where that navigation is written (the test, a hook,
-// a page object's goto, a link's click), through the same page
-// expression; when its trace does not hold the navigation (serial tests
-// sharing a page opened in another's hook), right before the action the
-// overlay took. Like every
-// heal, it is kept only if the patched project then passes.
+// A flow heal inserts a step the app now asks for, or takes out one it no
+// longer asks for. The insertions, made without a model, answer an overlay
+// that now stops the test: a page that opens behind a cookie wall whose
+// element takes the test's clicks, or an action that now opens a modal
+// dialog (a confirmation) before it takes effect. The test gets a click on
+// the overlay's button (its way on: Accept, Confirm, OK; never Cancel)
+// right after the call that opened it: the last pointer or key action
+// since the page opened, else the navigation that opened the page. It is
+// written where that call is written (the test, a hook, a page object's
+// method), through the page expression that call works on; when the trace
+// holds neither (serial tests sharing a page opened in another's hook),
+// right before the action the overlay stopped. Like every heal, it is kept
+// only if the patched project then passes.
 
 // intercepts is the runner's report of an element over the one an action
 // targets: `<div id="wall" class="x">…</div> intercepts pointer events`.
 var intercepts = regexp.MustCompile(`(<[a-zA-Z][^>\n]*>)[^\n]*? intercepts pointer events`)
 
+// tagAttr is an attribute in an opening tag as the runner prints it.
+var tagAttr = regexp.MustCompile(`\s([^\s="<>/]+)="([^"]*)"`)
+
 // attrIn reads an attribute from an element's opening tag as the runner
 // prints it.
 func attrIn(tag, name string) string {
-	m := regexp.MustCompile(`\s` + name + `="([^"]*)"`).FindStringSubmatch(tag)
-	if m == nil {
-		return ""
+	for _, m := range tagAttr.FindAllStringSubmatch(tag, -1) {
+		if m[1] == name {
+			return m[2]
+		}
 	}
-	return m[1]
+	return ""
 }
 
-// dismissWords name an overlay's way out, when it has several buttons.
-var dismissWords = regexp.MustCompile(`(?i)\b(accept|agree|allow|ok|okay|got it|continue|close|dismiss|understand)\b`)
+// goWords name an overlay's way on, when it has several buttons: the
+// answer that lets the test's own flow go on (a confirmation's Confirm,
+// a cookie wall's Accept), never its Cancel.
+var goWords = regexp.MustCompile(`(?i)\b(accept|agree|allow|ok|okay|got it|continue|confirm|yes|proceed|understand)\b`)
+
+// closeWords name an overlay's plain way out, taken when no button names a
+// way on.
+var closeWords = regexp.MustCompile(`(?i)\b(close|dismiss)\b`)
+
+// openers are the calls that may open a dialog the app now shows: the
+// pointer and key actions that went through.
+var openers = map[string]bool{"click": true, "dblclick": true, "tap": true, "press": true, "check": true, "uncheck": true,
+	"setChecked": true, "selectOption": true}
+
+// openDialog is the index in dom of a modal dialog shown on the failure's
+// page (an open <dialog>, or a dialog role marked modal), or -1.
+func openDialog(dom []SnapshotElement) int {
+	for i, el := range dom {
+		_, open := el.Attributes["open"]
+		role := el.Attributes["role"]
+		if (el.Tag == "dialog" && open) || ((role == "dialog" || role == "alertdialog") && el.Attributes["aria-modal"] == "true") {
+			return i
+		}
+	}
+	return -1
+}
 
 // locatorStart is where a locator chain leaves its page.
 var locatorStart = regexp.MustCompile(`\.(?:getBy[A-Za-z]+|locator)\(`)
@@ -42,30 +72,33 @@ var locatorStart = regexp.MustCompile(`\.(?:getBy[A-Za-z]+|locator)\(`)
 // receiverExpr is a plain page expression: page, this.page, ctx.page.
 var receiverExpr = regexp.MustCompile(`^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*$`)
 
-// overlayEdit is the flow heal of a test whose action an overlay's
-// element intercepted: a click on the overlay's button after the
-// navigation before the failure. ok is false when the failure is not
-// that; why says why no edit could be made when it is.
+// overlayEdit is the flow heal of a test that an overlay now stops: an
+// element over the one its action targets (a cookie wall), or a modal
+// dialog open on the failure's page (a confirmation). A click on the
+// overlay's button goes after the call that opened it: the last pointer
+// or key action since the page opened (a confirmation answers an action),
+// else the navigation that opened the page. ok is false when the failure
+// is not that; why says why no edit could be made when it is.
 func overlayEdit(p Project, t TestOutcome, dom []SnapshotElement) (ch Change, e edit, why string, ok bool) {
 	f := t.Failure
 	if f == nil {
 		return Change{}, edit{}, "", false
 	}
-	m := intercepts.FindStringSubmatch(f.Error + "\n" + t.Error)
-	if m == nil {
-		return Change{}, edit{}, "", false
-	}
-	tag := m[1]
-	id, class := attrIn(tag, "id"), attrIn(tag, "class")
 	root := -1
-	for i, el := range dom {
-		if (id != "" && el.Attributes["id"] == id) || (id == "" && class != "" && el.Attributes["class"] == class) {
-			root = i
-			break
+	if m := intercepts.FindStringSubmatch(f.Error + "\n" + t.Error); m != nil {
+		tag := m[1]
+		id, class := attrIn(tag, "id"), attrIn(tag, "class")
+		for i, el := range dom {
+			if (id != "" && el.Attributes["id"] == id) || (id == "" && class != "" && el.Attributes["class"] == class) {
+				root = i
+				break
+			}
 		}
-	}
-	if root < 0 {
-		return Change{}, edit{}, "an element covers the one the test acts on, and the failure's page does not show it", true
+		if root < 0 {
+			return Change{}, edit{}, "an element covers the one the test acts on, and the failure's page does not show it", true
+		}
+	} else if root = openDialog(dom); root < 0 {
+		return Change{}, edit{}, "", false
 	}
 	// Its buttons: the elements after it in document order that are
 	// under it.
@@ -85,12 +118,19 @@ func overlayEdit(p Project, t TestOutcome, dom []SnapshotElement) (ch Change, e 
 	case len(names) == 1:
 		name = names[0]
 	case len(names) > 1:
-		for _, n := range names {
-			if dismissWords.MatchString(n) {
-				if name != "" {
-					return Change{}, edit{}, fmt.Sprintf("an overlay covers the page, and more than one of its buttons (%q) may be its way out", names), true
+		for _, words := range []*regexp.Regexp{goWords, closeWords} {
+			var match []string
+			for _, n := range names {
+				if words.MatchString(n) {
+					match = append(match, n)
 				}
-				name = n
+			}
+			if len(match) > 1 {
+				return Change{}, edit{}, fmt.Sprintf("an overlay covers the page, and more than one of its buttons (%q) may be its way on", names), true
+			}
+			if len(match) == 1 {
+				name = match[0]
+				break
 			}
 		}
 	}
@@ -100,8 +140,7 @@ func overlayEdit(p Project, t TestOutcome, dom []SnapshotElement) (ch Change, e 
 	// The navigation that opened the page: the last call before the
 	// failure that began on another page (a goto, a link's click), else
 	// the last goto.
-	var nav *TraceAction
-	fail := -1
+	nav, fail := -1, -1
 	for i := range t.Actions {
 		if a := t.Actions[i]; a.Error != "" && a.File == f.File && a.Line == f.Line && a.Column == f.Column {
 			fail = i
@@ -111,53 +150,80 @@ func overlayEdit(p Project, t TestOutcome, dom []SnapshotElement) (ch Change, e 
 	if fail > 0 && f.URL != "" {
 		for i := fail - 1; i >= 0; i-- {
 			if a := &t.Actions[i]; a.URL != "" && a.URL != f.URL && a.File != "" {
-				nav = a
+				nav = i
 				break
 			}
 		}
 	}
 	for i := range t.Actions[:max(fail, 0)] {
-		if a := &t.Actions[i]; nav == nil && a.Method == "goto" && a.File != "" {
-			nav = a
+		if a := &t.Actions[i]; nav < 0 && a.Method == "goto" && a.File != "" {
+			nav = i
 		}
+	}
+	// An action since the page opened may have opened the overlay.
+	opener := -1
+	for i := fail - 1; i > nav; i-- {
+		if a := &t.Actions[i]; openers[a.Method] && a.Error == "" && a.File != "" {
+			opener = i
+			break
+		}
+	}
+	var at0 *TraceAction
+	switch {
+	case opener >= 0:
+		at0 = &t.Actions[opener]
+	case nav >= 0:
+		at0 = &t.Actions[nav]
 	}
 	// Else (a page opened in a hook of another test, as serial tests
 	// share one) the click goes right before the action it took.
-	before := nav == nil
+	before := at0 == nil
 	if before {
-		nav = f
+		at0 = f
 	}
+	return clickAfter(p, at0, name, before)
+}
+
+// clickAfter is the edit adding a click on the button named name after the
+// statement of the call at (before it, with before), through the page
+// that call works on.
+func clickAfter(p Project, nav *TraceAction, name string, before bool) (ch Change, e edit, why string, ok bool) {
 	src, at, err := sourceAt(p, nav.File, nav.Line, nav.Column)
 	if err != nil {
-		return Change{}, edit{}, "the navigation before the overlay: " + err.Error(), true
+		return Change{}, edit{}, "the call before the overlay: " + err.Error(), true
 	}
 	start := at - (nav.Column - 1)
 	if identAt(src, at) != nav.Method || at < 1 || src[at-1] != '.' {
-		return Change{}, edit{}, fmt.Sprintf("%s:%d: the navigation is not where the trace says", nav.File, nav.Line), true
+		return Change{}, edit{}, fmt.Sprintf("%s:%d: the call before the overlay is not where the trace says", nav.File, nav.Line), true
 	}
 	head := string(src[start : at-1])
 	indent := head[:len(head)-len(strings.TrimLeft(head, " \t"))]
 	recv, awaited := strings.CutPrefix(strings.TrimSpace(head), "await ")
 	recv = strings.TrimSpace(recv)
 	if nav.Method != "goto" {
-		// A link's click: the page is what the locator starts from
-		// (page.getByRole(…).click()).
+		// An action: the page is what the locator starts from
+		// (page.getByRole(…).click()), else a page object's own
+		// (this.page), else the locator's (addButton.page()).
 		if i := locatorStart.FindStringIndex(recv); i != nil {
 			recv = recv[:i[0]]
+		} else if strings.HasPrefix(recv, "this.") && strings.Contains(string(src), "this.page.") {
+			recv = "this.page"
+		} else if receiverExpr.MatchString(recv) {
+			recv += ".page()"
 		} else {
 			recv = ""
 		}
 	}
-	if !awaited || !receiverExpr.MatchString(recv) {
-		return Change{}, edit{}, fmt.Sprintf("%s:%d: the navigation is not a statement of its own (await page.goto(…)) to follow", nav.File, nav.Line), true
+	if !awaited || !receiverExpr.MatchString(strings.TrimSuffix(recv, ".page()")) {
+		return Change{}, edit{}, fmt.Sprintf("%s:%d: the call before the overlay is not a statement of its own (await page.goto(…)) to follow", nav.File, nav.Line), true
 	}
 	open := skipSpace(src, at+len(nav.Method))
 	if open >= len(src) || src[open] != '(' {
-		return Change{}, edit{}, fmt.Sprintf("%s:%d: the navigation's arguments are not where the trace says", nav.File, nav.Line), true
+		return Change{}, edit{}, fmt.Sprintf("%s:%d: the call's arguments are not where the trace says", nav.File, nav.Line), true
 	}
 	_, closing, scanned := scanArgs(src, open)
 	if !scanned {
-		return Change{}, edit{}, fmt.Sprintf("%s:%d: the navigation's arguments do not end", nav.File, nav.Line), true
+		return Change{}, edit{}, fmt.Sprintf("%s:%d: the call's arguments do not end", nav.File, nav.Line), true
 	}
 	end := closing + 1
 	if end < len(src) && src[end] == ';' {
@@ -269,30 +335,14 @@ func (r ProjectRunner) stepTrial(ctx context.Context, cur *Project, last *trial,
 		cands = append(cands, candidate{id, e, ch})
 	}
 	for tries := 0; len(cands) > 0 && tries < 2; tries++ {
-		edits := map[string][]edit{}
-		ro := o
-		ro.Files, ro.Only, ro.Projects, ro.NoRetries = nil, nil, nil, true
+		var edits []edit
+		var ids []string
 		for _, c := range cands {
-			if !slices.ContainsFunc(edits[c.e.file], func(x edit) bool { return x.start == c.e.start }) {
-				edits[c.e.file] = append(edits[c.e.file], c.e)
-			}
-			if f := last.tests[c.id].File; !slices.Contains(ro.Files, f) {
-				ro.Files = append(ro.Files, f)
-			}
+			edits, ids = append(edits, c.e), append(ids, c.id)
 		}
-		p, err := applyEdits(*cur, edits)
+		p, next, broke, err := r.retry(ctx, *cur, last, edits, ids, false, o)
 		if err != nil {
 			return nil, err
-		}
-		next, err := r.evidenceRun(ctx, p, ro)
-		if err != nil {
-			return nil, err
-		}
-		broke := false
-		for id, t := range next.tests {
-			if t.Status == "failed" && last.tests[id].Status != "failed" {
-				broke = true
-			}
 		}
 		var kept []candidate
 		for _, c := range cands {
@@ -306,19 +356,13 @@ func (r ProjectRunner) stepTrial(ctx context.Context, cur *Project, last *trial,
 		}
 		if len(kept) == len(cands) {
 			*cur = p
-			for id, t := range next.tests {
-				last.tests[id], last.dom[id] = t, next.dom[id]
-			}
+			last.adopt(next)
 			var out []Change
 			for _, c := range kept {
 				rt := tests[c.id]
 				rt.Verdict = VerdictHealed
 				rt.Reason = fmt.Sprintf("the app no longer asks for a step, taken out: %s (its element is gone, and the test makes every check it made without it)", c.ch.Old)
-				if i := slices.IndexFunc(out, func(x Change) bool { return x.File == c.ch.File && x.Line == c.ch.Line }); i >= 0 {
-					out[i].Tests = append(out[i].Tests, rt.Title)
-				} else {
-					out = append(out, c.ch)
-				}
+				out = withTest(out, c.ch, rt.Title)
 			}
 			return out, nil
 		}

@@ -129,9 +129,7 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 		before[id] = t.Status
 	}
 	last := trial{tests: map[string]TestOutcome{}, dom: map[string][]SnapshotElement{}}
-	for id, t := range first.tests {
-		last.tests[id], last.dom[id] = t, first.dom[id]
-	}
+	last.adopt(first)
 	tests := map[string]*RepairedTest{}
 	var order []string
 	for id, t := range first.tests {
@@ -164,16 +162,17 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 			if t.Status != "failed" || rt.Verdict == VerdictRegression || rt.Verdict == VerdictUnrepairable {
 				continue
 			}
-			ch, e, verdict, why := diagnose(t, prints[id], last.dom[id], sites)
-			if och, oe, owhy, ok := overlayEdit(cur, t, last.dom[id]); ok {
-				// An overlay took the action: a flow change, not the
-				// element's (which is there, behind it).
-				ch, e, verdict, why = och, oe, "", ""
-				rt.Reason = "passes with the step the app now asks for: " + och.New
-				if owhy != "" {
-					verdict, why = VerdictUnrepairable, owhy
-				}
-			} else if verdict == "" {
+			// An overlay that took the action is a flow change, not the
+			// element's (which is there, behind it).
+			ch, e, owhy, overlay := overlayEdit(cur, t, last.dom[id])
+			var verdict, why string
+			switch {
+			case overlay && owhy != "":
+				verdict, why = VerdictUnrepairable, owhy
+			case overlay:
+				rt.Reason = "passes with the step the app now asks for: " + ch.New
+			default:
+				ch, e, verdict, why = diagnose(t, prints[id], last.dom[id], sites)
 				rt.Reason = ""
 			}
 			if verdict != "" {
@@ -217,9 +216,7 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 		if err != nil {
 			return RepairReport{}, err
 		}
-		for id, t := range next.tests {
-			last.tests[id], last.dom[id] = t, next.dom[id]
-		}
+		last.adopt(next)
 	}
 	// Timing: an assertion that gave up on an element that is there may
 	// be the app being slower than the test waits; a run that waits longer
@@ -335,49 +332,26 @@ func (r ProjectRunner) timingTrial(ctx context.Context, cur *Project, last *tria
 		cands = append(cands, candidate{id: id, e: e, ch: ch})
 	}
 	site := func(a, b candidate) bool { return a.e.file == b.e.file && a.e.start == b.e.start }
-	// try applies the candidates' edits and runs their files, or only the
-	// candidates' own tests; it answers the tests that passed, the run,
-	// and whether any test that passed before broke. A candidate that ran
-	// out of its test's timeout gets a longer one for the next try.
+	// try runs the candidates' files, or only their own tests, with their
+	// edits; it answers the patched project, the run, the tests that
+	// passed, and whether any test that passed before broke.
 	try := func(cs []candidate, only bool) (Project, trial, map[string]bool, bool, error) {
-		edits := map[string][]edit{}
-		add := func(e edit) {
-			if !slices.ContainsFunc(edits[e.file], func(x edit) bool { return x.start == e.start }) {
-				edits[e.file] = append(edits[e.file], e)
-			}
-		}
-		ro := o
-		ro.Files, ro.Only, ro.Projects, ro.NoRetries = nil, nil, nil, true
+		var edits []edit
+		var ids []string
 		for _, c := range cs {
-			add(c.e)
+			edits = append(edits, c.e)
 			if c.test != nil {
-				add(*c.test)
+				edits = append(edits, *c.test)
 			}
-			t := last.tests[c.id]
-			if !slices.Contains(ro.Files, t.File) {
-				ro.Files = append(ro.Files, t.File)
-			}
-			if s := (TestSite{t.File, t.Line}); only && !slices.Contains(ro.Only, s) {
-				ro.Only = append(ro.Only, s)
-			}
-			if only && t.Project != "" && !slices.Contains(ro.Projects, t.Project) {
-				ro.Projects = append(ro.Projects, t.Project)
-			}
+			ids = append(ids, c.id)
 		}
-		p, err := applyEdits(*cur, edits)
+		p, next, broke, err := r.retry(ctx, *cur, last, edits, ids, only, o)
 		if err != nil {
 			return Project{}, trial{}, nil, false, err
 		}
-		next, err := r.evidenceRun(ctx, p, ro)
-		if err != nil {
-			return Project{}, trial{}, nil, false, err
-		}
-		passed, broke := map[string]bool{}, false
+		passed := map[string]bool{}
 		for id, t := range next.tests {
 			passed[id] = t.Status == "passed"
-			if t.Status == "failed" && last.tests[id].Status != "failed" {
-				broke = true
-			}
 		}
 		return p, next, passed, broke, nil
 	}
@@ -459,27 +433,16 @@ func (r ProjectRunner) timingTrial(ctx context.Context, cur *Project, last *tria
 		}
 		if len(kept) == len(cands) && !broke && !extended {
 			*cur = p
-			for id, t := range next.tests {
-				last.tests[id], last.dom[id] = t, next.dom[id]
-			}
+			last.adopt(next)
 			var out []Change
-			note := func(ch Change, title string) {
-				if i := slices.IndexFunc(out, func(x Change) bool { return x.File == ch.File && x.Line == ch.Line }); i >= 0 {
-					if !slices.Contains(out[i].Tests, title) {
-						out[i].Tests = append(out[i].Tests, title)
-					}
-				} else {
-					out = append(out, ch)
-				}
-			}
 			for _, c := range kept {
 				rt := tests[c.id]
 				rt.Verdict = VerdictHealed
 				rt.Reason = fmt.Sprintf("the app took longer than the test waited: %s now waits %s (it waited %s)", c.ch.Method, c.ch.New, c.ch.Old)
-				note(c.ch, rt.Title)
+				out = withTest(out, c.ch, rt.Title)
 				if c.test != nil {
 					rt.Reason += fmt.Sprintf(", and the test may take %s (it had %s)", c.testCh.New, c.testCh.Old)
-					note(c.testCh, rt.Title)
+					out = withTest(out, c.testCh, rt.Title)
 				}
 			}
 			return out, nil
@@ -492,6 +455,70 @@ func (r ProjectRunner) timingTrial(ctx context.Context, cur *Project, last *tria
 		cands = kept
 	}
 	return nil, nil
+}
+
+// retry applies edits to cur and runs again, each test once, the files of
+// the tests ids, or with only just those tests (of their config projects);
+// it answers the patched project, the run, and whether a test that had not
+// failed before failed in it.
+func (r ProjectRunner) retry(ctx context.Context, cur Project, last *trial, edits []edit, ids []string, only bool,
+	o RunOptions) (Project, trial, bool, error) {
+	byFile := map[string][]edit{}
+	for _, e := range edits {
+		if !slices.ContainsFunc(byFile[e.file], func(x edit) bool { return x.start == e.start }) {
+			byFile[e.file] = append(byFile[e.file], e)
+		}
+	}
+	ro := o
+	ro.Files, ro.Only, ro.Projects, ro.NoRetries = nil, nil, nil, true
+	for _, id := range ids {
+		t := last.tests[id]
+		if !slices.Contains(ro.Files, t.File) {
+			ro.Files = append(ro.Files, t.File)
+		}
+		if s := (TestSite{t.File, t.Line}); only && !slices.Contains(ro.Only, s) {
+			ro.Only = append(ro.Only, s)
+		}
+		if only && t.Project != "" && !slices.Contains(ro.Projects, t.Project) {
+			ro.Projects = append(ro.Projects, t.Project)
+		}
+	}
+	p, err := applyEdits(cur, byFile)
+	if err != nil {
+		return Project{}, trial{}, false, err
+	}
+	next, err := r.evidenceRun(ctx, p, ro)
+	if err != nil {
+		return Project{}, trial{}, false, err
+	}
+	broke := false
+	for id, t := range next.tests {
+		if t.Status == "failed" && last.tests[id].Status != "failed" {
+			broke = true
+		}
+	}
+	return p, next, broke, nil
+}
+
+// adopt takes the outcomes of a later run as the latest.
+func (last *trial) adopt(next trial) {
+	for id, t := range next.tests {
+		last.tests[id], last.dom[id] = t, next.dom[id]
+	}
+}
+
+// withTest adds ch to changes for the test titled title, or only the title
+// to the change already made on ch's line.
+func withTest(changes []Change, ch Change, title string) []Change {
+	i := slices.IndexFunc(changes, func(x Change) bool { return x.File == ch.File && x.Line == ch.Line })
+	if i < 0 {
+		ch.Tests = []string{title}
+		return append(changes, ch)
+	}
+	if !slices.Contains(changes[i].Tests, title) {
+		changes[i].Tests = append(changes[i].Tests, title)
+	}
+	return changes
 }
 
 // edit replaces bytes [start, end) of a file.

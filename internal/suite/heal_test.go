@@ -352,6 +352,77 @@ test('adds from the home page', async ({ page }) => {
 		"   await page.getByRole('link', { name: 'Shopping list' }).click();\n+  await page.getByRole('button', { name: 'Accept cookies' }).click();\n")
 }
 
+// TestAConfirmationTheAppNowAsksForIsAnsweredAfterTheActionThatOpensIt:
+// adding an item now opens a modal dialog (Cancel, Confirm) before it
+// takes effect, so each test's check after its Add finds nothing added.
+// The repair answers Confirm, never Cancel, right after the action that
+// opened the dialog, where it is written: a page object's method through
+// its own page, a test's click or its Enter key through the page its
+// locator starts from, a locator kept in a variable through the locator's
+// own page.
+func TestAConfirmationTheAppNowAsksForIsAnsweredAfterTheActionThatOpensIt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p, err := suite.NewProject(map[string][]byte{
+		"playwright.config.js": []byte("module.exports = { testDir: 'tests', use: { baseURL: process.env.BASE_URL, actionTimeout: 2000 }, expect: { timeout: 2000 } };\n"),
+		"pages/list.js": []byte(`class ListPage {
+  constructor(page) {
+    this.page = page;
+    this.input = page.getByRole('textbox', { name: 'New item' });
+    this.addButton = page.getByTestId('add-button');
+  }
+
+  async open() {
+    await this.page.goto('/list');
+  }
+
+  async add(name) {
+    await this.input.fill(name);
+    await this.addButton.click();
+  }
+}
+
+module.exports = { ListPage };
+`),
+		"tests/list.spec.js": []byte(`const { test, expect } = require('@playwright/test');
+const { ListPage } = require('../pages/list');
+
+test('adds through the page object', async ({ page }) => {
+  const list = new ListPage(page);
+  await list.open();
+  await list.add('Milk');
+  await expect(page.getByRole('listitem')).toHaveCount(2);
+});
+
+test('adds with the Enter key', async ({ page }) => {
+  await page.goto('/list');
+  await page.getByRole('textbox', { name: 'New item' }).fill('Eggs');
+  await page.getByRole('textbox', { name: 'New item' }).press('Enter');
+  await expect(page.getByRole('listitem')).toHaveCount(2);
+});
+
+test('adds through a kept locator', async ({ page }) => {
+  const add = page.getByRole('button', { name: 'Add' });
+  await page.goto('/list');
+  await page.getByRole('textbox', { name: 'New item' }).fill('Tea');
+  await add.click();
+  await expect(page.getByRole('listitem').last()).toHaveText(/Tea/);
+});
+`),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prints := passingPrints(t, b, p, 3)
+	if err := b.app.SetVariant(demoapp.ConfirmAdd); err != nil {
+		t.Fatal(err)
+	}
+	b.healedBy(t, p, b.repair(t, p, prints), 3, "Confirm", 3,
+		"     await this.addButton.click();\n+    await this.page.getByRole('button', { name: 'Confirm' }).click();\n",
+		"   await page.getByRole('textbox', { name: 'New item' }).press('Enter');\n+  await page.getByRole('button', { name: 'Confirm' }).click();\n",
+		"   await add.click();\n+  await add.page().getByRole('button', { name: 'Confirm' }).click();\n")
+}
+
 // TestAStepTheAppNoLongerAsksForIsTakenOutButNeverAStepItNeeds: the list
 // no longer shows its tips, so the test's click on their Dismiss button
 // finds nothing; without that line the test makes every check it made, so

@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -76,10 +77,7 @@ func timingEdit(p Project, f *TraceAction, errText string) (edit, Change, error)
 	if !ok {
 		return edit{}, Change{}, fmt.Errorf("%s:%d: the assertion's arguments do not end", f.File, f.Line)
 	}
-	num := strconv.Itoa(longer)
-	if strings.Contains(string(src), "_000") {
-		num = strconv.Itoa(longer/1000) + "_000"
-	}
+	num := msLiteral(src, longer)
 	ch := Change{File: f.File, Line: f.Line, Method: name, Selector: f.Selector, Old: strconv.Itoa(waited) + " ms", New: strconv.Itoa(longer) + " ms"}
 	e := edit{file: f.File}
 	switch {
@@ -333,13 +331,27 @@ func testTimeoutEdit(p Project, t TestOutcome) (edit, Change, error) {
 			indent = string(rest[:n])
 		}
 	}
-	num := strconv.Itoa(longer)
-	if strings.Contains(string(src), "_000") {
-		num = strconv.Itoa(longer/1000) + "_000"
-	}
+	num := msLiteral(src, longer)
 	e := edit{file: t.File, start: body + 1, end: body + 1, text: "\n" + indent + obj + ".setTimeout(" + num + ");"}
 	ch := Change{File: t.File, Line: t.Line, Method: "setTimeout", Old: strconv.Itoa(waited) + " ms", New: strconv.Itoa(longer) + " ms"}
 	return e, ch, nil
+}
+
+// msLiteral writes ms as the file writes its numbers: with digit
+// separators (10_000) where it uses them.
+func msLiteral(src []byte, ms int) string {
+	num := strconv.Itoa(ms)
+	if !bytes.Contains(src, []byte("_000")) {
+		return num
+	}
+	var b strings.Builder
+	for i, d := range num {
+		if i > 0 && (len(num)-i)%3 == 0 {
+			b.WriteByte('_')
+		}
+		b.WriteRune(d)
+	}
+	return b.String()
 }
 
 // functionBody is the offset of the opening brace of the function written

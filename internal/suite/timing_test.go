@@ -148,3 +148,25 @@ func edited(t *testing.T, p Project, e edit) string {
 	}
 	return string(got.Files[0].Content)
 }
+
+// TestALongerWaitIsWrittenAsTheFileWritesNumbers: a file that writes
+// 5_000 gets 22_500, never 22_000 for 22500.
+func TestALongerWaitIsWrittenAsTheFileWritesNumbers(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		src  string
+		ms   int
+		want string
+	}{
+		{"{ timeout: 5000 }", 22500, "22500"},
+		{"{ timeout: 5_000 }", 22500, "22_500"},
+		{"{ timeout: 5_000 }", 10000, "10_000"},
+		{"{ timeout: 5_000 }", 120000, "120_000"},
+		{"{ timeout: 5_000 }", 1500000, "1_500_000"},
+		{"{ timeout: 5_000 }", 900, "900"},
+	} {
+		if got := msLiteral([]byte(tc.src), tc.ms); got != tc.want {
+			t.Errorf("%d in a file with %q: %q, want %q", tc.ms, tc.src, got, tc.want)
+		}
+	}
+}

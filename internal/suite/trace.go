@@ -436,6 +436,10 @@ func collectText(n any, frame []*frameSnapshot, at int, out *strings.Builder, de
 	}
 }
 
+// dialogOpenAttr is the attribute a trace snapshot writes for an open
+// <dialog>'s open.
+const dialogOpenAttr = "__playwright_dialog_open_"
+
 // elements lists every element of the snapshot at index at of a frame's
 // snapshots, references followed, within the visit budget: each with its
 // tag, attributes, own text (children's included), root-to-element path,
@@ -485,7 +489,12 @@ func elementsOf(frame []*frameSnapshot, at int) []SnapshotElement {
 		if len(v) > 1 {
 			if m, ok := v[1].(map[string]any); ok {
 				for k, x := range m {
-					if !strings.HasPrefix(k, "__playwright") {
+					switch {
+					case k == dialogOpenAttr:
+						// The snapshot keeps an open dialog's open
+						// attribute under its own name ("modal" or "true").
+						el.Attributes["open"], _ = x.(string)
+					case !strings.HasPrefix(k, "__playwright"):
 						el.Attributes[k], _ = x.(string)
 					}
 				}
