@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -69,6 +70,72 @@ test('deletes one of them', async () => {
 			}
 			if got := edited(t, p, e); got != tc.want {
 				t.Fatalf("got\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestADialogIsAnsweredWithItsWayOnOrNotAtAll: a modal dialog open on the
+// failure's page is answered with the button that lets the test go on
+// (Confirm over Cancel, a way on over a plain Close), after the action
+// that opened it; when two buttons could be the way on, or there is none,
+// nothing is guessed; a dialog that is closed, or not modal, is no
+// overlay at all.
+func TestADialogIsAnsweredWithItsWayOnOrNotAtAll(t *testing.T) {
+	t.Parallel()
+	src := `test('adds', async ({ page }) => {
+  await page.goto('/list');
+  await page.getByTestId('add-button').click();
+  await expect(page.getByRole('listitem')).toHaveCount(2);
+});
+`
+	p := Project{Files: []File{{Path: "t.spec.js", Content: []byte(src)}}}
+	fail := TraceAction{API: "expect.toHaveCount", Method: "toHaveCount", File: "t.spec.js", Line: 4, Column: 44, URL: "http://app/list",
+		Error: "Timed out 2000ms waiting for expect(locator).toHaveCount(expected)"}
+	actions := []TraceAction{
+		{API: "page.goto", Method: "goto", File: "t.spec.js", Line: 2, Column: 14, URL: "about:blank"},
+		{API: "locator.click", Method: "click", File: "t.spec.js", Line: 3, Column: 40, URL: "http://app/list"},
+		fail,
+	}
+	dialog := func(attrs map[string]string, buttons ...string) []SnapshotElement {
+		dom := []SnapshotElement{{Tag: "main", Path: "html body main", Attributes: map[string]string{}},
+			{Tag: cmpOr(attrs["tag"], "dialog"), Path: "html body dialog", Attributes: attrs}}
+		for _, b := range buttons {
+			dom = append(dom, SnapshotElement{Tag: "button", Path: "html body dialog form button", Text: b, Attributes: map[string]string{}})
+		}
+		return dom
+	}
+	open := map[string]string{"open": "modal"}
+	for _, tc := range []struct {
+		name   string
+		dom    []SnapshotElement
+		click  string // the button clicked; "" when none is
+		why    string
+		overlay bool
+	}{
+		{"Cancel and Confirm", dialog(open, "Cancel", "Confirm"), "Confirm", "", true},
+		{"Close and Yes", dialog(open, "Close", "Yes, add it"), "Yes, add it", "", true},
+		{"Cancel and Close", dialog(open, "Cancel", "Close"), "Close", "", true},
+		{"one button", dialog(open, "Done"), "Done", "", true},
+		{"OK and Continue", dialog(open, "OK", "Continue"), "", "more than one of its buttons", true},
+		{"Cancel and Delete", dialog(open, "Cancel", "Delete"), "", "no button to close it", true},
+		{"a modal dialog role", dialog(map[string]string{"tag": "div", "role": "alertdialog", "aria-modal": "true"}, "Cancel", "Confirm"), "Confirm", "", true},
+		{"a closed dialog", dialog(map[string]string{}, "Cancel", "Confirm"), "", "", false},
+		{"a dialog role, not modal", dialog(map[string]string{"tag": "div", "role": "dialog"}, "Cancel", "Confirm"), "", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := fail
+			_, e, why, ok := overlayEdit(p, TestOutcome{Status: "failed", Error: fail.Error, Failure: &f, Actions: actions}, tc.dom)
+			if ok != tc.overlay || !strings.Contains(why, tc.why) || (tc.why == "") != (why == "") {
+				t.Fatalf("ok %v, why %q; want %v, %q", ok, why, tc.overlay, tc.why)
+			}
+			if tc.click == "" {
+				return
+			}
+			want := strings.Replace(src, "click();\n", "click();\n  await page.getByRole('button', { name: '"+tc.click+"' }).click();\n", 1)
+			if got := edited(t, p, e); got != want {
+				t.Fatalf("got\n%s\nwant\n%s", got, want)
 			}
 		})
 	}

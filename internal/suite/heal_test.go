@@ -283,18 +283,13 @@ func TestAnEntryTheAppLostIsNeverWaitedIntoAPass(t *testing.T) {
 	}
 }
 
-// TestAnOverlayTheAppNowShowsIsClickedAwayWhereThePageOpens: the list now
-// opens behind a cookie wall that takes every click. The repair adds a
-// click on the wall's button right after each navigation that opens the
-// page, where it is written (a page object's method, a test; a goto or a
-// link's click), through the same page expression, and nothing else; the
-// patch passes as its owner runs it.
-func TestAnOverlayTheAppNowShowsIsClickedAwayWhereThePageOpens(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	p, err := suite.NewProject(map[string][]byte{
-		"playwright.config.js": []byte("module.exports = { testDir: 'tests', use: { baseURL: process.env.BASE_URL, actionTimeout: 2000 }, expect: { timeout: 2000 } };\n"),
-		"pages/list.js": []byte(`class ListPage {
+// shortWaitsConfig is a project's config with short waits: a test that
+// fails gives up in 2 s.
+const shortWaitsConfig = "module.exports = { testDir: 'tests', use: { baseURL: process.env.BASE_URL, actionTimeout: 2000 }, expect: { timeout: 2000 } };\n"
+
+// listPageObject is the list's page object: a page of its own, two
+// locators kept in fields, a method per step.
+const listPageObject = `class ListPage {
   constructor(page) {
     this.page = page;
     this.input = page.getByRole('textbox', { name: 'New item' });
@@ -312,8 +307,11 @@ func TestAnOverlayTheAppNowShowsIsClickedAwayWhereThePageOpens(t *testing.T) {
 }
 
 module.exports = { ListPage };
-`),
-		"tests/list.spec.js": []byte(`const { test, expect } = require('@playwright/test');
+`
+
+// pageObjectTest is a spec file's head: a test adding through the list's
+// page object.
+const pageObjectTest = `const { test, expect } = require('@playwright/test');
 const { ListPage } = require('../pages/list');
 
 test('adds through the page object', async ({ page }) => {
@@ -322,6 +320,21 @@ test('adds through the page object', async ({ page }) => {
   await list.add('Milk');
   await expect(page.getByRole('listitem')).toHaveCount(2);
 });
+`
+
+// TestAnOverlayTheAppNowShowsIsClickedAwayWhereThePageOpens: the list now
+// opens behind a cookie wall that takes every click. The repair adds a
+// click on the wall's button right after each navigation that opens the
+// page, where it is written (a page object's method, a test; a goto or a
+// link's click), through the same page expression, and nothing else; the
+// patch passes as its owner runs it.
+func TestAnOverlayTheAppNowShowsIsClickedAwayWhereThePageOpens(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p, err := suite.NewProject(map[string][]byte{
+		"playwright.config.js": []byte(shortWaitsConfig),
+		"pages/list.js":        []byte(listPageObject),
+		"tests/list.spec.js": []byte(pageObjectTest + `
 
 test('adds directly', async ({ page }) => {
   await page.goto('/list');
@@ -364,35 +377,9 @@ func TestAConfirmationTheAppNowAsksForIsAnsweredAfterTheActionThatOpensIt(t *tes
 	t.Parallel()
 	b := setup(t)
 	p, err := suite.NewProject(map[string][]byte{
-		"playwright.config.js": []byte("module.exports = { testDir: 'tests', use: { baseURL: process.env.BASE_URL, actionTimeout: 2000 }, expect: { timeout: 2000 } };\n"),
-		"pages/list.js": []byte(`class ListPage {
-  constructor(page) {
-    this.page = page;
-    this.input = page.getByRole('textbox', { name: 'New item' });
-    this.addButton = page.getByTestId('add-button');
-  }
-
-  async open() {
-    await this.page.goto('/list');
-  }
-
-  async add(name) {
-    await this.input.fill(name);
-    await this.addButton.click();
-  }
-}
-
-module.exports = { ListPage };
-`),
-		"tests/list.spec.js": []byte(`const { test, expect } = require('@playwright/test');
-const { ListPage } = require('../pages/list');
-
-test('adds through the page object', async ({ page }) => {
-  const list = new ListPage(page);
-  await list.open();
-  await list.add('Milk');
-  await expect(page.getByRole('listitem')).toHaveCount(2);
-});
+		"playwright.config.js": []byte(shortWaitsConfig),
+		"pages/list.js":        []byte(listPageObject),
+		"tests/list.spec.js": []byte(pageObjectTest + `
 
 test('adds with the Enter key', async ({ page }) => {
   await page.goto('/list');
@@ -432,7 +419,7 @@ func TestAStepTheAppNoLongerAsksForIsTakenOutButNeverAStepItNeeds(t *testing.T) 
 	t.Parallel()
 	b := setup(t)
 	p, err := suite.NewProject(map[string][]byte{
-		"playwright.config.js": []byte("module.exports = { testDir: 'tests', use: { baseURL: process.env.BASE_URL, actionTimeout: 2000 }, expect: { timeout: 2000 } };\n"),
+		"playwright.config.js": []byte(shortWaitsConfig),
 		"tests/tips.spec.js": []byte(`const { test, expect } = require('@playwright/test');
 
 test('adds after dismissing the tips', async ({ page }) => {
