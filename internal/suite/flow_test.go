@@ -107,10 +107,10 @@ func TestADialogIsAnsweredWithItsWayOnOrNotAtAll(t *testing.T) {
 	}
 	open := map[string]string{"open": "modal"}
 	for _, tc := range []struct {
-		name   string
-		dom    []SnapshotElement
-		click  string // the button clicked; "" when none is
-		why    string
+		name    string
+		dom     []SnapshotElement
+		click   string // the button clicked; "" when none is
+		why     string
 		overlay bool
 	}{
 		{"Cancel and Confirm", dialog(open, "Cancel", "Confirm"), "Confirm", "", true},
