@@ -22,7 +22,10 @@
 //     writes is owned by the worker's user. The uid is leased for the run
 //     with a lock file per uid, so runs of different workers (processes) on
 //     one host never share one; workers in separate containers on one host
-//     need their own ranges (Config.FirstUID).
+//     need their own ranges (Config.FirstUID). A worker that is not root
+//     (the image's) runs every sandbox under its own uid, whose processes
+//     and threads all count against the limit: each run's limit is then
+//     what the uid runs when it starts plus its own.
 //   - Limits are rlimits (prlimit): CPU time, data segment per process
 //     (address-space limits break Chromium's reservations), processes per
 //     uid, file size; wall time is the context's. Total memory across the
@@ -44,6 +47,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -80,7 +84,7 @@ type Limits struct {
 	Wall     time.Duration // the whole run
 	CPU      time.Duration // CPU time of each process
 	Memory   int64         // data segment of each process, bytes
-	Procs    int           // processes of the run's uid
+	Procs    int           // processes and threads of the run (on top of the worker's when runs share its uid)
 	FileSize int64         // largest file it may write, bytes
 }
 
@@ -190,6 +194,12 @@ func (s *Sandbox) Run(ctx context.Context, r Run) (Result, error) {
 		return Result{}, errors.New("sandbox: nothing to run")
 	}
 	lim := s.cfg.Limits
+	if !s.asRoot {
+		// The run shares the worker's uid, whose processes and threads
+		// (the worker's own, its browsers, other runs) all count against
+		// the limit: the run's processes come on top of them.
+		lim.Procs += tasksOf(os.Getuid())
+	}
 	ctx, cancel := context.WithTimeout(ctx, lim.Wall)
 	defer cancel()
 
@@ -407,6 +417,39 @@ func (s *Sandbox) leaseUID() (int, func(), error) {
 		return uid, func() { _ = f.Close() }, nil
 	}
 	return 0, nil, fmt.Errorf("sandbox: all %d run uids from %d are in use on this host", uidRange, s.cfg.FirstUID)
+}
+
+// tasksOf counts the processes and threads whose real uid is uid, as the
+// process limit counts them.
+func tasksOf(uid int) int {
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	want := strconv.Itoa(uid)
+	n := 0
+	for _, d := range dirs {
+		if d.Name()[0] < '0' || d.Name()[0] > '9' {
+			continue
+		}
+		status, err := os.ReadFile(filepath.Join("/proc", d.Name(), "status"))
+		if err != nil {
+			continue // gone since
+		}
+		mine := false
+		for _, line := range strings.Split(string(status), "\n") {
+			k, v, _ := strings.Cut(line, ":")
+			f := strings.Fields(v)
+			switch {
+			case k == "Uid" && len(f) > 0:
+				mine = f[0] == want
+			case k == "Threads" && mine && len(f) > 0:
+				t, _ := strconv.Atoi(f[0])
+				n += t
+			}
+		}
+	}
+	return n
 }
 
 // chownTree hands dir and everything in it to uid.
