@@ -51,7 +51,18 @@ var closeWords = regexp.MustCompile(`(?i)\b(close|dismiss)\b`)
 // openers are the calls that may open a dialog the app now shows: the
 // pointer and key actions that went through.
 var openers = map[string]bool{"click": true, "dblclick": true, "tap": true, "press": true, "check": true, "uncheck": true,
-	"setChecked": true, "selectOption": true}
+	"setChecked": true, "selectOption": true, "keyboardPress": true, "mouseClick": true}
+
+// sourceName is the name a call is written with: the trace names the
+// keyboard's and the mouse's calls keyboardPress, mouseClick.
+func sourceName(method string) string {
+	for _, dev := range []string{"keyboard", "mouse"} {
+		if rest, ok := strings.CutPrefix(method, dev); ok && rest != "" {
+			return strings.ToLower(rest[:1]) + rest[1:]
+		}
+	}
+	return method
+}
 
 // openDialog is the index in dom of a modal dialog shown on the failure's
 // page (an open <dialog>, or a dialog role marked modal), or -1.
@@ -74,11 +85,12 @@ var receiverExpr = regexp.MustCompile(`^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*$
 
 // overlayEdit is the flow heal of a test that an overlay now stops: an
 // element over the one its action targets (a cookie wall), or a modal
-// dialog open on the failure's page (a confirmation). A click on the
-// overlay's button goes after the call that opened it: the last pointer
-// or key action since the page opened (a confirmation answers an action),
-// else the navigation that opened the page. ok is false when the failure
-// is not that; why says why no edit could be made when it is.
+// dialog a call of the test opened or the failure's page shows (a
+// confirmation). A click on the overlay's button goes after the call that
+// opened it: the call after which the dialog showed, else the last pointer
+// or key action since the page opened, else the navigation that opened
+// the page. ok is false when the failure is not that; why says why no edit
+// could be made when it is.
 func overlayEdit(p Project, t TestOutcome, dom []SnapshotElement) (ch Change, e edit, why string, ok bool) {
 	f := t.Failure
 	if f == nil {
@@ -97,21 +109,58 @@ func overlayEdit(p Project, t TestOutcome, dom []SnapshotElement) (ch Change, e 
 		if root < 0 {
 			return Change{}, edit{}, "an element covers the one the test acts on, and the failure's page does not show it", true
 		}
-	} else if root = openDialog(dom); root < 0 {
-		return Change{}, edit{}, "", false
 	}
-	// Its buttons: the elements after it in document order that are
-	// under it.
-	var names []string
-	for _, el := range dom[root+1:] {
-		if !strings.HasPrefix(el.Path, dom[root].Path+" ") {
+	nav, fail := -1, -1
+	for i := range t.Actions {
+		if a := t.Actions[i]; a.Error != "" && a.File == f.File && a.Line == f.Line && a.Column == f.Column {
+			fail = i
 			break
 		}
-		if el.Tag == "button" || el.Attributes["role"] == "button" || (el.Tag == "input" && (el.Attributes["type"] == "button" || el.Attributes["type"] == "submit")) {
-			if name := strings.TrimSpace(cmpOr(el.Attributes["aria-label"], el.Text, el.Attributes["value"])); name != "" {
-				names = append(names, name)
+	}
+	if fail > 0 && f.URL != "" {
+		for i := fail - 1; i >= 0; i-- {
+			if a := &t.Actions[i]; a.URL != "" && a.URL != f.URL && a.File != "" {
+				nav = i
+				break
 			}
 		}
+	}
+	for i := range t.Actions[:max(fail, 0)] {
+		if a := &t.Actions[i]; nav < 0 && a.Method == "goto" && a.File != "" {
+			nav = i
+		}
+	}
+	// The call since the page opened after which a modal dialog showed
+	// opened it, even when a later step closed it again (a key press
+	// taken by its focused Cancel); else the last pointer or key action
+	// since the page opened may have.
+	opener, dialogAt := -1, -1
+	for i := max(nav+1, 0); i < fail; i++ {
+		if a := &t.Actions[i]; len(a.Dialog) > 0 && a.File != "" {
+			dialogAt = i
+			break
+		}
+	}
+	for i := fail - 1; i > nav; i-- {
+		if a := &t.Actions[i]; openers[a.Method] && a.Error == "" && a.File != "" {
+			opener = i
+			break
+		}
+	}
+	if dialogAt >= 0 {
+		opener = dialogAt
+	}
+	var names []string
+	switch {
+	case root >= 0:
+		names = buttonsUnder(dom, root)
+	case dialogAt >= 0:
+		names = t.Actions[dialogAt].Dialog
+	default:
+		if root = openDialog(dom); root < 0 {
+			return Change{}, edit{}, "", false
+		}
+		names = buttonsUnder(dom, root)
 	}
 	var name string
 	switch {
@@ -137,37 +186,6 @@ func overlayEdit(p Project, t TestOutcome, dom []SnapshotElement) (ch Change, e 
 	if name == "" {
 		return Change{}, edit{}, "an overlay covers the page, and it has no button to close it", true
 	}
-	// The navigation that opened the page: the last call before the
-	// failure that began on another page (a goto, a link's click), else
-	// the last goto.
-	nav, fail := -1, -1
-	for i := range t.Actions {
-		if a := t.Actions[i]; a.Error != "" && a.File == f.File && a.Line == f.Line && a.Column == f.Column {
-			fail = i
-			break
-		}
-	}
-	if fail > 0 && f.URL != "" {
-		for i := fail - 1; i >= 0; i-- {
-			if a := &t.Actions[i]; a.URL != "" && a.URL != f.URL && a.File != "" {
-				nav = i
-				break
-			}
-		}
-	}
-	for i := range t.Actions[:max(fail, 0)] {
-		if a := &t.Actions[i]; nav < 0 && a.Method == "goto" && a.File != "" {
-			nav = i
-		}
-	}
-	// An action since the page opened may have opened the overlay.
-	opener := -1
-	for i := fail - 1; i > nav; i-- {
-		if a := &t.Actions[i]; openers[a.Method] && a.Error == "" && a.File != "" {
-			opener = i
-			break
-		}
-	}
 	var at0 *TraceAction
 	switch {
 	case opener >= 0:
@@ -184,6 +202,23 @@ func overlayEdit(p Project, t TestOutcome, dom []SnapshotElement) (ch Change, e 
 	return clickAfter(p, at0, name, before)
 }
 
+// buttonsUnder names the buttons of dom's element root: the elements
+// after it in document order that are under it.
+func buttonsUnder(dom []SnapshotElement, root int) []string {
+	var names []string
+	for _, el := range dom[root+1:] {
+		if !strings.HasPrefix(el.Path, dom[root].Path+" ") {
+			break
+		}
+		if el.Tag == "button" || el.Attributes["role"] == "button" || (el.Tag == "input" && (el.Attributes["type"] == "button" || el.Attributes["type"] == "submit")) {
+			if name := strings.TrimSpace(cmpOr(el.Attributes["aria-label"], el.Text, el.Attributes["value"])); name != "" {
+				names = append(names, name)
+			}
+		}
+	}
+	return names
+}
+
 // clickAfter is the edit adding a click on the button named name after the
 // statement of the call at (before it, with before), through the page
 // that call works on.
@@ -193,14 +228,19 @@ func clickAfter(p Project, nav *TraceAction, name string, before bool) (ch Chang
 		return Change{}, edit{}, "the call before the overlay: " + err.Error(), true
 	}
 	start := at - (nav.Column - 1)
-	if identAt(src, at) != nav.Method || at < 1 || src[at-1] != '.' {
+	method := sourceName(nav.Method)
+	if identAt(src, at) != method || at < 1 || src[at-1] != '.' {
 		return Change{}, edit{}, fmt.Sprintf("%s:%d: the call before the overlay is not where the trace says", nav.File, nav.Line), true
 	}
 	head := string(src[start : at-1])
 	indent := head[:len(head)-len(strings.TrimLeft(head, " \t"))]
 	recv, awaited := strings.CutPrefix(strings.TrimSpace(head), "await ")
 	recv = strings.TrimSpace(recv)
-	if nav.Method != "goto" {
+	if page, ok := strings.CutSuffix(recv, ".keyboard"); ok {
+		recv = page // page.keyboard.press(…)
+	} else if page, ok := strings.CutSuffix(recv, ".mouse"); ok {
+		recv = page
+	} else if nav.Method != "goto" {
 		// An action: the page is what the locator starts from
 		// (page.getByRole(…).click()), else a page object's own
 		// (this.page), else the locator's (addButton.page()).
@@ -217,7 +257,7 @@ func clickAfter(p Project, nav *TraceAction, name string, before bool) (ch Chang
 	if !awaited || !receiverExpr.MatchString(strings.TrimSuffix(recv, ".page()")) {
 		return Change{}, edit{}, fmt.Sprintf("%s:%d: the call before the overlay is not a statement of its own (await page.goto(…)) to follow", nav.File, nav.Line), true
 	}
-	open := skipSpace(src, at+len(nav.Method))
+	open := skipSpace(src, at+len(method))
 	if open >= len(src) || src[open] != '(' {
 		return Change{}, edit{}, fmt.Sprintf("%s:%d: the call's arguments are not where the trace says", nav.File, nav.Line), true
 	}

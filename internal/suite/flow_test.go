@@ -140,3 +140,60 @@ func TestADialogIsAnsweredWithItsWayOnOrNotAtAll(t *testing.T) {
 		})
 	}
 }
+
+// TestADialogIsAnsweredAfterTheCallThatOpenedIt: the call after which the
+// trace's snapshot first shows a modal dialog opened it, and the answer
+// goes right after that call, even when a later step closed the dialog
+// again (a second Enter taken by its focused Cancel) and the failure's
+// page shows none; a key pressed on the page's keyboard is answered
+// through that page.
+func TestADialogIsAnsweredAfterTheCallThatOpenedIt(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, src string
+		actions   []TraceAction
+		want      string
+	}{
+		{"a loop, the dialog closed again", `test('adds two', async () => {
+  for (const name of ['Kiwi', 'Mango']) {
+    await page.locator('#item').fill(name);
+    await page.locator('#item').press('Enter');
+  }
+  await expect(page.locator('#count')).toHaveText('3 items');
+});
+`, []TraceAction{
+			{Method: "fill", File: "t.spec.js", Line: 3, Column: 33},
+			{Method: "press", File: "t.spec.js", Line: 4, Column: 33, Dialog: []string{"Cancel", "Confirm"}},
+			{Method: "fill", File: "t.spec.js", Line: 3, Column: 33},
+			{Method: "press", File: "t.spec.js", Line: 4, Column: 33},
+		}, `    await page.locator('#item').press('Enter');
+    await page.getByRole('button', { name: 'Confirm' }).click();
+  }`},
+		{"the page's keyboard", `test('adds', async ({ page }) => {
+  await page.goto('/list');
+  await page.keyboard.press('Enter');
+  await expect(page.locator('#count')).toHaveText('3 items');
+});
+`, []TraceAction{
+			{Method: "goto", File: "t.spec.js", Line: 2, Column: 14},
+			{Method: "keyboardPress", File: "t.spec.js", Line: 3, Column: 23, Dialog: []string{"No", "Yes"}},
+		}, `  await page.keyboard.press('Enter');
+  await page.getByRole('button', { name: 'Yes' }).click();
+`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := Project{Files: []File{{Path: "t.spec.js", Content: []byte(tc.src)}}}
+			line := strings.Count(tc.src[:strings.Index(tc.src, "await expect")], "\n") + 1
+			fail := TraceAction{Method: "expect", File: "t.spec.js", Line: line, Column: 41, Error: "Expect failed"}
+			actions := append(tc.actions, fail)
+			_, e, why, ok := overlayEdit(p, TestOutcome{Status: "failed", Failure: &fail, Actions: actions}, nil)
+			if !ok || why != "" {
+				t.Fatalf("ok %v: %s", ok, why)
+			}
+			if got := edited(t, p, e); !strings.Contains(got, tc.want) {
+				t.Fatalf("got\n%s\nwant it to hold\n%s", got, tc.want)
+			}
+		})
+	}
+}

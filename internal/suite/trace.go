@@ -3,11 +3,13 @@ package suite
 import (
 	"archive/zip"
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -48,6 +50,10 @@ type TraceAction struct {
 	// Result is what the call answered (a read's value), as the trace
 	// holds it: read to tie a failed value check to its read, never kept.
 	Result string `json:"-"`
+	// Dialog names the buttons of a modal dialog the page showed when the
+	// call ended, when the call opened one (the dialog is new in the
+	// page's snapshot after it): what a flow heal answers.
+	Dialog []string `json:"-"`
 }
 
 // SnapshotElement is an element as a trace's DOM snapshot holds it.
@@ -240,6 +246,18 @@ func ReadTrace(path, root string) (Trace, error) {
 		}
 		if s := byName[e.BeforeSnapshot]; s != nil {
 			a.URL = s.FrameURL
+		}
+		// A dialog that opens is written whole in the snapshot after the
+		// call that opened it (a snapshot refers back only to nodes that
+		// did not change), so only those snapshots are read.
+		if s := byName["after@"+e.CallID]; s != nil && bytes.Contains(s.HTML, modalMark) {
+			frame := snaps[s.FrameID]
+			if at := slices.Index(frame, s); at >= 0 {
+				dom := elementsOf(frame, at)
+				if root := openDialog(dom); root >= 0 {
+					a.Dialog = buttonsUnder(dom, root)
+				}
+			}
 		}
 		// The runner marks the target in the snapshot of the action's input
 		// (a click's point), else before the call, else (an assertion) after.
@@ -439,6 +457,9 @@ func collectText(n any, frame []*frameSnapshot, at int, out *strings.Builder, de
 // dialogOpenAttr is the attribute a trace snapshot writes for an open
 // <dialog>'s open.
 const dialogOpenAttr = "__playwright_dialog_open_"
+
+// modalMark is how a snapshot writes a <dialog> open as a modal.
+var modalMark = []byte(`"` + dialogOpenAttr + `":"modal"`)
 
 // elements lists every element of the snapshot at index at of a frame's
 // snapshots, references followed, within the visit budget: each with its
