@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"regexp"
@@ -53,6 +54,9 @@ var closeWords = regexp.MustCompile(`(?i)\b(close|dismiss)\b`)
 var openers = map[string]bool{"click": true, "dblclick": true, "tap": true, "press": true, "check": true, "uncheck": true,
 	"setChecked": true, "selectOption": true, "keyboardPress": true, "mouseClick": true}
 
+// pageUse is a test's page at work: page.goto(…), page.getBy….
+var pageUse = regexp.MustCompile(`(?:^|[^.\w$])page\.\w+\(`)
+
 // sourceName is the name a call is written with: the trace names the
 // keyboard's and the mouse's calls keyboardPress, mouseClick.
 func sourceName(method string) string {
@@ -91,7 +95,12 @@ var receiverExpr = regexp.MustCompile(`^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*$
 // or key action since the page opened, else the navigation that opened
 // the page. ok is false when the failure is not that; why says why no edit
 // could be made when it is.
-func overlayEdit(p Project, t TestOutcome, dom []SnapshotElement) (ch Change, e edit, why string, ok bool) {
+//
+// A call that opens no dialog in a test that passes (quiet: a helper
+// called there with an entry the app refuses) is not answered where it is
+// written, where the answer would break that test, but where this test
+// called it.
+func overlayEdit(p Project, t TestOutcome, dom []SnapshotElement, quiet map[CallSite]bool) (ch Change, e edit, why string, ok bool) {
 	f := t.Failure
 	if f == nil {
 		return Change{}, edit{}, "", false
@@ -199,7 +208,75 @@ func overlayEdit(p Project, t TestOutcome, dom []SnapshotElement) (ch Change, e 
 	if before {
 		at0 = f
 	}
-	return clickAfter(p, at0, name, before)
+	caller := false
+	if opener >= 0 && quiet[siteOf(at0)] {
+		found := false
+		for _, c := range at0.Callers {
+			if !quiet[c] {
+				at0, caller, found = &TraceAction{File: c.File, Line: c.Line, Column: c.Column}, true, true
+				break
+			}
+		}
+		if !found {
+			return Change{}, edit{}, fmt.Sprintf("%s:%d: the call that opened the dialog opens none in a test that passes, and no call of this test leading to it is its own", at0.File, at0.Line), true
+		}
+	}
+	return clickAfter(p, at0, name, before, caller)
+}
+
+// callOnLine is the column of the call a line's statement awaits: the
+// last name before its first bracket.
+func callOnLine(p Project, path string, line int) (int, bool) {
+	src, start, err := sourceAt(p, path, line, 1)
+	if err != nil {
+		return 0, false
+	}
+	i := skipSpace(src, start)
+	rest, ok := bytes.CutPrefix(src[i:], []byte("await "))
+	if !ok {
+		return 0, false
+	}
+	i = len(src) - len(rest)
+	i = skipSpace(src, i)
+	last := -1
+	for i < len(src) && src[i] != '(' && src[i] != '\n' {
+		if id := identAt(src, i); id != "" {
+			last = i
+			i += len(id)
+			continue
+		}
+		if src[i] != '.' {
+			return 0, false
+		}
+		i++
+	}
+	if last < 0 || i >= len(src) || src[i] != '(' {
+		return 0, false
+	}
+	return last - start + 1, true
+}
+
+// siteOf is where a call is written.
+func siteOf(a *TraceAction) CallSite { return CallSite{a.File, a.Line, a.Column} }
+
+// quietSites are the calls that may open a dialog (and the calls leading
+// to them) that went through without one in the tests that passed.
+func quietSites(tests map[string]TestOutcome) map[CallSite]bool {
+	quiet := map[CallSite]bool{}
+	for _, t := range tests {
+		if t.Status != "passed" {
+			continue
+		}
+		for i := range t.Actions {
+			if a := &t.Actions[i]; openers[a.Method] && len(a.Dialog) == 0 && a.File != "" {
+				quiet[siteOf(a)] = true
+				for _, c := range a.Callers {
+					quiet[c] = true
+				}
+			}
+		}
+	}
+	return quiet
 }
 
 // buttonsUnder names the buttons of dom's element root: the elements
@@ -222,21 +299,48 @@ func buttonsUnder(dom []SnapshotElement, root int) []string {
 // clickAfter is the edit adding a click on the button named name after the
 // statement of the call at (before it, with before), through the page
 // that call works on.
-func clickAfter(p Project, nav *TraceAction, name string, before bool) (ch Change, e edit, why string, ok bool) {
+func clickAfter(p Project, nav *TraceAction, name string, before, caller bool) (ch Change, e edit, why string, ok bool) {
+	if caller {
+		// A caller's line: its statement's call (await addItem(…),
+		// await list.add(…)) is the last name before the first bracket.
+		col, found := callOnLine(p, nav.File, nav.Line)
+		if !found {
+			return Change{}, edit{}, fmt.Sprintf("%s:%d: the call leading to the dialog is not a statement of its own (await helper(…)) to follow", nav.File, nav.Line), true
+		}
+		nav = &TraceAction{File: nav.File, Line: nav.Line, Column: col}
+	}
 	src, at, err := sourceAt(p, nav.File, nav.Line, nav.Column)
 	if err != nil {
 		return Change{}, edit{}, "the call before the overlay: " + err.Error(), true
 	}
 	start := at - (nav.Column - 1)
 	method := sourceName(nav.Method)
-	if identAt(src, at) != method || at < 1 || src[at-1] != '.' {
+	member := at >= 1 && src[at-1] == '.'
+	if caller {
+		method = identAt(src, at) // a helper's or a page object's call: addItem(page, …), list.add(…)
+	}
+	if method == "" || identAt(src, at) != method || (!member && !caller) {
 		return Change{}, edit{}, fmt.Sprintf("%s:%d: the call before the overlay is not where the trace says", nav.File, nav.Line), true
 	}
-	head := string(src[start : at-1])
+	head := string(src[start:at])
+	if member {
+		head = head[:len(head)-1]
+	}
 	indent := head[:len(head)-len(strings.TrimLeft(head, " \t"))]
-	recv, awaited := strings.CutPrefix(strings.TrimSpace(head), "await ")
+	recv, awaited := strings.CutPrefix(strings.TrimSpace(head)+" ", "await ")
 	recv = strings.TrimSpace(recv)
-	if page, ok := strings.CutSuffix(recv, ".keyboard"); ok {
+	if caller {
+		// The page the caller works on: a page object's own, else the
+		// test's page.
+		switch {
+		case strings.HasPrefix(recv, "this.") && strings.Contains(string(src), "this.page."):
+			recv = "this.page"
+		case pageUse.Match(src):
+			recv = "page"
+		default:
+			recv = ""
+		}
+	} else if page, ok := strings.CutSuffix(recv, ".keyboard"); ok {
 		recv = page // page.keyboard.press(…)
 	} else if page, ok := strings.CutSuffix(recv, ".mouse"); ok {
 		recv = page

@@ -64,7 +64,7 @@ test('deletes one of them', async () => {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := click
-			_, e, why, ok := overlayEdit(p, TestOutcome{Status: "failed", Error: wall, Failure: &f, Actions: tc.actions}, dom)
+			_, e, why, ok := overlayEdit(p, TestOutcome{Status: "failed", Error: wall, Failure: &f, Actions: tc.actions}, dom, nil)
 			if !ok || why != "" {
 				t.Fatalf("ok %v: %s", ok, why)
 			}
@@ -126,7 +126,7 @@ func TestADialogIsAnsweredWithItsWayOnOrNotAtAll(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := fail
-			_, e, why, ok := overlayEdit(p, TestOutcome{Status: "failed", Error: fail.Error, Failure: &f, Actions: actions}, tc.dom)
+			_, e, why, ok := overlayEdit(p, TestOutcome{Status: "failed", Error: fail.Error, Failure: &f, Actions: actions}, tc.dom, nil)
 			if ok != tc.overlay || !strings.Contains(why, tc.why) || (tc.why == "") != (why == "") {
 				t.Fatalf("ok %v, why %q; want %v, %q", ok, why, tc.overlay, tc.why)
 			}
@@ -152,6 +152,7 @@ func TestADialogIsAnsweredAfterTheCallThatOpenedIt(t *testing.T) {
 	for _, tc := range []struct {
 		name, src string
 		actions   []TraceAction
+		quiet     []CallSite // calls that open no dialog in a test that passes
 		want      string
 	}{
 		{"a loop, the dialog closed again", `test('adds two', async () => {
@@ -166,7 +167,7 @@ func TestADialogIsAnsweredAfterTheCallThatOpenedIt(t *testing.T) {
 			{Method: "press", File: "t.spec.js", Line: 4, Column: 33, Dialog: []string{"Cancel", "Confirm"}},
 			{Method: "fill", File: "t.spec.js", Line: 3, Column: 33},
 			{Method: "press", File: "t.spec.js", Line: 4, Column: 33},
-		}, `    await page.locator('#item').press('Enter');
+		}, nil, `    await page.locator('#item').press('Enter');
     await page.getByRole('button', { name: 'Confirm' }).click();
   }`},
 		{"the page's keyboard", `test('adds', async ({ page }) => {
@@ -177,19 +178,55 @@ func TestADialogIsAnsweredAfterTheCallThatOpenedIt(t *testing.T) {
 `, []TraceAction{
 			{Method: "goto", File: "t.spec.js", Line: 2, Column: 14},
 			{Method: "keyboardPress", File: "t.spec.js", Line: 3, Column: 23, Dialog: []string{"No", "Yes"}},
-		}, `  await page.keyboard.press('Enter');
+		}, nil, `  await page.keyboard.press('Enter');
   await page.getByRole('button', { name: 'Yes' }).click();
+`},
+		{"a helper that opens it only for this test", `const addItem = async (page, name) => {
+  await page.getByRole('textbox', { name: 'New item' }).fill(name);
+  await page.getByRole('button', { name: 'Add' }).click();
+};
+
+test('keeps a list', async ({ page }) => {
+  await page.goto('/list');
+  await addItem(page, 'Honey');
+  await expect(page.locator('#count')).toHaveText('2 items');
+});
+`, []TraceAction{
+			{Method: "goto", File: "t.spec.js", Line: 7, Column: 14},
+			{Method: "fill", File: "t.spec.js", Line: 2, Column: 57, Callers: []CallSite{{"t.spec.js", 8, 9}}},
+			{Method: "click", File: "t.spec.js", Line: 3, Column: 51, Callers: []CallSite{{"t.spec.js", 8, 9}}, Dialog: []string{"Cancel", "Confirm"}},
+		}, []CallSite{{"t.spec.js", 3, 51}}, `  await addItem(page, 'Honey');
+  await page.getByRole('button', { name: 'Confirm' }).click();
+  await expect`},
+		{"a page object's method that opens it only for this test", `test('keeps a list', async ({ page }) => {
+  const list = new ListPage(page);
+  await list.open();
+  await list.add('Honey');
+  await expect(page.locator('#count')).toHaveText('2 items');
+});
+`, []TraceAction{
+			{Method: "goto", File: "pages/list.js", Line: 9, Column: 21, Callers: []CallSite{{"t.spec.js", 3, 14}}},
+			{Method: "click", File: "pages/list.js", Line: 14, Column: 26, Callers: []CallSite{{"t.spec.js", 4, 14}}, Dialog: []string{"Cancel", "Confirm"}},
+		}, []CallSite{{"pages/list.js", 14, 26}}, `  await list.add('Honey');
+  await page.getByRole('button', { name: 'Confirm' }).click();
 `},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p := Project{Files: []File{{Path: "t.spec.js", Content: []byte(tc.src)}}}
+			p := Project{Files: []File{{Path: "pages/list.js", Content: []byte(listPage)}, {Path: "t.spec.js", Content: []byte(tc.src)}}}
 			line := strings.Count(tc.src[:strings.Index(tc.src, "await expect")], "\n") + 1
 			fail := TraceAction{Method: "expect", File: "t.spec.js", Line: line, Column: 41, Error: "Expect failed"}
 			actions := append(tc.actions, fail)
-			_, e, why, ok := overlayEdit(p, TestOutcome{Status: "failed", Failure: &fail, Actions: actions}, nil)
+			quiet := map[CallSite]bool{}
+			for _, c := range tc.quiet {
+				quiet[c] = true
+			}
+			_, e, why, ok := overlayEdit(p, TestOutcome{Status: "failed", Failure: &fail, Actions: actions}, nil, quiet)
 			if !ok || why != "" {
 				t.Fatalf("ok %v: %s", ok, why)
+			}
+			if e.file != "t.spec.js" {
+				t.Fatalf("the answer goes to %s", e.file)
 			}
 			if got := edited(t, p, e); !strings.Contains(got, tc.want) {
 				t.Fatalf("got\n%s\nwant it to hold\n%s", got, tc.want)
@@ -197,3 +234,22 @@ func TestADialogIsAnsweredAfterTheCallThatOpenedIt(t *testing.T) {
 		})
 	}
 }
+
+// listPage is a page object whose add opens the dialog.
+const listPage = `class ListPage {
+  constructor(page) {
+    this.page = page;
+    this.input = page.getByRole('textbox', { name: 'New item' });
+    this.addButton = page.getByTestId('add-button');
+  }
+
+  async open() {
+    await this.page.goto('/list');
+  }
+
+  async add(name) {
+    await this.input.fill(name);
+    await this.addButton.click();
+  }
+}
+`

@@ -157,6 +157,7 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 		}
 		edits := map[string][]edit{}
 		var healing []string
+		quiet := quietSites(last.tests)
 		for _, id := range order {
 			t, rt := last.tests[id], tests[id]
 			if t.Status != "failed" || rt.Verdict == VerdictRegression || rt.Verdict == VerdictUnrepairable {
@@ -164,7 +165,7 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 			}
 			// An overlay that took the action is a flow change, not the
 			// element's (which is there, behind it).
-			ch, e, owhy, overlay := overlayEdit(cur, t, last.dom[id])
+			ch, e, owhy, overlay := overlayEdit(cur, t, last.dom[id], quiet)
 			var verdict, why string
 			switch {
 			case overlay && owhy != "":

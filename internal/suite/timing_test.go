@@ -146,7 +146,11 @@ func edited(t *testing.T, p Project, e edit) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(got.Files[0].Content)
+	f, ok := got.File(e.file)
+	if !ok {
+		t.Fatalf("no file %s", e.file)
+	}
+	return string(f.Content)
 }
 
 // TestALongerWaitIsWrittenAsTheFileWritesNumbers: a file that writes

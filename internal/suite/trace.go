@@ -10,6 +10,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -50,10 +51,19 @@ type TraceAction struct {
 	// Result is what the call answered (a read's value), as the trace
 	// holds it: read to tie a failed value check to its read, never kept.
 	Result string `json:"-"`
+	// Callers are the lines, in the project's own files, whose calls led
+	// to this one, innermost first (a helper's caller in the test).
+	Callers []CallSite `json:"-"`
 	// Dialog names the buttons of a modal dialog the page showed when the
 	// call ended, when the call opened one (the dialog is new in the
 	// page's snapshot after it): what a flow heal answers.
 	Dialog []string `json:"-"`
+}
+
+// CallSite is a place in the project's source.
+type CallSite struct {
+	File         string
+	Line, Column int
 }
 
 // SnapshotElement is an element as a trace's DOM snapshot holds it.
@@ -158,8 +168,11 @@ func ReadTrace(path, root string) (Trace, error) {
 	}
 	defer zr.Close()
 	var testEvents, ctxEvents, netEvents []traceEvent
+	stacks := map[string][]CallSite{} // the client's whole stacks, by call id
 	for _, f := range zr.File {
 		switch {
+		case strings.HasSuffix(f.Name, ".stacks"):
+			err = readStacks(f, root, stacks)
 		case f.Name == "test.trace":
 			testEvents, err = readEvents(f)
 		case strings.HasSuffix(f.Name, ".trace"):
@@ -229,6 +242,13 @@ func ReadTrace(path, root string) (Trace, error) {
 		if site, ok := sites[e.StepID]; ok {
 			s := site.Stack[0]
 			a.File, a.Line, a.Column = projectPath(s.File, root), s.Line, s.Column
+			if st := stacks[e.CallID]; len(st) > 1 && st[0] == (CallSite{a.File, a.Line, a.Column}) {
+				// A caller's column is where its await resumed as often as
+				// where its call is: only its line is kept.
+				for _, c := range st[1:] {
+					a.Callers = append(a.Callers, CallSite{File: c.File, Line: c.Line})
+				}
+			}
 			if a.Method == "expect" || strings.HasPrefix(site.APIName, "expect.") {
 				a.API = site.APIName
 			}
@@ -269,6 +289,45 @@ func ReadTrace(path, root string) (Trace, error) {
 		tr.Actions = append(tr.Actions, a)
 	}
 	return tr, nil
+}
+
+// readStacks reads the client's stacks file ({"files": [...], "stacks":
+// [[call number, [[file index, line, column, function], ...]], ...]}) into
+// stacks, keyed call@N, keeping the frames in the project's own files.
+func readStacks(f *zip.File, root string, stacks map[string][]CallSite) error {
+	rc, err := f.Open()
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	var raw struct {
+		Files  []string             `json:"files"`
+		Stacks [][2]json.RawMessage `json:"stacks"`
+	}
+	if err := json.NewDecoder(io.LimitReader(rc, maxTraceBytes)).Decode(&raw); err != nil {
+		return err
+	}
+	for _, st := range raw.Stacks {
+		var n int
+		var frames [][4]any
+		if json.Unmarshal(st[0], &n) != nil || json.Unmarshal(st[1], &frames) != nil {
+			continue
+		}
+		var sites []CallSite
+		for _, fr := range frames {
+			i, _ := fr[0].(float64)
+			line, _ := fr[1].(float64)
+			col, _ := fr[2].(float64)
+			if int(i) < 0 || int(i) >= len(raw.Files) {
+				continue
+			}
+			if file := projectPath(raw.Files[int(i)], root); !filepath.IsAbs(file) && !strings.Contains(file, "node_modules/") {
+				sites = append(sites, CallSite{file, int(line), int(col)})
+			}
+		}
+		stacks["call@"+strconv.Itoa(n)] = sites
+	}
+	return nil
 }
 
 func readEvents(f *zip.File) ([]traceEvent, error) {
