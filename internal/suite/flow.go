@@ -91,9 +91,10 @@ var receiverExpr = regexp.MustCompile(`^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*$
 // element over the one its action targets (a cookie wall), or a modal
 // dialog a call of the test opened or the failure's page shows (a
 // confirmation). A click on the overlay's button goes after the call that
-// opened it: the call after which the dialog showed, else the last pointer
-// or key action since the page opened, else the navigation that opened
-// the page. ok is false when the failure is not that; why says why no edit
+// opened it: the call after which the dialog showed; for an element over
+// the page, the navigation that opened the page; for a dialog only the
+// failure's page shows, the last pointer or key action since the page
+// opened, else that navigation. ok is false when the failure is not that; why says why no edit
 // could be made when it is.
 //
 // A call that opens no dialog in a test that passes (quiet: a helper
@@ -141,8 +142,8 @@ func overlayEdit(p Project, t TestOutcome, dom []SnapshotElement, quiet map[Call
 	}
 	// The call since the page opened after which a modal dialog showed
 	// opened it, even when a later step closed it again (a key press
-	// taken by its focused Cancel); else the last pointer or key action
-	// since the page opened may have.
+	// taken by its focused Cancel); else, for a dialog only the failure's
+	// page shows, the last pointer or key action since the page opened.
 	opener, dialogAt := -1, -1
 	for i := max(nav+1, 0); i < fail; i++ {
 		if a := &t.Actions[i]; len(a.Dialog) > 0 && a.File != "" {
@@ -156,8 +157,14 @@ func overlayEdit(p Project, t TestOutcome, dom []SnapshotElement, quiet map[Call
 			break
 		}
 	}
-	if dialogAt >= 0 {
+	switch {
+	case dialogAt >= 0:
 		opener = dialogAt
+	case root >= 0:
+		// An element over the page the trace saw open with no call: a
+		// wall the page opened with (the calls since then that went
+		// through, a fill, a key press, do not hit-test).
+		opener = -1
 	}
 	var names []string
 	switch {
