@@ -34,17 +34,22 @@ var repairTest = []string{
 
 var (
 	acceptRef     = regexp.MustCompile(`button "Accept cookies"[^\n]*\[ref=([a-z0-9]+)\]`)
+	confirmRef    = regexp.MustCompile(`button "Confirm"[^\n]*\[ref=([a-z0-9]+)\]`)
 	failedDismiss = regexp.MustCompile(`name="Dismiss"[^\n]*\[FAILED`)
 )
 
 // repairModel is the scripted model of the repair corpus: it clears a
-// cookie wall it sees, calls a step whose element is gone obsolete when
+// cookie wall it sees, confirms an add a dialog asks it to confirm, calls a step whose element is gone obsolete when
 // the step only dismissed something, and otherwise says the step cannot be
 // done. It never works around a broken feature.
 func repairModel(req llmtest.Request) string {
 	text := req.Text()
 	if m := acceptRef.FindStringSubmatch(text); m != nil {
 		return llmtest.JSON(map[string]any{"status": "complete", "reasoning": "a cookie wall covers the page",
+			"commands": []any{map[string]any{"action": "click", "target": map[string]any{"ref": m[1]}}}})
+	}
+	if m := confirmRef.FindStringSubmatch(text); m != nil {
+		return llmtest.JSON(map[string]any{"status": "complete", "reasoning": "a dialog asks to confirm the add",
 			"commands": []any{map[string]any{"action": "click", "target": map[string]any{"ref": m[1]}}}})
 	}
 	if failedDismiss.MatchString(text) {

@@ -322,6 +322,13 @@ func (r *run) heal(ctx context.Context, rep *StepReport, i int, entries []Manife
 		return healDone, nil
 	}
 
+	// A dialog the app now opens (a confirmation before an add) holds the
+	// flow back: the agent is asked before any verdict, and the step's
+	// checks stay the recorded ones, so a regression still fails them.
+	if r.Model != nil && r.dialogOpen(ctx) {
+		return r.repairWithAgent(ctx, rep, i, entries, k, cmd, timeout)
+	}
+
 	n, _ := r.Page.Count(ctx, cmd.Target)
 	if cmd.IsVerify() {
 		switch {
@@ -377,6 +384,15 @@ func (r *run) heal(ctx context.Context, rep *StepReport, i int, entries []Manife
 		return healFailed, nil
 	}
 	return r.repairWithAgent(ctx, rep, i, entries, k, cmd, timeout)
+}
+
+// openDialogs are the dialogs that stand open over a page.
+var openDialogs = browser.Target{CSS: "dialog[open], [role=dialog][aria-modal=true], [role=alertdialog][aria-modal=true]"}
+
+// dialogOpen reports whether a dialog stands open on the page.
+func (r *run) dialogOpen(ctx context.Context) bool {
+	n, err := r.Page.Count(ctx, openDialogs)
+	return err == nil && n > 0
 }
 
 // relocate looks for where a failed command's element went, when that can

@@ -58,6 +58,10 @@ func TestRepairHealsDriftAndNeverRegressions(t *testing.T) {
 			return map[string]any{"status": "complete", "commands": []any{cmd("click", refTarget(ref(req, "button", "Accept cookies")), "")}}
 		})}, verdict: orchestrator.VerdictHealed, class: orchestrator.ClassFlowDrift, tier: orchestrator.TierAgent,
 			change_: orchestrator.ChangeInserted, spec: "Accept cookies"},
+		{change: demoapp.ConfirmAdd, calls: 1, replies: []llmtest.Reply{respond(func(req llmtest.Request) map[string]any {
+			return map[string]any{"status": "complete", "commands": []any{cmd("click", refTarget(ref(req, "button", "Confirm")), "")}}
+		})}, verdict: orchestrator.VerdictHealed, class: orchestrator.ClassFlowDrift, tier: orchestrator.TierAgent,
+			change_: orchestrator.ChangeInserted, spec: "Confirm"},
 		{change: demoapp.SlowAdd, verdict: orchestrator.VerdictFlaky, class: orchestrator.ClassTiming, tier: orchestrator.TierSettle,
 			change_: orchestrator.ChangeUnchanged, spec: "timeout: "},
 		{change: demoapp.WrongCount, verdict: orchestrator.VerdictRegression, class: orchestrator.ClassRegression},
