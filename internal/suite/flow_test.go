@@ -213,7 +213,7 @@ test('keeps a list', async ({ page }) => {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p := Project{Files: []File{{Path: "pages/list.js", Content: []byte(listPage)}, {Path: "t.spec.js", Content: []byte(tc.src)}}}
+			p := Project{Files: []File{{Path: "pages/list.js", Content: []byte(ListPageSource)}, {Path: "t.spec.js", Content: []byte(tc.src)}}}
 			line := strings.Count(tc.src[:strings.Index(tc.src, "await expect")], "\n") + 1
 			fail := TraceAction{Method: "expect", File: "t.spec.js", Line: line, Column: 41, Error: "Expect failed"}
 			actions := append(tc.actions, fail)
@@ -235,8 +235,10 @@ test('keeps a list', async ({ page }) => {
 	}
 }
 
-// listPage is a page object whose add opens the dialog.
-const listPage = `class ListPage {
+// ListPageSource is the list's page object, as a customer writes one: a
+// page of its own, two locators kept in fields, a method per step (add
+// opens the confirmation under the demo app's confirm_add).
+const ListPageSource = `class ListPage {
   constructor(page) {
     this.page = page;
     this.input = page.getByRole('textbox', { name: 'New item' });
@@ -252,52 +254,6 @@ const listPage = `class ListPage {
     await this.addButton.click();
   }
 }
-`
 
-// TestAWallThePageOpensWithIsClickedAwayAfterTheNavigation: a fixture
-// opens the page and seeds it with a fill and an Enter, which go through
-// the wall (neither hit-tests), and the test's click is intercepted. The
-// wall came with the page: the click on its button follows the goto, not
-// the Enter in the seeding loop, where a second pass would find no wall.
-func TestAWallThePageOpensWithIsClickedAwayAfterTheNavigation(t *testing.T) {
-	t.Parallel()
-	fixture := `export const test = base.extend({
-  page: async ({ page, seed }, use) => {
-    await page.goto('/list');
-    for (const item of seed) {
-      await page.getByRole('textbox', { name: 'New item' }).fill(item);
-      await page.getByRole('textbox', { name: 'New item' }).press('Enter');
-    }
-    await use(page);
-  },
-});
+module.exports = { ListPage };
 `
-	spec := `test('can delete a seeded item', async ({ page, seed }) => {
-  await page.getByRole('button', { name: 'Delete Apples' }).click();
-});
-`
-	p := Project{Files: []File{{Path: "support/options.ts", Content: []byte(fixture)}, {Path: "tests/seeded.spec.ts", Content: []byte(spec)}}}
-	wall := "TimeoutError: locator.click: Timeout 4000ms exceeded.\n  - <div class=\"wall\" id=\"cookie-wall\">…</div> intercepts pointer events"
-	click := TraceAction{Method: "click", File: "tests/seeded.spec.ts", Line: 2, Column: 61, URL: "http://app/list", Error: wall}
-	actions := []TraceAction{
-		{Method: "goto", File: "support/options.ts", Line: 3, Column: 16, URL: "about:blank"},
-		{Method: "fill", File: "support/options.ts", Line: 5, Column: 62, URL: "http://app/list"},
-		{Method: "press", File: "support/options.ts", Line: 6, Column: 62, URL: "http://app/list"},
-		{Method: "fill", File: "support/options.ts", Line: 5, Column: 62, URL: "http://app/list"},
-		{Method: "press", File: "support/options.ts", Line: 6, Column: 62, URL: "http://app/list"},
-		click,
-	}
-	dom := []SnapshotElement{
-		{Tag: "div", Path: "html body div", Attributes: map[string]string{"class": "wall", "id": "cookie-wall"}},
-		{Tag: "button", Path: "html body div div button", Text: "Accept cookies", Attributes: map[string]string{}},
-	}
-	f := click
-	_, e, why, ok := overlayEdit(p, TestOutcome{Status: "failed", Error: wall, Failure: &f, Actions: actions}, dom, nil)
-	if !ok || why != "" {
-		t.Fatalf("ok %v: %s", ok, why)
-	}
-	want := "    await page.goto('/list');\n    await page.getByRole('button', { name: 'Accept cookies' }).click();\n    for"
-	if got := edited(t, p, e); !strings.Contains(got, want) {
-		t.Fatalf("got\n%s\nwant it to hold\n%s", got, want)
-	}
-}

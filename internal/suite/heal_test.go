@@ -288,28 +288,6 @@ func TestAnEntryTheAppLostIsNeverWaitedIntoAPass(t *testing.T) {
 // fails gives up in 2 s.
 const shortWaitsConfig = "module.exports = { testDir: 'tests', use: { baseURL: process.env.BASE_URL, actionTimeout: 2000 }, expect: { timeout: 2000 } };\n"
 
-// listPageObject is the list's page object: a page of its own, two
-// locators kept in fields, a method per step.
-const listPageObject = `class ListPage {
-  constructor(page) {
-    this.page = page;
-    this.input = page.getByRole('textbox', { name: 'New item' });
-    this.addButton = page.getByTestId('add-button');
-  }
-
-  async open() {
-    await this.page.goto('/list');
-  }
-
-  async add(name) {
-    await this.input.fill(name);
-    await this.addButton.click();
-  }
-}
-
-module.exports = { ListPage };
-`
-
 // pageObjectTest is a spec file's head: a test adding through the list's
 // page object.
 const pageObjectTest = `const { test, expect } = require('@playwright/test');
@@ -334,7 +312,7 @@ func TestAnOverlayTheAppNowShowsIsClickedAwayWhereThePageOpens(t *testing.T) {
 	b := setup(t)
 	p, err := suite.NewProject(map[string][]byte{
 		"playwright.config.js": []byte(shortWaitsConfig),
-		"pages/list.js":        []byte(listPageObject),
+		"pages/list.js":        []byte(suite.ListPageSource),
 		"tests/list.spec.js": []byte(pageObjectTest + `
 
 test('adds directly', async ({ page }) => {
@@ -381,7 +359,7 @@ func TestAConfirmationTheAppNowAsksForIsAnsweredAfterTheActionThatOpensIt(t *tes
 	b := setup(t)
 	p, err := suite.NewProject(map[string][]byte{
 		"playwright.config.js": []byte(shortWaitsConfig),
-		"pages/list.js":        []byte(listPageObject),
+		"pages/list.js":        []byte(suite.ListPageSource),
 		"tests/list.spec.js": []byte(pageObjectTest + `
 
 test('adds with the Enter key', async ({ page }) => {
