@@ -171,7 +171,7 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 			case overlay && owhy != "":
 				verdict, why = VerdictUnrepairable, owhy
 			case overlay:
-				rt.Reason = "passes with the step the app now asks for: " + ch.New
+				rt.Reason = reasonStep + ch.New
 			default:
 				ch, e, verdict, why = diagnose(t, prints[id], last.dom[id], sites)
 				rt.Reason = ""
@@ -247,6 +247,8 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 				rt.Verdict = VerdictUnrepairable
 				if rt.Reason == "" {
 					rt.Reason = "still fails after the repair"
+				} else if step, ok := strings.CutPrefix(rt.Reason, reasonStep); ok {
+					rt.Reason = "still fails with the step the app seemed to ask for: " + step
 				}
 			}
 		} else if collateral(id, before, prints) && t.Status == "passed" && len(changes) > 0 {
@@ -276,6 +278,10 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 	rep.Patched = &cur
 	return rep, nil
 }
+
+// reasonStep starts the reason of a test healed by a step the app now
+// asks for (until its verification says otherwise).
+const reasonStep = "passes with the step the app now asks for: "
 
 // blockedBy is the app regression a test skipped for another's failure
 // waits on: a failing test of its own file (a serial neighbour) first,
