@@ -79,11 +79,7 @@ func (s *Server) uploadProject(w http.ResponseWriter, r *http.Request) {
 		p, err = suite.ReadArchive(up.Archive)
 	case len(up.Files) > 0:
 		field = "files"
-		files := make(map[string][]byte, len(up.Files))
-		for k, v := range up.Files {
-			files[k] = []byte(v)
-		}
-		p, err = suite.NewProject(files)
+		p, err = suite.ReadFiles(up.Files)
 	default:
 		writeError(w, http.StatusBadRequest, "invalid project", []scenario.FieldError{{Field: "archive", Message: "is required (or files)"}})
 		return

@@ -98,7 +98,7 @@ func (r ProjectRunner) evidenceRun(ctx context.Context, p Project, o RunOptions)
 	for _, t := range rep.Tests {
 		_ = t.Evidence()
 		if t.Status == "failed" && t.Trace != "" {
-			if dom, err := FailureDOM(t.Trace); err == nil {
+			if dom, err := FailureDOM(t.RunDir, t.Trace); err == nil {
 				out.dom[t.ID] = dom
 			}
 		}

@@ -91,7 +91,9 @@ func ReadArchive(data []byte) (Project, error) {
 		if zerr != nil {
 			return Project{}, problem("", "the archive is not a valid gzip file: %v", zerr)
 		}
-		files, err = readTar(io.LimitReader(zr, MaxProjectBytes*2))
+		// Skipped entries and headers are inflated too: the stream as a
+		// whole is bounded, not only what is kept.
+		files, err = readTar(&inflateCap{r: zr, left: 2 * MaxProjectBytes})
 	case len(data) > 262 && string(data[257:262]) == "ustar":
 		files, err = readTar(bytes.NewReader(data))
 	default:
@@ -103,13 +105,45 @@ func ReadArchive(data []byte) (Project, error) {
 	return NewProject(stripRoot(files))
 }
 
+// intake gathers an archive's files as they are inflated, counting the
+// running total against the project's limits, so that no more than the
+// limit is ever held: an archive's headers may claim any sizes, and a few
+// MB compressed can inflate to gigabytes.
+type intake struct {
+	files map[string][]byte
+	total int
+}
+
+func (in *intake) add(name string, r io.Reader) error {
+	if skipped(path.Clean(strings.TrimPrefix(name, "./"))) {
+		return nil // never needed, never read
+	}
+	if len(in.files) >= MaxProjectFiles {
+		return problem(name, "the project has more than %d files", MaxProjectFiles)
+	}
+	left := MaxProjectBytes - in.total
+	b, err := io.ReadAll(io.LimitReader(r, int64(min(left, MaxFileBytes))+1))
+	if err != nil {
+		return problem(name, "cannot be read: %v", err)
+	}
+	if len(b) > MaxFileBytes {
+		return problem(name, "is more than the %d bytes a file may have", MaxFileBytes)
+	}
+	if len(b) > left {
+		return problem("", "the project's files hold more than %d bytes uncompressed", MaxProjectBytes)
+	}
+	in.total += len(b)
+	in.files[name] = b
+	return nil
+}
+
 func readTar(r io.Reader) (map[string][]byte, error) {
-	files := map[string][]byte{}
+	in := intake{files: map[string][]byte{}}
 	tr := tar.NewReader(r)
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return files, nil
+			return in.files, nil
 		}
 		if err != nil {
 			return nil, problem("", "the archive cannot be read: %v", err)
@@ -126,23 +160,45 @@ func readTar(r io.Reader) (map[string][]byte, error) {
 		if h.Size > MaxFileBytes {
 			return nil, problem(h.Name, "is %d bytes, more than the %d a file may have", h.Size, MaxFileBytes)
 		}
-		if len(files) >= MaxProjectFiles {
-			return nil, problem(h.Name, "the project has more than %d files", MaxProjectFiles)
+		if err := in.add(h.Name, tr); err != nil {
+			return nil, err
 		}
-		b, err := io.ReadAll(io.LimitReader(tr, MaxFileBytes+1))
-		if err != nil {
-			return nil, problem(h.Name, "cannot be read: %v", err)
-		}
-		files[h.Name] = b
 	}
 }
 
+// inflateCap fails a decompressed stream that goes on past left bytes.
+type inflateCap struct {
+	r    io.Reader
+	left int64
+}
+
+func (c *inflateCap) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, problem("", "the archive inflates to more than %d bytes", 2*MaxProjectBytes)
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
+
+// maxZipEntries bounds the entries (files and directories) a zip may list,
+// checked before its directory is read into memory.
+const maxZipEntries = 4 * MaxProjectFiles
+
 func readZip(data []byte) (map[string][]byte, error) {
+	if n, err := zipEntries(bytes.NewReader(data), int64(len(data))); err != nil {
+		return nil, problem("", "the archive is not a valid zip file: %v", err)
+	} else if n > maxZipEntries {
+		return nil, problem("", "the archive lists more than %d entries", maxZipEntries)
+	}
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return nil, problem("", "the archive is not a valid zip file: %v", err)
 	}
-	files := map[string][]byte{}
+	in := intake{files: map[string][]byte{}}
 	for _, f := range zr.File {
 		if f.FileInfo().IsDir() {
 			continue
@@ -156,21 +212,29 @@ func readZip(data []byte) (map[string][]byte, error) {
 		if f.UncompressedSize64 > MaxFileBytes {
 			return nil, problem(f.Name, "is %d bytes, more than the %d a file may have", f.UncompressedSize64, MaxFileBytes)
 		}
-		if len(files) >= MaxProjectFiles {
-			return nil, problem(f.Name, "the project has more than %d files", MaxProjectFiles)
-		}
 		rc, err := f.Open()
 		if err != nil {
 			return nil, problem(f.Name, "cannot be read: %v", err)
 		}
-		b, err := io.ReadAll(io.LimitReader(rc, MaxFileBytes+1))
+		err = in.add(f.Name, rc)
 		_ = rc.Close()
 		if err != nil {
-			return nil, problem(f.Name, "cannot be read: %v", err)
+			return nil, err
 		}
-		files[f.Name] = b
 	}
-	return files, nil
+	return in.files, nil
+}
+
+// ReadFiles takes the files of an upload's files form, by path, holding no
+// more than the project's limits allow.
+func ReadFiles(form map[string]string) (Project, error) {
+	in := intake{files: make(map[string][]byte, min(len(form), MaxProjectFiles))}
+	for name, content := range form {
+		if err := in.add(name, strings.NewReader(content)); err != nil {
+			return Project{}, err
+		}
+	}
+	return NewProject(in.files)
 }
 
 // stripRoot takes a single top-level directory holding every file (how an

@@ -1,7 +1,6 @@
 package suite
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -96,9 +95,11 @@ type TestOutcome struct {
 	Status   string        `json:"status,omitempty"`
 	Duration time.Duration `json:"duration_ns,omitempty"`
 	Error    string        `json:"error,omitempty"`
-	// Trace is the host path of the last attempt's trace, while the run's
-	// directory exists.
-	Trace string `json:"-"`
+	// Trace is where the last attempt's trace is inside RunDir (the run's
+	// directory on the host, while it exists): read only through
+	// ReadTrace, as everything a run leaves is untrusted.
+	Trace  string `json:"-"`
+	RunDir string `json:"-"`
 	// Failure is the call that failed, from the trace: its call site in
 	// the project's source, selector, error and target element.
 	Failure *TraceAction `json:"failure,omitempty"`
@@ -115,7 +116,7 @@ func (t *TestOutcome) Evidence() error {
 	if t.Trace == "" {
 		return nil
 	}
-	tr, err := ReadTrace(t.Trace, sandbox.WorkDir)
+	tr, err := ReadTrace(t.RunDir, t.Trace, sandbox.WorkDir)
 	if err != nil {
 		return err
 	}
@@ -195,6 +196,38 @@ type RunReport struct {
 	// removes it.
 	Dir string `json:"-"`
 }
+
+// reportPath is where the runner writes its JSON report, inside the run's
+// directory.
+const reportPath = ".webpilot/report.json"
+
+// maxReportBytes bounds the report the host reads (a few MB for hundreds
+// of tests with their errors).
+const maxReportBytes = 64 << 20
+
+// outputTail is how much of what a run prints is kept while it runs.
+const outputTail = 64 << 10
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	max int
+	b   []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	n := len(p)
+	if len(p) >= t.max {
+		t.b = append(t.b[:0], p[len(p)-t.max:]...)
+		return n, nil
+	}
+	if over := len(t.b) + len(p) - t.max; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	t.b = append(t.b, p...)
+	return n, nil
+}
+
+func (t *tail) String() string { return string(t.b) }
 
 // configNames are the config files the runner looks for, in its order.
 var configNames = []string{"playwright.config.ts", "playwright.config.js", "playwright.config.mts", "playwright.config.mjs",
@@ -303,7 +336,7 @@ func (r ProjectRunner) Run(ctx context.Context, p Project, o RunOptions) (RunRep
 	if chromium == "" {
 		chromium = "/usr/lib/chromium/chromium"
 	}
-	settings := map[string]any{"chromium": chromium, "report": sandbox.WorkDir + "/.webpilot/report.json",
+	settings := map[string]any{"chromium": chromium, "report": sandbox.WorkDir + "/" + reportPath,
 		"output": sandbox.WorkDir + "/.webpilot/results", "trace": o.Trace && !o.List}
 	if o.BaseURL != "" {
 		settings["baseURL"] = o.BaseURL
@@ -348,20 +381,25 @@ func (r ProjectRunner) Run(ctx context.Context, p Project, o RunOptions) (RunRep
 			run.Args = append(run.Args, "^"+regexp.QuoteMeta(sandbox.WorkDir+"/"+path.Clean(f))+"$")
 		}
 	}
-	var out bytes.Buffer
-	run.Stdout, run.Stderr = &out, &out
+	// What the run prints is kept only as far as it is shown: its end.
+	out := &tail{max: outputTail}
+	run.Stdout, run.Stderr = out, out
 	res, err := r.Sandbox.Run(ctx, run)
 	rep.Limit = res.Limit
 	rep.Output = lastBytes(stripANSI(out.String()), 4000)
 	if err != nil {
 		return rep, err
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, ".webpilot", "report.json"))
-	if err != nil {
-		if rep.Limit != "" {
-			return rep, fmt.Errorf("the run hit the sandbox's %s limit before it reported", rep.Limit)
-		}
+	raw, err := sandbox.ReadResult(ctx, dir, reportPath, maxReportBytes)
+	switch {
+	case errors.Is(err, os.ErrNotExist) && rep.Limit != "":
+		return rep, fmt.Errorf("the run hit the sandbox's %s limit before it reported", rep.Limit)
+	case errors.Is(err, os.ErrNotExist):
 		return rep, fmt.Errorf("the runner wrote no report (exit %d): %s", res.ExitCode, rep.Output)
+	case err != nil:
+		// The project's own code replaced the report (a link, a FIFO, a
+		// file too large): refused, never read.
+		return rep, fmt.Errorf("the run's report %s cannot be read: %w", reportPath, err)
 	}
 	if err := rep.read(raw, dir, sandbox.WorkDir, locked); err != nil {
 		return rep, err
@@ -522,7 +560,9 @@ func (rep *RunReport) read(raw []byte, dir, root string, locked bool) error {
 					}
 					for _, a := range res.Attachments {
 						if a.Name == "trace" && strings.HasPrefix(a.Path, sandbox.WorkDir+"/") {
-							o.Trace = filepath.Join(dir, strings.TrimPrefix(a.Path, sandbox.WorkDir+"/"))
+							// Opened beneath the run's directory only (a
+							// path with .. or through a link is refused).
+							o.Trace, o.RunDir = strings.TrimPrefix(a.Path, sandbox.WorkDir+"/"), dir
 						}
 					}
 				}

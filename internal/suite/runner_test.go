@@ -3,12 +3,15 @@ package suite_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/webpilot/webpilot/internal/browser/browsertest"
 	"github.com/webpilot/webpilot/internal/demoapp"
@@ -154,7 +157,7 @@ func TestAProjectRunsAsItsOwnerRunsIt(t *testing.T) {
 				if failing != (o.Status == "failed") {
 					t.Errorf("%s: %s (%s)", o.Title(), o.Status, o.Error)
 				}
-				if _, err := os.Stat(o.Trace); o.Status != "skipped" && err != nil {
+				if _, err := os.Stat(filepath.Join(o.RunDir, o.Trace)); o.Status != "skipped" && err != nil {
 					t.Errorf("%s: no trace (%v)", o.Title(), err)
 				}
 			}
@@ -432,6 +435,96 @@ test('runs under', async ({ page }, info) => {
 			}
 			if (tc.runner == "") != (rep.Runner == "") || !strings.Contains(rep.Runner, tc.runner) {
 				t.Fatalf("runner %q, want %q", rep.Runner, tc.runner)
+			}
+		})
+	}
+}
+
+// leftBehind is a project whose own config, in the runner's main process
+// at exit, replaces what the host reads after the run (the report, or the
+// trace the report names) as HOSTILE says.
+func leftBehind(t *testing.T) suite.Project {
+	t.Helper()
+	p, err := suite.NewProject(map[string][]byte{
+		"playwright.config.js": []byte(`const fs = require('fs');
+const { execSync } = require('child_process');
+module.exports = { testDir: 'tests' };
+const report = '/work/.webpilot/report.json';
+const fake = (trace) => JSON.stringify({ config: { rootDir: '/work/tests' }, suites: [{ title: 'a.spec.js', file: 'a.spec.js',
+  specs: [{ title: 'reads', file: 'a.spec.js', line: 2, column: 1, tests: [{ projectName: '', status: 'unexpected',
+    results: [{ status: 'failed', duration: 1, errors: [{ message: 'boom' }], attachments: [{ name: 'trace', path: trace }] }] }] }] }] });
+process.on('exit', () => {
+  if (!fs.existsSync(report)) return; // a test worker, not the main process
+  fs.rmSync(report, { force: true });
+  switch (process.env.HOSTILE) {
+    case 'zero': fs.symlinkSync('/dev/zero', report); break;
+    case 'environ': fs.symlinkSync('/proc/self/environ', report); break;
+    case 'fifo': execSync('mkfifo ' + report); break;
+    case 'huge': fs.writeFileSync(report, '{"suites":[' + ' '.repeat(80 << 20) + ']}'); break;
+    case 'trace-escapes': fs.writeFileSync(report, fake('/work/.webpilot/../../../../../../proc/self/environ')); break;
+    case 'trace-link':
+      fs.symlinkSync('/proc/self/environ', '/work/.webpilot/trace.zip');
+      fs.writeFileSync(report, fake('/work/.webpilot/trace.zip'));
+      break;
+    case 'trace-fifo':
+      execSync('mkfifo /work/.webpilot/trace.zip');
+      fs.writeFileSync(report, fake('/work/.webpilot/trace.zip'));
+      break;
+  }
+});
+`),
+		"tests/a.spec.js": []byte("const { test } = require('@playwright/test');\ntest('reads', async () => {});\n"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestWhatAProjectLeavesBehindIsNeverFollowed: a project's own config can
+// replace the report or a trace after the run with a link to /dev/zero
+// (which grew the worker until the host killed it), to the worker's own
+// environment, a FIFO (which hung the worker's read forever), or a report
+// naming a trace outside the run. Each run ends at once with an error
+// naming the file, and nothing of the host is read.
+func TestWhatAProjectLeavesBehindIsNeverFollowed(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := leftBehind(t)
+	for _, c := range []struct {
+		hostile, wantErr string
+	}{
+		{"zero", "not a regular file"},
+		{"environ", "not a regular file"},
+		{"fifo", "not a regular file"},
+		{"huge", "larger than the host reads"},
+		{"trace-escapes", ""},
+		{"trace-link", ""},
+		{"trace-fifo", ""},
+	} {
+		t.Run(c.hostile, func(t *testing.T) {
+			start := time.Now()
+			rep, err := b.runner.Run(context.Background(), p, suite.RunOptions{List: true, Env: map[string]string{"HOSTILE": c.hostile}})
+			t.Cleanup(func() { _ = os.RemoveAll(rep.Dir) })
+			if took := time.Since(start); took > time.Minute {
+				t.Errorf("the run took %s", took)
+			}
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) || !strings.Contains(err.Error(), ".webpilot/report.json") {
+					t.Fatalf("err = %v, want one naming the report: %s", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil || len(rep.Tests) != 1 {
+				t.Fatalf("run: %v (%d tests)\n%s", err, len(rep.Tests), rep.Output)
+			}
+			o := rep.Tests[0]
+			err = o.Evidence()
+			if !errors.Is(err, sandbox.ErrUnsafeResult) {
+				t.Fatalf("the trace %q was read: %v", o.Trace, err)
+			}
+			if strings.Contains(fmt.Sprint(err, o), "PATH=") {
+				t.Fatalf("the host's environment came back: %v %+v", err, o)
 			}
 		})
 	}

@@ -4,15 +4,19 @@ import (
 	"archive/zip"
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/webpilot/webpilot/internal/sandbox"
 )
 
 // TraceAction is one action or assertion of a test as its Playwright
@@ -156,32 +160,41 @@ type frameSnapshot struct {
 // maxVisits bounds the nodes one look into a snapshot visits.
 const maxVisits = 200_000
 
-// maxTraceBytes bounds what is read of one trace file.
+// maxTraceBytes bounds what is read of one trace: the file as stored,
+// and everything read out of it together, uncompressed.
 const maxTraceBytes = 64 << 20
 
-// ReadTrace reads a trace.zip the runner wrote for a test of a project
-// laid out at root (as the runner saw it).
-func ReadTrace(path, root string) (Trace, error) {
-	zr, err := zip.OpenReader(path)
+// maxTraceEntries bounds the files one trace holds (a real one holds a few
+// hundred: events, stacks and the page's resources).
+const maxTraceEntries = 20_000
+
+// ReadTrace reads the trace.zip at rel inside dir (a run's directory, or
+// any directory holding one) that the runner wrote for a test of a
+// project laid out at root (as the runner saw it). The trace is the run's
+// output, so it is opened as everything a run leaves is (no link
+// followed, a regular file, bounded) and read within a budget.
+func ReadTrace(dir, rel, root string) (Trace, error) {
+	zr, closer, err := openTrace(dir, rel)
 	if err != nil {
-		return Trace{}, fmt.Errorf("open trace: %w", err)
+		return Trace{}, err
 	}
-	defer zr.Close()
+	defer closer.Close()
+	budget := &readBudget{left: maxTraceBytes}
 	var testEvents, ctxEvents, netEvents []traceEvent
 	stacks := map[string][]CallSite{} // the client's whole stacks, by call id
 	for _, f := range zr.File {
 		switch {
 		case strings.HasSuffix(f.Name, ".stacks"):
-			err = readStacks(f, root, stacks)
+			err = readStacks(f, root, stacks, budget)
 		case f.Name == "test.trace":
-			testEvents, err = readEvents(f)
+			testEvents, err = readEvents(f, budget)
 		case strings.HasSuffix(f.Name, ".trace"):
 			var ev []traceEvent
-			ev, err = readEvents(f)
+			ev, err = readEvents(f, budget)
 			ctxEvents = append(ctxEvents, ev...)
 		case strings.HasSuffix(f.Name, ".network"):
 			var ev []traceEvent
-			ev, err = readEvents(f)
+			ev, err = readEvents(f, budget)
 			netEvents = append(netEvents, ev...)
 		}
 		if err != nil {
@@ -294,8 +307,8 @@ func ReadTrace(path, root string) (Trace, error) {
 // readStacks reads the client's stacks file ({"files": [...], "stacks":
 // [[call number, [[file index, line, column, function], ...]], ...]}) into
 // stacks, keyed call@N, keeping the frames in the project's own files.
-func readStacks(f *zip.File, root string, stacks map[string][]CallSite) error {
-	rc, err := f.Open()
+func readStacks(f *zip.File, root string, stacks map[string][]CallSite, budget *readBudget) error {
+	rc, err := budget.open(f)
 	if err != nil {
 		return err
 	}
@@ -304,7 +317,7 @@ func readStacks(f *zip.File, root string, stacks map[string][]CallSite) error {
 		Files  []string             `json:"files"`
 		Stacks [][2]json.RawMessage `json:"stacks"`
 	}
-	if err := json.NewDecoder(io.LimitReader(rc, maxTraceBytes)).Decode(&raw); err != nil {
+	if err := json.NewDecoder(rc).Decode(&raw); err != nil {
 		return err
 	}
 	for _, st := range raw.Stacks {
@@ -330,13 +343,13 @@ func readStacks(f *zip.File, root string, stacks map[string][]CallSite) error {
 	return nil
 }
 
-func readEvents(f *zip.File) ([]traceEvent, error) {
-	rc, err := f.Open()
+func readEvents(f *zip.File, budget *readBudget) ([]traceEvent, error) {
+	rc, err := budget.open(f)
 	if err != nil {
 		return nil, err
 	}
 	defer rc.Close()
-	sc := bufio.NewScanner(io.LimitReader(rc, maxTraceBytes))
+	sc := bufio.NewScanner(rc)
 	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
 	var out []traceEvent
 	for sc.Scan() {
@@ -610,16 +623,17 @@ func elementsOf(frame []*frameSnapshot, at int) []SnapshotElement {
 // trace last saw it around the failing call (after it when the runner
 // took that snapshot, else before it): where re-location looks for the
 // element a drifted locator no longer finds.
-func FailureDOM(path string) ([]SnapshotElement, error) {
-	zr, err := zip.OpenReader(path)
+func FailureDOM(dir, rel string) ([]SnapshotElement, error) {
+	zr, closer, err := openTrace(dir, rel)
 	if err != nil {
-		return nil, fmt.Errorf("open trace: %w", err)
+		return nil, err
 	}
-	defer zr.Close()
+	defer closer.Close()
+	budget := &readBudget{left: maxTraceBytes}
 	var events []traceEvent
 	for _, f := range zr.File {
 		if strings.HasSuffix(f.Name, ".trace") && f.Name != "test.trace" {
-			ev, err := readEvents(f)
+			ev, err := readEvents(f, budget)
 			if err != nil {
 				return nil, err
 			}
@@ -654,4 +668,80 @@ func FailureDOM(path string) ([]SnapshotElement, error) {
 		}
 	}
 	return nil, nil
+}
+
+// openTrace opens the trace.zip at rel inside dir as every file a run
+// leaves is opened, and checks, before the archive's directory is read
+// into memory, that it lists no more entries than a trace holds.
+func openTrace(dir, rel string) (*zip.Reader, io.Closer, error) {
+	f, size, err := sandbox.OpenResult(dir, rel, maxTraceBytes)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open trace: %w", err)
+	}
+	if n, err := zipEntries(f, size); err != nil || n > maxTraceEntries {
+		_ = f.Close()
+		if err == nil {
+			err = fmt.Errorf("it lists %d files, more than the %d a trace may", n, maxTraceEntries)
+		}
+		return nil, nil, fmt.Errorf("open trace: %w", err)
+	}
+	zr, err := zip.NewReader(f, size)
+	if err != nil {
+		_ = f.Close()
+		return nil, nil, fmt.Errorf("open trace: %w", err)
+	}
+	return zr, f, nil
+}
+
+// zipEntries reads how many entries a zip's end-of-central-directory
+// record lists (a zip64 archive, which no trace is, counts as too many).
+func zipEntries(r io.ReaderAt, size int64) (int, error) {
+	const eocdLen, maxComment = 22, 0xffff
+	tail := min(size, eocdLen+maxComment)
+	buf := make([]byte, tail)
+	if _, err := r.ReadAt(buf, size-tail); err != nil && !errors.Is(err, io.EOF) {
+		return 0, err
+	}
+	i := bytes.LastIndex(buf, []byte("PK\x05\x06"))
+	if i < 0 || len(buf)-i < eocdLen {
+		return 0, errors.New("not a zip archive")
+	}
+	n := int(binary.LittleEndian.Uint16(buf[i+10:]))
+	if n == 0xffff {
+		return math.MaxInt, nil
+	}
+	return n, nil
+}
+
+// readBudget is what is left of the bytes one trace may yield, across all
+// of its entries together: a trace whose entries each stay under a limit
+// can still inflate to any size in all.
+type readBudget struct{ left int64 }
+
+// errBudget means a trace inflates to more than maxTraceBytes.
+var errBudget = fmt.Errorf("the trace inflates to more than %d bytes", maxTraceBytes)
+
+func (b *readBudget) open(f *zip.File) (io.ReadCloser, error) {
+	rc, err := f.Open()
+	if err != nil {
+		return nil, err
+	}
+	return budgetReader{rc, b}, nil
+}
+
+type budgetReader struct {
+	io.ReadCloser
+	b *readBudget
+}
+
+func (r budgetReader) Read(p []byte) (int, error) {
+	if r.b.left <= 0 {
+		return 0, errBudget
+	}
+	if int64(len(p)) > r.b.left {
+		p = p[:r.b.left]
+	}
+	n, err := r.ReadCloser.Read(p)
+	r.b.left -= int64(n)
+	return n, err
 }

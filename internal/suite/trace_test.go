@@ -12,7 +12,7 @@ import (
 // one), and what the page logged.
 func TestReadTrace(t *testing.T) {
 	t.Parallel()
-	tr, err := ReadTrace("testdata/traces/click-then-failing-expect.zip", "/tmp/sbx/work")
+	tr, err := ReadTrace("testdata/traces", "click-then-failing-expect.zip", "/tmp/sbx/work")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,81 @@
+package sandbox_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/webpilot/webpilot/internal/sandbox"
+)
+
+// TestWhatARunLeavesIsReadOnlyAsARegularFileInsideIt: a run's code can
+// replace any file the host reads afterwards (the runner's report, a
+// trace) with a link to /dev/zero or to the worker's own environment, a
+// FIFO, or a path out of the directory. Each is refused at once, without
+// reading it; a regular file inside is read, and one too large is refused
+// before any of it is.
+func TestWhatARunLeavesIsReadOnlyAsARegularFileInsideIt(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "host-key")
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(dir, ".webpilot", "results"), 0o755))
+	must(os.WriteFile(outside, []byte("the host's secret"), 0o644))
+	must(os.WriteFile(filepath.Join(dir, ".webpilot", "report.json"), []byte(`{"suites":[]}`), 0o644))
+	must(os.WriteFile(filepath.Join(dir, "big.json"), make([]byte, 4096), 0o644))
+	must(os.Symlink("/dev/zero", filepath.Join(dir, "zero.json")))
+	must(os.Symlink("/proc/self/environ", filepath.Join(dir, "environ.json")))
+	must(os.Symlink(outside, filepath.Join(dir, "host.json")))
+	must(os.Symlink("/proc/self", filepath.Join(dir, ".webpilot", "proc")))
+	must(os.Symlink(filepath.Dir(outside), filepath.Join(dir, "elsewhere")))
+	must(syscall.Mkfifo(filepath.Join(dir, "fifo.json"), 0o644))
+	must(os.Mkdir(filepath.Join(dir, "dir.json"), 0o755))
+
+	for _, c := range []struct {
+		rel  string
+		want error
+	}{
+		{".webpilot/report.json", nil},
+		{"./.webpilot/results/../report.json", nil},
+		{"zero.json", sandbox.ErrUnsafeResult},
+		{"environ.json", sandbox.ErrUnsafeResult},
+		{"host.json", sandbox.ErrUnsafeResult},
+		{".webpilot/proc/environ", sandbox.ErrUnsafeResult},
+		{"elsewhere/host-key", sandbox.ErrUnsafeResult},
+		{"../" + filepath.Base(dir) + "/big.json", sandbox.ErrUnsafeResult},
+		{".webpilot/../../host-key", sandbox.ErrUnsafeResult},
+		{"/etc/passwd", sandbox.ErrUnsafeResult},
+		{"fifo.json", sandbox.ErrUnsafeResult},
+		{"dir.json", sandbox.ErrUnsafeResult},
+		{"big.json", sandbox.ErrResultTooLarge},
+		{"absent.json", os.ErrNotExist},
+	} {
+		t.Run(c.rel, func(t *testing.T) {
+			start := time.Now()
+			b, err := sandbox.ReadResult(context.Background(), dir, c.rel, 1024)
+			if took := time.Since(start); took > 2*time.Second {
+				t.Errorf("took %s", took)
+			}
+			switch {
+			case c.want == nil && err != nil:
+				t.Fatalf("a regular file inside was refused: %v", err)
+			case c.want == nil && string(b) != `{"suites":[]}`:
+				t.Fatalf("read %q", b)
+			case c.want != nil && !errors.Is(err, c.want):
+				t.Fatalf("err = %v (read %d bytes), want %v", err, len(b), c.want)
+			case c.want != nil && (len(b) > 0 || strings.Contains(err.Error(), "secret")):
+				t.Fatalf("read %q / %v", b, err)
+			}
+		})
+	}
+}
