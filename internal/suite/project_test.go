@@ -4,10 +4,16 @@ import (
 	"archive/tar"
 	"archive/zip"
 	"bytes"
+	"compress/flate"
 	"compress/gzip"
 	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 type entry struct {
@@ -162,5 +168,75 @@ func TestAProjectPacksToTheSameBytes(t *testing.T) {
 	again, err := ReadArchive(a)
 	if err != nil || again.Digest() != p.Digest() {
 		t.Fatalf("the packed project reads back as %v (%v)", paths(again), err)
+	}
+}
+
+// bomb is an archive of n entries of size zeros each: a few MB that
+// inflate to n*size. The zip's entries share one compressed body; the
+// gzip's are one tar member compressed once and repeated (gzip readers
+// read concatenated members as one stream).
+func bomb(t *testing.T, kind string, n, size int) []byte {
+	t.Helper()
+	var body bytes.Buffer
+	switch kind {
+	case "zip":
+		zw := zip.NewWriter(&body)
+		var one bytes.Buffer
+		fw, _ := flateWriter(&one)
+		_, _ = fw.Write(make([]byte, size))
+		_ = fw.Close()
+		crc := crc32.ChecksumIEEE(make([]byte, size))
+		for i := range n {
+			w, err := zw.CreateRaw(&zip.FileHeader{Name: fmt.Sprintf("data/%04d.json", i), Method: zip.Deflate, CRC32: crc,
+				CompressedSize64: uint64(one.Len()), UncompressedSize64: uint64(size)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = w.Write(one.Bytes())
+		}
+		_ = zw.Close()
+	case "tar.gz":
+		var member bytes.Buffer
+		gz := gzip.NewWriter(&member)
+		tw := tar.NewWriter(gz)
+		_ = tw.WriteHeader(&tar.Header{Name: "data/zeros.json", Mode: 0o644, Size: int64(size), Typeflag: tar.TypeReg})
+		_, _ = tw.Write(make([]byte, size))
+		_ = tw.Flush()
+		_ = gz.Close()
+		for range n {
+			body.Write(member.Bytes())
+		}
+	}
+	return body.Bytes()
+}
+
+func flateWriter(w io.Writer) (io.WriteCloser, error) { return flate.NewWriter(w, flate.BestCompression) }
+
+// TestAnArchiveBombIsRefusedWithoutInflatingIt: an archive of 2,000
+// entries of 2 MiB of zeros (4 GB inflated from a few MB), as a zip or a
+// gzip-compressed tar, is refused as soon as the project's limit is
+// passed, having allocated little more than the limit.
+func TestAnArchiveBombIsRefusedWithoutInflatingIt(t *testing.T) {
+	for _, kind := range []string{"zip", "tar.gz"} {
+		t.Run(kind, func(t *testing.T) {
+			data := bomb(t, kind, 2000, MaxFileBytes)
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			start := time.Now()
+			_, err := ReadArchive(data)
+			took := time.Since(start)
+			runtime.ReadMemStats(&after)
+			var pe *ProjectError
+			if !errors.As(err, &pe) || !strings.Contains(pe.Problem, "more than") {
+				t.Fatalf("error %v, want the project's limit", err)
+			}
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 3*MaxProjectBytes {
+				t.Errorf("allocated %d MB reading a %d KB archive", alloc>>20, len(data)>>10)
+			}
+			if took > 5*time.Second {
+				t.Errorf("took %s", took)
+			}
+		})
 	}
 }

@@ -1,0 +1,144 @@
+package e2e
+
+import (
+	"archive/zip"
+	"bytes"
+	"compress/flate"
+	"encoding/json"
+	"fmt"
+	"hash/crc32"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// residentMB reads a process's resident memory now and at its peak.
+func residentMB(t *testing.T, pid int) (now, peak int) {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, _ := strings.Cut(line, ":")
+		f := strings.Fields(v)
+		if len(f) == 0 {
+			continue
+		}
+		kb, _ := strconv.Atoi(f[0])
+		switch k {
+		case "VmRSS":
+			now = kb >> 10
+		case "VmHWM":
+			peak = kb >> 10
+		}
+	}
+	return now, peak
+}
+
+// dispatcherProcess starts cmd/dispatcher as a real process on the stack's
+// database and queue, the way the README starts it, and answers its URL.
+func (s *stack) dispatcherProcess(t *testing.T) (*exec.Cmd, string) {
+	t.Helper()
+	bin := buildCmd(t, "dispatcher")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	addr := l.Addr().String()
+	_ = l.Close()
+	cmd := exec.Command(bin)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+s.dbURL, "NATS_URL="+s.queue.Server.ClientURL(),
+		"WEBPILOT_NATS_TOKEN="+s.queue.Token, "WEBPILOT_SECRET_KEY="+s.sealKey, "WEBPILOT_ALLOW_HOSTS=127.0.0.1",
+		"WEBPILOT_ADDR="+addr, "WEBPILOT_DATA_DIR="+t.TempDir())
+	logf, err := os.Create(filepath.Join(t.TempDir(), "dispatcher.log"))
+	must(t, err)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	must(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			b, _ := os.ReadFile(logf.Name())
+			t.Logf("dispatcher log:\n%s", b)
+		}
+	})
+	url := "http://" + addr
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if r, err := http.Get(url + "/healthz"); err == nil {
+			_ = r.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the dispatcher did not start")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return cmd, url
+}
+
+// zipBomb is a zip of n entries of size zeros each, sharing one
+// compressed body: about 2 KB an entry, size each inflated.
+func zipBomb(t *testing.T, n, size int) []byte {
+	t.Helper()
+	var one, out bytes.Buffer
+	fw, _ := flate.NewWriter(&one, flate.BestCompression)
+	_, _ = fw.Write(make([]byte, size))
+	must(t, fw.Close())
+	crc := crc32.ChecksumIEEE(make([]byte, size))
+	zw := zip.NewWriter(&out)
+	_, _ = zw.Create("tests/a.spec.js")
+	for i := range n {
+		w, err := zw.CreateRaw(&zip.FileHeader{Name: fmt.Sprintf("data/%04d.json", i), Method: zip.Deflate, CRC32: crc,
+			CompressedSize64: uint64(one.Len()), UncompressedSize64: uint64(size)})
+		must(t, err)
+		_, _ = w.Write(one.Bytes())
+	}
+	must(t, zw.Close())
+	return out.Bytes()
+}
+
+// TestAZipBombIsRefusedWithoutTheDispatchersMemory posts a 4 MB zip of
+// 2,000 entries of 2 MiB of zeros (4 GB inflated) to a dispatcher started
+// as the README starts it: a 400 naming the limit within 5 s, with its
+// resident memory grown by less than 100 MB (it took 5.5 GB and 51 s).
+func TestAZipBombIsRefusedWithoutTheDispatchersMemory(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, 30*time.Second, 0)
+	_, key := s.tenant(t, "bomber", 5)
+	cmd, url := s.dispatcherProcess(t)
+	body, err := json.Marshal(map[string]any{"archive": zipBomb(t, 2000, 2<<20)})
+	must(t, err)
+	before, _ := residentMB(t, cmd.Process.Pid)
+	req, _ := http.NewRequest("POST", url+"/v1/projects/bomb", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	took := time.Since(start)
+	var answer struct {
+		Error  string `json:"error"`
+		Fields []struct {
+			Field, Message string
+		} `json:"fields"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&answer)
+	_ = resp.Body.Close()
+	_, peak := residentMB(t, cmd.Process.Pid)
+	t.Logf("%d KB bomb: %d in %s; dispatcher resident %d MB before, %d MB at its peak", len(body)>>10, resp.StatusCode, took, before, peak)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(answer.Error, "more than") {
+		t.Fatalf("answer %d %+v, want a 400 naming the limit", resp.StatusCode, answer)
+	}
+	if took > 5*time.Second {
+		t.Errorf("the 400 took %s", took)
+	}
+	if peak-before >= 100 {
+		t.Errorf("the dispatcher's resident memory grew by %d MB", peak-before)
+	}
+}
