@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/webpilot/webpilot/api"
 )
 
 // residentMB reads a process's resident memory now and at its peak.
@@ -140,5 +142,65 @@ func TestAZipBombIsRefusedWithoutTheDispatchersMemory(t *testing.T) {
 	}
 	if peak-before >= 100 {
 		t.Errorf("the dispatcher's resident memory grew by %d MB", peak-before)
+	}
+}
+
+// TestASecretAProjectRunIsGivenIsNeverShownOrStored: a customer's test
+// that fails with the secret it was given in its expectation, its page's
+// console and its own output (toHaveText(process.env.PASSWORD)) put the
+// value into the job's report, its row and the API's answer. Every form
+// of it is redacted to its placeholder, as scenario jobs' are.
+func TestASecretAProjectRunIsGivenIsNeverShownOrStored(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, 30*time.Second, 0)
+	s.startWorker(t, nil)
+	_, key := s.tenant(t, "leaky", 5)
+	const secret = "Tr0ub4dor&3-horse"
+	files := map[string]string{
+		"playwright.config.js": "module.exports = { testDir: 'tests', use: { actionTimeout: 2000 }, expect: { timeout: 1000 } };\n",
+		"tests/secret.spec.js": `const { test, expect } = require('@playwright/test');
+test('signs in', async ({ page }) => {
+  await page.goto('/login');
+  await page.getByLabel('Password').fill(process.env.PASSWORD);
+});
+test('shows the password', async ({ page }) => {
+  await page.goto('/login');
+  console.log('typing ' + process.env.PASSWORD);
+  await page.evaluate((p) => console.error('the page saw ' + p), process.env.PASSWORD);
+  await page.getByLabel('Password').fill(process.env.PASSWORD);
+  await expect(page.locator('h1')).toHaveText(process.env.PASSWORD);
+});
+`,
+	}
+	var up api.ProjectView
+	s.mustJSON(t, "POST", "/v1/projects/leaky", key, map[string]any{"files": files}, http.StatusCreated, &up)
+	if lj := s.waitEnd(t, key, up.ListJob, 2*time.Minute); lj.State != "succeeded" {
+		t.Fatalf("listing: %s %s", lj.State, lj.Error)
+	}
+	var job api.JobView
+	s.mustJSON(t, "POST", "/v1/projects/leaky/run", key, map[string]any{"base_url": s.demo,
+		"secrets": map[string]string{"PASSWORD": secret}}, http.StatusAccepted, &job)
+	v := s.waitEnd(t, key, job.ID, 4*time.Minute)
+	if v.Suite == nil || len(v.Suite.Children) != 1 {
+		t.Fatalf("run: %s %s %+v", v.State, v.Error, v.Suite)
+	}
+	_, child := s.call(t, "GET", "/v1/jobs/"+v.Suite.Children[0].JobID, key, nil)
+	_, parent := s.call(t, "GET", "/v1/jobs/"+job.ID, key, nil)
+	if !strings.Contains(string(child), "{{PASSWORD}}") || !strings.Contains(string(child), "toHaveText") {
+		t.Fatalf("the child's report does not show the failure with the placeholder:\n%s", child)
+	}
+	escaped, _ := json.Marshal(secret)
+	for _, form := range []string{secret, strings.Trim(string(escaped), `"`), "Tr0ub4dor"} {
+		for what, text := range map[string]string{"the child's answer": string(child), "the run's answer": string(parent)} {
+			if strings.Contains(text, form) {
+				t.Errorf("%s shows the secret (%q):\n%s", what, form, text)
+			}
+		}
+		if n := s.count(t, `SELECT count(*) FROM jobs WHERE result::text LIKE '%' || $1 || '%' OR error LIKE '%' || $1 || '%'`, form); n > 0 {
+			t.Errorf("%d job rows hold the secret (%q)", n, form)
+		}
+		if n := s.count(t, `SELECT count(*) FROM project_versions WHERE fingerprints::text LIKE '%' || $1 || '%'`, form); n > 0 {
+			t.Errorf("the project's fingerprints hold the secret (%q)", form)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/webpilot/webpilot/internal/jobs"
+	"github.com/webpilot/webpilot/internal/orchestrator"
 	"github.com/webpilot/webpilot/internal/store"
 	"github.com/webpilot/webpilot/internal/suite"
 )
@@ -175,14 +176,16 @@ type ProjectFileResult struct {
 }
 
 // runProjectFile runs one test file of a project with the real runner.
-func (w *Worker) runProjectFile(ctx context.Context, claim store.Claim, log *slog.Logger) outcome {
+func (w *Worker) runProjectFile(ctx context.Context, claim store.Claim, log *slog.Logger) (out outcome) {
 	req, secrets, err := openInput[jobs.ProjectRequest](w, claim)
 	if err != nil {
 		return failed(err.Error())
 	}
-	p, out, ok := w.loadProject(ctx, claim.TenantID, req.Version)
+	redact := secretText(secrets)
+	defer func() { out.Finish = redactFinish(redact, out.Finish) }()
+	p, lost, ok := w.loadProject(ctx, claim.TenantID, req.Version)
 	if !ok {
-		return out
+		return lost
 	}
 	rep, err := w.runProject(ctx, p, suite.RunOptions{Files: req.Files, BaseURL: req.BaseURL, Origins: req.Origins, Env: secrets, Trace: true})
 	if err != nil {
@@ -203,6 +206,9 @@ func (w *Worker) runProjectFile(ctx context.Context, claim store.Claim, log *slo
 	}
 	if len(prints) > 0 {
 		b, _ := json.Marshal(prints)
+		if b = redactJSON(redact, b); b == nil {
+			b = []byte(`{}`)
+		}
 		if err := w.store.KeepProjectFingerprints(ctx, claim.TenantID, req.Version, b); err != nil {
 			return handedBack(err)
 		}
@@ -250,11 +256,12 @@ func fileVerdict(rep suite.RunReport) string {
 // runProjectRepair runs a project and heals its drifted locators where
 // the project defines them; a verified patch becomes a proposed version
 // (or, with auto_accept, the current one).
-func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *slog.Logger) outcome {
+func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *slog.Logger) (out outcome) {
 	req, secrets, err := openInput[jobs.ProjectRequest](w, claim)
 	if err != nil {
 		return failed(err.Error())
 	}
+	defer func() { out.Finish = redactFinish(secretText(secrets), out.Finish) }()
 	if w.cfg.Projects == nil {
 		return failed(errNoSandbox.Error())
 	}
@@ -325,4 +332,37 @@ func repairVerdict(rep suite.RepairReport) string {
 		}
 	}
 	return worst
+}
+
+// secretText is the redaction a project run's texts go through: the
+// job's secrets in every form redaction knows, as scenario jobs redact
+// theirs. A customer's test can put a secret it was given into its errors
+// (toHaveText(process.env.PASSWORD)), its console or its output.
+func secretText(secrets map[string]string) func(string) string {
+	redact, _ := orchestrator.SecretText(secrets)
+	return redact
+}
+
+// redactFinish takes the job's secrets out of everything a finished
+// project job stores and shows: its error and its result.
+func redactFinish(redact func(string) string, f store.Finish) store.Finish {
+	f.Error = redact(f.Error)
+	if len(f.Result) > 0 {
+		if b := redactJSON(redact, f.Result); b != nil {
+			f.Result = b
+		} else {
+			f.Result = json.RawMessage(`{"error":"the result held a secret in a form that could not be taken out, and was withheld"}`)
+		}
+	}
+	return f
+}
+
+// redactJSON redacts a JSON document's text (every form redaction knows
+// includes the JSON-escaped ones); nil when the result no longer parses.
+func redactJSON(redact func(string) string, b []byte) []byte {
+	out := []byte(redact(string(b)))
+	if !json.Valid(out) {
+		return nil
+	}
+	return out
 }
