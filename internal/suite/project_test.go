@@ -210,7 +210,9 @@ func bomb(t *testing.T, kind string, n, size int) []byte {
 	return body.Bytes()
 }
 
-func flateWriter(w io.Writer) (io.WriteCloser, error) { return flate.NewWriter(w, flate.BestCompression) }
+func flateWriter(w io.Writer) (io.WriteCloser, error) {
+	return flate.NewWriter(w, flate.BestCompression)
+}
 
 // TestAnArchiveBombIsRefusedWithoutInflatingIt: an archive of 2,000
 // entries of 2 MiB of zeros (4 GB inflated from a few MB), as a zip or a
