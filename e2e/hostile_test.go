@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/flate"
+	"context"
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/webpilot/webpilot/api"
+	"github.com/webpilot/webpilot/internal/llm/llmtest"
 )
 
 // residentMB reads a process's resident memory now and at its peak.
@@ -202,5 +204,107 @@ test('shows the password', async ({ page }) => {
 		if n := s.count(t, `SELECT count(*) FROM project_versions WHERE fingerprints::text LIKE '%' || $1 || '%'`, form); n > 0 {
 			t.Errorf("the project's fingerprints hold the secret (%q)", form)
 		}
+	}
+}
+
+// runningChild waits for the run's child to be running under attempt n and
+// answers its id.
+func (s *stack) runningChild(t *testing.T, parentID string, attempt int) string {
+	t.Helper()
+	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		var id string
+		err := s.store.Pool().QueryRow(context.Background(),
+			`SELECT id::text FROM jobs WHERE parent_id = $1 AND state = 'running' AND attempt = $2 AND worker_id IS NOT NULL`, parentID, attempt).Scan(&id)
+		if err == nil {
+			return id
+		}
+	}
+	t.Fatalf("no child of %s ran under attempt %d", parentID, attempt)
+	return ""
+}
+
+// TestAHostileProjectCannotTakeTheWorkerDownNorComeBack runs worker
+// processes as the README starts them against projects built to hurt them.
+//   - A 300-byte project whose config replaces the runner's report with a
+//     link to /dev/zero at exit grew the worker by 100 MB/s until the host
+//     killed it, and the job came back to the next worker: its listing now
+//     fails within 60 s naming the report, the worker stays small and
+//     serves the next upload.
+//   - A project file job whose worker dies under it twice is failed with
+//     the reason, not delivered to a third.
+//   - A run cancelled while its worker was dead is never started again.
+func TestAHostileProjectCannotTakeTheWorkerDownNorComeBack(t *testing.T) {
+	t.Parallel()
+	bin := buildWorker(t)
+	s := newStack(t, 2*time.Second, 0)
+	model := llmtest.New(t)
+	_, key := s.tenant(t, "mallory", 5)
+	worker := s.workerProcess(t, bin, "w-1", model)
+
+	zero := map[string]string{
+		"playwright.config.js": `const fs = require('fs');
+module.exports = {};
+process.on('exit', () => { const r = '/work/.webpilot/report.json'; if (fs.existsSync(r)) { fs.rmSync(r); fs.symlinkSync('/dev/zero', r); } });
+`,
+		"a.spec.js": "require('@playwright/test').test('t', () => {});\n",
+	}
+	var up api.ProjectView
+	start := time.Now()
+	s.mustJSON(t, "POST", "/v1/projects/zero", key, map[string]any{"files": zero}, http.StatusCreated, &up)
+	lj := s.waitEnd(t, key, up.ListJob, 2*time.Minute)
+	took := time.Since(start)
+	_, peak := residentMB(t, worker.Process.Pid)
+	t.Logf("the /dev/zero project's listing: %s in %s (%s); the worker's peak resident memory %d MB", lj.State, took, lj.Error, peak)
+	if lj.State != "failed" || !strings.Contains(lj.Error, "report.json") || lj.Attempt != 1 {
+		t.Fatalf("listing %s after %d attempts: %q, want failed naming the report", lj.State, lj.Attempt, lj.Error)
+	}
+	if took > 60*time.Second {
+		t.Errorf("the listing took %s to fail", took)
+	}
+	if peak >= 300 {
+		t.Errorf("the worker's resident memory reached %d MB", peak)
+	}
+
+	// The same worker serves the next upload: a project whose one test
+	// waits until it is stopped.
+	slow := map[string]string{
+		"playwright.config.js": "module.exports = { timeout: 0 };\n",
+		"slow.spec.js":         "require('@playwright/test').test('waits', () => new Promise((r) => setTimeout(r, 600000)));\n",
+	}
+	s.mustJSON(t, "POST", "/v1/projects/slow", key, map[string]any{"files": slow}, http.StatusCreated, &up)
+	if lj := s.waitEnd(t, key, up.ListJob, 2*time.Minute); lj.State != "succeeded" {
+		t.Fatalf("the next listing: %s %s", lj.State, lj.Error)
+	}
+
+	// Its run's worker dies under it twice: failed, not delivered again.
+	var run api.JobView
+	s.mustJSON(t, "POST", "/v1/projects/slow/run", key, map[string]any{"base_url": s.demo}, http.StatusAccepted, &run)
+	child := s.runningChild(t, run.ID, 1)
+	s.killWorker(t, worker, child)
+	worker = s.workerProcess(t, bin, "w-2", model)
+	s.runningChild(t, run.ID, 2)
+	s.killWorker(t, worker, child)
+	worker = s.workerProcess(t, bin, "w-3", model)
+	cv := s.waitEnd(t, key, child, 90*time.Second)
+	if cv.State != "failed" || cv.Attempt != 3 || !strings.Contains(cv.Error, "worker died while running it 2 times") {
+		t.Fatalf("the child that killed two workers: %s after %d attempts: %q", cv.State, cv.Attempt, cv.Error)
+	}
+	if rv := s.waitEnd(t, key, run.ID, 30*time.Second); rv.Suite == nil || len(rv.Suite.Children) != 1 ||
+		!strings.Contains(rv.Suite.Children[0].Error, "worker died while running it") {
+		t.Fatalf("its run (%s) does not say why its file failed: %+v", rv.State, rv.Suite)
+	}
+
+	// A run cancelled while its worker is dead never starts again.
+	s.mustJSON(t, "POST", "/v1/projects/slow/run", key, map[string]any{"base_url": s.demo}, http.StatusAccepted, &run)
+	child = s.runningChild(t, run.ID, 1)
+	s.killWorker(t, worker, child)
+	s.mustJSON(t, "POST", "/v1/jobs/"+run.ID+"/cancel", key, nil, http.StatusAccepted, nil)
+	s.workerProcess(t, bin, "w-4", model)
+	if rv := s.waitEnd(t, key, run.ID, 90*time.Second); rv.State != "cancelled" {
+		t.Fatalf("the cancelled run ended %s: %s", rv.State, rv.Error)
+	}
+	cv = s.waitEnd(t, key, child, 10*time.Second)
+	if cv.State != "cancelled" || cv.Attempt != 1 {
+		t.Fatalf("its child: %s after %d attempts (%s), want cancelled and never started again", cv.State, cv.Attempt, cv.Error)
 	}
 }

@@ -66,6 +66,18 @@ func (k Kind) Known() bool {
 	return slices.Contains(Kinds, k)
 }
 
+// RunsCustomerCode reports whether jobs of this kind run a customer's own
+// code (in the sandbox), which can take its worker down: such a job is
+// stopped after CrashLimit attempts that ended with their worker's death,
+// where webpilot's own jobs are tried up to the attempt cap.
+func (k Kind) RunsCustomerCode() bool {
+	return k == KindProjectList || k == KindProjectFile || k == KindProjectRepair
+}
+
+// CrashLimit is how many of its workers a job running customer code may
+// take down before it is failed instead of delivered to the next one.
+const CrashLimit = 2
+
 // Bulk reports whether jobs of this kind fan out one child per test.
 func (k Kind) Bulk() bool { return k == KindSuiteRun || k == KindSuiteRepair }
 

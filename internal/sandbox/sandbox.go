@@ -36,7 +36,9 @@ package sandbox
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -136,6 +138,17 @@ func New(cfg Config) (*Sandbox, error) {
 	cfg.Limits = cfg.Limits.WithDefaults()
 	cfg.FirstUID = cmp.Or(cfg.FirstUID, DefaultFirstUID)
 	s := &Sandbox{cfg: cfg, asRoot: os.Geteuid() == 0}
+	if s.asRoot && !othersReach(cfg.Runner) {
+		// A root worker's runs have their own uids, which cannot pass a
+		// private directory on the way to the runner (a checkout in root's
+		// 0700 home): they get a copy where every uid reaches it.
+		copied, err := reachableCopy(cfg.Runner)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: the runner %s is in a directory the runs' users cannot enter, and copying it failed: %w "+
+				"(install it under a directory every user may enter, such as /opt or /var/tmp)", cfg.Runner, err)
+		}
+		s.cfg.Runner = copied
+	}
 	for _, tool := range []struct {
 		name string
 		dst  *string
@@ -465,4 +478,62 @@ func chownTree(dir string, uid int) error {
 func signalled(ps *os.ProcessState, sig syscall.Signal) bool {
 	ws, ok := ps.Sys().(syscall.WaitStatus)
 	return ok && ws.Signaled() && ws.Signal() == sig
+}
+
+// othersReach reports whether a user that is neither the owner nor in the
+// group of any directory on the way can enter every one of them and read
+// the last.
+func othersReach(p string) bool {
+	for d := p; ; d = filepath.Dir(d) {
+		st, err := os.Stat(d)
+		if err != nil {
+			return false
+		}
+		need := fs.FileMode(0o001)
+		if d == p {
+			need = 0o005
+		}
+		if st.Mode().Perm()&need != need {
+			return false
+		}
+		if d == "/" {
+			return true
+		}
+	}
+}
+
+// reachableCopy copies dir, once per host and content, to a directory
+// under the system's temporary directory that every user may read, and
+// answers it.
+func reachableCopy(dir string) (string, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.Sum256([]byte(dir + "\x00" + st.ModTime().String()))
+	dst := filepath.Join(os.TempDir(), "webpilot-runner-"+hex.EncodeToString(h[:6]))
+	if _, err := os.Stat(filepath.Join(dst, ".complete")); err == nil {
+		return dst, nil
+	}
+	tmp, err := os.MkdirTemp(os.TempDir(), "webpilot-runner-copy-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	if out, err := exec.Command("cp", "-a", dir+"/.", tmp).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("cp: %w: %s", err, out)
+	}
+	if out, err := exec.Command("chmod", "-R", "a+rX,go-w", tmp).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("chmod: %w: %s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, ".complete"), nil, 0o644); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		if _, serr := os.Stat(filepath.Join(dst, ".complete")); serr == nil {
+			return dst, nil // another worker made it first
+		}
+		return "", err
+	}
+	return dst, nil
 }

@@ -383,6 +383,10 @@ type Claim struct {
 	Checkpoint json.RawMessage
 	CreatedAt  time.Time
 	ClaimedAt  time.Time
+	// Crashes counts the job's attempts that ended with their worker's
+	// death (the lease lapsed while it ran; a hand-back is not one), this
+	// claim's predecessor included.
+	Crashes int
 }
 
 // LeasedError says how long another attempt still holds the job (by the
@@ -409,10 +413,12 @@ func (s *Store) ClaimJob(ctx context.Context, jobID, workerID string, lease time
 		var state JobState
 		var leaseLeft float64 // seconds
 		var maxRunning int
+		var cancelRequested, heldByWorker bool
 		err := tx.QueryRow(ctx,
-			`SELECT j.tenant_id::text, j.state, COALESCE(EXTRACT(EPOCH FROM (j.lease_until - now())), 0)::float8, t.max_running
+			`SELECT j.tenant_id::text, j.state, COALESCE(EXTRACT(EPOCH FROM (j.lease_until - now())), 0)::float8, t.max_running,
+			   j.cancel_requested, j.worker_id IS NOT NULL
 			 FROM jobs j JOIN tenants t ON t.id = j.tenant_id WHERE j.id = $1 FOR UPDATE OF j`, jobID).
-			Scan(&c.TenantID, &state, &leaseLeft, &maxRunning)
+			Scan(&c.TenantID, &state, &leaseLeft, &maxRunning, &cancelRequested, &heldByWorker)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ErrStale
 		}
@@ -421,6 +427,17 @@ func (s *Store) ClaimJob(ctx context.Context, jobID, workerID string, lease time
 		}
 		if state == JobStateRunning && leaseLeft > 0 {
 			return &LeasedError{Remaining: time.Duration(leaseLeft * float64(time.Second))}
+		}
+		if state == JobStateRunning && cancelRequested {
+			// Its tenant cancelled it and its attempt stopped (the worker
+			// died, or handed it back): a cancelled job never starts again.
+			return ErrCancelledAbandoned
+		}
+		crashed := 0
+		if state == JobStateRunning && heldByWorker {
+			// The lease lapsed while a worker held it: the worker died (a
+			// hand-back clears the holder).
+			crashed = 1
 		}
 		if state == JobStateQueued {
 			// Serialise claims per tenant so the running count cannot race.
@@ -444,11 +461,11 @@ func (s *Store) ClaimJob(ctx context.Context, jobID, workerID string, lease time
 		// The clock, not now(): the transaction may have begun before the
 		// job whose slot this one takes finished.
 		err = tx.QueryRow(ctx,
-			`UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = $2,
+			`UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = $2, crashes = crashes + $4,
 			   lease_until = clock_timestamp() + $3::interval, started_at = COALESCE(started_at, clock_timestamp()), updated_at = now()
 			 WHERE id = $1 AND (state = 'queued' OR (state = 'running' AND lease_until < now()))
-			 RETURNING kind, attempt, input, checkpoint, created_at, clock_timestamp()`, jobID, workerID, lease).
-			Scan(&c.Kind, &c.Attempt, &c.Input, &c.Checkpoint, &c.CreatedAt, &c.ClaimedAt)
+			 RETURNING kind, attempt, input, checkpoint, created_at, clock_timestamp(), crashes`, jobID, workerID, lease, crashed).
+			Scan(&c.Kind, &c.Attempt, &c.Input, &c.Checkpoint, &c.CreatedAt, &c.ClaimedAt, &c.Crashes)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ErrStale
 		}
@@ -583,14 +600,29 @@ func (s *Store) FinishJob(ctx context.Context, f Finish) ([]OutboxItem, error) {
 // reached) as failed with reason, releasing its hold. A finished job, or one
 // a live attempt still holds, is left as it is.
 func (s *Store) FailUndeliverable(ctx context.Context, jobID, reason string) error {
+	return s.endUnheld(ctx, jobID, undeliverable(reason))
+}
+
+// EndAbandoned ends a job no live attempt holds whose cancellation its
+// tenant asked for (ClaimJob's ErrCancelledAbandoned) as cancelled,
+// releasing its hold, without starting it again. A finished job, or one a
+// live attempt still holds, is left as it is.
+func (s *Store) EndAbandoned(ctx context.Context, jobID string) error {
+	return s.endUnheld(ctx, jobID, ending{to: JobStateCancelled, cancel: true,
+		reason: "cancelled: its last attempt stopped before it ended, and a cancelled job is not started again"})
+}
+
+// endUnheld moves a job no live attempt holds into e's terminal state,
+// settling what its attempts reserved, its hold and its parent.
+func (s *Store) endUnheld(ctx context.Context, jobID string, e ending) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		parentID, err := lockParentOf(ctx, tx, jobID)
 		if err != nil {
 			return err
 		}
-		n, err := end(ctx, tx, theUnheldJob, jobID, undeliverable(reason))
+		n, err := end(ctx, tx, theUnheldJob, jobID, e)
 		if err != nil {
-			return fmt.Errorf("fail job: %w", err)
+			return fmt.Errorf("end job: %w", err)
 		}
 		if n == 0 {
 			return nil
@@ -602,7 +634,7 @@ func (s *Store) FailUndeliverable(ctx context.Context, jobID, reason string) err
 			return err
 		}
 		if parentID != "" {
-			return settleParent(ctx, tx, parentID, JobStateFailed)
+			return settleParent(ctx, tx, parentID, e.to)
 		}
 		return nil
 	})
@@ -612,7 +644,7 @@ func (s *Store) FailUndeliverable(ctx context.Context, jobID, reason string) err
 // draining worker hands its job back).
 func (s *Store) ReleaseLease(ctx context.Context, jobID string, attempt int) error {
 	_, err := s.db.Exec(ctx,
-		`UPDATE jobs SET lease_until = now() - interval '1 second', updated_at = now()
+		`UPDATE jobs SET lease_until = now() - interval '1 second', worker_id = NULL, updated_at = now()
 		 WHERE id = $1 AND attempt = $2 AND state = 'running'`, jobID, attempt)
 	if err != nil {
 		return fmt.Errorf("release lease: %w", err)

@@ -40,6 +40,10 @@ var (
 	ErrFenced = errors.New("attempt is no longer current")
 	// ErrTenantBusy means the tenant already runs as many jobs as it may.
 	ErrTenantBusy = errors.New("tenant is at its running-jobs limit")
+	// ErrCancelledAbandoned means the job's tenant asked to cancel it and
+	// its last attempt stopped without ending it: it is never started
+	// again, and the claimer ends it cancelled (EndAbandoned).
+	ErrCancelledAbandoned = errors.New("job was cancelled and its last attempt stopped")
 )
 
 // defaultMaxConns is the pool size when the database URL sets none

@@ -377,3 +377,54 @@ func TestAClaimStartsAfterTheJobWhoseSlotItTook(t *testing.T) {
 		t.Fatal("the second job started before the first, whose slot it took, finished")
 	}
 }
+
+// TestAnAttemptThatDiedIsCountedAndACancelledJobNeverStartsAgain: a lapsed
+// lease its worker held counts as a crash (a hand-back does not), and a
+// job whose cancellation was asked for while its worker was dead is ended
+// cancelled instead of claimed again, its hold released.
+func TestAnAttemptThatDiedIsCountedAndACancelledJobNeverStartsAgain(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := storetest.Shared(t)
+	tn, _ := storetest.Tenant(t, st, "crashy", 10_000_000)
+	j := submit(t, st, tn.ID, 1)
+	claim := func(want int) store.Claim {
+		t.Helper()
+		c, err := st.ClaimJob(ctx, j.ID, "w", time.Minute)
+		if err != nil || c.Crashes != want {
+			t.Fatalf("claim: %+v %v, want %d crashes", c, err, want)
+		}
+		return c
+	}
+	claim(0)
+	storetest.ExpireLease(t, st.Pool(), j.ID) // its worker died
+	c := claim(1)
+	if err := st.ReleaseLease(ctx, j.ID, c.Attempt); err != nil { // a drain hands it back
+		t.Fatal(err)
+	}
+	claim(1)
+	storetest.ExpireLease(t, st.Pool(), j.ID)
+	claim(2)
+
+	// Cancelled while its worker is dead: never claimed again.
+	if _, err := st.RequestCancel(ctx, tn.ID, j.ID); err != nil {
+		t.Fatal(err)
+	}
+	storetest.ExpireLease(t, st.Pool(), j.ID)
+	if _, err := st.ClaimJob(ctx, j.ID, "w", time.Minute); !errors.Is(err, store.ErrCancelledAbandoned) {
+		t.Fatalf("a cancelled job whose worker died was claimed: %v", err)
+	}
+	if err := st.EndAbandoned(ctx, j.ID); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := st.GetJob(ctx, tn.ID, j.ID)
+	if got.State != store.JobStateCancelled || got.Attempt != 4 {
+		t.Fatalf("job %s after %d attempts, want cancelled after 4", got.State, got.Attempt)
+	}
+	if _, err := st.ClaimJob(ctx, j.ID, "w", time.Minute); !errors.Is(err, store.ErrStale) {
+		t.Fatalf("a cancelled job was claimable: %v", err)
+	}
+	if a := account(t, st, tn.ID); a.Held != 0 {
+		t.Fatalf("held %d after the cancel", a.Held)
+	}
+}

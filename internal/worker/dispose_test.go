@@ -58,6 +58,8 @@ func (f *fakeJobs) ReleaseLease(_ context.Context, jobID string, attempt int) er
 	return nil
 }
 
+func (f *fakeJobs) EndAbandoned(context.Context, string) error { return nil }
+
 func (f *fakeJobs) FinishJob(_ context.Context, fin store.Finish) ([]store.OutboxItem, error) {
 	if f.finishErr != nil {
 		return nil, f.finishErr

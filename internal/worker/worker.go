@@ -295,6 +295,7 @@ type lifecycle interface {
 	ExtendLease(ctx context.Context, jobID string, attempt int, lease time.Duration) (cancel bool, err error)
 	ReleaseLease(ctx context.Context, jobID string, attempt int) error
 	FinishJob(ctx context.Context, f store.Finish) ([]store.OutboxItem, error)
+	EndAbandoned(ctx context.Context, jobID string) error
 }
 
 // handle runs one message's job to a terminal state, or hands it back.
@@ -352,6 +353,17 @@ func (w *Worker) claim(ctx context.Context, msg jetstream.Msg, jobID string) (st
 		log.Debug("stale message acknowledged")
 		_ = msg.Ack()
 		return claim, log, false
+	case errors.Is(err, store.ErrCancelledAbandoned):
+		// Cancelled, and its attempt stopped (its worker died, or handed
+		// it back): ended as cancelled, never started again.
+		if err := w.jobs.EndAbandoned(ctx, jobID); err != nil {
+			log.Warn("could not end a cancelled job", "err", err)
+			_ = msg.NakWithDelay(time.Second)
+			return claim, log, false
+		}
+		log.Info("cancelled job not started again: its last attempt stopped")
+		_ = msg.Ack()
+		return claim, log, false
 	case errors.Is(err, store.ErrTenantBusy):
 		// Parked: published again when one of the tenant's jobs ends, so
 		// waiting spends no delivery and no attempt.
@@ -373,8 +385,17 @@ func (w *Worker) claim(ctx context.Context, msg jetstream.Msg, jobID string) (st
 		w.cfg.Metrics.claimLatency.Observe(claim.ClaimedAt.Sub(claim.CreatedAt).Seconds())
 	}
 	log = log.With("attempt", claim.Attempt, "tenant", claim.TenantID)
-	if claim.Attempt > w.cfg.MaxAttempts {
-		reason := fmt.Sprintf("gave up after %d attempts: the job's workers stopped or timed out each time", w.cfg.MaxAttempts)
+	reason := ""
+	switch {
+	case jobs.Kind(claim.Kind).RunsCustomerCode() && claim.Crashes >= jobs.CrashLimit:
+		// A customer's project that takes its worker down would take down
+		// every worker it is delivered to.
+		reason = fmt.Sprintf("stopped: its worker died while running it %d times (its heartbeat stopped and it never ended), "+
+			"so it is not run again; the project's run likely exhausted the worker (memory, a hang)", claim.Crashes)
+	case claim.Attempt > w.cfg.MaxAttempts:
+		reason = fmt.Sprintf("gave up after %d attempts: the job's workers stopped or timed out each time", w.cfg.MaxAttempts)
+	}
+	if reason != "" {
 		f := store.Finish{JobID: claim.JobID, Attempt: claim.Attempt, State: store.JobStateFailed, Result: json.RawMessage(`{}`), Error: reason}
 		if err := w.finish(ctx, f); err != nil {
 			log.Error("could not fail undeliverable job", "err", err)
