@@ -34,6 +34,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -118,6 +119,7 @@ type Sandbox struct {
 	bwrap, setpriv, prlimit string
 	asRoot                  bool
 	next                    atomic.Int64
+	seccomp                 []byte // the filter every run starts under
 }
 
 //go:embed forward.js
@@ -159,8 +161,12 @@ func New(cfg Config) (*Sandbox, error) {
 		}
 		*tool.dst = p
 	}
+	var err error
+	if s.seccomp, err = seccompFilter(); err != nil {
+		return nil, err
+	}
 	// User namespaces may be refused (a container's seccomp profile).
-	probe := exec.Command(s.bwrap, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "--", "/bin/true")
+	probe := exec.Command(s.bwrap, "--ro-bind", "/", "/", "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--", "/bin/true")
 	probe.Env = []string{"PATH=/usr/bin:/bin"}
 	if out, err := probe.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("%w: bubblewrap cannot create namespaces here: %v: %s", ErrUnavailable, err, out)
@@ -257,17 +263,58 @@ func (s *Sandbox) Run(ctx context.Context, r Run) (Result, error) {
 		id := strconv.Itoa(uid)
 		cmdline = append(cmdline, s.setpriv, "--reuid="+id, "--regid="+id, "--clear-groups", "--")
 	}
-	cmdline = append(cmdline, s.bwrap)
-	cmdline = append(cmdline, s.binds(r.Dir, helper, r.Deps)...)
-	cmdline = append(cmdline, "--unshare-all", "--die-with-parent", "--new-session", "--hostname", "sandbox",
-		"--uid", "1000", "--gid", "1000", "--clearenv")
-	for _, kv := range environment(r.Env) {
-		cmdline = append(cmdline, "--setenv", kv[0], kv[1])
+	// bwrap's own arguments travel over a pipe, not its command line: the
+	// sandbox's PID 1 is bwrap, whose /proc/1/cmdline the run can read, and
+	// they name host paths. The seccomp filter comes the same way.
+	var extra []*os.File
+	defer func() {
+		for _, f := range extra {
+			_ = f.Close()
+		}
+	}()
+	fdOf := func(data []byte) (string, error) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return "", fmt.Errorf("sandbox: %w", err)
+		}
+		extra = append(extra, r)
+		_, werr := w.Write(data)
+		if cerr := w.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return "", fmt.Errorf("sandbox: %w", werr)
+		}
+		return strconv.Itoa(2 + len(extra)), nil // ExtraFiles start at 3
 	}
-	cmdline = append(cmdline, "--chdir", WorkDir, "--")
+	seccompFD, err := fdOf(s.seccomp)
+	if err != nil {
+		return Result{}, err
+	}
+	bw := s.binds(r.Dir, helper, r.Deps)
+	// --disable-userns: no nested user namespace (root in it) for the run.
+	bw = append(bw, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session", "--hostname", "sandbox",
+		"--uid", "1000", "--gid", "1000", "--clearenv", "--seccomp", seccompFD)
+	for _, kv := range environment(r.Env) {
+		bw = append(bw, "--setenv", kv[0], kv[1])
+	}
+	bw = append(bw, "--chdir", WorkDir)
+	var packed bytes.Buffer
+	for _, a := range bw {
+		packed.WriteString(a)
+		packed.WriteByte(0)
+	}
+	argsFD, err := fdOf(packed.Bytes())
+	if err != nil {
+		return Result{}, err
+	}
+	// The command itself (paths inside the sandbox) must follow on the
+	// command line.
+	cmdline = append(cmdline, s.bwrap, "--args", argsFD, "--")
 	cmdline = append(cmdline, args...)
 
 	cmd := exec.CommandContext(ctx, cmdline[0], cmdline[1:]...)
+	cmd.ExtraFiles = extra
 	// bwrap is PID 1 inside, and its environment is readable there.
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
 	cmd.Stdout, cmd.Stderr = r.Stdout, r.Stderr
