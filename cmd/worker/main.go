@@ -99,7 +99,8 @@ func run(c config.Worker, log *slog.Logger) error {
 		cfg.SpecRunner = runner
 	}
 	// Customers' own test code runs only in the sandbox.
-	if sb, err := sandbox.New(sandbox.Config{Runner: runner.Dir}); err != nil {
+	budget := sandbox.Limits{MemoryBudget: int64(c.Run.MemoryMB) << 20, Disk: int64(c.Run.DiskMB) << 20, Files: c.Run.Files, TotalCPU: c.Run.CPU}
+	if sb, err := sandbox.New(sandbox.Config{Runner: runner.Dir, Limits: budget}); err != nil {
 		log.Warn("customer projects will not run: no sandbox", "err", err)
 	} else {
 		deps := &suite.Deps{Dir: cmp.Or(c.DepsCache, suite.DefaultDepsDir()), Registry: c.NPMRegistry}

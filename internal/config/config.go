@@ -314,6 +314,8 @@ type Worker struct {
 	// NPMRegistry is where those packages come from; a lockfile pointing
 	// anywhere else is refused.
 	NPMRegistry string `env:"WEBPILOT_NPM_REGISTRY" envDefault:"https://registry.npmjs.org/"`
+	// Run bounds each sandboxed run of a customer's project as a whole.
+	Run RunBudget
 	// Axe is axe-core's script (default: beside the spec runner).
 	Axe string `env:"WEBPILOT_AXE"`
 	// MetricsAddr serves the worker's /metrics and /healthz when set.
@@ -322,6 +324,36 @@ type Worker struct {
 	// timeline (form fields masked when a job has secrets).
 	StepShots bool `env:"WEBPILOT_STEP_SCREENSHOTS" envDefault:"true"`
 	Model     Model
+}
+
+// RunBudget bounds one sandboxed run of a customer's code: all of its
+// processes together, with what it writes.
+type RunBudget struct {
+	// MemoryMB is its processes' memory (proportional set size) with its
+	// in-memory /tmp and /dev/shm.
+	MemoryMB int `env:"WEBPILOT_RUN_MEMORY_MB" envDefault:"2048"`
+	// DiskMB and Files bound its directory and /tmp together.
+	DiskMB int `env:"WEBPILOT_RUN_DISK_MB" envDefault:"1024"`
+	Files  int `env:"WEBPILOT_RUN_FILES" envDefault:"10000"`
+	// CPU is its processes' CPU time together.
+	CPU time.Duration `env:"WEBPILOT_RUN_CPU" envDefault:"15m"`
+}
+
+func (b RunBudget) validate() error {
+	var errs []error
+	if b.MemoryMB < 256 {
+		errs = append(errs, fmt.Errorf("WEBPILOT_RUN_MEMORY_MB must be at least 256 (a browser and the runner), got %d", b.MemoryMB))
+	}
+	if b.DiskMB < 16 {
+		errs = append(errs, fmt.Errorf("WEBPILOT_RUN_DISK_MB must be at least 16, got %d", b.DiskMB))
+	}
+	if b.Files < 100 {
+		errs = append(errs, fmt.Errorf("WEBPILOT_RUN_FILES must be at least 100, got %d", b.Files))
+	}
+	if b.CPU < 10*time.Second {
+		errs = append(errs, fmt.Errorf("WEBPILOT_RUN_CPU must be at least 10s, got %s", b.CPU))
+	}
+	return errors.Join(errs...)
 }
 
 func (w Worker) validate() error {
@@ -334,6 +366,9 @@ func (w Worker) validate() error {
 	}
 	if w.DrainGrace != nil && *w.DrainGrace < 0 {
 		errs = append(errs, fmt.Errorf("WEBPILOT_DRAIN_GRACE must be a duration of 0s or more, got %s", *w.DrainGrace))
+	}
+	if err := w.Run.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

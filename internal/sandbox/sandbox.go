@@ -26,11 +26,21 @@
 //     (the image's) runs every sandbox under its own uid, whose processes
 //     and threads all count against the limit: each run's limit is then
 //     what the uid runs when it starts plus its own.
-//   - Limits are rlimits (prlimit): CPU time, data segment per process
+//   - Limits per process are rlimits (prlimit): CPU time, data segment
 //     (address-space limits break Chromium's reservations), processes per
-//     uid, file size; wall time is the context's. Total memory across the
-//     run's processes is not bounded without cgroups, which these hosts do
-//     not delegate.
+//     uid, file size; wall time is the context's.
+//   - Limits of the run as a whole hold without cgroups, which these hosts
+//     do not delegate: a watchdog reads every process descending from the
+//     run's bubblewrap every 50 ms and kills the run at the first budget
+//     its processes pass together: memory (their proportional set sizes
+//     with the in-memory /tmp and /dev/shm, both also size-capped), the
+//     bytes and files of its directory and /tmp, and CPU time. The run is
+//     niced below the worker. What a watchdog cannot bound: memory that
+//     grows faster than it samples (it stops a run early when the last
+//     sample's growth would pass the budget), kernel memory a process
+//     holds outside its pages (sockets, pipes), and I/O bandwidth.
+//   - Every run starts under a seccomp filter (see seccompFilter) with no
+//     new privileges and no nested user namespace.
 package sandbox
 
 import (
@@ -78,6 +88,15 @@ const (
 	DefaultMemory   = 4 << 30 // bytes of data segment per process
 	DefaultProcs    = 512
 	DefaultFileSize = 1 << 30
+	// DefaultMemoryBudget bounds all of a run's processes together, with
+	// its in-memory /tmp and /dev/shm.
+	DefaultMemoryBudget = 2 << 30
+	// DefaultDisk and DefaultFiles bound what a run writes, in its
+	// directory and its /tmp together.
+	DefaultDisk  = 1 << 30
+	DefaultFiles = 10_000
+	// DefaultTotalCPU bounds the CPU time of all of a run's processes.
+	DefaultTotalCPU = 15 * time.Minute
 	// DefaultFirstUID is the first host uid runs get when the worker is root.
 	DefaultFirstUID = 61000
 )
@@ -89,6 +108,14 @@ type Limits struct {
 	Memory   int64         // data segment of each process, bytes
 	Procs    int           // processes and threads of the run (on top of the worker's when runs share its uid)
 	FileSize int64         // largest file it may write, bytes
+	// MemoryBudget bounds the run's processes together (their
+	// proportional set sizes) with its in-memory /tmp and /dev/shm, bytes.
+	MemoryBudget int64
+	// Disk and Files bound what the run holds in its directory and /tmp.
+	Disk  int64
+	Files int
+	// TotalCPU bounds the CPU time of all of the run's processes.
+	TotalCPU time.Duration
 }
 
 // WithDefaults fills the zero fields.
@@ -98,6 +125,10 @@ func (l Limits) WithDefaults() Limits {
 	l.Memory = cmp.Or(l.Memory, DefaultMemory)
 	l.Procs = cmp.Or(l.Procs, DefaultProcs)
 	l.FileSize = cmp.Or(l.FileSize, DefaultFileSize)
+	l.MemoryBudget = cmp.Or(l.MemoryBudget, DefaultMemoryBudget)
+	l.Disk = cmp.Or(l.Disk, DefaultDisk)
+	l.Files = cmp.Or(l.Files, DefaultFiles)
+	l.TotalCPU = cmp.Or(l.TotalCPU, DefaultTotalCPU)
 	return l
 }
 
@@ -115,8 +146,8 @@ type Config struct {
 
 // Sandbox runs commands in bubblewrap sandboxes.
 type Sandbox struct {
-	cfg                     Config
-	bwrap, setpriv, prlimit string
+	cfg                           Config
+	bwrap, setpriv, prlimit, nice string
 	asRoot                  bool
 	next                    atomic.Int64
 	seccomp                 []byte // the filter every run starts under
@@ -154,7 +185,7 @@ func New(cfg Config) (*Sandbox, error) {
 	for _, tool := range []struct {
 		name string
 		dst  *string
-	}{{"bwrap", &s.bwrap}, {"setpriv", &s.setpriv}, {"prlimit", &s.prlimit}} {
+	}{{"bwrap", &s.bwrap}, {"setpriv", &s.setpriv}, {"prlimit", &s.prlimit}, {"nice", &s.nice}} {
 		p, err := exec.LookPath(tool.name)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s not found (install bubblewrap and util-linux)", ErrUnavailable, tool.name)
@@ -198,8 +229,12 @@ type Run struct {
 type Result struct {
 	// ExitCode is the command's exit status (-1 when a signal ended it).
 	ExitCode int
-	// Limit names the limit that ended it ("time", "cpu"), if one did.
-	Limit string
+	// Limit names the limit that ended it ("time", "cpu", "memory",
+	// "disk", "files"), if one did, and Reason says what the run used.
+	Limit, Reason string
+	// PeakMemory is the most memory the run's processes and its tmpfs
+	// held together when measured, bytes.
+	PeakMemory int64
 }
 
 // Runner is the host path of the spec runner's installation, which runs
@@ -245,7 +280,8 @@ func (s *Sandbox) Run(ctx context.Context, r Run) (Result, error) {
 		args = append([]string{"/usr/bin/node", helperDir + "/forward.js", ProxyAddr, helperDir + "/egress.sock"}, args...)
 	}
 
-	cmdline := []string{s.prlimit,
+	// The run's processes yield the CPU to the worker's own.
+	cmdline := []string{s.nice, "-n", "10", s.prlimit,
 		"--cpu=" + strconv.Itoa(int(lim.CPU.Seconds())),
 		"--data=" + strconv.FormatInt(lim.Memory, 10),
 		"--nproc=" + strconv.Itoa(lim.Procs),
@@ -321,13 +357,23 @@ func (s *Sandbox) Run(ctx context.Context, r Run) (Result, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
-	err = cmd.Run()
-	res := Result{ExitCode: cmd.ProcessState.ExitCode()}
+	if err := cmd.Start(); err != nil {
+		return Result{}, fmt.Errorf("sandbox: %w", err)
+	}
+	done := make(chan struct{})
+	watched := make(chan *watchdog, 1)
+	go func() { watched <- watch(cmd.Process.Pid, r.Dir, lim, done) }()
+	err = cmd.Wait()
+	close(done)
+	dog := <-watched
+	res := Result{ExitCode: cmd.ProcessState.ExitCode(), PeakMemory: dog.peak.memory}
 	switch {
+	case dog.stopped != "":
+		res.Limit, res.Reason = dog.stopped, dog.why
 	case ctx.Err() != nil:
-		res.Limit = "time"
+		res.Limit, res.Reason = "time", fmt.Sprintf("it ran for %s", lim.Wall)
 	case cmd.ProcessState != nil && signalled(cmd.ProcessState, syscall.SIGXCPU):
-		res.Limit = "cpu"
+		res.Limit, res.Reason = "cpu", fmt.Sprintf("a process used %s of CPU time", lim.CPU)
 	}
 	var exit *exec.ExitError
 	if err != nil && !errors.As(err, &exit) && ctx.Err() == nil {
@@ -345,8 +391,10 @@ func (s *Sandbox) binds(dir, helper, deps string) []string {
 		"--ro-bind-try", "/lib64", "/lib64",
 		"--ro-bind-try", "/sbin", "/sbin",
 		"--dev", "/dev",
+		// In-memory, so counted in the memory budget as well as the disk's.
+		"--size", strconv.FormatInt(s.cfg.Limits.Disk, 10), "--tmpfs", "/dev/shm",
 		"--proc", "/proc",
-		"--tmpfs", "/tmp",
+		"--size", strconv.FormatInt(s.cfg.Limits.Disk, 10), "--tmpfs", "/tmp",
 		"--dir", "/run",
 	}
 	// What a browser and node read of /etc; nothing else of it (no

@@ -390,10 +390,13 @@ func (r ProjectRunner) Run(ctx context.Context, p Project, o RunOptions) (RunRep
 	if err != nil {
 		return rep, err
 	}
+	if res.Limit != "" {
+		rep.Errors = append(rep.Errors, fmt.Sprintf("the sandbox stopped the run at its %s limit: %s", res.Limit, res.Reason))
+	}
 	raw, err := sandbox.ReadResult(ctx, dir, reportPath, maxReportBytes)
 	switch {
 	case errors.Is(err, os.ErrNotExist) && rep.Limit != "":
-		return rep, fmt.Errorf("the run hit the sandbox's %s limit before it reported", rep.Limit)
+		return rep, fmt.Errorf("the run hit the sandbox's %s limit before it reported: %s", rep.Limit, res.Reason)
 	case errors.Is(err, os.ErrNotExist):
 		return rep, fmt.Errorf("the runner wrote no report (exit %d): %s", res.ExitCode, rep.Output)
 	case err != nil:

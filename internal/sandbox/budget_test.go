@@ -1,0 +1,126 @@
+package sandbox_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/webpilot/webpilot/internal/sandbox"
+)
+
+// memAvailable is the host's available memory, bytes.
+func memAvailable(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			kb, _ := strconv.ParseInt(strings.Fields(rest)[0], 10, 64)
+			return kb << 10
+		}
+	}
+	t.Fatal("no MemAvailable")
+	return 0
+}
+
+// twice runs a node script in two processes at once.
+const twice = `const { spawn } = require('child_process');
+if (process.argv[2] === 'child') { %s } else {
+  for (const i of [1, 2]) spawn(process.execPath, [__filename, 'child'], { stdio: 'inherit' });
+}
+`
+
+func script(body string) string { return strings.Replace(twice, "%s", body, 1) }
+
+// TestARunIsBoundedAsAWhole: each process had its limits, but two of them
+// took 7.2 GB together, 4 GB went into the run's directory, 20,000 files
+// and unbounded CPU all went through. The run is now stopped at the first
+// budget its processes pass together, and says which.
+func TestARunIsBoundedAsAWhole(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		lim    sandbox.Limits
+		body   string
+		limit  string
+		within time.Duration
+	}{
+		{"three GiB in two processes", sandbox.Limits{}, `const held = [];
+  const grow = () => { held.push(Buffer.alloc(32 << 20, 1)); if (held.length < 48) setTimeout(grow, 25); else setTimeout(() => {}, 60000); };
+  grow();`, "memory", 30 * time.Second},
+		{"a directory filled", sandbox.Limits{Disk: 64 << 20}, `const fs = require('fs');
+  for (let i = 0; i < 100; i++) fs.writeFileSync('/work/fill-' + process.pid + '-' + i, Buffer.alloc(1 << 20, 1));
+  setTimeout(() => {}, 60000);`, "disk", 20 * time.Second},
+		{"files by the thousand", sandbox.Limits{Files: 500}, `const fs = require('fs');
+  for (let i = 0; i < 2000; i++) fs.writeFileSync('/tmp/f-' + process.pid + '-' + i, '');
+  setTimeout(() => {}, 60000);`, "files", 20 * time.Second},
+		{"CPU in two processes", sandbox.Limits{TotalCPU: 2 * time.Second}, `for (;;) {}`, "cpu", 20 * time.Second},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := runDir(t, "budget")
+			if err := os.WriteFile(dir+"/run.js", []byte(script(c.body)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c.lim.Wall = time.Minute
+			s := newSandbox(t, c.lim)
+			before := memAvailable(t)
+			lowest := before
+			var mu sync.Mutex
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					case <-time.After(10 * time.Millisecond):
+						a := memAvailable(t)
+						mu.Lock()
+						lowest = min(lowest, a)
+						mu.Unlock()
+					}
+				}
+			}()
+			var out bytes.Buffer
+			start := time.Now()
+			res, err := s.Run(context.Background(), sandbox.Run{Dir: dir, Stdout: &out, Stderr: &out,
+				Args: []string{"/usr/bin/node", "run.js"}})
+			took := time.Since(start)
+			close(stop)
+			wg.Wait()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s after %s (%s); peak memory %d MiB; the host's available memory fell by %d MiB at most",
+				res.Limit, took.Round(time.Millisecond), res.Reason, res.PeakMemory>>20, (before-lowest)>>20)
+			if res.Limit != c.limit || res.Reason == "" {
+				t.Fatalf("the run ended %+v (exit %d), want stopped at its %s budget:\n%s", res, res.ExitCode, c.limit, out.String())
+			}
+			if took > c.within {
+				t.Errorf("stopped after %s", took)
+			}
+			if c.limit == "memory" {
+				budget := int64(sandbox.DefaultMemoryBudget)
+				// (Measured every 50 ms: a sample may land a little past
+				// the budget on a busy machine.)
+				if res.PeakMemory > budget+budget/16 {
+					t.Errorf("the run held %d MiB, over its %d MiB budget", res.PeakMemory>>20, budget>>20)
+				}
+				// The host's available memory moves with everything else
+				// the machine runs; an eighth of the budget is left for that.
+				if fell := before - lowest; fell > budget+budget/8 {
+					t.Errorf("the host's available memory fell by %d MiB, more than the %d MiB budget", fell>>20, budget>>20)
+				}
+			}
+		})
+	}
+}
