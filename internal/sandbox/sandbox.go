@@ -148,9 +148,9 @@ type Config struct {
 type Sandbox struct {
 	cfg                           Config
 	bwrap, setpriv, prlimit, nice string
-	asRoot                  bool
-	next                    atomic.Int64
-	seccomp                 []byte // the filter every run starts under
+	asRoot                        bool
+	next                          atomic.Int64
+	seccomp                       []byte // the filter every run starts under
 }
 
 //go:embed forward.js
