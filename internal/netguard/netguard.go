@@ -137,7 +137,8 @@ func (p *Policy) resolve(host string) error {
 	defer cancel()
 	addrs, err := p.resolver.LookupNetIP(ctx, "ip", host)
 	if err != nil {
-		return fmt.Errorf("host %s does not resolve: %v", host, err)
+		// Not the resolver's own words: they name the host's resolver.
+		return fmt.Errorf("host %s does not resolve", host)
 	}
 	for _, a := range addrs {
 		if BlockedAddr(a) {

@@ -18,6 +18,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"os"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -409,7 +410,42 @@ func (p *Proxy) refuse(w http.ResponseWriter, t *Tunnel, what string, err error)
 		http.Error(w, "egress blocked: "+be.msg, http.StatusForbidden)
 		return
 	}
-	http.Error(w, "egress: "+err.Error(), http.StatusBadGateway)
+	http.Error(w, "egress: "+upstreamError(err), http.StatusBadGateway)
+}
+
+// upstreamError says why the proxy could not reach an allowed host, in
+// words that name nothing of the host it runs on: Go's own messages name
+// the resolver it asked (lookup x on 10.0.0.2:53) and the local address.
+func upstreamError(err error) string {
+	var dns *net.DNSError
+	var op *net.OpError
+	switch {
+	case errors.As(err, &dns):
+		why := "it does not resolve"
+		switch {
+		case dns.IsTimeout:
+			why = "its lookup timed out"
+		case dns.IsTemporary:
+			why = "its lookup failed for now"
+		}
+		return fmt.Sprintf("cannot reach %s: %s", dns.Name, why)
+	case errors.As(err, &op):
+		to := "the host"
+		if op.Addr != nil {
+			to = op.Addr.String()
+		}
+		var sys *os.SyscallError
+		switch {
+		case op.Timeout():
+			return fmt.Sprintf("cannot reach %s: timed out", to)
+		case errors.As(op.Err, &sys):
+			return fmt.Sprintf("cannot reach %s: %v", to, sys.Err)
+		}
+		return fmt.Sprintf("cannot reach %s", to)
+	case errors.Is(err, context.DeadlineExceeded):
+		return "the upstream host did not answer in time"
+	}
+	return "the upstream host could not be reached"
 }
 
 // dial resolves host once, checks every address, and connects to a checked

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 
@@ -75,6 +76,50 @@ func TestARemappedOriginReachesItsTargetAndNothingElse(t *testing.T) {
 	for _, bad := range []map[string]string{{"ftp://a.test": target.URL}, {"http://a.test/path": target.URL}, {"http://a.test": "not a url"}} {
 		if err := tun.Remap(bad); err == nil {
 			t.Errorf("remap %v was taken", bad)
+		}
+	}
+}
+
+// TestAnUnreachableHostIsAnsweredWithoutTheProxysHost: the proxy's 502
+// named the host's resolver (lookup x on 10.0.0.2:53) to the run; it says
+// why the host could not be reached and nothing of where the proxy runs.
+func TestAnUnreachableHostIsAnsweredWithoutTheProxysHost(t *testing.T) {
+	t.Parallel()
+	closed := httptest.NewServer(http.NotFoundHandler())
+	dead := strings.TrimPrefix(closed.URL, "http://")
+	closed.Close()
+	proxy, err := netguard.NewProxy(netguard.New([]string{"nowhere.invalid", dead}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = proxy.Close() })
+	tun := proxy.Open()
+	t.Cleanup(tun.Close)
+	pu, _ := url.Parse(proxy.Server())
+	pu.User = url.UserPassword(tun.User, tun.Password)
+	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu)}}
+	resolv, _ := os.ReadFile("/etc/resolv.conf")
+	var servers []string
+	for _, line := range strings.Split(string(resolv), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "nameserver" {
+			servers = append(servers, f[1])
+		}
+	}
+	for _, u := range []string{"http://nowhere.invalid/", "http://" + dead + "/"} {
+		resp, err := client.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		body := string(b)
+		if resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "cannot reach") {
+			t.Errorf("%s: %d %q, want a 502 saying it cannot be reached", u, resp.StatusCode, body)
+		}
+		for _, leak := range append(servers, ":53", "lookup", "dial tcp") {
+			if strings.Contains(body, leak) {
+				t.Errorf("%s: the answer %q names %q", u, body, leak)
+			}
 		}
 	}
 }
