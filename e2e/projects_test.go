@@ -290,7 +290,7 @@ func TestAHostileProjectGetsNothingAndTheJobSaysSo(t *testing.T) {
 			}
 		}
 	}
-	if probes != 8 {
-		t.Errorf("%d probes ran, want 8", probes)
+	if probes != 10 {
+		t.Errorf("%d probes ran, want 10", probes)
 	}
 }

@@ -1,8 +1,10 @@
 package sandbox_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,5 +79,60 @@ func TestWhatARunLeavesIsReadOnlyAsARegularFileInsideIt(t *testing.T) {
 				t.Fatalf("read %q / %v", b, err)
 			}
 		})
+	}
+}
+
+// TestRunDirectoriesArePrivateAndADeadWorkersAreSwept: a worker killed
+// mid-run left its customer's files in the host's /tmp, world-readable.
+// Run directories are now private to the worker and the run's user, the
+// helper directory goes when the run ends, and a new sandbox removes the
+// directories of workers no longer alive (and only those).
+func TestRunDirectoriesArePrivateAndADeadWorkersAreSwept(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the run root of a worker that is not root is its own")
+	}
+	root := filepath.Join(os.TempDir(), "webpilot-runs")
+	if err := os.MkdirAll(root, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	dead := filepath.Join(root, "2147483646-r-left") // no such process
+	alive := filepath.Join(root, fmt.Sprint(os.Getpid())+"-r-mine")
+	for _, d := range []string{dead, alive} {
+		if err := os.MkdirAll(filepath.Join(d, ".webpilot"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(alive) })
+	s := newSandbox(t, sandbox.Limits{Wall: time.Minute})
+	if _, err := os.Stat(dead); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a dead worker's run directory was left: %v", err)
+	}
+	if _, err := os.Stat(alive); err != nil {
+		t.Errorf("a live worker's run directory was removed: %v", err)
+	}
+	dir, err := s.NewRunDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if st, _ := os.Stat(root); st.Mode().Perm() != 0o711 {
+		t.Errorf("the run root is %o, want 711 (passable, not listable)", st.Mode().Perm())
+	}
+	var out bytes.Buffer
+	res, err := s.Run(context.Background(), sandbox.Run{Dir: dir, Stdout: &out, Stderr: &out,
+		Args: []string{"/bin/sh", "-c", "stat -c '%a %u' /work; ls /run/webpilot"}})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("run: %v %+v %s", err, res, out.String())
+	}
+	st, _ := os.Stat(dir)
+	owner := st.Sys().(*syscall.Stat_t).Uid
+	if st.Mode().Perm() != 0o700 || owner == 0 {
+		t.Errorf("the run's directory is %o owned by %d, want 700 owned by the run's user", st.Mode().Perm(), owner)
+	}
+	entries, _ := os.ReadDir(root)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), fmt.Sprint(os.Getpid())+"-h-") {
+			t.Errorf("the run's helper directory %s outlived it", e.Name())
+		}
 	}
 }

@@ -79,7 +79,14 @@ const (
 	ProxyAddr = "127.0.0.1:3128"
 	// helperDir holds the forwarder and the socket to the egress proxy.
 	helperDir = "/run/webpilot"
+	// policyFile is Chromium's managed policy inside.
+	policyFile = "/etc/chromium/policies/managed/webpilot.json"
 )
+
+// browserPolicy is the policy every Chromium a run starts reads: file:
+// URLs are refused in project runs as in scenario jobs (the sandbox's own
+// files are not the app under test).
+const browserPolicy = `{"URLBlocklist": ["file://*"], "FileSelectionDialogsEnabled": false}`
 
 // Defaults of Limits' zero fields.
 const (
@@ -196,6 +203,7 @@ func New(cfg Config) (*Sandbox, error) {
 	if s.seccomp, err = seccompFilter(); err != nil {
 		return nil, err
 	}
+	sweep()
 	// User namespaces may be refused (a container's seccomp profile).
 	probe := exec.Command(s.bwrap, "--ro-bind", "/", "/", "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--", "/bin/true")
 	probe.Env = []string{"PATH=/usr/bin:/bin"}
@@ -203,6 +211,58 @@ func New(cfg Config) (*Sandbox, error) {
 		return nil, fmt.Errorf("%w: bubblewrap cannot create namespaces here: %v: %s", ErrUnavailable, err, out)
 	}
 	return s, nil
+}
+
+// runRoot is where a host's run directories are made: private ones under
+// a directory others may pass through but not list.
+func runRoot() string {
+	name := "webpilot-runs"
+	if uid := os.Geteuid(); uid != 0 {
+		name += "-" + strconv.Itoa(uid)
+	}
+	return filepath.Join(os.TempDir(), name)
+}
+
+// mkdir makes a directory private to this worker (and, once handed over,
+// to a run's user) under the run root, named for this process so that a
+// later worker can tell a dead one's leftovers (sweep).
+func (s *Sandbox) mkdir(kind string) (string, error) {
+	root := runRoot()
+	if err := os.MkdirAll(root, 0o711); err != nil {
+		return "", err
+	}
+	return os.MkdirTemp(root, fmt.Sprintf("%d-%s-", os.Getpid(), kind))
+}
+
+// NewRunDir makes a directory for a run of the customer's code: private
+// (0700) to the worker and, during the run, to the run's own user. The
+// caller removes it when it has read what the run left; a worker that dies
+// before leaves it to the next sandbox made on the host, which sweeps it.
+func (s *Sandbox) NewRunDir() (string, error) {
+	dir, err := s.mkdir("r")
+	if err != nil {
+		return "", fmt.Errorf("sandbox: make a run directory: %w", err)
+	}
+	return dir, nil
+}
+
+// sweep removes the run directories of workers no longer alive: a worker
+// killed mid-run leaves its customer's files and traces behind.
+func sweep() {
+	entries, err := os.ReadDir(runRoot())
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		pid, _, ok := strings.Cut(e.Name(), "-")
+		n, err := strconv.Atoi(pid)
+		if !ok || err != nil || n <= 0 {
+			continue
+		}
+		if err := syscall.Kill(n, 0); errors.Is(err, syscall.ESRCH) {
+			_ = os.RemoveAll(filepath.Join(runRoot(), e.Name()))
+		}
+	}
 }
 
 // Run is one command to run in a sandbox.
@@ -256,19 +316,33 @@ func (s *Sandbox) Run(ctx context.Context, r Run) (Result, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, lim.Wall)
 	defer cancel()
+	uid := -1
+	if s.asRoot {
+		var release func()
+		var err error
+		if uid, release, err = s.leaseUID(); err != nil {
+			return Result{}, err
+		}
+		defer release()
+	}
 
-	// The helper directory: the forwarder and the egress socket, outside
-	// the run's own directory so the run cannot replace them.
-	helper, err := os.MkdirTemp("", "webpilot-sandbox-")
+	// The helper directory: the forwarder, the egress socket and the
+	// browser's policy, outside the run's own directory so the run cannot
+	// replace them (it sees it read-only), private to the run's user.
+	helper, err := s.mkdir("h")
 	if err != nil {
 		return Result{}, fmt.Errorf("sandbox: %w", err)
 	}
 	defer os.RemoveAll(helper)
-	if err := os.Chmod(helper, 0o755); err != nil {
-		return Result{}, fmt.Errorf("sandbox: %w", err)
+	if uid >= 0 {
+		if err := os.Chown(helper, uid, uid); err != nil {
+			return Result{}, fmt.Errorf("sandbox: %w", err)
+		}
 	}
-	if err := os.WriteFile(filepath.Join(helper, "forward.js"), forwarder, 0o644); err != nil {
-		return Result{}, fmt.Errorf("sandbox: %w", err)
+	for name, content := range map[string][]byte{"forward.js": forwarder, "policy.json": []byte(browserPolicy)} {
+		if err := os.WriteFile(filepath.Join(helper, name), content, 0o644); err != nil {
+			return Result{}, fmt.Errorf("sandbox: %w", err)
+		}
 	}
 	args := r.Args
 	if r.Egress != "" {
@@ -287,12 +361,7 @@ func (s *Sandbox) Run(ctx context.Context, r Run) (Result, error) {
 		"--nproc=" + strconv.Itoa(lim.Procs),
 		"--fsize=" + strconv.FormatInt(lim.FileSize, 10),
 		"--"}
-	if s.asRoot {
-		uid, release, err := s.leaseUID()
-		if err != nil {
-			return Result{}, err
-		}
-		defer release()
+	if uid >= 0 {
 		if err := chownTree(r.Dir, uid); err != nil {
 			return Result{}, fmt.Errorf("sandbox: hand the run's directory to its user: %w", err)
 		}
@@ -409,6 +478,7 @@ func (s *Sandbox) binds(dir, helper, deps string) []string {
 	return append(b,
 		"--ro-bind", s.cfg.Runner, RunnerDir,
 		"--ro-bind", helper, helperDir,
+		"--ro-bind", filepath.Join(helper, "policy.json"), policyFile,
 		"--bind", dir, WorkDir,
 		// Nothing but /work and /tmp may be written.
 		"--remount-ro", "/")

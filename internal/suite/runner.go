@@ -33,9 +33,6 @@ type ProjectRunner struct {
 	// Deps installs the packages of projects that carry a lockfile; a
 	// project with a lockfile is refused without it.
 	Deps *Deps
-	// WorkRoot is where each run's copy of the project is made; it must be
-	// reachable by the sandbox's users (os.TempDir() when empty).
-	WorkRoot string
 }
 
 // Proxy is the job's egress proxy and the run's credentials for it.
@@ -274,18 +271,11 @@ func (r ProjectRunner) Run(ctx context.Context, p Project, o RunOptions) (RunRep
 	if r.Sandbox == nil {
 		return RunReport{}, sandbox.ErrUnavailable
 	}
-	root := r.WorkRoot
-	if root == "" {
-		root = os.TempDir()
-	}
-	dir, err := os.MkdirTemp(root, "project-")
+	dir, err := r.Sandbox.NewRunDir()
 	if err != nil {
 		return RunReport{}, err
 	}
 	rep := RunReport{Dir: dir}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		return rep, err
-	}
 	if err := p.WriteTo(dir); err != nil {
 		return rep, fmt.Errorf("write the project: %w", err)
 	}

@@ -56,3 +56,25 @@ test("the job's proxy to loopback, the cloud's metadata and private hosts", asyn
     expect(status === -1 || status >= 400, url).toBe(true);
   }
 });
+
+test('file: URLs in the browser', async ({ page }) => {
+  // The sandbox's /etc/passwd is the host's, read-only: a browser that
+  // opens file: URLs shows it.
+  let shown = '';
+  try {
+    await page.goto('file:///etc/passwd', { timeout: 5000 });
+    shown = await page.content();
+  } catch {
+    shown = '';
+  }
+  expect(shown).not.toContain('root:');
+});
+
+test('the kernel: a nested user namespace, and no filter', async () => {
+  const { spawnSync } = require('child_process');
+  const nested = spawnSync('unshare', ['-U', '-r', 'id', '-u'], { encoding: 'utf8' });
+  expect((nested.stdout || '').trim(), 'root in a nested user namespace').not.toBe('0');
+  const status = fs.readFileSync('/proc/self/status', 'utf8');
+  expect(status).toMatch(/^Seccomp:\s+2$/m);
+  expect(status).toMatch(/^NoNewPrivs:\s+1$/m);
+});
