@@ -40,7 +40,7 @@ if (process.argv[2] === 'child') { %s } else {
 func script(body string) string { return strings.Replace(twice, "%s", body, 1) }
 
 // TestARunIsBoundedAsAWhole: each process had its limits, but two of them
-// took 7.2 GB together, 4 GB went into the run's directory, 20,000 files
+// took 7.2 GB together (here two try for 4 GiB), 4 GB went into the run's directory, 20,000 files
 // and unbounded CPU all went through. The run is now stopped at the first
 // budget its processes pass together, and says which.
 func TestARunIsBoundedAsAWhole(t *testing.T) {
@@ -52,8 +52,8 @@ func TestARunIsBoundedAsAWhole(t *testing.T) {
 		limit  string
 		within time.Duration
 	}{
-		{"three GiB in two processes", sandbox.Limits{}, `const held = [];
-  const grow = () => { held.push(Buffer.alloc(32 << 20, 1)); if (held.length < 48) setTimeout(grow, 25); else setTimeout(() => {}, 60000); };
+		{"four GiB in two processes", sandbox.Limits{}, `const held = [];
+  const grow = () => { held.push(Buffer.alloc(32 << 20, 1)); if (held.length < 64) setTimeout(grow, 25); else setTimeout(() => {}, 60000); };
   grow();`, "memory", 30 * time.Second},
 		{"a directory filled", sandbox.Limits{Disk: 64 << 20}, `const fs = require('fs');
   for (let i = 0; i < 100; i++) fs.writeFileSync('/work/fill-' + process.pid + '-' + i, Buffer.alloc(1 << 20, 1));
@@ -116,8 +116,9 @@ func TestARunIsBoundedAsAWhole(t *testing.T) {
 					t.Errorf("the run held %d MiB, over its %d MiB budget", res.PeakMemory>>20, budget>>20)
 				}
 				// The host's available memory moves with everything else
-				// the machine runs; an eighth of the budget is left for that.
-				if fell := before - lowest; fell > budget+budget/8 {
+				// the machine runs (other tests, on CI): 768 MiB is left for
+				// that, well under the 2 GiB more the run would have taken.
+				if fell := before - lowest; fell > budget+768<<20 {
 					t.Errorf("the host's available memory fell by %d MiB, more than the %d MiB budget", fell>>20, budget>>20)
 				}
 			}

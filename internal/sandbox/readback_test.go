@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/webpilot/webpilot/internal/browser/browsertest"
 	"github.com/webpilot/webpilot/internal/sandbox"
 )
 
@@ -120,9 +121,14 @@ func TestRunDirectoriesArePrivateAndADeadWorkersAreSwept(t *testing.T) {
 	}
 	var out bytes.Buffer
 	res, err := s.Run(context.Background(), sandbox.Run{Dir: dir, Stdout: &out, Stderr: &out,
-		Args: []string{"/bin/sh", "-c", "stat -c '%a %u' /work; ls /run/webpilot"}})
+		Args: []string{"/bin/sh", "-c", "tr '\\0' ' ' < /proc/1/cmdline"}})
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("run: %v %+v %s", err, res, out.String())
+	}
+	// bwrap is the sandbox's PID 1: its command line named every host path
+	// it bound.
+	if cmdline := out.String(); strings.Contains(cmdline, dir) || strings.Contains(cmdline, browsertest.RunnerDir()) {
+		t.Errorf("the sandbox's /proc/1/cmdline names host paths: %s", cmdline)
 	}
 	st, _ := os.Stat(dir)
 	owner := st.Sys().(*syscall.Stat_t).Uid
