@@ -69,6 +69,17 @@ func (s *Store) saveProjectVersion(ctx context.Context, tenantID string, v Proje
 			return fmt.Errorf("store project version: %w", err)
 		}
 		created = tag.RowsAffected() == 1
+		if created {
+			// The same files under another of the tenant's projects: what
+			// the runner listed and passing runs kept of them holds here too.
+			if _, err := tx.Exec(ctx,
+				`UPDATE project_versions v SET tests = o.tests, list_errors = o.list_errors, listed_at = o.listed_at, fingerprints = o.fingerprints
+				 FROM (SELECT tests, list_errors, listed_at, fingerprints FROM project_versions
+				       WHERE tenant_id = $1 AND digest = $2 AND project <> $3 AND listed_at IS NOT NULL ORDER BY listed_at DESC LIMIT 1) o
+				 WHERE v.tenant_id = $1 AND v.digest = $2 AND v.project = $3`, tenantID, v.Digest, v.Project); err != nil {
+				return fmt.Errorf("store project version: %w", err)
+			}
+		}
 		if !current {
 			return nil
 		}
@@ -102,7 +113,7 @@ func (s *Store) ProjectVersion(ctx context.Context, tenantID, project, digest st
 	q := `SELECT ` + projectVersionCols + ` FROM project_versions v WHERE v.tenant_id = $1 AND v.project = $2 AND v.digest = $3`
 	args := []any{tenantID, project, digest}
 	if digest == "" {
-		q = `SELECT ` + projectVersionCols + ` FROM project_versions v JOIN projects p ON p.tenant_id = v.tenant_id AND p.current = v.digest
+		q = `SELECT ` + projectVersionCols + ` FROM project_versions v JOIN projects p ON p.tenant_id = v.tenant_id AND p.current = v.digest AND p.name = v.project
 			 WHERE v.tenant_id = $1 AND p.name = $2`
 		args = args[:2]
 	}
@@ -119,7 +130,7 @@ func (s *Store) ProjectVersion(ctx context.Context, tenantID, project, digest st
 // ProjectArchive returns a version's files, packed as uploaded.
 func (s *Store) ProjectArchive(ctx context.Context, tenantID, digest string) ([]byte, error) {
 	var b []byte
-	err := s.db.QueryRow(ctx, `SELECT archive FROM project_versions WHERE tenant_id = $1 AND digest = $2`, tenantID, digest).Scan(&b)
+	err := s.db.QueryRow(ctx, `SELECT archive FROM project_versions WHERE tenant_id = $1 AND digest = $2 LIMIT 1`, tenantID, digest).Scan(&b)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -172,7 +183,7 @@ func (s *Store) KeepProjectFingerprints(ctx context.Context, tenantID, digest st
 // by test id.
 func (s *Store) ProjectFingerprints(ctx context.Context, tenantID, digest string) (json.RawMessage, error) {
 	var b json.RawMessage
-	err := s.db.QueryRow(ctx, `SELECT fingerprints FROM project_versions WHERE tenant_id = $1 AND digest = $2`, tenantID, digest).Scan(&b)
+	err := s.db.QueryRow(ctx, `SELECT fingerprints FROM project_versions WHERE tenant_id = $1 AND digest = $2 LIMIT 1`, tenantID, digest).Scan(&b)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNotFound
 	}

@@ -52,6 +52,26 @@ func TestProjectVersions(t *testing.T) {
 			t.Fatalf("archive %q, %v", b, err)
 		}
 	})
+	t.Run("the same files under a second name are a project of their own", func(t *testing.T) {
+		copyOf := v1
+		copyOf.Project = "shop-copy"
+		saved, created, err := st.SaveProjectVersion(ctx, acme.ID, copyOf, []byte("tgz1"))
+		if err != nil || !created || !saved.Current || saved.Project != "shop-copy" {
+			t.Fatalf("the same content as another project: %+v created %v, %v", saved, created, err)
+		}
+		if saved.ListedAt == nil || !strings.Contains(string(saved.Tests), "cart.spec.ts") {
+			t.Errorf("the listing of the same files was not carried over: %+v", saved)
+		}
+		list, err := st.Projects(ctx, acme.ID)
+		if err != nil || len(list) != 2 || list[0].Project != "shop-copy" || list[1].Project != "shop-e2e" {
+			t.Fatalf("projects %+v, %v", list, err)
+		}
+		for _, name := range []string{"shop-e2e", "shop-copy"} {
+			if cur, err := st.ProjectVersion(ctx, acme.ID, name, ""); err != nil || cur.Project != name || cur.Digest != v1.Digest {
+				t.Errorf("%s's current version: %+v, %v", name, cur, err)
+			}
+		}
+	})
 	t.Run("another tenant sees none of it", func(t *testing.T) {
 		if _, err := st.ProjectVersion(ctx, other.ID, "shop-e2e", ""); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("another tenant read the project: %v", err)
