@@ -35,15 +35,21 @@ func (noAPI) Watch(string, string) (<-chan struct{}, func(), bool) {
 func newConsole(t *testing.T) (*httptest.Server, *store.Store) {
 	t.Helper()
 	st := storetest.New(t)
+	return newConsoleWith(t, st, noAPI{st}), st
+}
+
+// newConsoleWith serves the console over st with its API seam a.
+func newConsoleWith(t *testing.T, st *store.Store, a console.API) *httptest.Server {
+	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
-	c, err := console.New(console.Config{Origins: []string{"http://" + srv.Listener.Addr().String()}}, st, noAPI{st}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	c, err := console.New(console.Config{Origins: []string{"http://" + srv.Listener.Addr().String()}}, st, a, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv.Config.Handler = c
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return srv, st
+	return srv
 }
 
 // client follows no redirect, so each answer can be read as it is.

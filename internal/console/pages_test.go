@@ -1,0 +1,111 @@
+package console_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/webpilot/webpilot/api"
+	"github.com/webpilot/webpilot/internal/explore"
+	"github.com/webpilot/webpilot/internal/jobs"
+	"github.com/webpilot/webpilot/internal/orchestrator"
+	"github.com/webpilot/webpilot/internal/store"
+	"github.com/webpilot/webpilot/internal/store/storetest"
+	"github.com/webpilot/webpilot/internal/suite"
+)
+
+// viewsAPI answers each job's view as a job of its kind reports it.
+type viewsAPI struct {
+	noAPI
+	views map[string]api.JobView
+}
+
+func (a viewsAPI) JobView(_ context.Context, j store.Job) api.JobView {
+	v := a.views[j.ID]
+	v.ID, v.Kind, v.State = j.ID, j.Kind, string(j.State)
+	return v
+}
+
+func mustJSON(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// report is what a job of kind reports, filled as a finished one is.
+func report(t *testing.T, kind jobs.Kind) api.JobView {
+	child := store.ChildReport{JobID: "00000000-0000-0000-0000-000000000001", TestID: "00000000-0000-0000-0000-000000000002",
+		TestName: "tests/cart.spec.ts", State: store.JobStateSucceeded, Verdict: "healed", Version: 2, VersionStatus: "proposed", Diff: "-a\n+b\n"}
+	bulk := &store.BulkReport{Tests: 1, Done: 1, Verdicts: map[string]int{"healed": 1}, States: map[store.JobState]int{store.JobStateSucceeded: 1},
+		Children: []store.ChildReport{child}}
+	step := orchestrator.StepReport{Index: 1, Goal: "Click Add", Type: "action", Tier: "deterministic", Status: "passed"}
+	evidence := &suite.TraceAction{API: "locator.click", Method: "click", Selector: "#add", File: "pages/cart.ts", Line: 7}
+	repaired := suite.RepairReport{Tests: []suite.RepairedTest{{ID: "t1", File: "tests/cart.spec.ts", Title: "adds", Verdict: "healed",
+		Reason: "the button's id changed", Evidence: evidence}}, Changes: []suite.Change{{File: "pages/cart.ts", Line: 7, Old: "#add", New: "#add-item"}},
+		Diff: "--- a/pages/cart.ts\n+++ b/pages/cart.ts\n@@ -7 +7 @@\n-#add\n+#add-item\n", Verified: true}
+	v := api.JobView{Name: "a job of kind " + string(kind)}
+	switch kind {
+	case jobs.KindScenario, jobs.KindReplay:
+		v.Steps = mustJSON(t, []orchestrator.StepReport{step})
+	case jobs.KindRepair:
+		v.Steps = mustJSON(t, []orchestrator.StepReport{step})
+		v.Repair = mustJSON(t, suite.Report{Summary: "healed one step", Steps: []suite.StepChange{{Step: 1, Goal: "Click Add", Status: "healed"}}})
+	case jobs.KindSuiteRun, jobs.KindSuiteRepair, jobs.KindProjectRun:
+		v.Suite = bulk
+	case jobs.KindProjectRepair:
+		v.Project = mustJSON(t, suite.ProjectRepairResult{Project: "shop", Version: "abc", Repair: repaired, Verdict: "healed", Proposed: "def"})
+	case jobs.KindProjectFile, jobs.KindProjectList:
+		v.Project = mustJSON(t, map[string]any{"project": "shop", "file": "tests/cart.spec.ts", "verdict": "failed",
+			"tests": []suite.TestOutcome{{ID: "t1", File: "tests/cart.spec.ts", Line: 3, Titles: []string{"cart", "adds"}, Status: "failed",
+				Error: "locator.click: Timeout", Failure: evidence}}})
+	case jobs.KindExploration:
+		v.Exploration = mustJSON(t, explore.Result{Goal: "find what breaks", Stopped: "budget"})
+	}
+	return v
+}
+
+// TestEveryJobPageRenders opens the page of a job of every kind in every
+// state it can be in, filled as such a job reports: the project run's page
+// answered 500 (its template read a field the children's report does not
+// have), which no test saw.
+func TestEveryJobPageRenders(t *testing.T) {
+	t.Parallel()
+	st := storetest.New(t)
+	views := map[string]api.JobView{}
+	srv := newConsoleWith(t, st, viewsAPI{noAPI{st}, views})
+	tn, key := storetest.Tenant(t, st, "acme", 100)
+	type page struct {
+		kind  jobs.Kind
+		state store.JobState
+		id    string
+	}
+	var pages []page
+	for _, kind := range jobs.Kinds {
+		for _, state := range []store.JobState{store.JobStateQueued, store.JobStateRunning, store.JobStateWaiting, store.JobStateSucceeded,
+			store.JobStateFailed, store.JobStateCancelled} {
+			j, err := st.SubmitJob(context.Background(), store.NewJob{TenantID: tn.ID, Kind: string(kind), Input: []byte(`{"name":"job"}`),
+				Hold: 1, Subject: "jobs." + string(kind) + "." + tn.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.Pool().Exec(context.Background(), `UPDATE jobs SET state = $2, error = 'why it ended' WHERE id = $1`, j.ID, state); err != nil {
+				t.Fatal(err)
+			}
+			views[j.ID] = report(t, kind)
+			pages = append(pages, page{kind, state, j.ID})
+		}
+	}
+	c := client(t)
+	signIn(t, c, srv, key)
+	for _, p := range pages {
+		code, body := get(t, c, srv.URL+"/console/jobs/"+p.id)
+		if code != http.StatusOK || strings.Contains(body, "something went wrong") || !strings.Contains(body, "a job of kind "+string(p.kind)) {
+			t.Errorf("%s %s: %d\n%.300s", p.kind, p.state, code, body)
+		}
+	}
+}
