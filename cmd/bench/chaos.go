@@ -31,7 +31,7 @@ func printMeasures(title string, rows []measure, rep chaos.Report) {
 // outcomes are the rows every drill reports: what became of the jobs and
 // of the credits.
 func outcomes(rep chaos.Report) (jobs, credits []measure) {
-	return []measure{{"jobs succeeded", rep.Succeeded}, {"jobs failed", rep.Failed}, {"jobs lost (never ended)", rep.Lost},
+	return []measure{{"jobs succeeded", rep.Succeeded}, {"jobs failed", rep.Failed}, {"jobs lost (never ended)", rep.Lost}, {"jobs unfinished at the deadline (then waited for)", rep.Unfinished},
 			{"jobs duplicated", rep.Duplicated}, {"succeeded jobs with an incomplete spec", rep.IncompleteSpecs}},
 		[]measure{{"model calls answered by the endpoint", rep.AnsweredCalls}, {"answered calls never charged", rep.UnchargedCalls},
 			{"calls charged twice", rep.DoubleCharged}, {"negative balances", rep.NegativeBalances},

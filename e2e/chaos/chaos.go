@@ -68,7 +68,12 @@ type Report struct {
 	Jobs             int
 	Succeeded        int
 	Failed           int
-	Lost             int // never reached a final state
+	Lost             int // never reached a final state, even once the kills stopped
+	// Unfinished counts the jobs still queued or running at the deadline:
+	// on a slow machine a job outlasts the drill without being lost. The
+	// kills then stop and the drill waits (bounded) for them; one that
+	// then ends, exactly once, is not lost.
+	Unfinished int
 	Duplicated       int // jobs created beyond those submitted
 	IncompleteSpecs  int // succeeded, but the spec lacks a step
 	FailingSpecs     int // distinct succeeded specs that fail under the runner (Config.CheckSpec)
@@ -88,8 +93,8 @@ type Report struct {
 
 // Line is the bench summary line for the drill.
 func (r Report) Line() string {
-	return fmt.Sprintf("bench chaos: jobs=%d succeeded=%d failed=%d lost=%d duplicated=%d negative_balances=%d uncharged_calls=%d",
-		r.Jobs, r.Succeeded, r.Failed, r.Lost, r.Duplicated, r.NegativeBalances, r.UnchargedCalls)
+	return fmt.Sprintf("bench chaos: jobs=%d succeeded=%d failed=%d lost=%d unfinished=%d duplicated=%d negative_balances=%d uncharged_calls=%d",
+		r.Jobs, r.Succeeded, r.Failed, r.Lost, r.Unfinished, r.Duplicated, r.NegativeBalances, r.UnchargedCalls)
 }
 
 // OK says whether the drill found nothing wrong.
@@ -430,21 +435,18 @@ func (d *drill) run(ctx context.Context) (Report, error) {
 	chaosDone := make(chan error, 1)
 	go func() { chaosDone <- d.chaos(chaosCtx) }()
 
-	deadline := time.Now().Add(d.cfg.Deadline)
-	for {
-		var open int
-		err := d.st.Pool().QueryRow(ctx, `SELECT count(*) FROM jobs WHERE state IN ('queued', 'running')`).Scan(&open)
-		if err == nil && open == 0 {
-			break
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			break
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	open := d.waitOpen(ctx, time.Now().Add(d.cfg.Deadline))
 	stopChaos()
 	if err := <-chaosDone; err != nil {
 		return rep, err
+	}
+	if open > 0 {
+		// Unfinished, not lost: with the kills stopped, every job a worker
+		// can still claim ends (the workers resume them); what does not is
+		// lost.
+		rep.Unfinished = open
+		d.log.Info("jobs unfinished at the deadline; waiting without kills", "open", open)
+		d.waitOpen(ctx, time.Now().Add(unfinishedGrace))
 	}
 	d.mu.Lock()
 	rep.Kills = d.kills
@@ -455,9 +457,44 @@ func (d *drill) run(ctx context.Context) (Report, error) {
 	return rep, verify(ctx, d.st.Pool(), d.model, d.cfg.CheckSpec, job{steps, stepsMust}, &rep, submitted)
 }
 
+// unfinishedGrace bounds the wait, once the kills stopped, for the jobs
+// unfinished at the deadline.
+const unfinishedGrace = 3 * time.Minute
+
+// waitOpen waits until no job is queued or running, or until deadline,
+// and answers how many are.
+func (d *drill) waitOpen(ctx context.Context, deadline time.Time) int {
+	for {
+		var open int
+		err := d.st.Pool().QueryRow(ctx, `SELECT count(*) FROM jobs WHERE state IN ('queued', 'running')`).Scan(&open)
+		if err == nil && open == 0 {
+			return 0
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			if err != nil {
+				return -1
+			}
+			return open
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// finished counts the jobs that reached a final state.
+func (d *drill) finished(ctx context.Context) int {
+	var n int
+	_ = d.st.Pool().QueryRow(ctx, `SELECT count(*) FROM jobs WHERE state NOT IN ('queued', 'running')`).Scan(&n)
+	return n
+}
+
+// chaos kills workers while the jobs run, paced by their progress: a kill
+// comes KillEvery after the last, and only once a job has ended since, so
+// that on a machine where a job takes longer than KillEvery the drill
+// still exercises resuming rather than starving every job of a worker.
 func (d *drill) chaos(ctx context.Context) error {
 	tick := time.NewTicker(d.cfg.KillEvery)
 	defer tick.Stop()
+	done := d.finished(ctx)
 	natsAt := time.After(d.cfg.KillEvery * 2)
 	pgAt := time.After(d.cfg.KillEvery * 4)
 	for {
@@ -465,6 +502,11 @@ func (d *drill) chaos(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
+			now := d.finished(ctx)
+			if now == done {
+				continue // no job ended since the last kill: let them
+			}
+			done = now
 			if err := d.killOne(); err != nil {
 				return err
 			}
