@@ -65,15 +65,15 @@ type Config struct {
 
 // Report is what the drill found.
 type Report struct {
-	Jobs             int
-	Succeeded        int
-	Failed           int
-	Lost             int // never reached a final state, even once the kills stopped
+	Jobs      int
+	Succeeded int
+	Failed    int
+	Lost      int // never reached a final state, even once the kills stopped
 	// Unfinished counts the jobs still queued or running at the deadline:
 	// on a slow machine a job outlasts the drill without being lost. The
 	// kills then stop and the drill waits (bounded) for them; one that
 	// then ends, exactly once, is not lost.
-	Unfinished int
+	Unfinished       int
 	Duplicated       int // jobs created beyond those submitted
 	IncompleteSpecs  int // succeeded, but the spec lacks a step
 	FailingSpecs     int // distinct succeeded specs that fail under the runner (Config.CheckSpec)
