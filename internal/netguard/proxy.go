@@ -360,8 +360,11 @@ var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy
 func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, t *Tunnel) {
 	out := r.Clone(r.Context())
 	out.RequestURI = ""
+	var remap *originMap
 	if to := t.remapped(r.URL.Scheme, r.URL.Host); to != nil {
+		remap = &originMap{from: &url.URL{Scheme: r.URL.Scheme, Host: r.URL.Host}, to: to}
 		out.URL.Scheme, out.URL.Host, out.Host = to.Scheme, to.Host, to.Host
+		remap.request(out.Header)
 	}
 	for _, h := range hopHeaders {
 		out.Header.Del(h)
@@ -374,6 +377,9 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, t *Tunnel) {
 	defer resp.Body.Close()
 	for _, h := range hopHeaders {
 		resp.Header.Del(h)
+	}
+	if remap != nil {
+		remap.response(resp.Header)
 	}
 	for k, vs := range resp.Header {
 		for _, v := range vs {
