@@ -120,6 +120,18 @@ func (t *Tunnel) remapped(scheme, host string) *url.URL {
 	return t.origins[scheme+"://"+hostPort(&url.URL{Scheme: scheme, Host: host})]
 }
 
+// remaps are the tunnel's remapped origins.
+func (t *Tunnel) remaps() []originMap {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]originMap, 0, len(t.origins))
+	for from, to := range t.origins {
+		f, _ := url.Parse(from)
+		out = append(out, originMap{from: f, to: to})
+	}
+	return out
+}
+
 // blockedError is a refusal by the policy at dial time.
 type blockedError struct{ msg string }
 
@@ -362,7 +374,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, t *Tunnel) {
 	out.RequestURI = ""
 	var remap *originMap
 	if to := t.remapped(r.URL.Scheme, r.URL.Host); to != nil {
-		remap = &originMap{from: &url.URL{Scheme: r.URL.Scheme, Host: r.URL.Host}, to: to}
+		remap = &originMap{from: &url.URL{Scheme: r.URL.Scheme, Host: r.URL.Host}, to: to, others: t.remaps()}
 		out.URL.Scheme, out.URL.Host, out.Host = to.Scheme, to.Host, to.Host
 		remap.request(out.Header)
 	}

@@ -15,10 +15,35 @@ import (
 // in the target's terms), and maps every URL and cookie domain of the
 // target in the answer back to the origin.
 
-// originMap is one remapped origin: what the browser uses and where the
-// proxy sends it.
+// originMap is the remapped origin a request was made for (what the
+// browser uses, and where the proxy sends it), and the tunnel's others: a
+// page on one remapped origin calls another (its API), and names its own
+// in Origin and Referer.
 type originMap struct {
 	from, to *url.URL
+	others   []originMap
+}
+
+// toTarget rewrites raw, an absolute URL on any of the remapped origins,
+// to its target.
+func (m originMap) toTarget(raw string) string {
+	for _, o := range append([]originMap{m}, m.others...) {
+		if out := swap(raw, o.from, o.to); out != raw {
+			return out
+		}
+	}
+	return raw
+}
+
+// toOrigin rewrites raw, an absolute URL on a target, to its origin: the
+// request's own first, when several origins share a target.
+func (m originMap) toOrigin(raw string) string {
+	for _, o := range append([]originMap{m}, m.others...) {
+		if out := swap(raw, o.to, o.from); out != raw {
+			return out
+		}
+	}
+	return raw
 }
 
 // sameOrigin reports whether u (absolute) is on origin o.
@@ -43,10 +68,10 @@ func (m originMap) request(h http.Header) {
 	h.Set("X-Forwarded-Host", m.from.Host)
 	h.Set("X-Forwarded-Proto", m.from.Scheme)
 	if o := h.Get("Origin"); o != "" && o != "null" {
-		h.Set("Origin", strings.TrimSuffix(swap(o, m.from, m.to), "/"))
+		h.Set("Origin", strings.TrimSuffix(m.toTarget(o), "/"))
 	}
 	if r := h.Get("Referer"); r != "" {
-		h.Set("Referer", swap(r, m.from, m.to))
+		h.Set("Referer", m.toTarget(r))
 	}
 }
 
@@ -55,17 +80,17 @@ func (m originMap) request(h http.Header) {
 func (m originMap) response(h http.Header) {
 	for _, k := range []string{"Location", "Content-Location"} {
 		if v := h.Get(k); v != "" {
-			h.Set(k, swap(v, m.to, m.from))
+			h.Set(k, m.toOrigin(v))
 		}
 	}
 	if v := h.Get("Refresh"); v != "" {
 		// "5; url=http://target/next"
 		if i := strings.Index(strings.ToLower(v), "url="); i >= 0 {
-			h.Set("Refresh", v[:i+4]+swap(strings.Trim(v[i+4:], `'"`), m.to, m.from))
+			h.Set("Refresh", v[:i+4]+m.toOrigin(strings.Trim(v[i+4:], `'"`)))
 		}
 	}
 	if v := h.Get("Access-Control-Allow-Origin"); v != "" && v != "*" {
-		h.Set("Access-Control-Allow-Origin", strings.TrimSuffix(swap(v, m.to, m.from), "/"))
+		h.Set("Access-Control-Allow-Origin", strings.TrimSuffix(m.toOrigin(v), "/"))
 	}
 	if cookies := h.Values("Set-Cookie"); len(cookies) > 0 {
 		h.Del("Set-Cookie")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -527,5 +528,121 @@ func TestWhatAProjectLeavesBehindIsNeverFollowed(t *testing.T) {
 				t.Fatalf("the host's environment came back: %v %+v", err, o)
 			}
 		})
+	}
+}
+
+// loginApp is a server-rendered login as apps behind a proxy write it: a
+// form posting to /authenticate, which answers with a redirect to the
+// app's own absolute URL and a session cookie for its own host, and a
+// secure page that sends a visitor without it back to the form.
+func loginApp(t *testing.T) string {
+	t.Helper()
+	var self string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, _ := strings.Cut(strings.TrimPrefix(self, "http://"), ":")
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		switch r.URL.Path {
+		case "/login":
+			flash := ""
+			if r.URL.Query().Get("denied") != "" {
+				flash = `<p id="flash">You must login to view the secure area!</p>`
+			}
+			fmt.Fprintf(w, `<!doctype html><title>Login</title>%s<form method="post" action="/authenticate">
+<label>Username <input name="username"></label><label>Password <input type="password" name="password"></label>
+<button type="submit">Login</button></form>`, flash)
+		case "/authenticate":
+			if r.FormValue("username") != "tomsmith" || r.FormValue("password") != "SuperSecretPassword!" {
+				http.Redirect(w, r, self+"/login?denied=1", http.StatusFound)
+				return
+			}
+			http.SetCookie(w, &http.Cookie{Name: "rack.session", Value: "signed-in", Domain: host, Path: "/", HttpOnly: true})
+			http.Redirect(w, r, self+"/secure", http.StatusFound)
+		case "/secure":
+			if c, err := r.Cookie("rack.session"); err != nil || c.Value != "signed-in" {
+				http.Redirect(w, r, self+"/login?denied=1", http.StatusFound)
+				return
+			}
+			fmt.Fprint(w, `<!doctype html><title>Secure Area</title><h2>Secure Area</h2><p id="flash">You logged into a secure area!</p>`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	self = srv.URL
+	return srv.URL
+}
+
+// TestALoginThroughARemappedOriginPassesAsOutside: a suite written
+// against https://staging.acme.test, run with that origin remapped to the
+// app, signs in as it does when run outside webpilot against the app
+// itself. Every such login failed inside: the proxy's Host rewrite made
+// the app redirect to its own absolute URL, out of the origin, and the
+// session cookie stayed behind.
+func TestALoginThroughARemappedOriginPassesAsOutside(t *testing.T) {
+	t.Parallel()
+	app := loginApp(t)
+	p, err := suite.NewProject(map[string][]byte{
+		"playwright.config.js": []byte("module.exports = { testDir: 'tests', use: { baseURL: process.env.BASE_URL || 'https://staging.acme.test', actionTimeout: 3000 }, expect: { timeout: 2000 },\n" +
+			"  projects: [{ name: 'chromium', use: { browserName: 'chromium' } }] };\n"),
+		"tests/login.spec.js": []byte(`const { test, expect } = require('@playwright/test');
+
+test.describe('login', () => {
+  test('signs in with a valid account', async ({ page }) => {
+    await page.goto('/login');
+    await page.getByLabel('Username').fill('tomsmith');
+    await page.getByLabel('Password').fill('SuperSecretPassword!');
+    await page.getByRole('button', { name: 'Login' }).click();
+    await expect(page.locator('#flash')).toContainText('You logged into a secure area!');
+    await expect(page).toHaveURL(/\/secure$/);
+  });
+
+  test('refuses a wrong password', async ({ page }) => {
+    await page.goto('/login');
+    await page.getByLabel('Username').fill('tomsmith');
+    await page.getByLabel('Password').fill('wrong');
+    await page.getByRole('button', { name: 'Login' }).click();
+    await expect(page.locator('#flash')).toContainText('You must login');
+  });
+});
+`),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := outside(t, p, app)
+	sb, err := sandbox.New(sandbox.Config{Runner: browsertest.RunnerDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy, err := netguard.NewProxy(netguard.New([]string{strings.TrimPrefix(app, "http://")}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = proxy.Close() })
+	tun := proxy.Open()
+	t.Cleanup(tun.Close)
+	origins := map[string]string{"https://staging.acme.test": app}
+	if err := tun.Remap(origins); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := suite.ProjectRunner{Sandbox: sb}.Run(context.Background(), p, suite.RunOptions{Origins: origins,
+		Proxy: &suite.Proxy{Addr: strings.TrimPrefix(proxy.Server(), "http://"), Username: tun.User, Password: tun.Password}})
+	t.Cleanup(func() { _ = os.RemoveAll(rep.Dir) })
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, rep.Output)
+	}
+	got := verdicts(rep)
+	if len(got) != 2 || len(ref) != 2 {
+		t.Fatalf("%d verdicts inside, %d outside", len(got), len(ref))
+	}
+	for k, v := range ref {
+		if got[k] != v || v != "passed" {
+			t.Errorf("%s: %q inside, %q outside", k, got[k], v)
+		}
+	}
+	for _, o := range rep.Tests {
+		if o.Status != "passed" {
+			t.Logf("%s: %s", o.Title(), o.Error)
+		}
 	}
 }
