@@ -16,6 +16,10 @@ type Clause struct {
 	// Joiner is the connective that joined it to the clause before ("and",
 	// ", then", ";"); empty for the first.
 	Joiner string
+	// Trail is the punctuation the sentence ended with, taken off its
+	// last clause ("!" of "… with SuperSecretPassword!"): a value written
+	// unquoted at the end may own it (Options.Trail).
+	Trail string
 }
 
 // clauseVerbs are the words a clause the tiers read starts with: the
@@ -76,7 +80,9 @@ func alternation(ws []string) string {
 // error wraps ErrNotUnderstood and says why.
 func Clauses(text string) ([]Clause, error) {
 	s := strings.Join(strings.Fields(strings.TrimSpace(text)), " ")
-	s = strings.TrimRight(s, ".!;")
+	trimmed := strings.TrimRight(s, ".!;")
+	trail := s[len(trimmed):]
+	s = trimmed
 	masked, quotes := mask(s)
 	if whenCondition.MatchString(masked) || conditional.MatchString(gherkinKeyword.ReplaceAllString(masked, "")) {
 		return nil, fmt.Errorf("%w: %q depends on a condition, which is the agent's to judge", ErrNotUnderstood, text)
@@ -101,6 +107,7 @@ func Clauses(text string) ([]Clause, error) {
 			return nil, fmt.Errorf("%w: %q has an empty part", ErrNotUnderstood, text)
 		}
 	}
+	out[len(out)-1].Trail = trail
 	return out, nil
 }
 

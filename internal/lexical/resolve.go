@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,6 +40,13 @@ type Options struct {
 	// page yet (an ambiguous one is never waited for). Default 600 ms:
 	// the step before has already let the page settle.
 	Wait time.Duration
+	// Trail is the punctuation the sentence ended with and that was taken
+	// off the text (Clause.Trail). When the text ends with a value written
+	// unquoted, the value may own it ("SuperSecretPassword!"): it is kept
+	// where the page shows an option or text that has it, taken off where
+	// the page shows one without it, and never guessed where the page cannot
+	// tell (a field takes anything): the step goes to the agent, saying why.
+	Trail string
 }
 
 // Resolution is a resolved step: the commands to run, every target a
@@ -69,6 +77,9 @@ func Resolve(ctx context.Context, page Page, text string, o Options) (Resolution
 			return Resolution{}, fmt.Errorf("%w: %v", ErrUnsure, err)
 		}
 		b := &builder{ctx: ctx, page: page, els: els, score: 1}
+		if o.Trail != "" && endsWithValue(text, it) {
+			b.trail = o.Trail
+		}
 		cmds, err := b.build(it)
 		if err == nil {
 			for _, c := range cmds {
@@ -109,6 +120,44 @@ type builder struct {
 	page  Page
 	els   []browser.Element
 	score float64
+	// trail is punctuation the step's last value, written unquoted at
+	// its end, may own (Options.Trail).
+	trail string
+}
+
+// endsWithValue reports whether text ends with the intent's last value
+// written unquoted (so punctuation after it may be the value's).
+func endsWithValue(text string, it Intent) bool {
+	if len(it.Values) == 0 {
+		return false
+	}
+	t := strings.TrimSpace(strings.TrimRight(strings.TrimSpace(text), ".!;"))
+	v := strings.TrimSpace(it.Values[len(it.Values)-1])
+	if v == "" || strings.HasSuffix(t, `"`) || strings.HasSuffix(t, "”") || strings.HasSuffix(t, "'") {
+		return false
+	}
+	return strings.HasSuffix(strings.ToLower(t), strings.ToLower(v))
+}
+
+// unsure is why a value that may end with the sentence's punctuation is
+// not typed: the page cannot tell which it is.
+func (b *builder) unsure(value string) error {
+	return fmt.Errorf("the value %s is written unquoted and the sentence ends with %q: whether that belongs to the value cannot be told from the page (quote the value to say)",
+		strconv.Quote(value), b.trail)
+}
+
+// ownedOption answers the option value+trail when the element offers it
+// exactly (case aside), or "" when it offers none.
+func (b *builder) ownedOption(e *browser.Element, value string) string {
+	if b.trail == "" {
+		return ""
+	}
+	for _, o := range e.Options {
+		if strings.EqualFold(strings.TrimSpace(o), value+b.trail) {
+			return o
+		}
+	}
+	return ""
 }
 
 // pick matches a phrase and pins the element down.
@@ -159,6 +208,8 @@ func (b *builder) build(it Intent) ([]browser.Command, error) {
 	case "fill", "clear":
 		if it.Verb == "clear" {
 			value = ""
+		} else if b.trail != "" {
+			return nil, b.unsure(value)
 		}
 		_, t, err := b.pick(it.Target, "fill")
 		if err != nil {
@@ -169,6 +220,9 @@ func (b *builder) build(it Intent) ([]browser.Command, error) {
 		e, t, err := b.pick(it.Target, "select")
 		if err != nil {
 			return nil, err
+		}
+		if opt := b.ownedOption(e, value); opt != "" {
+			return one(browser.Command{Action: browser.ActionSelect, Target: t, Value: opt})
 		}
 		opt, err := option(e, value)
 		if err != nil {
@@ -182,11 +236,16 @@ func (b *builder) build(it Intent) ([]browser.Command, error) {
 		}
 		switch {
 		case e.Tag == "select":
+			if opt := b.ownedOption(e, value); opt != "" {
+				return one(browser.Command{Action: browser.ActionSelect, Target: t, Value: opt})
+			}
 			opt, err := option(e, value)
 			if err != nil {
 				return nil, err
 			}
 			return one(browser.Command{Action: browser.ActionSelect, Target: t, Value: opt})
+		case e.Editable && b.trail != "":
+			return nil, b.unsure(value)
 		case e.Editable:
 			return one(browser.Command{Action: browser.ActionFill, Target: t, Value: value})
 		case on.MatchString(value):
@@ -226,6 +285,9 @@ func (b *builder) build(it Intent) ([]browser.Command, error) {
 		}
 		return one(c)
 	case "upload":
+		if b.trail != "" {
+			return nil, b.unsure(value)
+		}
 		_, t, err := b.pick(it.Target, "upload")
 		if err != nil {
 			return nil, err
@@ -248,8 +310,14 @@ func (b *builder) build(it Intent) ([]browser.Command, error) {
 	case "reload":
 		return one(browser.Command{Action: browser.ActionReload})
 	case "add":
+		if b.trail != "" {
+			return nil, b.unsure(it.Values[len(it.Values)-1])
+		}
 		return b.addItems(it.Values)
 	case "search":
+		if b.trail != "" {
+			return nil, b.unsure(value)
+		}
 		_, t, err := b.pick(it.Target, "fill")
 		if err != nil {
 			return nil, err
@@ -368,6 +436,23 @@ func (b *builder) verify(it Intent) ([]browser.Command, error) {
 		e, t, err := b.pick(p, it.Check)
 		if err != nil {
 			return nil, err
+		}
+		if b.trail != "" {
+			// The text the element shows tells: "Welcome back!" keeps it,
+			// "Welcome back" does not; a field's value is not shown.
+			shown := e.Text + " " + e.Name
+			switch {
+			case e.Tag == "select":
+				if opt := b.ownedOption(e, value); opt != "" {
+					value = opt
+				}
+			case e.Editable:
+				return nil, b.unsure(value)
+			case strings.Contains(strings.ToLower(shown), strings.ToLower(value+b.trail)):
+				value += b.trail
+			case !strings.Contains(strings.ToLower(shown), strings.ToLower(value)):
+				return nil, b.unsure(value)
+			}
 		}
 		assert := browser.AssertTextEquals
 		switch {

@@ -34,7 +34,7 @@ func (r *run) autoStep(ctx context.Context, rep *StepReport, i int, st scenario.
 		}
 	}
 	for k, c := range clauses {
-		cmds, tier, why := r.fastClause(ctx, c.Text)
+		cmds, tier, why := r.fastClause(ctx, c.Text, c.Trail)
 		if why != "" {
 			if k == 0 {
 				return r.viaAgent(ctx, rep, i, st, why)
@@ -72,12 +72,14 @@ func fastReads(text string) bool {
 
 // fastClause resolves one clause by the strict grammar or, failing that,
 // the lexical tier; a non-empty why says why neither could.
-func (r *run) fastClause(ctx context.Context, text string) ([]browser.Command, string, string) {
+// trail is the punctuation the sentence ended with, which a value written
+// unquoted at the clause's end may own (lexical.Options.Trail).
+func (r *run) fastClause(ctx context.Context, text, trail string) ([]browser.Command, string, string) {
 	cmds, why := r.resolveSentence(ctx, text)
 	if why == "" {
 		return cmds, TierDeterministic, ""
 	}
-	cmds, err := r.lexical(ctx, text)
+	cmds, err := r.lexical(ctx, text, trail)
 	if err == nil {
 		return cmds, TierLexical, ""
 	}

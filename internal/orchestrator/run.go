@@ -409,10 +409,10 @@ func (r *run) viaAgent(ctx context.Context, rep *StepReport, i int, st scenario.
 
 // lexical resolves a plain sentence against the page (see package
 // lexical); an error says why it did not.
-func (r *run) lexical(ctx context.Context, text string) ([]browser.Command, error) {
+func (r *run) lexical(ctx context.Context, text, trail string) ([]browser.Command, error) {
 	t := time.Now()
 	defer func() { r.timing.Browser += time.Since(t) }()
-	res, err := lexical.Resolve(ctx, r.Page, text, lexical.Options{Expand: r.expand})
+	res, err := lexical.Resolve(ctx, r.Page, text, lexical.Options{Expand: r.expand, Trail: trail})
 	return res.Commands, err
 }
 

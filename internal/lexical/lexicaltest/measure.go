@@ -76,7 +76,7 @@ func measure(ctx context.Context, s Session, c Case) Outcome {
 	}
 	parts := c.Parts()
 	for k, cl := range clauses {
-		res, err := lexical.Resolve(ctx, s, cl.Text, lexical.Options{Wait: time.Millisecond})
+		res, err := lexical.Resolve(ctx, s, cl.Text, lexical.Options{Wait: time.Millisecond, Trail: cl.Trail})
 		if err != nil {
 			o.Why = err.Error()
 			return o
