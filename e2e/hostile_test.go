@@ -1,13 +1,10 @@
 package e2e
 
 import (
-	"archive/zip"
 	"bytes"
-	"compress/flate"
 	"context"
 	"encoding/json"
 	"fmt"
-	"hash/crc32"
 	"net"
 	"net/http"
 	"os"
@@ -20,6 +17,7 @@ import (
 
 	"github.com/webpilot/webpilot/api"
 	"github.com/webpilot/webpilot/internal/llm/llmtest"
+	"github.com/webpilot/webpilot/internal/suite/suitetest"
 )
 
 // residentMB reads a process's resident memory now and at its peak.
@@ -86,27 +84,6 @@ func (s *stack) dispatcherProcess(t *testing.T) (*exec.Cmd, string) {
 	return cmd, url
 }
 
-// zipBomb is a zip of n entries of size zeros each, sharing one
-// compressed body: about 2 KB an entry, size each inflated.
-func zipBomb(t *testing.T, n, size int) []byte {
-	t.Helper()
-	var one, out bytes.Buffer
-	fw, _ := flate.NewWriter(&one, flate.BestCompression)
-	_, _ = fw.Write(make([]byte, size))
-	must(t, fw.Close())
-	crc := crc32.ChecksumIEEE(make([]byte, size))
-	zw := zip.NewWriter(&out)
-	_, _ = zw.Create("tests/a.spec.js")
-	for i := range n {
-		w, err := zw.CreateRaw(&zip.FileHeader{Name: fmt.Sprintf("data/%04d.json", i), Method: zip.Deflate, CRC32: crc,
-			CompressedSize64: uint64(one.Len()), UncompressedSize64: uint64(size)})
-		must(t, err)
-		_, _ = w.Write(one.Bytes())
-	}
-	must(t, zw.Close())
-	return out.Bytes()
-}
-
 // TestAZipBombIsRefusedWithoutTheDispatchersMemory posts a 4 MB zip of
 // 2,000 entries of 2 MiB of zeros (4 GB inflated) to a dispatcher started
 // as the README starts it: a 400 naming the limit within 5 s, with its
@@ -116,7 +93,9 @@ func TestAZipBombIsRefusedWithoutTheDispatchersMemory(t *testing.T) {
 	s := newStack(t, 30*time.Second, 0)
 	_, key := s.tenant(t, "bomber", 5)
 	cmd, url := s.dispatcherProcess(t)
-	body, err := json.Marshal(map[string]any{"archive": zipBomb(t, 2000, 2<<20)})
+	archive, err := suitetest.ZipBomb(2000, 2<<20)
+	must(t, err)
+	body, err := json.Marshal(map[string]any{"archive": archive})
 	must(t, err)
 	before, _ := residentMB(t, cmd.Process.Pid)
 	req, _ := http.NewRequest("POST", url+"/v1/projects/bomb", bytes.NewReader(body))

@@ -1,16 +1,13 @@
 package main
 
 import (
-	"archive/zip"
 	"bytes"
-	"compress/flate"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"net"
 	"net/http"
@@ -295,6 +292,24 @@ func (s *procStack) upload(ctx context.Context, files map[string]string) (string
 	return name, up, err
 }
 
+// runProject uploads files, waits for their listing and runs them with
+// secrets, answering the run's view when it ended.
+func (s *procStack) runProject(ctx context.Context, files, secrets map[string]string, timeout time.Duration) (api.JobView, json.RawMessage, error) {
+	name, up, err := s.upload(ctx, files)
+	if err != nil {
+		return api.JobView{}, nil, err
+	}
+	if _, _, err := s.wait(ctx, up.ListJob, 2*time.Minute); err != nil {
+		return api.JobView{}, nil, err
+	}
+	var run api.JobView
+	if err := s.call(ctx, "POST", "/v1/projects/"+name+"/run", s.key, map[string]any{"base_url": s.demo.URL, "secrets": secrets},
+		http.StatusAccepted, &run); err != nil {
+		return api.JobView{}, nil, err
+	}
+	return s.wait(ctx, run.ID, timeout)
+}
+
 // listFailsNaming: the project's listing fails within timeout with an
 // error naming what.
 func (s *procStack) listFailsNaming(ctx context.Context, files map[string]string, what string, timeout time.Duration) error {
@@ -315,18 +330,7 @@ func (s *procStack) listFailsNaming(ctx context.Context, files map[string]string
 // runShowsNothing runs the project with secrets: nothing the API answers
 // of the run or its children holds any of leaks.
 func (s *procStack) runShowsNothing(ctx context.Context, files, secrets map[string]string, leaks []string) error {
-	name, up, err := s.upload(ctx, files)
-	if err != nil {
-		return err
-	}
-	if _, _, err := s.wait(ctx, up.ListJob, 2*time.Minute); err != nil {
-		return err
-	}
-	var run api.JobView
-	if err := s.call(ctx, "POST", "/v1/projects/"+name+"/run", s.key, map[string]any{"base_url": s.demo.URL, "secrets": secrets}, http.StatusAccepted, &run); err != nil {
-		return err
-	}
-	v, raw, err := s.wait(ctx, run.ID, 3*time.Minute)
+	v, raw, err := s.runProject(ctx, files, secrets, 3*time.Minute)
 	if err != nil {
 		return err
 	}
@@ -352,24 +356,12 @@ func (s *procStack) runShowsNothing(ctx context.Context, files, secrets map[stri
 
 // bombRefused posts a zip of 2,000 entries of 2 MiB zeros: a 400 within 5 s.
 func (s *procStack) bombRefused(ctx context.Context) error {
-	var one, out bytes.Buffer
-	fw, _ := flate.NewWriter(&one, flate.BestCompression)
-	_, _ = fw.Write(make([]byte, 2<<20))
-	_ = fw.Close()
-	crc := crc32.ChecksumIEEE(make([]byte, 2<<20))
-	zw := zip.NewWriter(&out)
-	_, _ = zw.Create("a.spec.js")
-	for i := range 2000 {
-		w, err := zw.CreateRaw(&zip.FileHeader{Name: fmt.Sprintf("data/%04d.json", i), Method: zip.Deflate, CRC32: crc,
-			CompressedSize64: uint64(one.Len()), UncompressedSize64: 2 << 20})
-		if err != nil {
-			return err
-		}
-		_, _ = w.Write(one.Bytes())
+	archive, err := suitetest.ZipBomb(2000, 2<<20)
+	if err != nil {
+		return err
 	}
-	_ = zw.Close()
 	start := time.Now()
-	err := s.call(ctx, "POST", "/v1/projects/bomb", s.key, map[string]any{"archive": out.Bytes()}, http.StatusBadRequest, nil)
+	err = s.call(ctx, "POST", "/v1/projects/bomb", s.key, map[string]any{"archive": archive}, http.StatusBadRequest, nil)
 	if took := time.Since(start); err == nil && took > 5*time.Second {
 		return fmt.Errorf("the 400 took %s", took.Round(time.Millisecond))
 	}
@@ -386,18 +378,7 @@ func (s *procStack) stoppedAt(ctx context.Context, body, limit string) error {
 			"test('hogs', async () => {\n  const kids = [1, 2].map(() => spawn(process.execPath, ['hog.js'], { stdio: 'inherit' }));\n" +
 			"  await Promise.all(kids.map((k) => new Promise((r) => k.on('exit', r))));\n});\n",
 	}
-	name, up, err := s.upload(ctx, files)
-	if err != nil {
-		return err
-	}
-	if _, _, err := s.wait(ctx, up.ListJob, 2*time.Minute); err != nil {
-		return err
-	}
-	var run api.JobView
-	if err := s.call(ctx, "POST", "/v1/projects/"+name+"/run", s.key, map[string]any{"base_url": s.demo.URL}, http.StatusAccepted, &run); err != nil {
-		return err
-	}
-	v, _, err := s.wait(ctx, run.ID, 3*time.Minute)
+	v, _, err := s.runProject(ctx, files, nil, 3*time.Minute)
 	if err != nil {
 		return err
 	}
@@ -444,20 +425,8 @@ func (s *procStack) hostileCorpus(ctx context.Context) ([]string, map[string]err
 	pgPort := s.pg.URL[strings.LastIndex(s.pg.URL, ":")+1:]
 	pgPort, _, _ = strings.Cut(pgPort, "/")
 	ports := []string{strconv.Itoa(canary.Addr().(*net.TCPAddr).Port), pgPort}
-	name, up, err := s.upload(ctx, files)
-	if err != nil {
-		return nil, nil, err
-	}
-	if _, _, err := s.wait(ctx, up.ListJob, 2*time.Minute); err != nil {
-		return nil, nil, err
-	}
-	var run api.JobView
-	if err := s.call(ctx, "POST", "/v1/projects/"+name+"/run", s.key, map[string]any{"base_url": s.demo.URL,
-		"secrets": map[string]string{"PROBE_SECRET_FILE": secret, "PROBE_OTHER_RUN": other, "PROBE_PORTS": strings.Join(ports, ",")}},
-		http.StatusAccepted, &run); err != nil {
-		return nil, nil, err
-	}
-	v, _, err := s.wait(ctx, run.ID, 5*time.Minute)
+	v, _, err := s.runProject(ctx, files, map[string]string{"PROBE_SECRET_FILE": secret, "PROBE_OTHER_RUN": other,
+		"PROBE_PORTS": strings.Join(ports, ",")}, 5*time.Minute)
 	if err != nil {
 		return nil, nil, err
 	}

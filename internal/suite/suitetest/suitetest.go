@@ -6,11 +6,14 @@
 package suitetest
 
 import (
+	"archive/zip"
 	"bytes"
+	"compress/flate"
 	"context"
 	"embed"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -141,4 +144,37 @@ func Outside(ctx context.Context, p suite.Project, dir, runner, browsers string,
 		return suite.RunReport{}, fmt.Errorf("the reference run reported nothing: %s", out.String())
 	}
 	return suite.ReadReport(raw, dir)
+}
+
+// ZipBomb is a zip of a test file and n entries of size zeros each, which
+// share one compressed body: about 2 KB an entry, n*size inflated. It is
+// what a hostile tenant uploads to run a reader of archives out of memory.
+func ZipBomb(n, size int) ([]byte, error) {
+	var one, out bytes.Buffer
+	fw, err := flate.NewWriter(&one, flate.BestCompression)
+	if err != nil {
+		return nil, err
+	}
+	zeros := make([]byte, size)
+	_, _ = fw.Write(zeros)
+	if err := fw.Close(); err != nil {
+		return nil, err
+	}
+	crc := crc32.ChecksumIEEE(zeros)
+	zw := zip.NewWriter(&out)
+	if w, err := zw.Create("tests/a.spec.js"); err == nil {
+		_, _ = w.Write([]byte("require('@playwright/test').test('t', () => {});\n"))
+	}
+	for i := range n {
+		w, err := zw.CreateRaw(&zip.FileHeader{Name: fmt.Sprintf("data/%04d.json", i), Method: zip.Deflate, CRC32: crc,
+			CompressedSize64: uint64(one.Len()), UncompressedSize64: uint64(size)})
+		if err != nil {
+			return nil, err
+		}
+		_, _ = w.Write(one.Bytes())
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
 }
