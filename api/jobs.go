@@ -253,8 +253,15 @@ func (s *Server) submitValid(w http.ResponseWriter, r *http.Request, sub jobs.Su
 		return
 	}
 	hold := s.cfg.DefaultHold * int64(max(in.tests, 1))
-	if sub.Kind == jobs.KindSuiteRun || sub.Kind == jobs.KindProjectRun || sub.Kind == jobs.KindProjectRepair {
-		hold = 0 // replays, and runs and repairs of a project, make no model calls
+	switch sub.Kind {
+	case jobs.KindSuiteRun:
+		hold = 0 // replays make no model calls
+	case jobs.KindProjectRun:
+		// Each file's run is charged its browser time, up to the sandbox's
+		// wall time.
+		hold = int64(max(in.tests, 1)) * jobs.FileRunSeconds * jobs.BrowserSecondMicro
+	case jobs.KindProjectRepair:
+		hold = jobs.RepairRunSeconds * jobs.BrowserSecondMicro
 	}
 	if in.options.MaxCredits > 0 {
 		if in.options.MaxCredits > maxHold {
@@ -772,7 +779,16 @@ func (s *Server) jobInput(w http.ResponseWriter, r *http.Request, sub jobs.Submi
 			return jobInput{}, false
 		}
 		c.Version = v.Digest // the run is of the version current now, whatever is uploaded next
-		return jobInput{at: "project", secrets: c.Secrets, encode: sealedEncoder(c)}, true
+		files := len(c.Files)
+		if files == 0 {
+			files = listedFiles(v.Tests)
+		}
+		field := ""
+		if c.MaxCredits > 0 {
+			field = "project.max_credits"
+		}
+		return jobInput{at: "project", options: scenario.Options{MaxCredits: c.MaxCredits}, creditsField: field, secrets: c.Secrets,
+			tests: files, encode: sealedEncoder(c)}, true
 	}
 	if sub.Kind == jobs.KindExploration {
 		c := *sub.Exploration
@@ -791,4 +807,18 @@ func (s *Server) jobInput(w http.ResponseWriter, r *http.Request, sub jobs.Submi
 	}
 	sc := *sub.Scenario
 	return jobInput{at: "scenario", options: sc.Options, secrets: sc.Secrets, encode: sealedEncoder(sc)}, true
+}
+
+// listedFiles counts the test files of a version's listing (at least one:
+// a version not listed yet is listed by its run).
+func listedFiles(listing json.RawMessage) int {
+	var tests []struct {
+		File string `json:"file"`
+	}
+	_ = json.Unmarshal(listing, &tests)
+	files := map[string]bool{}
+	for _, t := range tests {
+		files[t.File] = true
+	}
+	return max(len(files), 1)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/webpilot/webpilot/api"
+	"github.com/webpilot/webpilot/internal/jobs"
 	"github.com/webpilot/webpilot/internal/llm/llmtest"
 	"github.com/webpilot/webpilot/internal/suite/suitetest"
 )
@@ -285,5 +287,72 @@ process.on('exit', () => { const r = '/work/.webpilot/report.json'; if (fs.exist
 	cv = s.waitEnd(t, key, child, 10*time.Second)
 	if cv.State != "cancelled" || cv.Attempt != 1 {
 		t.Fatalf("its child: %s after %d attempts (%s), want cancelled and never started again", cv.State, cv.Attempt, cv.Error)
+	}
+}
+
+// TestAProjectRunIsChargedItsBrowserTime: a project run held a browser
+// and the runner for minutes and charged 0 credits. Each file's run is now
+// charged its seconds at the documented price, out of the run's hold, in
+// the ledger; a run whose max_credits cannot cover a file's browser time
+// starts none of them and spends nothing.
+func TestAProjectRunIsChargedItsBrowserTime(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, 30*time.Second, 0)
+	s.startWorker(t, nil)
+	tenantID, key := s.tenant(t, "metered", 5)
+	files := map[string]string{
+		"playwright.config.js": "module.exports = {};\n",
+		"tests/a.spec.js":      "const { test, expect } = require('@playwright/test');\ntest('opens the list', async ({ page }) => { await page.goto('/list'); await expect(page.locator('h1')).toBeVisible(); });\n",
+		"tests/b.spec.js":      "const { test } = require('@playwright/test');\ntest('waits', async () => { await new Promise((r) => setTimeout(r, 1500)); });\n",
+	}
+	var up api.ProjectView
+	s.mustJSON(t, "POST", "/v1/projects/metered", key, map[string]any{"files": files}, http.StatusCreated, &up)
+	if lj := s.waitEnd(t, key, up.ListJob, 2*time.Minute); lj.State != "succeeded" {
+		t.Fatalf("listing: %s %s", lj.State, lj.Error)
+	}
+	before := s.account(t, tenantID)
+	var run api.JobView
+	s.mustJSON(t, "POST", "/v1/projects/metered/run", key, map[string]any{"base_url": s.demo}, http.StatusAccepted, &run)
+	v := s.waitEnd(t, key, run.ID, 3*time.Minute)
+	if v.Suite == nil || len(v.Suite.Children) != 2 {
+		t.Fatalf("run: %s %s %+v", v.State, v.Error, v.Suite)
+	}
+	var total int64
+	for _, c := range v.Suite.Children {
+		var cv api.JobView
+		s.mustJSON(t, "GET", "/v1/jobs/"+c.JobID, key, nil, http.StatusOK, &cv)
+		var fr struct {
+			BrowserSeconds float64 `json:"browser_seconds"`
+			CreditsMicro   int64   `json:"credits_micro"`
+		}
+		must(t, json.Unmarshal(cv.Project, &fr))
+		want := int64(math.Ceil(fr.BrowserSeconds * jobs.BrowserSecondMicro))
+		if fr.BrowserSeconds < 0.5 || fr.CreditsMicro != want || c.CreditsMicro != want {
+			t.Errorf("%s: %.2f s charged %d (its line says %d), want %d", c.TestName, fr.BrowserSeconds, fr.CreditsMicro, c.CreditsMicro, want)
+		}
+		if n := s.count(t, `SELECT count(*) FROM credit_entries WHERE job_id = $1 AND reason LIKE 'browser time%' AND amount = $2`, c.JobID, -want); n != 1 {
+			t.Errorf("%s: %d ledger entries of its browser time", c.TestName, n)
+		}
+		total += want
+	}
+	if a := s.account(t, tenantID); a.Balance != before.Balance-total || a.Held != 0 {
+		t.Errorf("account %+v after the run, want balance %d and nothing held", a, before.Balance-total)
+	}
+
+	// A budget that cannot cover a file's browser time starts no file.
+	s.mustJSON(t, "POST", "/v1/projects/metered/run", key, map[string]any{"base_url": s.demo, "max_credits": 0.01}, http.StatusAccepted, &run)
+	v = s.waitEnd(t, key, run.ID, 2*time.Minute)
+	if v.Suite == nil || v.Suite.States["budget_exhausted"] != 2 {
+		t.Fatalf("the run within 0.01 credits: %s %+v", v.State, v.Suite)
+	}
+	for _, c := range v.Suite.Children {
+		var cv api.JobView
+		s.mustJSON(t, "GET", "/v1/jobs/"+c.JobID, key, nil, http.StatusOK, &cv)
+		if strings.Contains(string(cv.Project), `"tests"`) {
+			t.Errorf("%s ran over budget: %s", c.TestName, cv.Project)
+		}
+	}
+	if a := s.account(t, tenantID); a.Balance != before.Balance-total || a.Held != 0 {
+		t.Errorf("the run over budget spent: %+v", a)
 	}
 }

@@ -255,7 +255,25 @@ type ProjectRequest struct {
 	// AutoAccept makes a verified repair the project's current version at
 	// once (project_repair only); otherwise it is proposed.
 	AutoAccept bool `json:"auto_accept,omitempty"`
+	// MaxCredits bounds what the run or repair may spend, all its files
+	// together (its hold); a file its budget cannot cover is not started.
+	MaxCredits float64 `json:"max_credits,omitempty"`
 }
+
+// Browser time is metered: a job holding a browser and the test runner in
+// the sandbox is charged for the seconds it holds them, as model calls are
+// charged for their tokens.
+const (
+	// BrowserSecondMicro is the price of a second of a project's runner in
+	// the sandbox, in micro-credits (0.0005 credits; 0.03 a minute).
+	BrowserSecondMicro = 500
+	// FileRunSeconds is the most a project file's run can take (the
+	// sandbox's wall time), and so the most it is charged.
+	FileRunSeconds = 600
+	// RepairRunSeconds is the most a project repair's runs are charged,
+	// all its trials together.
+	RepairRunSeconds = 3 * FileRunSeconds
+)
 
 // projectName is what a project may be called.
 var projectName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
@@ -301,6 +319,9 @@ func (r *ProjectRequest) Validate(v *scenario.ValidationError, at string, urls s
 		} else if err := urls.CheckURL(to); err != nil {
 			v.Add(key, "%v", err)
 		}
+	}
+	if r.MaxCredits < 0 {
+		v.Add(at+".max_credits", "must be a positive number of credits")
 	}
 	scenario.ValidateSecrets(v, at, r.Secrets)
 	if r.SealedSecrets != "" {

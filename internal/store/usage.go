@@ -31,6 +31,9 @@ type Usage struct {
 	CachedTokens     int
 	CompletionTokens int
 	Credits          int64 // micro-credits the usage prices at
+	// Reason is the ledger's word for the charge ("llm usage (MODEL)"
+	// when empty).
+	Reason string
 }
 
 // Charge is a job's spending against its hold.
@@ -117,7 +120,11 @@ func (s *Store) SettleCall(ctx context.Context, u Usage) (Charge, error) {
 				u.JobID, u.Attempt, u.Seq, u.Model, u.PromptTokens, u.CachedTokens, u.CompletionTokens, charge, u.Credits); err != nil {
 				return fmt.Errorf("settle usage: %w", err)
 			}
-			if err := chargeCall(ctx, tx, tenantID, u.JobID, u.Attempt, u.Seq, reserved, charge, "llm usage ("+u.Model+")"); err != nil {
+			reason := u.Reason
+			if reason == "" {
+				reason = "llm usage (" + u.Model + ")"
+			}
+			if err := chargeCall(ctx, tx, tenantID, u.JobID, u.Attempt, u.Seq, reserved, charge, reason); err != nil {
 				return err
 			}
 		}

@@ -72,6 +72,10 @@ type ProjectRepairResult struct {
 	// Proposed is the verified patched project's version, when one was.
 	Proposed string `json:"proposed,omitempty"`
 	Accepted bool   `json:"accepted,omitempty"`
+	// BrowserSeconds is how long the repair held the sandbox's browser and
+	// runner, all its runs together, and CreditsMicro what that was charged.
+	BrowserSeconds float64 `json:"browser_seconds"`
+	CreditsMicro   int64   `json:"credits_micro"`
 }
 
 // maxRepairRounds bounds the runs of one repair: a healed step can reveal

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/webpilot/webpilot/internal/jobs"
 	"github.com/webpilot/webpilot/internal/orchestrator"
@@ -173,6 +176,10 @@ type ProjectFileResult struct {
 	Limit   string              `json:"limit,omitempty"`
 	// Runner is which @playwright/test ran, when not the worker's own.
 	Runner string `json:"runner,omitempty"`
+	// BrowserSeconds is how long the run held the sandbox's browser and
+	// runner, and CreditsMicro what that was charged.
+	BrowserSeconds float64 `json:"browser_seconds"`
+	CreditsMicro   int64   `json:"credits_micro"`
 }
 
 // runProjectFile runs one test file of a project with the real runner.
@@ -187,7 +194,17 @@ func (w *Worker) runProjectFile(ctx context.Context, claim store.Claim, log *slo
 	if !ok {
 		return lost
 	}
+	meter, out, ok := w.meterBrowser(ctx, claim, jobs.FileRunSeconds)
+	if !ok {
+		return out
+	}
+	start := time.Now()
 	rep, err := w.runProject(ctx, p, suite.RunOptions{Files: req.Files, BaseURL: req.BaseURL, Origins: req.Origins, Env: secrets, Trace: true})
+	took := time.Since(start)
+	charged, merr := meter(took)
+	if merr != nil {
+		return handedBack(merr)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return handedBack(ctx.Err())
@@ -195,7 +212,8 @@ func (w *Worker) runProjectFile(ctx context.Context, claim store.Claim, log *slo
 		return failed("the runner failed: " + err.Error())
 	}
 	res := ProjectFileResult{Project: req.Name, Version: req.Version, File: strings.Join(req.Files, ","), Tests: rep.Tests,
-		Errors: rep.Errors, Limit: rep.Limit, Runner: rep.Runner, Verdict: fileVerdict(rep)}
+		Errors: rep.Errors, Limit: rep.Limit, Runner: rep.Runner, Verdict: fileVerdict(rep),
+		BrowserSeconds: took.Seconds(), CreditsMicro: charged}
 	// A passing test's targets, per version: what re-location starts from
 	// when the app drifts.
 	prints := map[string][]suite.TraceAction{}
@@ -280,15 +298,26 @@ func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *s
 	if err := tun.Remap(req.Origins); err != nil {
 		return failed(err.Error())
 	}
+	meter, out, ok := w.meterBrowser(ctx, claim, jobs.RepairRunSeconds)
+	if !ok {
+		return out
+	}
+	start := time.Now()
 	rep, err := w.cfg.Projects.Repair(ctx, p, prints, suite.RunOptions{Files: req.Files, BaseURL: req.BaseURL, Origins: req.Origins, Env: secrets,
 		Proxy: &suite.Proxy{Addr: strings.TrimPrefix(w.proxy.Server(), "http://"), Username: tun.User, Password: tun.Password}})
+	took := time.Since(start)
+	charged, merr := meter(took)
+	if merr != nil {
+		return handedBack(merr)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return handedBack(ctx.Err())
 		}
 		return failed("the repair failed: " + err.Error())
 	}
-	res := suite.ProjectRepairResult{Project: req.Name, Version: req.Version, Repair: rep, Verdict: repairVerdict(rep)}
+	res := suite.ProjectRepairResult{Project: req.Name, Version: req.Version, Repair: rep, Verdict: repairVerdict(rep),
+		BrowserSeconds: took.Seconds(), CreditsMicro: charged}
 	if rep.Verified && rep.Patched != nil {
 		archive, err := rep.Patched.Archive()
 		if err != nil {
@@ -365,4 +394,36 @@ func redactJSON(redact func(string) string, b []byte) []byte {
 		return nil
 	}
 	return out
+}
+
+// browserSeq is the usage row of a job's browser time (its model calls,
+// if any, are numbered from 1).
+const browserSeq = 1_000_000
+
+// browserModel names browser time in usage rows and the ledger.
+const browserModel = "browser-seconds"
+
+// meterBrowser reserves from the job's hold the most its browser time can
+// cost (upTo seconds at jobs.BrowserSecondMicro) before the runner starts,
+// and answers meter, which charges the time it took (never more than the
+// reservation). A hold that cannot cover it ends the job budget_exhausted
+// without starting the runner; a worker that dies before meter is charged
+// the whole reservation by the next attempt, as a model call's is.
+func (w *Worker) meterBrowser(ctx context.Context, claim store.Claim, upTo int64) (meter func(time.Duration) (int64, error), out outcome, ok bool) {
+	max := upTo * jobs.BrowserSecondMicro
+	err := w.store.ReserveCall(ctx, store.Reservation{JobID: claim.JobID, Attempt: claim.Attempt, Seq: browserSeq, Model: browserModel, Max: max})
+	switch {
+	case errors.Is(err, store.ErrHoldExceeded):
+		return nil, outcome{Finish: store.Finish{State: store.JobStateBudgetExhausted, Result: json.RawMessage(`{}`),
+			Error: fmt.Sprintf("not run: the credit budget left cannot cover its browser time (up to %d s, %s credits)", upTo,
+				strconv.FormatFloat(float64(max)/store.MicroCredits, 'f', -1, 64))}}, false
+	case err != nil:
+		return nil, handedBack(err), false
+	}
+	return func(d time.Duration) (int64, error) {
+		credits := int64(math.Ceil(d.Seconds() * jobs.BrowserSecondMicro))
+		_, err := w.store.SettleCall(context.WithoutCancel(ctx), store.Usage{JobID: claim.JobID, Attempt: claim.Attempt, Seq: browserSeq,
+			Model: browserModel, Credits: credits, Reason: fmt.Sprintf("browser time (%s, %.1f s)", claim.Kind, d.Seconds())})
+		return min(credits, max), err
+	}, outcome{}, true
 }
