@@ -65,6 +65,7 @@ type projectJobOptions struct {
 	files, secrets          []string
 	origins                 map[string]string
 	autoAccept, follow      bool
+	maxCredits              float64
 }
 
 func (o *projectJobOptions) flags(cmd *cobra.Command, kind jobs.Kind) {
@@ -73,6 +74,7 @@ func (o *projectJobOptions) flags(cmd *cobra.Command, kind jobs.Kind) {
 	cmd.Flags().StringSliceVar(&o.files, "file", nil, "only this test file (repeatable)")
 	cmd.Flags().StringToStringVar(&o.origins, "origin", nil, "send an origin the tests name outright to another: https://staging.acme.test=http://localhost:8080 (repeatable)")
 	cmd.Flags().BoolVar(&o.follow, "watch", false, "follow the job until it ends")
+	cmd.Flags().Float64Var(&o.maxCredits, "max-credits", 0, "the most it may spend, its files' browser time together (default: the most its files can take)")
 	secretFlag(cmd, &o.secrets)
 	if kind == jobs.KindProjectRepair {
 		cmd.Flags().StringVar(&o.patch, "patch", "", "wait for the repair and write its verified patch to this file (git apply takes it)")
@@ -258,7 +260,7 @@ func projectJob(c *client, kind jobs.Kind, name string, o projectJobOptions, out
 	if err != nil {
 		return err
 	}
-	req := jobs.ProjectRequest{Name: name, Version: o.version, Files: o.files, BaseURL: o.baseURL, Origins: o.origins, Secrets: sec, AutoAccept: o.autoAccept}
+	req := jobs.ProjectRequest{Name: name, Version: o.version, Files: o.files, BaseURL: o.baseURL, Origins: o.origins, Secrets: sec, AutoAccept: o.autoAccept, MaxCredits: o.maxCredits}
 	path := "/v1/projects/" + url.PathEscape(name) + "/run"
 	if kind == jobs.KindProjectRepair {
 		path = "/v1/projects/" + url.PathEscape(name) + "/repair"
