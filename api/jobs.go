@@ -19,6 +19,7 @@ import (
 	"github.com/webpilot/webpilot/internal/jobs"
 	"github.com/webpilot/webpilot/internal/scenario"
 	"github.com/webpilot/webpilot/internal/store"
+	"github.com/webpilot/webpilot/internal/suite"
 	"github.com/webpilot/webpilot/internal/tracing"
 )
 
@@ -258,10 +259,11 @@ func (s *Server) submitValid(w http.ResponseWriter, r *http.Request, sub jobs.Su
 		hold = 0 // replays make no model calls
 	case jobs.KindProjectRun:
 		// Each file's run is charged its browser time, up to the sandbox's
-		// wall time.
-		hold = int64(max(in.tests, 1)) * jobs.FileRunSeconds * jobs.BrowserSecondMicro
+		// wall time, for each attempt a crash may take (a dead attempt is
+		// charged what it reserved).
+		hold = int64(max(in.tests, 1)) * (jobs.CrashLimit + 1) * jobs.FileRunSeconds * jobs.BrowserSecondMicro
 	case jobs.KindProjectRepair:
-		hold = jobs.RepairRunSeconds * jobs.BrowserSecondMicro
+		hold = (jobs.CrashLimit + 1) * jobs.RepairRunSeconds * jobs.BrowserSecondMicro
 	}
 	if in.options.MaxCredits > 0 {
 		if in.options.MaxCredits > maxHold {
@@ -781,7 +783,10 @@ func (s *Server) jobInput(w http.ResponseWriter, r *http.Request, sub jobs.Submi
 		c.Version = v.Digest // the run is of the version current now, whatever is uploaded next
 		files := len(c.Files)
 		if files == 0 {
-			files = listedFiles(v.Tests)
+			if files, err = s.testFiles(r.Context(), tenantID, v); err != nil {
+				s.internal(w, r, err)
+				return jobInput{}, false
+			}
 		}
 		field := ""
 		if c.MaxCredits > 0 {
@@ -809,16 +814,33 @@ func (s *Server) jobInput(w http.ResponseWriter, r *http.Request, sub jobs.Submi
 	return jobInput{at: "scenario", options: sc.Options, secrets: sc.Secrets, encode: sealedEncoder(sc)}, true
 }
 
-// listedFiles counts the test files of a version's listing (at least one:
-// a version not listed yet is listed by its run).
-func listedFiles(listing json.RawMessage) int {
-	var tests []struct {
-		File string `json:"file"`
-	}
-	_ = json.Unmarshal(listing, &tests)
+// testFiles counts the test files of a version: those of its listing, or
+// for a version not listed yet (a repair's, listed by its first run) the
+// files the runner takes for tests by default.
+func (s *Server) testFiles(ctx context.Context, tenantID string, v store.ProjectVersion) (int, error) {
 	files := map[string]bool{}
-	for _, t := range tests {
-		files[t.File] = true
+	if v.ListedAt != nil {
+		var tests []struct {
+			File string `json:"file"`
+		}
+		_ = json.Unmarshal(v.Tests, &tests)
+		for _, t := range tests {
+			files[t.File] = true
+		}
+		return max(len(files), 1), nil
 	}
-	return max(len(files), 1)
+	archive, err := s.store.ProjectArchive(ctx, tenantID, v.Digest)
+	if err != nil {
+		return 0, err
+	}
+	p, err := suite.ReadArchive(archive)
+	if err != nil {
+		return max(v.Files, 1), nil
+	}
+	for _, f := range p.Files {
+		if suite.IsSpec(f.Path) {
+			files[f.Path] = true
+		}
+	}
+	return max(len(files), 1), nil
 }
