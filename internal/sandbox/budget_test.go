@@ -125,3 +125,31 @@ func TestARunIsBoundedAsAWhole(t *testing.T) {
 		})
 	}
 }
+
+// TestPagesProcessesShareCountOnce: a browser's processes share most of
+// their pages (its libraries), which each one's resident size counts in
+// full. Under load, a run whose processes started at once was stopped at
+// "1.2 GiB of a 2 GiB budget" from resident sizes and their growth. Eight
+// node processes, 320 MB resident together and 80 MB in their own
+// shares, run to their end within a 256 MiB budget.
+func TestPagesProcessesShareCountOnce(t *testing.T) {
+	t.Parallel()
+	dir := runDir(t, "shared")
+	body := `const { spawn } = require('child_process');
+if (process.argv[2] === 'child') { setTimeout(() => {}, 3000); } else {
+  for (let i = 0; i < 8; i++) spawn(process.execPath, [__filename, 'child'], { stdio: 'inherit' });
+}
+`
+	if err := os.WriteFile(dir+"/run.js", []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := newSandbox(t, sandbox.Limits{Wall: time.Minute, MemoryBudget: 256 << 20})
+	var out bytes.Buffer
+	res, err := s.Run(context.Background(), sandbox.Run{Dir: dir, Stdout: &out, Stderr: &out, Args: []string{"/usr/bin/node", "run.js"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Limit != "" || res.ExitCode != 0 {
+		t.Fatalf("stopped: %+v\n%s", res, out.String())
+	}
+}

@@ -23,8 +23,9 @@ import (
 // watchEvery is how often memory and CPU are read; the disk is walked at
 // walkEvery.
 const (
-	watchEvery = 50 * time.Millisecond
-	walkEvery  = time.Second
+	watchEvery   = 50 * time.Millisecond
+	walkEvery    = time.Second
+	predictAhead = 200 * time.Millisecond
 )
 
 // usage is what the watchdog last measured of a run.
@@ -44,7 +45,8 @@ type watchdog struct {
 	peak    usage
 	stopped string // the limit it killed the run for
 	why     string
-	prev    int64 // memory at the last sample
+	prev    int64     // proportional memory at the last sample near the budget
+	prevAt  time.Time // when; zero when that sample was not near it
 }
 
 // watch measures the run rooted at pid every watchEvery until done
@@ -81,16 +83,32 @@ func (w *watchdog) sample(walk bool) (killed bool) {
 		u.cpu += cpuTime(p)
 	}
 	shm, shmFiles := tmpfsUse(pids)
-	if rss+shm > w.lim.MemoryBudget-w.lim.MemoryBudget/4 {
-		// Shared pages (a browser's libraries) count fully in each
-		// process's resident size: near the budget, measure each
-		// process's proportional share instead.
-		rss = 0
-		for _, p := range pids {
-			rss += pss(p)
-		}
-	}
 	u.memory = rss + shm
+	// Shared pages (a browser's libraries) count fully in each process's
+	// resident size, which is only an upper bound: far from the budget it
+	// is enough, near it each process's proportional share is measured,
+	// and only that ever stops a run. A run growing fast would pass its
+	// budget before the next samples: it is stopped when its growth rate
+	// says it would within predictAhead (the rate per second, so a sample
+	// a busy machine delayed does not inflate it).
+	predicted := int64(0)
+	now := time.Now()
+	if u.memory > w.lim.MemoryBudget-w.lim.MemoryBudget/4 {
+		var share int64
+		for _, p := range pids {
+			share += pss(p)
+		}
+		u.memory = share + shm
+		predicted = u.memory
+		if !w.prevAt.IsZero() {
+			if dt := now.Sub(w.prevAt).Seconds(); dt > 0 && u.memory > w.prev {
+				predicted += int64(float64(u.memory-w.prev) / dt * predictAhead.Seconds())
+			}
+		}
+		w.prev, w.prevAt = u.memory, now
+	} else {
+		w.prevAt = time.Time{}
+	}
 	if walk {
 		u.disk, u.files = dirUse(w.dir)
 		u.disk += shm
@@ -98,15 +116,14 @@ func (w *watchdog) sample(walk bool) (killed bool) {
 	} else {
 		u.disk, u.files = w.peak.disk, w.peak.files
 	}
-	// A run growing fast would pass its budget before the next sample:
-	// it is stopped when it would (growth between samples is uneven, so
-	// with room for twice the last).
-	growth := max(u.memory-w.prev, 0)
-	w.prev = u.memory
 	switch {
-	case u.memory+2*growth > w.lim.MemoryBudget:
+	case predicted > w.lim.MemoryBudget:
 		w.stopped, w.why = "memory", fmt.Sprintf("its processes and their temporary files used %s of memory (the budget is %s)",
 			size(u.memory), size(w.lim.MemoryBudget))
+		if u.memory <= w.lim.MemoryBudget {
+			w.why = fmt.Sprintf("its processes and their temporary files used %s of memory and were growing past the budget of %s",
+				size(u.memory), size(w.lim.MemoryBudget))
+		}
 	case u.cpu > w.lim.TotalCPU:
 		w.stopped, w.why = "cpu", fmt.Sprintf("its processes used %s of CPU time (the budget is %s)", u.cpu.Round(time.Second), w.lim.TotalCPU)
 	case u.disk > w.lim.Disk:
