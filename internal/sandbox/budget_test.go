@@ -110,7 +110,7 @@ func TestARunIsBoundedAsAWhole(t *testing.T) {
 			}
 			if c.limit == "memory" {
 				budget := int64(sandbox.DefaultMemoryBudget)
-				// (Measured every 50 ms: a sample may land a little past
+				// (Measured every 100 ms: a sample may land a little past
 				// the budget on a busy machine.)
 				if res.PeakMemory > budget+budget/16 {
 					t.Errorf("the run held %d MiB, over its %d MiB budget", res.PeakMemory>>20, budget>>20)

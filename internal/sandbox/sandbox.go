@@ -31,7 +31,7 @@
 //     uid, file size; wall time is the context's.
 //   - Limits of the run as a whole hold without cgroups, which these hosts
 //     do not delegate: a watchdog reads every process descending from the
-//     run's bubblewrap every 50 ms and kills the run at the first budget
+//     run's bubblewrap every 100 ms and kills the run at the first budget
 //     its processes pass together: memory (their proportional set sizes
 //     with the in-memory /tmp and /dev/shm, both also size-capped), the
 //     bytes and files of its directory and /tmp, and CPU time. The run is
@@ -355,7 +355,7 @@ func (s *Sandbox) Run(ctx context.Context, r Run) (Result, error) {
 	}
 
 	// The run's processes yield the CPU to the worker's own.
-	cmdline := []string{s.nice, "-n", "10", s.prlimit,
+	cmdline := []string{s.nice, "-n", "5", s.prlimit,
 		"--cpu=" + strconv.Itoa(int(lim.CPU.Seconds())),
 		"--data=" + strconv.FormatInt(lim.Memory, 10),
 		"--nproc=" + strconv.Itoa(lim.Procs),

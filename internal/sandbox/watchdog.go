@@ -20,10 +20,15 @@ import (
 // whole run (every process descending from its bubblewrap, however it
 // was started) and kills it at the first budget it passes.
 
-// watchEvery is how often memory and CPU are read; the disk is walked at
-// walkEvery.
+// watchEvery is how often memory is read; the run's process tree is
+// walked again, and its CPU time read, every treeEvery (every sample once
+// its memory is past half its budget, so that a process started since is
+// counted at once), and its disk every walkEvery. A browser's processes
+// have dozens of threads each, whose children lists the walk reads: doing
+// that twenty times a second cost a run a good share of a core.
 const (
-	watchEvery   = 50 * time.Millisecond
+	watchEvery   = 100 * time.Millisecond
+	treeEvery    = 500 * time.Millisecond
 	walkEvery    = time.Second
 	predictAhead = 200 * time.Millisecond
 )
@@ -47,6 +52,10 @@ type watchdog struct {
 	why     string
 	prev    int64     // proportional memory at the last sample near the budget
 	prevAt  time.Time // when; zero when that sample was not near it
+	pids    []int     // the run's processes at the last walk of its tree
+	treeAt  time.Time // when
+	cpu     time.Duration
+	near    bool // memory past half the budget at the last sample
 }
 
 // watch measures the run rooted at pid every watchEvery until done
@@ -75,15 +84,23 @@ func watch(pid int, dir string, lim Limits, done <-chan struct{}) *watchdog {
 
 // sample measures once and kills the run if it passed a budget.
 func (w *watchdog) sample(walk bool) (killed bool) {
-	pids := descendants(w.root)
-	var u usage
+	now := time.Now()
+	if w.pids == nil || w.near || now.Sub(w.treeAt) >= treeEvery {
+		w.pids, w.treeAt = descendants(w.root), now
+		w.cpu = 0
+		for _, p := range w.pids {
+			w.cpu += cpuTime(p)
+		}
+	}
+	pids := w.pids
+	u := usage{cpu: w.cpu}
 	var rss int64
 	for _, p := range pids {
 		rss += w.statm(p)
-		u.cpu += cpuTime(p)
 	}
 	shm, shmFiles := tmpfsUse(pids)
 	u.memory = rss + shm
+	w.near = u.memory > w.lim.MemoryBudget/2
 	// Shared pages (a browser's libraries) count fully in each process's
 	// resident size, which is only an upper bound: far from the budget it
 	// is enough, near it each process's proportional share is measured,
@@ -92,7 +109,6 @@ func (w *watchdog) sample(walk bool) (killed bool) {
 	// says it would within predictAhead (the rate per second, so a sample
 	// a busy machine delayed does not inflate it).
 	predicted := int64(0)
-	now := time.Now()
 	if u.memory > w.lim.MemoryBudget-w.lim.MemoryBudget/4 {
 		var share int64
 		for _, p := range pids {
