@@ -40,6 +40,10 @@ type JobView struct {
 	// Tiers counts the steps so far by the tier that took them:
 	// deterministic, lexical and cached cost no tokens; agent does.
 	Tiers map[string]int `json:"tiers,omitempty"`
+	// RunProgress is how far a running project job is: its phase (a
+	// repair's evidence, baseline, trials), tests ended of those it runs,
+	// tests running, and a repair's healed, flagged and left so far.
+	RunProgress *suite.RunProgress `json:"run_progress,omitempty"`
 	// Verdict and Repair are a repair job's finding and report.
 	Verdict string          `json:"verdict,omitempty"`
 	Repair  json.RawMessage `json:"repair,omitempty"`
@@ -95,14 +99,15 @@ func view(j store.Job, detail bool) JobView {
 	_ = json.Unmarshal(j.Input, &in)
 	v.Name, v.Progress.Total = in.Name, len(in.Steps)
 	var prog struct {
-		Steps    json.RawMessage   `json:"steps"`
-		Timing   json.RawMessage   `json:"timing"`
-		QueueNS  int64             `json:"queue_ns"`
-		NextStep int               `json:"next_step"`
-		Verdict  string            `json:"verdict"`
-		Repair   json.RawMessage   `json:"repair"`
-		Suite    *store.BulkReport `json:"suite"`
-		Blocked  []string          `json:"blocked"`
+		Steps    json.RawMessage    `json:"steps"`
+		Timing   json.RawMessage    `json:"timing"`
+		QueueNS  int64              `json:"queue_ns"`
+		NextStep int                `json:"next_step"`
+		Verdict  string             `json:"verdict"`
+		Repair   json.RawMessage    `json:"repair"`
+		Suite    *store.BulkReport  `json:"suite"`
+		Blocked  []string           `json:"blocked"`
+		Project  *suite.RunProgress `json:"project_progress"`
 	}
 	src := j.Result
 	if len(src) == 0 {
@@ -132,6 +137,10 @@ func view(j store.Job, detail bool) JobView {
 		}
 		if prog.Suite != nil {
 			v.suite(prog.Suite, detail)
+		}
+		if prog.Project != nil && len(j.Result) == 0 && !j.State.Terminal() {
+			v.RunProgress = prog.Project
+			v.Progress = Progress{Done: prog.Project.Ended, Total: prog.Project.Tests}
 		}
 	}
 	if j.Kind == string(jobs.KindExploration) {
@@ -493,11 +502,12 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 			b, _ := json.Marshal(struct {
-				ID       string   `json:"id"`
-				State    string   `json:"state"`
-				Progress Progress `json:"progress"`
-				Error    string   `json:"error,omitempty"`
-			}{v.ID, v.State, v.Progress, v.Error})
+				ID       string             `json:"id"`
+				State    string             `json:"state"`
+				Progress Progress           `json:"progress"`
+				Run      *suite.RunProgress `json:"run_progress,omitempty"`
+				Error    string             `json:"error,omitempty"`
+			}{v.ID, v.State, v.Progress, v.RunProgress, v.Error})
 			if !send("event: state\ndata: %s\n\n", b) {
 				return
 			}

@@ -21,6 +21,7 @@ import (
 	"github.com/webpilot/webpilot/api"
 	"github.com/webpilot/webpilot/internal/jobs"
 	"github.com/webpilot/webpilot/internal/scenario"
+	"github.com/webpilot/webpilot/internal/suite"
 )
 
 type client struct {
@@ -399,6 +400,25 @@ func printRaw(out io.Writer, raw string) {
 	fmt.Fprintln(out, strings.TrimSpace(raw))
 }
 
+// printRunProgress prints a line of a running project job's progress.
+func printRunProgress(out io.Writer, p suite.RunProgress) {
+	line := fmt.Sprintf("[%s] ", time.Now().Format("15:04:05"))
+	if p.Phase != "" {
+		line += p.Phase + ": "
+	}
+	line += fmt.Sprintf("%d/%d tests ended (%d passed, %d failed)", p.Ended, p.Tests, p.Passed, p.Failed)
+	if p.Healed+p.Flagged+p.Left > 0 {
+		line += fmt.Sprintf("; healed %d, flagged %d, left %d", p.Healed, p.Flagged, p.Left)
+	}
+	if len(p.Running) > 0 {
+		line += "; running " + p.Running[0]
+		if len(p.Running) > 1 {
+			line += fmt.Sprintf(" and %d more", len(p.Running)-1)
+		}
+	}
+	fmt.Fprintln(out, line)
+}
+
 // watch follows the job's event stream and prints each step as it ends.
 func watch(c *client, key, id string, out io.Writer, asJSON bool) error {
 	req, err := http.NewRequest("GET", c.base+"/v1/jobs/"+id+"/events", nil)
@@ -458,11 +478,15 @@ func watch(c *client, key, id string, out io.Writer, asJSON bool) error {
 				var s struct {
 					State string
 					Error string
+					Run   *suite.RunProgress `json:"run_progress"`
 				}
 				_ = json.Unmarshal(data, &s)
 				if s.State != lastState {
 					fmt.Fprintf(out, "[%s] %s\n", time.Now().Format("15:04:05"), s.State)
 					lastState = s.State
+				}
+				if s.Run != nil {
+					printRunProgress(out, *s.Run)
 				}
 			case "end":
 				return summary(c, key, id, out, asJSON)

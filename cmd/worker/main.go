@@ -99,12 +99,12 @@ func run(c config.Worker, log *slog.Logger) error {
 		cfg.SpecRunner = runner
 	}
 	// Customers' own test code runs only in the sandbox.
-	budget := sandbox.Limits{MemoryBudget: int64(c.Run.MemoryMB) << 20, Disk: int64(c.Run.DiskMB) << 20, Files: c.Run.Files, TotalCPU: c.Run.CPU}
+	budget := sandbox.Limits{MemoryBudget: int64(c.Run.MemoryMB) << 20, Disk: int64(c.Run.DiskMB) << 20, Files: c.Run.Files, TotalCPU: c.Run.CPU, Wall: c.Run.Wall}
 	if sb, err := sandbox.New(sandbox.Config{Runner: runner.Dir, Limits: budget}); err != nil {
 		log.Warn("customer projects will not run: no sandbox", "err", err)
 	} else {
 		deps := &suite.Deps{Dir: cmp.Or(c.DepsCache, suite.DefaultDepsDir()), Registry: c.NPMRegistry}
-		cfg.Projects = suite.ProjectRunner{Sandbox: sb, Chromium: c.Chromium, Deps: deps}
+		cfg.Projects = suite.ProjectRunner{Sandbox: sb, Chromium: c.Chromium, Deps: deps, Workers: c.Run.Workers}
 	}
 	// axe-core is installed beside the runner by make setup; without it
 	// explorations run every detector but the accessibility one.

@@ -337,6 +337,12 @@ type RunBudget struct {
 	Files  int `env:"WEBPILOT_RUN_FILES" envDefault:"10000"`
 	// CPU is its processes' CPU time together.
 	CPU time.Duration `env:"WEBPILOT_RUN_CPU" envDefault:"15m"`
+	// Wall is the longest a run may take: the ceiling of the budget a
+	// run's tests earn.
+	Wall time.Duration `env:"WEBPILOT_RUN_WALL" envDefault:"10m"`
+	// Workers is the most runner workers (browsers side by side) a run
+	// gets: a project's own workers setting is honoured up to it.
+	Workers int `env:"WEBPILOT_RUN_WORKERS" envDefault:"2"`
 }
 
 func (b RunBudget) validate() error {
@@ -352,6 +358,12 @@ func (b RunBudget) validate() error {
 	}
 	if b.CPU < 10*time.Second {
 		errs = append(errs, fmt.Errorf("WEBPILOT_RUN_CPU must be at least 10s, got %s", b.CPU))
+	}
+	if b.Wall < 30*time.Second {
+		errs = append(errs, fmt.Errorf("WEBPILOT_RUN_WALL must be at least 30s, got %s", b.Wall))
+	}
+	if b.Workers < 1 || b.Workers > 16 {
+		errs = append(errs, fmt.Errorf("WEBPILOT_RUN_WORKERS must be a whole number from 1 to 16, got %d", b.Workers))
 	}
 	return errors.Join(errs...)
 }

@@ -214,6 +214,9 @@ func (s *Submission) Validate(urls scenario.URLPolicy) error {
 		if s.Project.AutoAccept && s.Kind != KindProjectRepair {
 			v.Add("project.auto_accept", "only a project_repair proposes versions")
 		}
+		if s.Kind != KindProjectRepair && (s.Project.BaselineURL != "" || len(s.Project.BaselineOrigins) > 0) {
+			v.Add("project.baseline_url", "only a project_repair runs tests on a baseline")
+		}
 	case s.Kind == KindExploration && s.Exploration == nil:
 		v.Add("exploration", "is required for kind exploration")
 	case s.Kind == KindExploration:
@@ -252,6 +255,14 @@ type ProjectRequest struct {
 	// Secrets are given to the tests as environment variables.
 	Secrets       map[string]string `json:"secrets,omitempty"`
 	SealedSecrets string            `json:"sealed_secrets,omitempty"`
+	// BaselineURL names a deployment where the suite still passes
+	// (production, the last release): a repair of tests no run on webpilot
+	// saw pass first runs them there, to record the elements they act on,
+	// then heals against the target (project_repair only). It is every
+	// test's baseURL there, as BaseURL is on the target.
+	BaselineURL string `json:"baseline_url,omitempty"`
+	// BaselineOrigins are Origins for the baseline run.
+	BaselineOrigins map[string]string `json:"baseline_origins,omitempty"`
 	// AutoAccept makes a verified repair the project's current version at
 	// once (project_repair only); otherwise it is proposed.
 	AutoAccept bool `json:"auto_accept,omitempty"`
@@ -297,35 +308,48 @@ func (r *ProjectRequest) Validate(v *scenario.ValidationError, at string, urls s
 			v.Add(fmt.Sprintf("%s.files[%d]", at, i), "must be a test file's path in the project")
 		}
 	}
-	if r.BaseURL != "" {
-		if u, err := url.Parse(r.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			v.Add(at+".base_url", "must be an absolute http(s) URL")
-		} else if err := urls.CheckURL(r.BaseURL); err != nil {
-			v.Add(at+".base_url", "%v", err)
-		}
-	}
-	if len(r.Origins) > MaxOrigins {
-		v.Add(at+".origins", "at most %d origins", MaxOrigins)
-	}
-	for _, from := range slices.Sorted(maps.Keys(r.Origins)) {
-		key := fmt.Sprintf("%s.origins[%q]", at, from)
-		if _, err := netguard.ParseOrigin(from); err != nil {
-			v.Add(key, "the key must be an http(s) origin (scheme://host[:port]): %v", err)
-			continue
-		}
-		to := r.Origins[from]
-		if _, err := netguard.ParseOrigin(to); err != nil {
-			v.Add(key, "must be an http(s) origin (scheme://host[:port]): %v", err)
-		} else if err := urls.CheckURL(to); err != nil {
-			v.Add(key, "%v", err)
-		}
-	}
+	validBaseURL(v, at+".base_url", r.BaseURL, urls)
+	validOrigins(v, at+".origins", r.Origins, urls)
+	validBaseURL(v, at+".baseline_url", r.BaselineURL, urls)
+	validOrigins(v, at+".baseline_origins", r.BaselineOrigins, urls)
 	if r.MaxCredits < 0 {
 		v.Add(at+".max_credits", "must be a positive number of credits")
 	}
 	scenario.ValidateSecrets(v, at, r.Secrets)
 	if r.SealedSecrets != "" {
 		v.Add(at+".sealed_secrets", "is set by the server; send secrets instead")
+	}
+}
+
+// validBaseURL checks an optional base URL at JSON path at.
+func validBaseURL(v *scenario.ValidationError, at, base string, urls scenario.URLPolicy) {
+	if base == "" {
+		return
+	}
+	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		v.Add(at, "must be an absolute http(s) URL")
+	} else if err := urls.CheckURL(base); err != nil {
+		v.Add(at, "%v", err)
+	}
+}
+
+// validOrigins checks remapped origins at JSON path at.
+func validOrigins(v *scenario.ValidationError, at string, origins map[string]string, urls scenario.URLPolicy) {
+	if len(origins) > MaxOrigins {
+		v.Add(at, "at most %d origins", MaxOrigins)
+	}
+	for _, from := range slices.Sorted(maps.Keys(origins)) {
+		key := fmt.Sprintf("%s[%q]", at, from)
+		if _, err := netguard.ParseOrigin(from); err != nil {
+			v.Add(key, "the key must be an http(s) origin (scheme://host[:port]): %v", err)
+			continue
+		}
+		to := origins[from]
+		if _, err := netguard.ParseOrigin(to); err != nil {
+			v.Add(key, "must be an http(s) origin (scheme://host[:port]): %v", err)
+		} else if err := urls.CheckURL(to); err != nil {
+			v.Add(key, "%v", err)
+		}
 	}
 }
 

@@ -283,6 +283,10 @@ type Run struct {
 	Egress string
 	// Stdout and Stderr receive the command's output (discarded if nil).
 	Stdout, Stderr io.Writer
+	// Wall, when set and shorter than the sandbox's own Limits.Wall (the
+	// ceiling), is this run's time limit: a run's budget follows what it
+	// runs.
+	Wall time.Duration
 }
 
 // Result is how a run ended.
@@ -296,6 +300,10 @@ type Result struct {
 	// held together when measured, bytes.
 	PeakMemory int64
 }
+
+// Wall is the longest a run may take (Limits.Wall): the ceiling of
+// Run.Wall.
+func (s *Sandbox) Wall() time.Duration { return s.cfg.Limits.Wall }
 
 // Runner is the host path of the spec runner's installation, which runs
 // see at RunnerDir.
@@ -313,6 +321,9 @@ func (s *Sandbox) Run(ctx context.Context, r Run) (Result, error) {
 		// (the worker's own, its browsers, other runs) all count against
 		// the limit: the run's processes come on top of them.
 		lim.Procs += tasksOf(os.Getuid())
+	}
+	if r.Wall > 0 && r.Wall < lim.Wall {
+		lim.Wall = r.Wall
 	}
 	ctx, cancel := context.WithTimeout(ctx, lim.Wall)
 	defer cancel()

@@ -1,8 +1,10 @@
 package suite
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -124,9 +126,18 @@ func (r ProjectRunner) evidenceRun(ctx context.Context, p Project, o RunOptions)
 // only a verified patch is reported.
 func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string][]TraceAction, o RunOptions) (RepairReport, error) {
 	cur := p
-	first, err := r.evidenceRun(ctx, cur, o)
+	// The evidence: one retry tells a flaky test from a failing one; the
+	// CI's two would only triple the time every failing test waits out.
+	eo := o
+	eo.MaxRetries = cmp.Or(eo.MaxRetries, 1)
+	first, err := r.evidenceRun(ctx, cur, inPhase(eo, "evidence", nil))
 	if err != nil {
 		return RepairReport{}, err
+	}
+	if o.Baseline != nil {
+		if prints, err = r.baselinePrints(ctx, cur, first, prints, inPhase(o, "baseline", nil)); err != nil {
+			return RepairReport{}, err
+		}
 	}
 	before := map[string]string{} // each test's status before any patch
 	for id, t := range first.tests {
@@ -217,7 +228,7 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 		}
 		ro := o
 		ro.Files, ro.NoRetries = files, true
-		next, err := r.evidenceRun(ctx, cur, ro)
+		next, err := r.evidenceRun(ctx, cur, inPhase(ro, fmt.Sprintf("trial %d", round+1), tests))
 		if err != nil {
 			return RepairReport{}, err
 		}
@@ -226,14 +237,14 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 	// Timing: an assertion that gave up on an element that is there may
 	// be the app being slower than the test waits; a run that waits longer
 	// tells that from the app being wrong.
-	timed, err := r.timingTrial(ctx, &cur, &last, tests, order, o)
+	timed, err := r.timingTrial(ctx, &cur, &last, tests, order, inPhase(o, "timing", tests))
 	if err != nil {
 		return RepairReport{}, err
 	}
 	changes = append(changes, timed...)
 	// Flow: a step whose element is gone may be a step the app no longer
 	// asks for; a run without it tells.
-	dropped, err := r.stepTrial(ctx, &cur, &last, tests, order, prints, o)
+	dropped, err := r.stepTrial(ctx, &cur, &last, tests, order, prints, inPhase(o, "flow", tests))
 	if err != nil {
 		return RepairReport{}, err
 	}
@@ -281,6 +292,80 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 	rep.Diff = projectDiff(p, cur)
 	rep.Patched = &cur
 	return rep, nil
+}
+
+// inPhase tells o's progress what the run is for, with the repair's
+// counts as they stand (tests: the repair's verdicts so far, or nil).
+func inPhase(o RunOptions, phase string, tests map[string]*RepairedTest) RunOptions {
+	report := o.OnProgress
+	if report == nil {
+		return o
+	}
+	var healed, flagged, left int
+	for _, t := range tests {
+		switch t.Verdict {
+		case VerdictHealed:
+			healed++
+		case VerdictRegression:
+			flagged++
+		case "failed":
+			left++
+		}
+	}
+	o.OnProgress = func(p RunProgress) {
+		p.Phase, p.Healed, p.Flagged, p.Left = phase, healed, flagged, left
+		report(p)
+	}
+	return o
+}
+
+// Baseline is a deployment where a suite still passes (production, the
+// last release) and how a run reaches it.
+type Baseline struct {
+	// BaseURL is every test's baseURL there ("": the project's own).
+	BaseURL string
+	// Origins remaps the origins the tests name, for the baseline.
+	Origins map[string]string
+	// Proxy is the baseline run's way out (its tunnel remaps Origins).
+	Proxy *Proxy
+}
+
+// baselinePrints adds to prints (a copy) the elements the tests that
+// failed in first, and that no passing run recorded, act on where the
+// suite still passes: they are run once on the baseline, with traces.
+// A test that fails there too keeps no print (its failure is not drift
+// the baseline can tell).
+func (r ProjectRunner) baselinePrints(ctx context.Context, p Project, first trial, prints map[string][]TraceAction, o RunOptions) (map[string][]TraceAction, error) {
+	var only []TestSite
+	var projects []string
+	for _, t := range first.tests {
+		if t.Status != "failed" || len(prints[t.ID]) > 0 {
+			continue
+		}
+		only = append(only, TestSite{File: t.File, Line: t.Line})
+		if t.Project != "" && !slices.Contains(projects, t.Project) {
+			projects = append(projects, t.Project)
+		}
+	}
+	if len(only) == 0 {
+		return prints, nil
+	}
+	bo := RunOptions{Only: only, Projects: projects, BaseURL: o.Baseline.BaseURL, Origins: o.Baseline.Origins, Proxy: o.Baseline.Proxy,
+		Env: o.Env, MaxRetries: 1, Wall: o.Wall, OnProgress: o.OnProgress}
+	base, err := r.evidenceRun(ctx, p, bo)
+	if err != nil {
+		return nil, fmt.Errorf("the run on the baseline: %w", err)
+	}
+	out := maps.Clone(prints)
+	if out == nil {
+		out = map[string][]TraceAction{}
+	}
+	for id, t := range base.tests {
+		if (t.Status == "passed" || t.Status == "flaky") && len(t.Actions) > 0 && len(out[id]) == 0 && first.tests[id].Status == "failed" {
+			out[id] = t.Actions
+		}
+	}
+	return out, nil
 }
 
 // reasonStep starts the reason of a test healed by a step the app now

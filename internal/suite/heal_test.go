@@ -42,11 +42,23 @@ func passingPrints(t *testing.T, b *bench, p suite.Project, want int) map[string
 
 func (b *bench) repair(t *testing.T, p suite.Project, prints map[string][]suite.TraceAction) suite.RepairReport {
 	t.Helper()
-	tun := b.proxy.Open()
-	t.Cleanup(tun.Close)
-	rep, err := b.runner.Repair(context.Background(), p, prints, suite.RunOptions{BaseURL: b.url,
-		Proxy: &suite.Proxy{Addr: strings.TrimPrefix(b.proxy.Server(), "http://"), Username: tun.User, Password: tun.Password},
-		Env:   map[string]string{"E2E_PASSWORD": demoapp.Password}})
+	return b.repairFrom(t, p, prints, "")
+}
+
+// repairFrom repairs the project against the bench's app; with baseline,
+// the tests no passing run recorded first run on it.
+func (b *bench) repairFrom(t *testing.T, p suite.Project, prints map[string][]suite.TraceAction, baseline string) suite.RepairReport {
+	t.Helper()
+	proxy := func() *suite.Proxy {
+		tun := b.proxy.Open()
+		t.Cleanup(tun.Close)
+		return &suite.Proxy{Addr: strings.TrimPrefix(b.proxy.Server(), "http://"), Username: tun.User, Password: tun.Password}
+	}
+	o := suite.RunOptions{BaseURL: b.url, Proxy: proxy(), Env: map[string]string{"E2E_PASSWORD": demoapp.Password}}
+	if baseline != "" {
+		o.Baseline = &suite.Baseline{BaseURL: baseline, Proxy: proxy()}
+	}
+	rep, err := b.runner.Repair(context.Background(), p, prints, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,10 @@ type ProjectRunner struct {
 	// Deps installs the packages of projects that carry a lockfile; a
 	// project with a lockfile is refused without it.
 	Deps *Deps
+	// Workers is the most runner workers (browsers in parallel) a run
+	// gets: the project's own workers setting is honoured up to it
+	// (default 1).
+	Workers int
 }
 
 // Proxy is the job's egress proxy and the run's credentials for it.
@@ -69,6 +73,21 @@ type RunOptions struct {
 	// NoRetries runs each test once whatever the config retries: a
 	// repair's trials judge a patch on its first attempt.
 	NoRetries bool
+	// MaxRetries, when above 0, caps the config's retries: a repair's
+	// evidence needs one retry to tell a flaky test, not the CI's two.
+	MaxRetries int
+	// Baseline, for a repair, is a deployment where the suite still
+	// passes: tests that failed with no passing run recorded are run there
+	// first, for the elements they act on.
+	Baseline *Baseline
+	// OnProgress, when set, is told how far the run is as its tests start
+	// and end (every few seconds at most, never after Run returns).
+	OnProgress func(RunProgress)
+	// Wall is the run's time budget (0: the sandbox's ceiling, which also
+	// caps it). The runner is told to stop a little before it, so that a
+	// run that cannot finish still reports every test that ended and
+	// names the tests it did not reach.
+	Wall time.Duration
 }
 
 // TestSite is where a test is defined: its file (project-relative) and
@@ -106,6 +125,9 @@ type TestOutcome struct {
 	// Actions are the test's calls with their targets, kept from a passing
 	// run for re-locating elements when the app drifts.
 	Actions []TraceAction `json:"-"`
+	// expected is the status the test expects of itself (skipped for a
+	// test.skip): a "skipped" test that expected to run was not reached.
+	expected string
 }
 
 // Evidence reads the test's trace into Failure, ConsoleErrors and Actions.
@@ -189,6 +211,9 @@ type RunReport struct {
 	// Runner says which @playwright/test ran a project without a lockfile
 	// when it is not the worker's own, or why the one asked for is not.
 	Runner string `json:"runner,omitempty"`
+	// NotRun counts the tests the run did not reach before its time
+	// budget ended (each in Tests with status StatusNotRun).
+	NotRun int `json:"not_run,omitempty"`
 	// Dir is the run's directory on the host (its traces); the caller
 	// removes it.
 	Dir string `json:"-"`
@@ -201,6 +226,9 @@ const reportPath = ".webpilot/report.json"
 // maxReportBytes bounds the report the host reads (a few MB for hundreds
 // of tests with their errors).
 const maxReportBytes = 64 << 20
+
+// progressInterval is how often a running run's progress is looked at.
+const progressInterval = 2 * time.Second
 
 // outputTail is how much of what a run prints is kept while it runs.
 const outputTail = 64 << 10
@@ -237,7 +265,10 @@ const wrapper = `import { defineConfig } from '@playwright/test';
 const wp = JSON.parse(process.env.WEBPILOT_RUN || '{}');
 const base = (typeof customer === 'undefined' ? {} : (customer && customer.default) || customer) || {};
 const only = (use) => { const b = use && (use.browserName || use.defaultBrowserType); return !b || b === 'chromium'; };
-const retries = (n) => (wp.noRetries ? 0 : n);
+const retries = (n) => (wp.noRetries ? 0 : wp.maxRetries && n > wp.maxRetries ? wp.maxRetries : n);
+const cap = wp.workers || 1;
+const own = typeof base.workers === 'string' && /^[0-9.]+%%$/.test(base.workers) ? Math.round((cap * parseFloat(base.workers)) / 100) : base.workers;
+const timeout = wp.globalTimeout && base.globalTimeout ? Math.min(wp.globalTimeout, base.globalTimeout) : wp.globalTimeout || base.globalTimeout;
 const projects = (base.projects || []).filter((p) => only(p.use)).map((p) => (p.retries === undefined ? p : { ...p, retries: retries(p.retries) }));
 const browser = (use) => {
   const out = { ...(use || {}) };
@@ -255,10 +286,11 @@ export default defineConfig({
   ...base,
   projects: base.projects && base.projects.length ? projects.map((p) => ({ ...p, use: browser({ ...(base.use || {}), ...(p.use || {}) }) })) : undefined,
   use: browser(base.use),
-  reporter: [['json', { outputFile: wp.report }]],
+  reporter: [['json', { outputFile: wp.report }], [wp.progress.reporter, { outputFile: wp.progress.file }]],
   outputDir: wp.output,
   retries: retries(base.retries),
-  workers: 1,
+  workers: Math.max(1, Math.min(cap, typeof own === 'number' && own > 0 ? own : cap)),
+  globalTimeout: timeout,
   webServer: undefined,
   globalSetup: base.globalSetup,
   preserveOutput: 'always',
@@ -322,12 +354,22 @@ func (r ProjectRunner) Run(ctx context.Context, p Project, o RunOptions) (RunRep
 	if err := os.MkdirAll(filepath.Join(dir, ".webpilot"), 0o755); err != nil {
 		return rep, err
 	}
+	if err := os.WriteFile(filepath.Join(dir, progressReporter), progressJS, 0o644); err != nil {
+		return rep, err
+	}
 	chromium := r.Chromium
 	if chromium == "" {
 		chromium = "/usr/lib/chromium/chromium"
 	}
+	wall := min(cmp.Or(o.Wall, r.Sandbox.Wall()), r.Sandbox.Wall())
 	settings := map[string]any{"chromium": chromium, "report": sandbox.WorkDir + "/" + reportPath,
-		"output": sandbox.WorkDir + "/.webpilot/results", "trace": o.Trace && !o.List}
+		"output": sandbox.WorkDir + "/.webpilot/results", "trace": o.Trace && !o.List,
+		"progress":      map[string]string{"reporter": sandbox.WorkDir + "/" + progressReporter, "file": sandbox.WorkDir + "/" + progressPath},
+		"workers":       max(r.Workers, 1),
+		"globalTimeout": runnerBudget(wall).Milliseconds()}
+	if o.MaxRetries > 0 {
+		settings["maxRetries"] = o.MaxRetries
+	}
 	if o.BaseURL != "" {
 		settings["baseURL"] = o.BaseURL
 	}
@@ -343,7 +385,7 @@ func (r ProjectRunner) Run(ctx context.Context, p Project, o RunOptions) (RunRep
 	for k, v := range o.Env {
 		env[k] = v
 	}
-	run := sandbox.Run{Dir: dir, Env: env, Deps: deps}
+	run := sandbox.Run{Dir: dir, Env: env, Deps: deps, Wall: wall}
 	if o.Proxy != nil {
 		settings["proxy"] = "http://" + sandbox.ProxyAddr
 		env["WEBPILOT_PROXY_USER"], env["WEBPILOT_PROXY_PASSWORD"] = o.Proxy.Username, o.Proxy.Password
@@ -374,6 +416,11 @@ func (r ProjectRunner) Run(ctx context.Context, p Project, o RunOptions) (RunRep
 	// What the run prints is kept only as far as it is shown: its end.
 	out := &tail{max: outputTail}
 	run.Stdout, run.Stderr = out, out
+	if o.OnProgress != nil && !o.List {
+		stop, done := make(chan struct{}), make(chan struct{})
+		go watchProgress(ctx, dir, progressInterval, o.OnProgress, stop, done)
+		defer func() { close(stop); <-done }()
+	}
 	res, err := r.Sandbox.Run(ctx, run)
 	rep.Limit = res.Limit
 	rep.Output = lastBytes(stripANSI(out.String()), 4000)
@@ -381,12 +428,19 @@ func (r ProjectRunner) Run(ctx context.Context, p Project, o RunOptions) (RunRep
 		return rep, err
 	}
 	if res.Limit != "" {
-		rep.Errors = append(rep.Errors, fmt.Sprintf("the sandbox stopped the run at its %s limit: %s", res.Limit, res.Reason))
+		rep.Errors = append(rep.Errors, fmt.Sprintf("%s%s limit: %s", sandboxStopped, res.Limit, res.Reason))
 	}
 	raw, err := sandbox.ReadResult(ctx, dir, reportPath, maxReportBytes)
 	switch {
 	case errors.Is(err, os.ErrNotExist) && rep.Limit != "":
-		return rep, fmt.Errorf("the run hit the sandbox's %s limit before it reported: %s", rep.Limit, res.Reason)
+		// Stopped before the runner reported: what each test did is in
+		// the progress it wrote as the run went.
+		prog, perr := sandbox.ReadResult(ctx, dir, progressPath, maxReportBytes)
+		if perr != nil || !rep.fromProgress(prog, dir) {
+			return rep, fmt.Errorf("the run hit the sandbox's %s limit before it reported: %s", rep.Limit, res.Reason)
+		}
+		rep.notRun(fmt.Sprintf("%s%s limit (%s)", sandboxStopped, rep.Limit, res.Reason))
+		return rep, nil
 	case errors.Is(err, os.ErrNotExist):
 		return rep, fmt.Errorf("the runner wrote no report (exit %d): %s", res.ExitCode, rep.Output)
 	case err != nil:
@@ -396,6 +450,10 @@ func (r ProjectRunner) Run(ctx context.Context, p Project, o RunOptions) (RunRep
 	}
 	if err := rep.read(raw, dir, sandbox.WorkDir, locked); err != nil {
 		return rep, err
+	}
+	if rep.budgetEnded() {
+		rep.Limit = cmp.Or(rep.Limit, "time")
+		rep.notRun(fmt.Sprintf("the run's time budget (%s) ended", wall))
 	}
 	return rep, nil
 }
@@ -487,9 +545,10 @@ type reportSpec struct {
 	Line   int    `json:"line"`
 	Column int    `json:"column"`
 	Tests  []struct {
-		ProjectName string `json:"projectName"`
-		Status      string `json:"status"` // expected, unexpected, flaky, skipped
-		Results     []struct {
+		ProjectName    string `json:"projectName"`
+		Status         string `json:"status"` // expected, unexpected, flaky, skipped
+		ExpectedStatus string `json:"expectedStatus"`
+		Results        []struct {
 			Status      string  `json:"status"`
 			Duration    float64 `json:"duration"`
 			Attachments []struct {
@@ -542,7 +601,7 @@ func (rep *RunReport) read(raw []byte, dir, root string, locked bool) error {
 				}
 				o.File = prefix + o.File
 				o.ID = testID(o.File, o.Project, o.Titles)
-				o.Status = verdict(t.Status)
+				o.Status, o.expected = verdict(t.Status), t.ExpectedStatus
 				for _, res := range t.Results {
 					o.Duration += time.Duration(res.Duration * float64(time.Millisecond))
 					o.Error = ""

@@ -39,7 +39,9 @@ type bench struct {
 	proxy  *netguard.Proxy
 }
 
-func setup(t *testing.T) *bench {
+// setup serves the demo app for a project's runs; their egress proxy lets
+// them reach it and the hosts of also.
+func setup(t *testing.T, also ...string) *bench {
 	t.Helper()
 	app := demoapp.New(demoapp.Options{})
 	srv := httptest.NewServer(app)
@@ -48,7 +50,11 @@ func setup(t *testing.T) *bench {
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy := netguard.New([]string{strings.TrimPrefix(srv.URL, "http://")})
+	hosts := []string{strings.TrimPrefix(srv.URL, "http://")}
+	for _, u := range also {
+		hosts = append(hosts, strings.TrimPrefix(u, "http://"))
+	}
+	policy := netguard.New(hosts)
 	proxy, err := netguard.NewProxy(policy, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -280,8 +286,9 @@ func TestATrialRunsTheTestsItNamesOnceEach(t *testing.T) {
 		"tests/a.spec.js": []byte(`const { test, expect } = require('@playwright/test');
 test('passes on a retry', async ({}, info) => { expect(info.retry).toBeGreaterThan(0); });
 test('passes', async () => {});
+test('passes on a second retry', async ({}, info) => { expect(info.retry).toBeGreaterThan(1); });
 `),
-		"playwright.config.js": []byte("module.exports = { testDir: './tests', retries: 2, projects: [{ name: 'one' }, { name: 'two', retries: 1 }] };\n"),
+		"playwright.config.js": []byte("module.exports = { testDir: './tests', retries: 2, projects: [{ name: 'one' }, { name: 'two', retries: 2 }] };\n"),
 	}
 	p, err := suite.NewProject(files)
 	if err != nil {
@@ -300,9 +307,14 @@ test('passes', async () => {});
 		want map[string]string
 	}{
 		{"as written", suite.RunOptions{}, map[string]string{
-			"one passes on a retry": "flaky", "two passes on a retry": "flaky", "one passes": "passed", "two passes": "passed"}},
+			"one passes on a retry": "flaky", "two passes on a retry": "flaky", "one passes": "passed", "two passes": "passed",
+			"one passes on a second retry": "flaky", "two passes on a second retry": "flaky"}},
+		{"at most one retry", suite.RunOptions{MaxRetries: 1}, map[string]string{
+			"one passes on a retry": "flaky", "two passes on a retry": "flaky", "one passes": "passed", "two passes": "passed",
+			"one passes on a second retry": "failed", "two passes on a second retry": "failed"}},
 		{"no retries", suite.RunOptions{NoRetries: true}, map[string]string{
-			"one passes on a retry": "failed", "two passes on a retry": "failed", "one passes": "passed", "two passes": "passed"}},
+			"one passes on a retry": "failed", "two passes on a retry": "failed", "one passes": "passed", "two passes": "passed",
+			"one passes on a second retry": "failed", "two passes on a second retry": "failed"}},
 		{"one test in one project", suite.RunOptions{Only: []suite.TestSite{{File: "tests/a.spec.js", Line: 3}}, Projects: []string{"two"}},
 			map[string]string{"two passes": "passed"}},
 	} {
@@ -643,6 +655,139 @@ test.describe('login', () => {
 	for _, o := range rep.Tests {
 		if o.Status != "passed" {
 			t.Logf("%s: %s", o.Title(), o.Error)
+		}
+	}
+}
+
+// waitingOut is a file of 30 tests in which most fail as real failures
+// do, each waiting out its timeout on an element that is gone, and every
+// fourth passes; with hog, a test that takes all the memory it can comes
+// fifth.
+func waitingOut(t *testing.T, config string, hog bool) suite.Project {
+	t.Helper()
+	var spec strings.Builder
+	spec.WriteString("const { test, expect } = require('@playwright/test');\n")
+	for i := range 30 {
+		if hog && i == 4 {
+			spec.WriteString("test('case 03b', async () => { const a = []; for (;;) { a.push(Buffer.alloc(16 << 20, 1)); await new Promise((r) => setTimeout(r, 5)); } });\n")
+		}
+		if i%4 == 0 {
+			fmt.Fprintf(&spec, "test('case %02d', async ({ page }) => { await page.goto('/'); await expect(page.locator('body')).toBeVisible(); });\n", i)
+		} else {
+			fmt.Fprintf(&spec, "test('case %02d', async ({ page }) => { await page.goto('/'); await page.locator('#gone-%d').click(); });\n", i, i)
+		}
+	}
+	p, err := suite.NewProject(map[string][]byte{"tests/slow.spec.js": []byte(spec.String()), "playwright.config.js": []byte(config)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestAFileWhoseTestsWaitOutTheirTimeoutsGetsEveryVerdict: 30 tests that
+// each wait out their timeout get the verdicts the runner gives outside
+// webpilot, the project's own parallelism used; a run whose time budget
+// cannot hold them all still reports every test that ended, and names
+// the others, whether the runner stopped itself or the sandbox stopped
+// the runner.
+func TestAFileWhoseTestsWaitOutTheirTimeoutsGetsEveryVerdict(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.runner.Workers = 2
+	const config = "module.exports = { testDir: './tests', timeout: 2000, fullyParallel: true, retries: 0, use: { baseURL: process.env.BASE_URL }, projects: [{ name: 'chromium' }] };\n"
+	p := waitingOut(t, config, false)
+	ref := outside(t, p, b.url)
+	if len(ref) != 30 {
+		t.Fatalf("%d verdicts outside, want 30", len(ref))
+	}
+	t.Run("whole", func(t *testing.T) {
+		rep := b.run(t, p, suite.RunOptions{Files: []string{"tests/slow.spec.js"}, Trace: true})
+		if got := verdicts(rep); !maps.Equal(got, ref) {
+			t.Fatalf("inside %v\noutside %v", got, ref)
+		}
+		if rep.NotRun != 0 || rep.Limit != "" {
+			t.Errorf("not run %d, limit %q: %v", rep.NotRun, rep.Limit, rep.Errors)
+		}
+	})
+	// Each case ends before the file can: what ended is as outside, the
+	// rest is "not run", and the error says what stopped it.
+	check := func(t *testing.T, rep suite.RunReport, why string) {
+		t.Helper()
+		ended, notRun := 0, 0
+		for k, v := range verdicts(rep) {
+			switch {
+			case v == suite.StatusNotRun:
+				notRun++
+			case v != ref[k]:
+				t.Errorf("%s: %q inside, %q outside", k, v, ref[k])
+			default:
+				ended++
+			}
+		}
+		if len(rep.Tests) != 30 || ended == 0 || notRun == 0 || rep.NotRun != notRun {
+			t.Errorf("%d tests, %d ended, %d not run (report says %d): %v", len(rep.Tests), ended, notRun, rep.NotRun, rep.Errors)
+		}
+		want := fmt.Sprintf("%d of 30 tests did not run to their end", notRun)
+		if len(rep.Errors) != 1 || !strings.Contains(rep.Errors[0], why) || !strings.Contains(rep.Errors[0], want) {
+			t.Errorf("errors %q, want one naming %q and %q", rep.Errors, why, want)
+		}
+	}
+	t.Run("the runner stops at the run's budget", func(t *testing.T) {
+		rep := b.run(t, p, suite.RunOptions{Files: []string{"tests/slow.spec.js"}, Wall: 24 * time.Second})
+		if rep.Limit != "time" {
+			t.Errorf("limit %q", rep.Limit)
+		}
+		check(t, rep, "time budget (24s) ended")
+	})
+	t.Run("the sandbox stops the runner", func(t *testing.T) {
+		// The fifth test takes all the memory it can: the sandbox stops the
+		// whole run before the runner writes its report.
+		q := waitingOut(t, strings.Replace(config, "fullyParallel: true", "workers: 1", 1), true)
+		sb, err := sandbox.New(sandbox.Config{Runner: browsertest.RunnerDir(), Limits: sandbox.Limits{MemoryBudget: 1200 << 20}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hb := *b
+		hb.runner.Sandbox = sb
+		rep := hb.run(t, q, suite.RunOptions{Files: []string{"tests/slow.spec.js"}})
+		if rep.Limit != "memory" {
+			t.Fatalf("limit %q: %v", rep.Limit, rep.Errors)
+		}
+		got := verdicts(rep)
+		if got["tests/slow.spec.js case 03b"] != suite.StatusNotRun {
+			t.Errorf("the test the sandbox stopped: %q", got["tests/slow.spec.js case 03b"])
+		}
+		for _, k := range []string{"case 00", "case 01", "case 02", "case 03"} {
+			if v, w := got["tests/slow.spec.js "+k], ref["tests/slow.spec.js "+k]; v != w {
+				t.Errorf("%s, which ended before: %q inside, %q outside", k, v, w)
+			}
+		}
+		if len(rep.Tests) != 31 || rep.NotRun != 31-4 {
+			t.Errorf("%d tests, %d not run, want 31 and 27: %v (%q)", len(rep.Tests), rep.NotRun, got, rep.Errors)
+		}
+		if len(rep.Errors) != 1 || !strings.Contains(rep.Errors[0], "memory limit") {
+			t.Errorf("errors %q", rep.Errors)
+		}
+	})
+}
+
+// TestARunUsesTheProjectsParallelismUpToItsShare: the runner's workers
+// are the project's own setting, never more than the run is given.
+func TestARunUsesTheProjectsParallelismUpToItsShare(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.runner.Workers = 2
+	for _, c := range []struct{ workers, want string }{{"4", "2"}, {"'50%'", "1"}, {"undefined", "2"}, {"1", "1"}} {
+		files := map[string][]byte{
+			"tests/a.spec.js":      []byte("const { test, expect } = require('@playwright/test');\ntest('workers', async ({}, info) => { expect(info.config.workers).toBe(" + c.want + "); });\n"),
+			"playwright.config.js": []byte("module.exports = { testDir: './tests', workers: " + c.workers + " };\n"),
+		}
+		p, err := suite.NewProject(files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := verdicts(b.run(t, p, suite.RunOptions{})); got["tests/a.spec.js workers"] != "passed" {
+			t.Errorf("workers %s: %v, want %s workers", c.workers, got, c.want)
 		}
 	}
 }

@@ -199,7 +199,8 @@ func (w *Worker) runProjectFile(ctx context.Context, claim store.Claim, log *slo
 		return out
 	}
 	start := time.Now()
-	rep, err := w.runProject(ctx, p, suite.RunOptions{Files: req.Files, BaseURL: req.BaseURL, Origins: req.Origins, Env: secrets, Trace: true})
+	rep, err := w.runProject(ctx, p, suite.RunOptions{Files: req.Files, BaseURL: req.BaseURL, Origins: req.Origins, Env: secrets, Trace: true,
+		OnProgress: w.showProgress(ctx, claim, redact, log)})
 	took := time.Since(start)
 	charged, merr := meter(took)
 	if merr != nil {
@@ -250,6 +251,23 @@ func (w *Worker) runProjectFile(ctx context.Context, claim store.Claim, log *slo
 	return outcome{Finish: f}
 }
 
+// showProgress keeps a running project job's progress in its checkpoint,
+// where the job's view and event stream read it (a test's title can hold
+// a secret the job was given: it is redacted as the result is).
+func (w *Worker) showProgress(ctx context.Context, claim store.Claim, redact func(string) string, log *slog.Logger) func(suite.RunProgress) {
+	return func(p suite.RunProgress) {
+		b, _ := json.Marshal(struct {
+			Progress suite.RunProgress `json:"project_progress"`
+		}{p})
+		if b = redactJSON(redact, b); b == nil {
+			return
+		}
+		if err := w.store.SaveCheckpoint(ctx, claim.JobID, claim.Attempt, b); err != nil && ctx.Err() == nil {
+			log.Warn("the run's progress was not kept", "err", err)
+		}
+	}
+}
+
 // fileVerdict is a file's verdict from its tests': failed if any failed
 // or the file did not load, flaky if any passed only on retry.
 func fileVerdict(rep suite.RunReport) string {
@@ -279,7 +297,8 @@ func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *s
 	if err != nil {
 		return failed(err.Error())
 	}
-	defer func() { out.Finish = redactFinish(secretText(secrets), out.Finish) }()
+	redact := secretText(secrets)
+	defer func() { out.Finish = redactFinish(redact, out.Finish) }()
 	if w.cfg.Projects == nil {
 		return failed(errNoSandbox.Error())
 	}
@@ -298,13 +317,27 @@ func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *s
 	if err := tun.Remap(req.Origins); err != nil {
 		return failed(err.Error())
 	}
+	proxyAddr := strings.TrimPrefix(w.proxy.Server(), "http://")
+	o := suite.RunOptions{Files: req.Files, BaseURL: req.BaseURL, Origins: req.Origins, Env: secrets,
+		Proxy:      &suite.Proxy{Addr: proxyAddr, Username: tun.User, Password: tun.Password},
+		OnProgress: w.showProgress(ctx, claim, redact, log)}
+	if req.BaselineURL != "" || len(req.BaselineOrigins) > 0 {
+		// The baseline is reached through a tunnel of its own: the origins
+		// the tests name lead there, not to the target.
+		btun := w.proxy.Open()
+		defer btun.Close()
+		if err := btun.Remap(req.BaselineOrigins); err != nil {
+			return failed(err.Error())
+		}
+		o.Baseline = &suite.Baseline{BaseURL: req.BaselineURL, Origins: req.BaselineOrigins,
+			Proxy: &suite.Proxy{Addr: proxyAddr, Username: btun.User, Password: btun.Password}}
+	}
 	meter, out, ok := w.meterBrowser(ctx, claim, jobs.RepairRunSeconds)
 	if !ok {
 		return out
 	}
 	start := time.Now()
-	rep, err := w.cfg.Projects.Repair(ctx, p, prints, suite.RunOptions{Files: req.Files, BaseURL: req.BaseURL, Origins: req.Origins, Env: secrets,
-		Proxy: &suite.Proxy{Addr: strings.TrimPrefix(w.proxy.Server(), "http://"), Username: tun.User, Password: tun.Password}})
+	rep, err := w.cfg.Projects.Repair(ctx, p, prints, o)
 	took := time.Since(start)
 	charged, merr := meter(took)
 	if merr != nil {

@@ -1,0 +1,249 @@
+package suite
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/webpilot/webpilot/internal/sandbox"
+)
+
+// StatusNotRun is the status of a test a run did not reach (or did not
+// see to its end) before its time budget ended.
+const StatusNotRun = "not run"
+
+// progressJS is webpilot's progress reporter, run beside the JSON report:
+// it appends a line as each test starts and ends.
+//
+//go:embed progress.cjs
+var progressJS []byte
+
+// Where the progress reporter and its lines are, inside a run's directory.
+const (
+	progressReporter = ".webpilot/progress.cjs"
+	progressPath     = ".webpilot/progress.jsonl"
+)
+
+// runnerBudget is the runner's own global timeout for a run whose
+// sandbox stops it at wall: early enough that the runner ends its last
+// test and writes its report (its start and teardown take seconds, more
+// on a busy machine).
+func runnerBudget(wall time.Duration) time.Duration {
+	margin := max(20*time.Second, wall/6)
+	return max(wall-margin, wall/2)
+}
+
+// progressLine is one line of the progress reporter's.
+type progressLine struct {
+	Event    string         `json:"event"` // begin, start, end
+	Tests    []progressLine `json:"tests"` // of begin
+	File     string         `json:"file"`
+	Line     int            `json:"line"`
+	Column   int            `json:"column"`
+	Titles   []string       `json:"titles"`
+	Project  string         `json:"project"`
+	Status   string         `json:"status"`  // the attempt's: passed, failed, timedOut, skipped, interrupted
+	Outcome  string         `json:"outcome"` // the test's so far: expected, unexpected, flaky, skipped
+	Duration float64        `json:"duration"`
+	Error    string         `json:"error"`
+	Trace    string         `json:"trace"`
+}
+
+// outcome is the test a progress line names, its file made
+// project-relative.
+func (l progressLine) outcome() (TestOutcome, bool) {
+	file, ok := strings.CutPrefix(l.File, sandbox.WorkDir+"/")
+	if !ok || len(l.Titles) == 0 {
+		return TestOutcome{}, false
+	}
+	o := TestOutcome{File: file, Line: l.Line, Column: l.Column, Titles: l.Titles, Project: l.Project}
+	o.ID = testID(o.File, o.Project, o.Titles)
+	return o, true
+}
+
+// RunProgress is how far a run is, from the lines its tests wrote as they
+// started and ended.
+type RunProgress struct {
+	// Phase is what the run is for, in a repair: evidence, baseline,
+	// trial 1…, timing, flow ("" for a plain run).
+	Phase string `json:"phase,omitempty"`
+	// Tests is how many tests the run runs; Ended how many have their
+	// verdict, Passed and Failed among them.
+	Tests  int `json:"tests"`
+	Ended  int `json:"ended"`
+	Passed int `json:"passed"`
+	Failed int `json:"failed"`
+	// Running are the tests started and not ended (title paths, at most 8).
+	Running []string `json:"running,omitempty"`
+	// Healed, Flagged and Left are a repair's counts so far: tests healed
+	// (verified), tests found to be app regressions, and failing tests it
+	// has not yet told apart.
+	Healed  int `json:"healed,omitempty"`
+	Flagged int `json:"flagged,omitempty"`
+	Left    int `json:"left,omitempty"`
+}
+
+// progressOf sums a run's progress lines up.
+func progressOf(raw []byte) RunProgress {
+	var p RunProgress
+	status := map[string]string{}
+	running := map[string]string{}
+	var order []string
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(make([]byte, 0, 64<<10), len(raw)+1)
+	for sc.Scan() {
+		var l progressLine
+		if json.Unmarshal(sc.Bytes(), &l) != nil {
+			continue
+		}
+		switch l.Event {
+		case "begin":
+			p.Tests = len(l.Tests)
+		case "start", "end":
+			o, ok := l.outcome()
+			if !ok {
+				continue
+			}
+			if l.Event == "start" {
+				running[o.ID] = o.File + " › " + o.Title()
+				order = append(order, o.ID)
+				continue
+			}
+			delete(running, o.ID)
+			status[o.ID] = verdict(l.Outcome)
+		}
+	}
+	for _, s := range status {
+		p.Ended++
+		switch s {
+		case "passed", "flaky":
+			p.Passed++
+		case "failed":
+			p.Failed++
+		}
+	}
+	for _, id := range order {
+		if t, ok := running[id]; ok && len(p.Running) < 8 && !slices.Contains(p.Running, t) {
+			p.Running = append(p.Running, t)
+		}
+	}
+	return p
+}
+
+// watchProgress calls report with the run's progress every interval
+// until stop is closed, and then no more.
+func watchProgress(ctx context.Context, dir string, interval time.Duration, report func(RunProgress), stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	last := -1
+	for {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		raw, err := sandbox.ReadResult(ctx, dir, progressPath, maxProgressPoll)
+		if err != nil {
+			continue
+		}
+		p := progressOf(raw)
+		if key := p.Tests*1_000_000 + p.Ended*1000 + len(p.Running); key != last {
+			last = key
+			report(p)
+		}
+	}
+}
+
+// maxProgressPoll bounds what a look at a running run's progress reads.
+const maxProgressPoll = 8 << 20
+
+// fromProgress reads the tests of a run the sandbox stopped before its
+// runner reported from the progress lines the run wrote (untrusted, as
+// all it leaves): a test that ended has its verdict, the others are
+// StatusNotRun. False when the run wrote no list of its tests.
+func (rep *RunReport) fromProgress(raw []byte, dir string) bool {
+	var order []string
+	tests := map[string]*TestOutcome{}
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(make([]byte, 0, 64<<10), len(raw)+1)
+	for sc.Scan() {
+		var l progressLine
+		if json.Unmarshal(sc.Bytes(), &l) != nil {
+			continue // a line the stop cut short
+		}
+		switch l.Event {
+		case "begin":
+			for _, t := range l.Tests {
+				if o, ok := t.outcome(); ok && tests[o.ID] == nil {
+					o.Status = StatusNotRun
+					tests[o.ID] = &o
+					order = append(order, o.ID)
+				}
+			}
+		case "end":
+			o, ok := l.outcome()
+			if !ok || tests[o.ID] == nil {
+				continue
+			}
+			t := tests[o.ID]
+			t.Duration += time.Duration(l.Duration * float64(time.Millisecond))
+			t.Status, t.Error = verdict(l.Outcome), lastBytes(stripANSI(l.Error), 2000)
+			if l.Outcome == "unexpected" && l.Status == "interrupted" {
+				t.Status = StatusNotRun
+			}
+			if p, ok := strings.CutPrefix(l.Trace, sandbox.WorkDir+"/"); ok {
+				t.Trace, t.RunDir = p, dir
+			}
+		}
+	}
+	if len(order) == 0 {
+		return false
+	}
+	for _, id := range order {
+		rep.Tests = append(rep.Tests, *tests[id])
+	}
+	return true
+}
+
+// budgetEnded says the runner stopped itself at its global timeout.
+func (rep *RunReport) budgetEnded() bool {
+	for _, e := range rep.Errors {
+		if strings.HasPrefix(e, "Timed out waiting") && strings.Contains(e, "for the test suite to run") {
+			return true
+		}
+	}
+	return false
+}
+
+// notRun marks the tests a stopped run did not see to their end, and
+// says so (stopped says what stopped it) in one error in place of the
+// runner's and the sandbox's.
+func (rep *RunReport) notRun(stopped string) {
+	rep.NotRun = 0
+	for i := range rep.Tests {
+		t := &rep.Tests[i]
+		if t.Status == StatusNotRun || (t.Status == "skipped" && t.expected != "skipped" && t.expected != "") {
+			t.Status, t.Error = StatusNotRun, ""
+			rep.NotRun++
+		}
+	}
+	errs := rep.Errors[:0]
+	for _, e := range rep.Errors {
+		if !strings.HasPrefix(e, "Timed out waiting") && !strings.HasPrefix(e, sandboxStopped) {
+			errs = append(errs, e)
+		}
+	}
+	rep.Errors = append(errs, fmt.Sprintf("%s: %d of %d tests did not run to their end", stopped, rep.NotRun, len(rep.Tests)))
+}
+
+// sandboxStopped starts the error of a run a sandbox limit ended.
+const sandboxStopped = "the sandbox stopped the run at its "
