@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io/fs"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -224,10 +225,10 @@ func TestCLIRunsAndRepairsASuite(t *testing.T) {
 
 // TestCLIUploadsAndRepairsAProject: a customer's project directory — with
 // a lockfile whose dotenv its config loads — is uploaded by the CLI as it
-// is, listed by the runner, and after the app's wording drifted, `suite
-// repair --project --patch` leaves a verified patch git apply takes (a
-// run as written came first: it keeps the elements the tests act on), after
-// which the project's own runner passes again.
+// is, listed by the runner, and, the app's wording having drifted before
+// any run on webpilot, `project repair --baseline-url --patch --watch`
+// shows its progress and leaves a verified patch git apply takes, after
+// which the project's own runner passes again; a regression leaves none.
 func TestCLIUploadsAndRepairsAProject(t *testing.T) {
 	t.Parallel()
 	bin := buildCmd(t, "webpilot")
@@ -257,19 +258,24 @@ func TestCLIUploadsAndRepairsAProject(t *testing.T) {
 		t.Fatalf("project list: %v\n%s", err, out)
 	}
 
-	// A run as written passes and keeps each call's target element, which
-	// a repair finds again when the app drifts.
-	out, err = cli("project", "run", "acme-e2e", "--base-url", s.demo, "--secret", "E2E_PASSWORD=env:ACME_E2E_PASSWORD", "--watch")
-	if err != nil || !strings.Contains(out, "submitted project_run") || !strings.Contains(out, "succeeded: 3/3") {
-		t.Fatalf("project run: %v\n%s", err, out)
-	}
+	// The suite is red on arrival: the app's wording drifted before any
+	// run on webpilot. The repair learns the elements the tests act on from
+	// the release where they still pass, and shows how far it is as it goes.
 	if err := s.app.SetVariant(demoapp.Reworded); err != nil {
 		t.Fatal(err)
 	}
+	release := httptest.NewServer(demoapp.New(demoapp.Options{}))
+	t.Cleanup(release.Close)
 	patch := filepath.Join(t.TempDir(), "fix.diff")
-	out, err = cli("suite", "repair", "--project", "acme-e2e", "--base-url", s.demo, "--secret", "E2E_PASSWORD=env:ACME_E2E_PASSWORD", "--patch", patch)
+	out, err = cli("project", "repair", "acme-e2e", "--base-url", s.demo, "--baseline-url", release.URL,
+		"--secret", "E2E_PASSWORD=env:ACME_E2E_PASSWORD", "--patch", patch, "--watch")
 	if err != nil || !strings.Contains(out, "wrote the verified patch") {
-		t.Fatalf("suite repair --patch: %v\n%s", err, out)
+		t.Fatalf("project repair --baseline-url --patch: %v\n%s", err, out)
+	}
+	for _, phase := range []string{"evidence: ", "baseline: "} {
+		if !regexp.MustCompile(regexp.QuoteMeta(phase) + `\d+/\d+ tests ended`).MatchString(out) {
+			t.Errorf("the watched repair never showed its %q progress:\n%s", phase, out)
+		}
 	}
 	diff, err := os.ReadFile(patch)
 	must(t, err)
@@ -306,6 +312,16 @@ func TestCLIUploadsAndRepairsAProject(t *testing.T) {
 	}
 	if len(rep.Tests) != 5 {
 		t.Errorf("after git apply, %d tests ran, want 5", len(rep.Tests))
+	}
+
+	// A run as written passes on the app as it was, and keeps each call's
+	// target element.
+	if err := s.app.SetVariant(); err != nil {
+		t.Fatal(err)
+	}
+	out, err = cli("project", "run", "acme-e2e", "--base-url", s.demo, "--secret", "E2E_PASSWORD=env:ACME_E2E_PASSWORD", "--watch")
+	if err != nil || !strings.Contains(out, "submitted project_run") || !strings.Contains(out, "succeeded: 3/3") {
+		t.Fatalf("project run: %v\n%s", err, out)
 	}
 
 	// A regression leaves no patch, and says why.

@@ -62,8 +62,9 @@ func projectCommand(g *globals, out io.Writer) *cobra.Command {
 // projectJobOptions are a project run's or repair's flags.
 type projectJobOptions struct {
 	baseURL, version, patch string
+	baselineURL             string
 	files, secrets          []string
-	origins                 map[string]string
+	origins, baseline       map[string]string
 	autoAccept, follow      bool
 	maxCredits              float64
 }
@@ -79,6 +80,8 @@ func (o *projectJobOptions) flags(cmd *cobra.Command, kind jobs.Kind) {
 	if kind == jobs.KindProjectRepair {
 		cmd.Flags().StringVar(&o.patch, "patch", "", "wait for the repair and write its verified patch to this file (git apply takes it)")
 		cmd.Flags().BoolVar(&o.autoAccept, "auto-accept", false, "make a verified repair the project's current version at once")
+		cmd.Flags().StringVar(&o.baselineURL, "baseline-url", "", "a deployment where the suite still passes (production, the last release): tests no run on webpilot saw pass run there first, for the elements they act on")
+		cmd.Flags().StringToStringVar(&o.baseline, "baseline-origin", nil, "an origin the tests name, sent elsewhere for the baseline run: https://staging.acme.test=https://acme.test (repeatable)")
 	}
 }
 
@@ -260,7 +263,8 @@ func projectJob(c *client, kind jobs.Kind, name string, o projectJobOptions, out
 	if err != nil {
 		return err
 	}
-	req := jobs.ProjectRequest{Name: name, Version: o.version, Files: o.files, BaseURL: o.baseURL, Origins: o.origins, Secrets: sec, AutoAccept: o.autoAccept, MaxCredits: o.maxCredits}
+	req := jobs.ProjectRequest{Name: name, Version: o.version, Files: o.files, BaseURL: o.baseURL, Origins: o.origins, Secrets: sec, AutoAccept: o.autoAccept, MaxCredits: o.maxCredits,
+		BaselineURL: o.baselineURL, BaselineOrigins: o.baseline}
 	path := "/v1/projects/" + url.PathEscape(name) + "/run"
 	if kind == jobs.KindProjectRepair {
 		path = "/v1/projects/" + url.PathEscape(name) + "/repair"

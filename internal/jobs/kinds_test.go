@@ -42,3 +42,44 @@ func TestAProjectRequestsOriginsAreOriginsTheGuardAllows(t *testing.T) {
 		})
 	}
 }
+
+// TestABaselineIsCheckedAsTheTargetIs: a repair's baseline URL and origins
+// pass the same checks as its target's, each named by its JSON path, and
+// only a repair takes them.
+func TestABaselineIsCheckedAsTheTargetIs(t *testing.T) {
+	t.Parallel()
+	urls := netguard.New([]string{"127.0.0.1:8080", "prod.acme.test"})
+	for _, tc := range []struct {
+		name   string
+		kind   jobs.Kind
+		req    jobs.ProjectRequest
+		fields []string
+	}{
+		{"good", jobs.KindProjectRepair, jobs.ProjectRequest{BaseURL: "http://127.0.0.1:8080", BaselineURL: "https://prod.acme.test/",
+			BaselineOrigins: map[string]string{"https://staging.acme.test": "https://prod.acme.test"}}, nil},
+		{"not a URL", jobs.KindProjectRepair, jobs.ProjectRequest{BaselineURL: "prod.acme.test"}, []string{"project.baseline_url"}},
+		{"a host the guard refuses", jobs.KindProjectRepair, jobs.ProjectRequest{BaselineURL: "http://10.0.0.8/"}, []string{"project.baseline_url"}},
+		{"an origin the guard refuses", jobs.KindProjectRepair, jobs.ProjectRequest{BaselineOrigins: map[string]string{"https://staging.acme.test": "http://127.0.0.1:9999"}},
+			[]string{`project.baseline_origins["https://staging.acme.test"]`}},
+		{"on a plain run", jobs.KindProjectRun, jobs.ProjectRequest{BaselineURL: "https://prod.acme.test/"}, []string{"project.baseline_url"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			req := tc.req
+			req.Name = "shop"
+			sub := jobs.Submission{Kind: tc.kind, Project: &req}
+			err := sub.Validate(urls)
+			var fields []string
+			if v, ok := err.(scenario.ValidationError); ok {
+				for _, f := range v {
+					fields = append(fields, f.Field)
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(fields, tc.fields) {
+				t.Fatalf("fields %q (%v), want %q", fields, err, tc.fields)
+			}
+		})
+	}
+}
