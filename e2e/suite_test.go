@@ -106,7 +106,7 @@ func (s *stack) sseTests(t *testing.T, key, id string) (wait func() map[string]i
 	}
 }
 
-// TestBulkRepairOfASuiteSurvivesAWorkerKill repairs a suite of 24 stored
+// TestBulkRepairOfASuiteSurvivesAWorkerKill repairs a suite of 12 stored
 // tests (healed at 0 tokens, healed by the agent, regressions, passing)
 // over worker processes, one of them SIGKILLed while it runs children:
 // every test gets exactly one child and one verdict, the right one; no
@@ -118,7 +118,7 @@ func TestBulkRepairOfASuiteSurvivesAWorkerKill(t *testing.T) {
 	s := newStack(t, 3*time.Second, 0)
 	tenantID, key := s.tenantCapped(t, "bulk", 20, 4)
 
-	// The suite: four flows generated through the API, six tests each.
+	// The suite: four flows generated through the API, three tests each.
 	stopGen := s.startWorkerWith(t, nil, worker.Config{ID: "generator"})
 	want := map[string]string{}
 	for _, st := range suiteTests {
@@ -133,13 +133,13 @@ func TestBulkRepairOfASuiteSurvivesAWorkerKill(t *testing.T) {
 	for _, tc := range list.Tests {
 		for _, st := range suiteTests {
 			if tc.Name == st.name {
-				s.cloneTest(t, tc.ID, 5)
+				s.cloneTest(t, tc.ID, 2)
 			}
 		}
 	}
 	s.mustJSON(t, "GET", "/v1/tests", key, nil, http.StatusOK, &list)
-	if len(list.Tests) != 24 {
-		t.Fatalf("the suite has %d tests, want 24", len(list.Tests))
+	if len(list.Tests) != 12 {
+		t.Fatalf("the suite has %d tests, want 12", len(list.Tests))
 	}
 	for _, tc := range list.Tests {
 		base, _, _ := strings.Cut(tc.Name, " #")
@@ -192,11 +192,11 @@ func TestBulkRepairOfASuiteSurvivesAWorkerKill(t *testing.T) {
 	s.workerProcess(t, bin, "w-3", model)
 
 	v := s.waitEnd(t, key, parent.ID, 5*time.Minute)
-	if v.State != "succeeded" || v.Suite == nil || v.Suite.Tests != 24 || v.Suite.Done != 24 || v.Progress.Done != 24 {
+	if v.State != "succeeded" || v.Suite == nil || v.Suite.Tests != 12 || v.Suite.Done != 12 || v.Progress.Done != 12 {
 		t.Fatalf("suite: %s %s %+v", v.State, v.Error, v.Suite)
 	}
-	if n := s.count(t, `SELECT count(*) FROM jobs WHERE parent_id = $1`, parent.ID); n != 24 {
-		t.Fatalf("%d children for 24 tests", n)
+	if n := s.count(t, `SELECT count(*) FROM jobs WHERE parent_id = $1`, parent.ID); n != 12 {
+		t.Fatalf("%d children for 12 tests", n)
 	}
 	if n := s.count(t, `SELECT count(*) FROM (SELECT test_id FROM jobs WHERE parent_id = $1 GROUP BY test_id HAVING count(*) > 1) d`, parent.ID); n != 0 {
 		t.Fatalf("%d tests got more than one child", n)
@@ -224,7 +224,7 @@ func TestBulkRepairOfASuiteSurvivesAWorkerKill(t *testing.T) {
 			specs[script] = true
 		}
 	}
-	if v.Suite.Verdicts["healed"] != 12 || v.Suite.Verdicts["app_regression"] != 6 || v.Suite.Verdicts["passed"] != 6 {
+	if v.Suite.Verdicts["healed"] != 6 || v.Suite.Verdicts["app_regression"] != 3 || v.Suite.Verdicts["passed"] != 3 {
 		t.Errorf("verdicts: %v", v.Suite.Verdicts)
 	}
 	// The agent's tokens were charged to the suite's hold, once each.
@@ -242,8 +242,8 @@ func TestBulkRepairOfASuiteSurvivesAWorkerKill(t *testing.T) {
 		t.Fatalf("credits: account %+v, ledger sum %d, suite %d tokens %d micro-credits, parent charged %g",
 			acct, ledger, v.Suite.Tokens, v.Suite.CreditsMicro, v.ChargedCredits)
 	}
-	if got := events(); len(got) != 24 {
-		t.Errorf("the progress stream told %d tests' outcomes, want 24: %v", len(got), got)
+	if got := events(); len(got) != 12 {
+		t.Errorf("the progress stream told %d tests' outcomes, want 12: %v", len(got), got)
 	} else {
 		for id, n := range got {
 			if n != 1 {

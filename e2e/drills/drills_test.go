@@ -63,9 +63,10 @@ func TestChaosDrill(t *testing.T) {
 	// jobs still resuming (none lost for good); 7 minutes leaves room, and a
 	// stranded job still fails the drill. The specs, the same but for
 	// their test's name, go through the runner once (make bench runs 120
-	// jobs).
+	// jobs; 30 here are enough for a kill every few jobs, and CI time is
+	// shared).
 	rep, err := chaos.Run(context.Background(), chaos.Config{WorkerBin: buildCmd(t, "worker"), DriverDir: browsertest.DriverDir(),
-		Jobs: 50, Workers: 2, KillEvery: 4 * time.Second, Deadline: 7 * time.Minute, LogDir: logs, CheckSpec: checkSpec})
+		Jobs: 30, Workers: 2, KillEvery: 4 * time.Second, Deadline: 7 * time.Minute, LogDir: logs, CheckSpec: checkSpec})
 	t.Logf("%s (kills %d, resumed %d, answered calls %d, submit retries %d, distinct specs run %d, %s)", rep.Line(), rep.Kills, rep.ResumedAttempts,
 		rep.AnsweredCalls, rep.SubmitRetries, rep.DistinctSpecs, rep.Duration.Round(time.Second))
 	if err != nil {
@@ -83,7 +84,7 @@ func TestChaosDrill(t *testing.T) {
 // TestClusterDrill runs the clustered topology with real processes: three
 // nats-server processes in a JetStream cluster with the job stream at three
 // replicas, two dispatchers behind a reverse proxy, three workers and
-// PostgreSQL. While 60 jobs of three tenants are submitted through the
+// PostgreSQL. While 40 jobs of three tenants are submitted through the
 // proxy, a dispatcher is SIGKILLed, a worker holding a job is SIGKILLed, a
 // NATS server is SIGKILLed and restarted, and then the stream's leader is
 // (the last ten submissions go in while its successor is elected).
@@ -105,7 +106,7 @@ func TestClusterDrill(t *testing.T) {
 	}
 	rep, err := chaos.RunCluster(ctx, chaos.ClusterConfig{
 		DispatcherBin: buildCmd(t, "dispatcher"), WorkerBin: buildCmd(t, "worker"), NATSBin: natsBin,
-		DriverDir: browsertest.DriverDir(), Jobs: 60, SubmitOver: 30 * time.Second, Deadline: 5 * time.Minute,
+		DriverDir: browsertest.DriverDir(), Jobs: 40, SubmitOver: 30 * time.Second, Deadline: 5 * time.Minute,
 		LogDir: logs, CheckSpec: checkSpec})
 	t.Logf("%s (dispatcher kills %d, worker kills %d, resumed %d, 503s %d, cut %d, answered calls %d, %s)", rep.Line(),
 		rep.DispatcherKills, rep.WorkerKills, rep.ResumedAttempts, rep.Unavailable, rep.Cut, rep.AnsweredCalls, rep.Duration.Round(time.Second))

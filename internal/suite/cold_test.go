@@ -2,7 +2,6 @@ package suite_test
 
 import (
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/webpilot/webpilot/internal/demoapp"
@@ -63,7 +62,7 @@ func TestASuiteRedOnArrivalIsHealedFromItsBaseline(t *testing.T) {
 				t.Errorf("%s was healed", tc.Title)
 			case suite.VerdictRegression:
 				regressions++
-				if tc.Evidence == nil || tc.Evidence.Target == nil || !strings.HasPrefix(tc.Evidence.File, "pages/") {
+				if tc.Evidence == nil || tc.Evidence.Target == nil || tc.Evidence.File != "pages/ListPage.ts" {
 					t.Errorf("%s: a regression without its evidence: %+v", tc.Title, tc.Evidence)
 				}
 			}
