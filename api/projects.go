@@ -204,3 +204,80 @@ func (s *Server) acceptProjectVersion(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, projectView(v))
 }
+
+// MaxTracesUpload is the largest body POST /v1/projects/{name}/traces
+// reads (the archive travels base64-encoded inside JSON).
+const MaxTracesUpload = suite.MaxTraceUploadBytes/3*4 + 1<<20
+
+// ProjectTraces is the body of POST /v1/projects/{name}/traces: an archive
+// (.tar.gz, .tar or .zip, base64-encoded) of a run of the project on the
+// customer's side, its JSON report (--reporter=json) and the trace.zip
+// files the report names, as CI keeps them.
+type ProjectTraces struct {
+	Archive []byte `json:"archive"`
+	// Version is the version that run ran (default: the current one).
+	Version string `json:"version,omitempty"`
+}
+
+// TracesView answers an upload of traces: the tests whose elements were
+// recorded, and the others with why.
+type TracesView struct {
+	Project  string             `json:"project"`
+	Version  string             `json:"version"`
+	Recorded []string           `json:"recorded"`
+	Skipped  []suite.ImportSkip `json:"skipped,omitempty"`
+}
+
+// uploadTraces records what the passing tests of a customer's own run
+// acted on, for the version it ran: a repair of a suite red on arrival
+// heals from it.
+func (s *Server) uploadTraces(w http.ResponseWriter, r *http.Request) {
+	if s.throttled(w, r) {
+		return
+	}
+	var up ProjectTraces
+	if !s.decodeUpTo(w, r, &up, MaxTracesUpload) {
+		return
+	}
+	if len(up.Archive) == 0 {
+		writeError(w, http.StatusBadRequest, "invalid traces", []scenario.FieldError{{Field: "archive", Message: "is required: the run's JSON report and its trace.zip files"}})
+		return
+	}
+	tenantID := tenantFrom(r.Context()).ID
+	v, err := s.store.ProjectVersion(r.Context(), tenantID, r.PathValue("name"), up.Version)
+	if errors.Is(err, store.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "no such project (or version)", nil)
+		return
+	}
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	var listing []suite.TestOutcome
+	if v.Tests == nil || json.Unmarshal(v.Tests, &listing) != nil {
+		writeError(w, http.StatusConflict, "the version's tests are not listed yet: upload the traces once its listing job has ended", nil)
+		return
+	}
+	imp, err := suite.ImportTraces(up.Archive, listing)
+	var pe *suite.ProjectError
+	if errors.As(err, &pe) {
+		f := "archive"
+		if pe.Path != "" {
+			f = fmt.Sprintf("archive[%q]", pe.Path)
+		}
+		writeError(w, http.StatusBadRequest, "invalid traces: "+pe.Error(), []scenario.FieldError{{Field: f, Message: pe.Problem}})
+		return
+	}
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	if len(imp.Prints) > 0 {
+		b, _ := json.Marshal(imp.Prints)
+		if err := s.store.KeepProjectFingerprints(r.Context(), tenantID, v.Digest, b); err != nil {
+			s.internal(w, r, err)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, TracesView{Project: v.Project, Version: v.Digest, Recorded: append([]string{}, imp.Recorded...), Skipped: imp.Skipped})
+}

@@ -1,19 +1,25 @@
 package suite_test
 
 import (
+	"context"
+	"errors"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
+	"github.com/webpilot/webpilot/internal/browser/browsertest"
 	"github.com/webpilot/webpilot/internal/demoapp"
 	"github.com/webpilot/webpilot/internal/suite"
+	"github.com/webpilot/webpilot/internal/suite/suitetest"
 )
 
 // TestASuiteRedOnArrivalIsHealedFromItsBaseline: a suite no run on
 // webpilot ever saw pass (its first upload is its first failing run) is
 // repaired with a baseline where it still passes, the release before the
 // drift: each failing test runs there first for the elements it acts on,
-// then the repair heals the target as a warm repair does. Without the
-// baseline the same repair heals nothing; a regression is flagged with its
+// then the repair heals the target as a warm repair does; so does the
+// customer's own green run, its report and traces uploaded. Without either
+// the same repair heals nothing; a regression is flagged with its
 // evidence whatever the baseline, never healed.
 func TestASuiteRedOnArrivalIsHealedFromItsBaseline(t *testing.T) {
 	t.Parallel()
@@ -48,6 +54,60 @@ func TestASuiteRedOnArrivalIsHealedFromItsBaseline(t *testing.T) {
 			t.Fatalf("changes %+v", rep.Changes)
 		}
 		gitApply(t, p, rep.Diff)
+	})
+
+	t.Run("drift, from the customer's own traces", func(t *testing.T) {
+		// Their CI's green run of the release, with traces, as they keep it.
+		browsers := t.TempDir()
+		if err := suitetest.BrowsersPath(browsers, browsertest.RunnerDir()); err != nil {
+			t.Fatal(err)
+		}
+		ci := t.TempDir()
+		green, err := suitetest.Outside(context.Background(), p, ci, browsertest.RunnerDir(), browsers,
+			map[string]string{"BASE_URL": release.URL, "E2E_PASSWORD": demoapp.Password}, []string{"chromium"}, "--trace=on")
+		if err != nil || len(green.Tests) != 7 {
+			t.Fatalf("the customer's run: %v %+v", err, green.Tests)
+		}
+		archive, err := suitetest.CIArtifacts(ci)
+		if err != nil {
+			t.Fatal(err)
+		}
+		listing := b.run(t, p, suite.RunOptions{List: true}).Tests
+		imp, err := suite.ImportTraces(archive, listing)
+		if err != nil || len(imp.Recorded) != 7 || len(imp.Prints) != 7 || len(imp.Skipped) != 0 {
+			t.Fatalf("imported %v, skipped %+v (%v)", imp.Recorded, imp.Skipped, err)
+		}
+		if err := b.app.SetVariant(demoapp.RenamedIDs); err != nil {
+			t.Fatal(err)
+		}
+		rep := b.repairFrom(t, p, imp.Prints, "")
+		verdicts := map[string]int{}
+		for _, tc := range rep.Tests {
+			verdicts[tc.Verdict]++
+		}
+		if verdicts[suite.VerdictHealed] != 5 || verdicts[suite.VerdictPassed] != 2 || !rep.Verified || len(rep.Changes) != 2 {
+			t.Fatalf("verdicts %v, verified %v, changes %+v", verdicts, rep.Verified, rep.Changes)
+		}
+		// A run of another version, or without its traces, gives nothing.
+		stale, err := suite.ImportTraces(archive, listing[:3])
+		unlisted := 0
+		for _, sk := range stale.Skipped {
+			if strings.Contains(sk.Why, "listing has no such test") {
+				unlisted++
+			}
+		}
+		if err != nil || len(stale.Prints) != 3 || len(stale.Skipped) != 4 || unlisted != 4 {
+			t.Errorf("against a listing of 3 tests: recorded %v, skipped %+v (%v)", stale.Recorded, stale.Skipped, err)
+		}
+		// The project's own files are no run: a 400's words, not a 500's.
+		src, err := p.Archive()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pe *suite.ProjectError
+		if _, err := suite.ImportTraces(src, listing); !errors.As(err, &pe) || !strings.Contains(err.Error(), "no JSON report") {
+			t.Errorf("an archive without a report: %v", err)
+		}
 	})
 
 	t.Run("regression", func(t *testing.T) {

@@ -81,29 +81,36 @@ func skipped(p string) bool {
 // a zip. A single top-level directory holding everything is taken as the
 // project's root.
 func ReadArchive(data []byte) (Project, error) {
-	var files map[string][]byte
-	var err error
-	switch {
-	case bytes.HasPrefix(data, []byte("PK\x03\x04")) || bytes.HasPrefix(data, []byte("PK\x05\x06")):
-		files, err = readZip(data)
-	case bytes.HasPrefix(data, []byte{0x1f, 0x8b}):
-		zr, zerr := gzip.NewReader(bytes.NewReader(data))
-		if zerr != nil {
-			return Project{}, problem("", "the archive is not a valid gzip file: %v", zerr)
-		}
-		// Skipped entries and headers are inflated too: the stream as a
-		// whole is bounded, not only what is kept.
-		files, err = readTar(&inflateCap{r: zr, left: 2 * MaxProjectBytes})
-	case len(data) > 262 && string(data[257:262]) == "ustar":
-		files, err = readTar(bytes.NewReader(data))
-	default:
-		return Project{}, problem("", "the upload is not a .tar, .tar.gz or .zip archive")
-	}
+	files, err := readArchive(data, projectFile, projectLimits)
 	if err != nil {
 		return Project{}, err
 	}
 	return NewProject(stripRoot(files))
 }
+
+// readArchive reads the files of a tar (gzip-compressed or not) or zip
+// that keep takes, within the project's limits.
+func readArchive(data []byte, keep func(string) bool, lim intakeLimits) (map[string][]byte, error) {
+	in := &intake{files: map[string][]byte{}, keep: keep, lim: lim}
+	switch {
+	case bytes.HasPrefix(data, []byte("PK\x03\x04")) || bytes.HasPrefix(data, []byte("PK\x05\x06")):
+		return readZip(data, in)
+	case bytes.HasPrefix(data, []byte{0x1f, 0x8b}):
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return nil, problem("", "the archive is not a valid gzip file: %v", err)
+		}
+		// Skipped entries and headers are inflated too: the stream as a
+		// whole is bounded, not only what is kept.
+		return readTar(&inflateCap{r: zr, left: 2 * int64(lim.totalBytes), limit: 2 * int64(lim.totalBytes)}, in)
+	case len(data) > 262 && string(data[257:262]) == "ustar":
+		return readTar(bytes.NewReader(data), in)
+	}
+	return nil, problem("", "the upload is not a .tar, .tar.gz or .zip archive")
+}
+
+// projectFile says an upload's file belongs to the project.
+func projectFile(name string) bool { return !skipped(path.Clean(strings.TrimPrefix(name, "./"))) }
 
 // intake gathers an archive's files as they are inflated, counting the
 // running total against the project's limits, so that no more than the
@@ -112,33 +119,44 @@ func ReadArchive(data []byte) (Project, error) {
 type intake struct {
 	files map[string][]byte
 	total int
+	// keep says which files are wanted: the others are never read.
+	keep func(name string) bool
+	// lim bounds what is kept.
+	lim intakeLimits
 }
 
+// intakeLimits bound what an upload's intake holds.
+type intakeLimits struct {
+	files, fileBytes, totalBytes int
+}
+
+// projectLimits are an uploaded project's.
+var projectLimits = intakeLimits{files: MaxProjectFiles, fileBytes: MaxFileBytes, totalBytes: MaxProjectBytes}
+
 func (in *intake) add(name string, r io.Reader) error {
-	if skipped(path.Clean(strings.TrimPrefix(name, "./"))) {
+	if !in.keep(name) {
 		return nil // never needed, never read
 	}
-	if len(in.files) >= MaxProjectFiles {
-		return problem(name, "the project has more than %d files", MaxProjectFiles)
+	if len(in.files) >= in.lim.files {
+		return problem(name, "the upload has more than %d files", in.lim.files)
 	}
-	left := MaxProjectBytes - in.total
-	b, err := io.ReadAll(io.LimitReader(r, int64(min(left, MaxFileBytes))+1))
+	left := in.lim.totalBytes - in.total
+	b, err := io.ReadAll(io.LimitReader(r, int64(min(left, in.lim.fileBytes))+1))
 	if err != nil {
 		return problem(name, "cannot be read: %v", err)
 	}
-	if len(b) > MaxFileBytes {
-		return problem(name, "is more than the %d bytes a file may have", MaxFileBytes)
+	if len(b) > in.lim.fileBytes {
+		return problem(name, "is more than the %d bytes a file may have", in.lim.fileBytes)
 	}
 	if len(b) > left {
-		return problem("", "the project's files hold more than %d bytes uncompressed", MaxProjectBytes)
+		return problem("", "the upload's files hold more than %d bytes uncompressed", in.lim.totalBytes)
 	}
 	in.total += len(b)
 	in.files[name] = b
 	return nil
 }
 
-func readTar(r io.Reader) (map[string][]byte, error) {
-	in := intake{files: map[string][]byte{}}
+func readTar(r io.Reader, in *intake) (map[string][]byte, error) {
 	tr := tar.NewReader(r)
 	for {
 		h, err := tr.Next()
@@ -157,8 +175,8 @@ func readTar(r io.Reader) (map[string][]byte, error) {
 		default:
 			return nil, problem(h.Name, "only regular files and directories are accepted")
 		}
-		if h.Size > MaxFileBytes {
-			return nil, problem(h.Name, "is %d bytes, more than the %d a file may have", h.Size, MaxFileBytes)
+		if h.Size > int64(in.lim.fileBytes) && in.keep(h.Name) {
+			return nil, problem(h.Name, "is %d bytes, more than the %d a file may have", h.Size, in.lim.fileBytes)
 		}
 		if err := in.add(h.Name, tr); err != nil {
 			return nil, err
@@ -168,13 +186,13 @@ func readTar(r io.Reader) (map[string][]byte, error) {
 
 // inflateCap fails a decompressed stream that goes on past left bytes.
 type inflateCap struct {
-	r    io.Reader
-	left int64
+	r           io.Reader
+	left, limit int64
 }
 
 func (c *inflateCap) Read(p []byte) (int, error) {
 	if c.left <= 0 {
-		return 0, problem("", "the archive inflates to more than %d bytes", 2*MaxProjectBytes)
+		return 0, problem("", "the archive inflates to more than %d bytes", c.limit)
 	}
 	if int64(len(p)) > c.left {
 		p = p[:c.left]
@@ -184,21 +202,17 @@ func (c *inflateCap) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// maxZipEntries bounds the entries (files and directories) a zip may list,
-// checked before its directory is read into memory.
-const maxZipEntries = 4 * MaxProjectFiles
-
-func readZip(data []byte) (map[string][]byte, error) {
+func readZip(data []byte, in *intake) (map[string][]byte, error) {
 	if n, err := zipEntries(bytes.NewReader(data), int64(len(data))); err != nil {
 		return nil, problem("", "the archive is not a valid zip file: %v", err)
-	} else if n > maxZipEntries {
-		return nil, problem("", "the archive lists more than %d entries", maxZipEntries)
+	} else if n > 4*in.lim.files {
+		// Counted before the directory is read into memory.
+		return nil, problem("", "the archive lists more than %d entries", 4*in.lim.files)
 	}
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return nil, problem("", "the archive is not a valid zip file: %v", err)
 	}
-	in := intake{files: map[string][]byte{}}
 	for _, f := range zr.File {
 		if f.FileInfo().IsDir() {
 			continue
@@ -209,8 +223,8 @@ func readZip(data []byte) (map[string][]byte, error) {
 		if !f.Mode().IsRegular() {
 			return nil, problem(f.Name, "only regular files and directories are accepted")
 		}
-		if f.UncompressedSize64 > MaxFileBytes {
-			return nil, problem(f.Name, "is %d bytes, more than the %d a file may have", f.UncompressedSize64, MaxFileBytes)
+		if f.UncompressedSize64 > uint64(in.lim.fileBytes) && in.keep(f.Name) {
+			return nil, problem(f.Name, "is %d bytes, more than the %d a file may have", f.UncompressedSize64, in.lim.fileBytes)
 		}
 		rc, err := f.Open()
 		if err != nil {
@@ -228,7 +242,7 @@ func readZip(data []byte) (map[string][]byte, error) {
 // ReadFiles takes the files of an upload's files form, by path, holding no
 // more than the project's limits allow.
 func ReadFiles(form map[string]string) (Project, error) {
-	in := intake{files: make(map[string][]byte, min(len(form), MaxProjectFiles))}
+	in := intake{files: make(map[string][]byte, min(len(form), MaxProjectFiles)), keep: projectFile, lim: projectLimits}
 	for name, content := range form {
 		if err := in.add(name, strings.NewReader(content)); err != nil {
 			return Project{}, err

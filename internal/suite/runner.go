@@ -128,6 +128,9 @@ type TestOutcome struct {
 	// expected is the status the test expects of itself (skipped for a
 	// test.skip): a "skipped" test that expected to run was not reached.
 	expected string
+	// traceAt is the last attempt's trace as the report names it (a path
+	// on the machine that ran it).
+	traceAt string
 }
 
 // Evidence reads the test's trace into Failure, ConsoleErrors and Actions.
@@ -611,6 +614,9 @@ func (rep *RunReport) read(raw []byte, dir, root string, locked bool) error {
 						}
 					}
 					for _, a := range res.Attachments {
+						if a.Name == "trace" {
+							o.traceAt = a.Path
+						}
 						if a.Name == "trace" && strings.HasPrefix(a.Path, sandbox.WorkDir+"/") {
 							// Opened beneath the run's directory only (a
 							// path with .. or through a link is refused).

@@ -6,9 +6,11 @@
 package suitetest
 
 import (
+	"archive/tar"
 	"archive/zip"
 	"bytes"
 	"compress/flate"
+	"compress/gzip"
 	"context"
 	"embed"
 	"encoding/json"
@@ -105,8 +107,10 @@ func BrowsersPath(dir, runner string) error {
 
 // Outside runs the project as its owner does — npx playwright test with
 // its own config, on the given projects (its Chromium ones) — in dir,
-// with env added (BASE_URL and the secrets), and reads the verdicts.
-func Outside(ctx context.Context, p suite.Project, dir, runner, browsers string, env map[string]string, projects []string) (suite.RunReport, error) {
+// with env added (BASE_URL and the secrets), and reads the verdicts. The
+// runner's JSON report is left in dir as reference.json; extra are more
+// of the runner's flags (--trace=on).
+func Outside(ctx context.Context, p suite.Project, dir, runner, browsers string, env map[string]string, projects []string, extra ...string) (suite.RunReport, error) {
 	if err := p.WriteTo(dir); err != nil {
 		return suite.RunReport{}, err
 	}
@@ -123,7 +127,7 @@ func Outside(ctx context.Context, p suite.Project, dir, runner, browsers string,
 	} else if err := os.Symlink(filepath.Join(runner, "node_modules"), filepath.Join(dir, "node_modules")); err != nil && !os.IsExist(err) {
 		return suite.RunReport{}, err
 	}
-	args := []string{cli, "test", "--reporter=json"}
+	args := append([]string{cli, "test", "--reporter=json"}, extra...)
 	for _, pr := range projects {
 		if pr != "" {
 			args = append(args, "--project="+pr)
@@ -144,6 +148,50 @@ func Outside(ctx context.Context, p suite.Project, dir, runner, browsers string,
 		return suite.RunReport{}, fmt.Errorf("the reference run reported nothing: %s", out.String())
 	}
 	return suite.ReadReport(raw, dir)
+}
+
+// CIArtifacts packs what a customer's CI keeps of a run Outside made in
+// dir, as they would upload it: the JSON report and every trace.zip under
+// test-results, in a .tar.gz under one folder.
+func CIArtifacts(dir string) ([]byte, error) {
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	add := func(name string, b []byte) error {
+		if err := tw.WriteHeader(&tar.Header{Name: "artifacts/" + name, Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg}); err != nil {
+			return err
+		}
+		_, err := tw.Write(b)
+		return err
+	}
+	report, err := os.ReadFile(filepath.Join(dir, "reference.json"))
+	if err != nil {
+		return nil, err
+	}
+	if err := add("report.json", report); err != nil {
+		return nil, err
+	}
+	err = filepath.WalkDir(filepath.Join(dir, "test-results"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != "trace.zip" {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		return add(filepath.ToSlash(rel), b)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	if err := gz.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // ZipBomb is a zip of a test file and n entries of size zeros each, which
