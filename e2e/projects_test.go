@@ -7,14 +7,17 @@ import (
 	"html"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/webpilot/webpilot/api"
+	"github.com/webpilot/webpilot/internal/browser/browsertest"
 	"github.com/webpilot/webpilot/internal/demoapp"
 	"github.com/webpilot/webpilot/internal/suite/suitetest"
 )
@@ -292,5 +295,80 @@ func TestAHostileProjectGetsNothingAndTheJobSaysSo(t *testing.T) {
 	}
 	if probes != 10 {
 		t.Errorf("%d probes ran, want 10", probes)
+	}
+}
+
+// TestASuiteRedOnArrivalIsRepairedFromTheCustomersOwnRun: the app drifted
+// before any run on webpilot, so no passing run recorded the elements the
+// tests act on. The customer uploads the project, then their CI's last
+// green run (JSON report and traces) with the CLI; the repair through the
+// API heals the drift from it and proposes a verified patch. A run of
+// nothing but sources is a 400 naming the archive; another tenant cannot
+// reach the project.
+func TestASuiteRedOnArrivalIsRepairedFromTheCustomersOwnRun(t *testing.T) {
+	t.Parallel()
+	bin := buildCmd(t, "webpilot")
+	s := newStack(t, 30*time.Second, 0)
+	s.startWorker(t, nil)
+	_, key := s.tenant(t, "redco", 5)
+	_, otherKey := s.tenant(t, "other", 5)
+	cli := func(args ...string) (string, error) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "WEBPILOT_API="+s.api.URL, "WEBPILOT_API_KEY="+key)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if err := s.app.SetVariant(demoapp.RenamedIDs); err != nil {
+		t.Fatal(err)
+	}
+	var up api.ProjectView
+	s.mustJSON(t, "POST", "/v1/projects/red-shop", key, map[string]any{"files": corpusFiles(t, "shopping")}, http.StatusCreated, &up)
+	if lj := s.waitEnd(t, key, up.ListJob, 2*time.Minute); lj.State != "succeeded" {
+		t.Fatalf("listing: %s %s", lj.State, lj.Error)
+	}
+
+	// Their CI's green run, against the release before the drift.
+	release := httptest.NewServer(demoapp.New(demoapp.Options{}))
+	t.Cleanup(release.Close)
+	p, err := suitetest.Project("shopping")
+	must(t, err)
+	browsers := t.TempDir()
+	must(t, suitetest.BrowsersPath(browsers, browsertest.RunnerDir()))
+	ci := t.TempDir()
+	green, err := suitetest.Outside(context.Background(), p, ci, browsertest.RunnerDir(), browsers,
+		map[string]string{"BASE_URL": release.URL, "E2E_PASSWORD": demoapp.Password}, []string{"chromium"}, "--trace=on")
+	if err != nil || len(green.Tests) != 7 {
+		t.Fatalf("the customer's run: %v %+v", err, green.Tests)
+	}
+	must(t, os.Rename(filepath.Join(ci, "reference.json"), filepath.Join(ci, "results.json")))
+	out, err := cli("project", "traces", "red-shop", ci)
+	if err != nil || !strings.Contains(out, "recorded 7 tests from your run") || strings.Contains(out, "not recorded") {
+		t.Fatalf("project traces: %v\n%s", err, out)
+	}
+	s.mustJSON(t, "POST", "/v1/projects/red-shop/traces", otherKey, api.ProjectTraces{Archive: []byte("x")}, http.StatusNotFound, nil)
+	src, err := p.Archive()
+	must(t, err)
+	var bad api.ErrorBody
+	s.mustJSON(t, "POST", "/v1/projects/red-shop/traces", key, api.ProjectTraces{Archive: src}, http.StatusBadRequest, &bad)
+	if len(bad.Fields) != 1 || bad.Fields[0].Field != "archive" || !strings.Contains(bad.Fields[0].Message, "no JSON report") {
+		t.Fatalf("sources for a run answered %+v", bad)
+	}
+
+	var rj api.JobView
+	s.mustJSON(t, "POST", "/v1/projects/red-shop/repair", key, map[string]any{"base_url": s.demo,
+		"secrets": map[string]string{"E2E_PASSWORD": demoapp.Password}}, http.StatusAccepted, &rj)
+	v := s.waitEnd(t, key, rj.ID, 4*time.Minute)
+	var rep struct {
+		Proposed string `json:"proposed"`
+		Repair   struct {
+			Verified bool `json:"verified"`
+			Changes  []struct {
+				File string `json:"file"`
+			} `json:"changes"`
+		} `json:"report"`
+	}
+	if err := json.Unmarshal(v.Project, &rep); err != nil || v.State != "succeeded" || v.Verdict != "healed" || !rep.Repair.Verified ||
+		len(rep.Proposed) != 64 || len(rep.Repair.Changes) != 2 || rep.Repair.Changes[0].File != "pages/ListPage.ts" {
+		t.Fatalf("repair from the customer's run: %s %s %s: %s", v.State, v.Verdict, v.Error, v.Project)
 	}
 }

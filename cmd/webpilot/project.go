@@ -33,7 +33,14 @@ func projectCommand(g *globals, out io.Writer) *cobra.Command {
 			return projectUpload(g.client(), args[0], args[1], watchUpload, out, g.json)
 		}}
 	upload.Flags().BoolVar(&watchUpload, "watch", false, "wait for the runner's listing of its tests")
-	p.AddCommand(upload,
+	var tracesVersion string
+	traces := &cobra.Command{Use: "traces NAME PATH", Short: "Upload a green run of the project from your CI (its JSON report and trace.zip files): what a repair heals from when no run on webpilot passed",
+		Args: cobra.ExactArgs(2), Example: "  npx playwright test --trace=on --reporter=json > results.json\n  webpilot project traces shop .   # results.json and test-results/**/trace.zip",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return projectTraces(g.client(), args[0], args[1], tracesVersion, out, g.json)
+		}}
+	traces.Flags().StringVar(&tracesVersion, "version", "", "the version that run ran (default: the current one)")
+	p.AddCommand(upload, traces,
 		&cobra.Command{Use: "list", Short: "Your projects at their current versions", Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, args []string) error { return projectList(g.client(), out, g.json) }},
 		&cobra.Command{Use: "show NAME", Short: "A project's current version and its tests", Args: cobra.ExactArgs(1),
@@ -91,6 +98,12 @@ var skippedDir = map[string]bool{"node_modules": true, ".git": true, "test-resul
 // projectArchive packs a project directory as a .tar.gz, leaving out
 // installed packages and results.
 func projectArchive(dir string) ([]byte, error) {
+	return packDir(dir, func(string) bool { return true }, skippedDir)
+}
+
+// packDir packs the regular files of dir that keep takes (by relative
+// path) as a .tar.gz, leaving out the folders named in skip.
+func packDir(dir string, keep func(rel string) bool, skip map[string]bool) ([]byte, error) {
 	var buf bytes.Buffer
 	gz := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(gz)
@@ -100,7 +113,7 @@ func projectArchive(dir string) ([]byte, error) {
 			return err
 		}
 		if d.IsDir() {
-			if path != dir && skippedDir[d.Name()] {
+			if path != dir && skip[d.Name()] {
 				return filepath.SkipDir
 			}
 			return nil
@@ -111,6 +124,9 @@ func projectArchive(dir string) ([]byte, error) {
 		rel, err := filepath.Rel(dir, path)
 		if err != nil {
 			return err
+		}
+		if !keep(filepath.ToSlash(rel)) {
+			return nil
 		}
 		content, err := os.ReadFile(path)
 		if err != nil {
@@ -166,6 +182,42 @@ func projectUpload(c *client, name, dir string, follow bool, out io.Writer, asJS
 		return err
 	}
 	return projectShow(c, name, out, asJSON)
+}
+
+// projectTraces uploads a customer's own run: PATH is an archive, or a
+// directory whose JSON files and trace zips are packed.
+func projectTraces(c *client, name, path, version string, out io.Writer, asJSON bool) error {
+	key, err := tenantKey()
+	if err != nil {
+		return err
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	var archive []byte
+	if st.IsDir() {
+		archive, err = packDir(path, func(rel string) bool { return strings.HasSuffix(rel, ".json") || strings.HasSuffix(rel, ".zip") }, map[string]bool{"node_modules": true, ".git": true})
+	} else {
+		archive, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return err
+	}
+	var v api.TracesView
+	if err := c.do("POST", "/v1/projects/"+url.PathEscape(name)+"/traces", key, api.ProjectTraces{Archive: archive, Version: version}, &v); err != nil {
+		return err
+	}
+	if asJSON {
+		b, _ := json.Marshal(v)
+		fmt.Fprintln(out, string(b))
+		return nil
+	}
+	fmt.Fprintf(out, "project %s version %s: recorded %d tests from your run\n", v.Project, short(v.Version), len(v.Recorded))
+	for _, sk := range v.Skipped {
+		fmt.Fprintf(out, "  not recorded: %s: %s\n", sk.Test, sk.Why)
+	}
+	return nil
 }
 
 func projectList(c *client, out io.Writer, asJSON bool) error {
