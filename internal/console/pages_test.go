@@ -96,7 +96,12 @@ func TestEveryJobPageRenders(t *testing.T) {
 			if _, err := st.Pool().Exec(context.Background(), `UPDATE jobs SET state = $2, error = 'why it ended' WHERE id = $1`, j.ID, state); err != nil {
 				t.Fatal(err)
 			}
-			views[j.ID] = report(t, kind)
+			v := report(t, kind)
+			if state == store.JobStateRunning && (kind == jobs.KindProjectFile || kind == jobs.KindProjectRepair) {
+				v.RunProgress = &suite.RunProgress{Phase: "trial 1", Tests: 30, Ended: 12, Passed: 4, Failed: 8, Flagged: 1, Left: 3,
+					Running: []string{"tests/cart.spec.ts › adds"}}
+			}
+			views[j.ID] = v
 			pages = append(pages, page{kind, state, j.ID})
 		}
 	}
@@ -106,6 +111,14 @@ func TestEveryJobPageRenders(t *testing.T) {
 		code, body := get(t, c, srv.URL+"/console/jobs/"+p.id)
 		if code != http.StatusOK || strings.Contains(body, "something went wrong") || !strings.Contains(body, "a job of kind "+string(p.kind)) {
 			t.Errorf("%s %s: %d\n%.300s", p.kind, p.state, code, body)
+		}
+		// A running project job shows how far its run is.
+		if views[p.id].RunProgress != nil {
+			for _, want := range []string{"trial 1</span>: 12/30 tests ended (4 passed, 8 failed); healed 0, flagged 1, left 3", "running: tests/cart.spec.ts › adds"} {
+				if !strings.Contains(body, want) {
+					t.Errorf("%s %s: the page lacks %q", p.kind, p.state, want)
+				}
+			}
 		}
 	}
 }
