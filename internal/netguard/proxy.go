@@ -58,6 +58,7 @@ type Tunnel struct {
 	mu             sync.Mutex
 	blocked        []string
 	origins        map[string]*url.URL // remapped origin → where it goes
+	maps           []originMap         // the same, as each request maps them
 }
 
 // Remap sends the tunnel's requests for each origin (scheme://host[:port])
@@ -78,8 +79,13 @@ func (t *Tunnel) Remap(origins map[string]string) error {
 		}
 		m[f.Scheme+"://"+hostPort(f)] = u
 	}
+	maps := make([]originMap, 0, len(m))
+	for from, to := range m {
+		f, _ := url.Parse(from)
+		maps = append(maps, originMap{from: f, to: to})
+	}
 	t.mu.Lock()
-	t.origins = m
+	t.origins, t.maps = m, maps
 	t.mu.Unlock()
 	return nil
 }
@@ -120,16 +126,12 @@ func (t *Tunnel) remapped(scheme, host string) *url.URL {
 	return t.origins[scheme+"://"+hostPort(&url.URL{Scheme: scheme, Host: host})]
 }
 
-// remaps are the tunnel's remapped origins.
+// remaps are the tunnel's remapped origins (built once, by Remap; never
+// changed in place, so they are shared).
 func (t *Tunnel) remaps() []originMap {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make([]originMap, 0, len(t.origins))
-	for from, to := range t.origins {
-		f, _ := url.Parse(from)
-		out = append(out, originMap{from: f, to: to})
-	}
-	return out
+	return t.maps
 }
 
 // blockedError is a refusal by the policy at dial time.
