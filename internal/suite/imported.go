@@ -82,7 +82,9 @@ func ImportTraces(archive []byte, listing []TestOutcome) (TraceImport, error) {
 	out := TraceImport{Prints: map[string][]TraceAction{}}
 	for _, t := range rep.Tests {
 		title := t.File + " › " + t.Title()
-		skip := func(why string, args ...any) { out.Skipped = append(out.Skipped, ImportSkip{Test: title, Why: fmt.Sprintf(why, args...)}) }
+		skip := func(why string, args ...any) {
+			out.Skipped = append(out.Skipped, ImportSkip{Test: title, Why: fmt.Sprintf(why, args...)})
+		}
 		if t.Status != "passed" && t.Status != "flaky" {
 			skip("it did not pass in that run (%s)", t.Status)
 			continue
