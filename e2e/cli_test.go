@@ -177,12 +177,7 @@ func TestCLIRunsAndRepairsASuite(t *testing.T) {
 			t.Fatalf("generating %s: %s %s", st.name, v.State, v.Error)
 		}
 	}
-	cli := func(args ...string) (string, error) {
-		cmd := exec.Command(bin, args...)
-		cmd.Env = append(os.Environ(), "WEBPILOT_API="+s.api.URL, "WEBPILOT_API_KEY="+key)
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
+	cli := s.cliAs(bin, key)
 	if err := s.app.SetVariant(demoapp.RenamedIDs); err != nil {
 		t.Fatal(err)
 	}
@@ -235,12 +230,7 @@ func TestCLIUploadsAndRepairsAProject(t *testing.T) {
 	s := newStack(t, 30*time.Second, 0)
 	s.startWorker(t, nil)
 	_, key := s.tenant(t, "cli-project", 10)
-	cli := func(args ...string) (string, error) {
-		cmd := exec.Command(bin, args...)
-		cmd.Env = append(os.Environ(), "WEBPILOT_API="+s.api.URL, "WEBPILOT_API_KEY="+key, "ACME_E2E_PASSWORD="+demoapp.Password)
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
+	cli := s.cliAs(bin, key, "ACME_E2E_PASSWORD="+demoapp.Password)
 	dir := t.TempDir()
 	p, err := suitetest.Project("dotenv")
 	must(t, err)
@@ -334,5 +324,16 @@ func TestCLIUploadsAndRepairsAProject(t *testing.T) {
 	}
 	if _, err := os.Stat(patch + ".2"); !os.IsNotExist(err) {
 		t.Fatalf("a patch file was written for a regression (%v)", err)
+	}
+}
+
+// cliAs is the CLI binary bin run as the holder of key against the
+// stack's API, with env added; it answers what the command printed.
+func (s *stack) cliAs(bin, key string, env ...string) func(args ...string) (string, error) {
+	return func(args ...string) (string, error) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(append(os.Environ(), "WEBPILOT_API="+s.api.URL, "WEBPILOT_API_KEY="+key), env...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
 	}
 }

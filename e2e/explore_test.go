@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -60,12 +58,7 @@ func TestExplorationOfTheShopThroughTheStack(t *testing.T) {
 		}
 	}
 
-	cli := func(args ...string) (string, error) {
-		cmd := exec.Command(bin, args...)
-		cmd.Env = append(os.Environ(), "WEBPILOT_API="+s.api.URL, "WEBPILOT_API_KEY="+key)
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
+	cli := s.cliAs(bin, key)
 	out, err := cli("explore", s.demo+"/shop/", "--goal", exploretest.ShopGoal, "--scope", "/shop/", "--max-actions", "60", "--watch")
 	if err != nil {
 		t.Fatalf("webpilot explore: %v\n%s", err, out)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -28,12 +27,7 @@ func TestImportedSpecsReplayPassAndHeal(t *testing.T) {
 	s := newStack(t, 10*time.Second, 0)
 	s.startWorker(t, nil)
 	_, key := s.tenant(t, "importer", 10)
-	cli := func(args ...string) (string, error) {
-		cmd := exec.Command(bin, args...)
-		cmd.Env = append(os.Environ(), "WEBPILOT_API="+s.api.URL, "WEBPILOT_API_KEY="+key)
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
+	cli := s.cliAs(bin, key)
 	files, _ := filepath.Glob("../internal/specimport/testdata/specs/*.spec.ts")
 	out, err := cli(append(append([]string{"import"}, files...), "--base", s.demo, "--tag", "imported")...)
 	if err != nil || !strings.Contains(out, "5 tests imported from 3 files") {

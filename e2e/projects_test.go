@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -187,20 +186,7 @@ func TestACustomersProjectIsListedAndRunAsWritten(t *testing.T) {
 	}
 	s.mustJSON(t, "POST", "/v1/projects/shop-e2e/repair", key, map[string]any{"base_url": s.demo,
 		"secrets": map[string]string{"E2E_PASSWORD": demoapp.Password}}, http.StatusAccepted, &rj)
-	v := s.waitEnd(t, key, rj.ID, 4*time.Minute)
-	var rep struct {
-		Proposed string `json:"proposed"`
-		Repair   struct {
-			Verified bool `json:"verified"`
-			Changes  []struct {
-				File string `json:"file"`
-			} `json:"changes"`
-		} `json:"report"`
-	}
-	if err := json.Unmarshal(v.Project, &rep); err != nil || v.State != "succeeded" || v.Verdict != "healed" || !rep.Repair.Verified ||
-		len(rep.Proposed) != 64 || len(rep.Repair.Changes) != 2 || rep.Repair.Changes[0].File != "pages/ListPage.ts" {
-		t.Fatalf("repair of drift: %s %s %s: %s", v.State, v.Verdict, v.Error, v.Project)
-	}
+	proposed := healedInListPage(t, s.waitEnd(t, key, rj.ID, 4*time.Minute))
 	code, diff := s.call(t, "GET", "/v1/jobs/"+rj.ID+"/patch", key, nil)
 	if code != http.StatusOK || !strings.Contains(string(diff), "+++ b/pages/ListPage.ts") {
 		t.Fatalf("patch: %d %s", code, diff)
@@ -218,7 +204,7 @@ func TestACustomersProjectIsListedAndRunAsWritten(t *testing.T) {
 		t.Errorf("the console's patch: %d %q", code, got)
 	}
 	var accepted api.ProjectView
-	s.mustJSON(t, "POST", "/v1/projects/shop-e2e/versions/"+rep.Proposed+"/accept", key, nil, http.StatusOK, &accepted)
+	s.mustJSON(t, "POST", "/v1/projects/shop-e2e/versions/"+proposed+"/accept", key, nil, http.StatusOK, &accepted)
 	if !accepted.Current || accepted.Parent != up.Version {
 		t.Fatalf("accepted: %+v", accepted)
 	}
@@ -312,12 +298,7 @@ func TestASuiteRedOnArrivalIsRepairedFromTheCustomersOwnRun(t *testing.T) {
 	s.startWorker(t, nil)
 	_, key := s.tenant(t, "redco", 5)
 	_, otherKey := s.tenant(t, "other", 5)
-	cli := func(args ...string) (string, error) {
-		cmd := exec.Command(bin, args...)
-		cmd.Env = append(os.Environ(), "WEBPILOT_API="+s.api.URL, "WEBPILOT_API_KEY="+key)
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
+	cli := s.cliAs(bin, key)
 	if err := s.app.SetVariant(demoapp.RenamedIDs); err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +338,14 @@ func TestASuiteRedOnArrivalIsRepairedFromTheCustomersOwnRun(t *testing.T) {
 	var rj api.JobView
 	s.mustJSON(t, "POST", "/v1/projects/red-shop/repair", key, map[string]any{"base_url": s.demo,
 		"secrets": map[string]string{"E2E_PASSWORD": demoapp.Password}}, http.StatusAccepted, &rj)
-	v := s.waitEnd(t, key, rj.ID, 4*time.Minute)
+	healedInListPage(t, s.waitEnd(t, key, rj.ID, 4*time.Minute))
+}
+
+// healedInListPage checks a shopping project's repair healed its drift
+// where the page object defines the locators, verified, and answers the
+// version it proposed.
+func healedInListPage(t *testing.T, v api.JobView) string {
+	t.Helper()
 	var rep struct {
 		Proposed string `json:"proposed"`
 		Repair   struct {
@@ -369,6 +357,7 @@ func TestASuiteRedOnArrivalIsRepairedFromTheCustomersOwnRun(t *testing.T) {
 	}
 	if err := json.Unmarshal(v.Project, &rep); err != nil || v.State != "succeeded" || v.Verdict != "healed" || !rep.Repair.Verified ||
 		len(rep.Proposed) != 64 || len(rep.Repair.Changes) != 2 || rep.Repair.Changes[0].File != "pages/ListPage.ts" {
-		t.Fatalf("repair from the customer's run: %s %s %s: %s", v.State, v.Verdict, v.Error, v.Project)
+		t.Fatalf("repair of drift: %s %s %s: %s", v.State, v.Verdict, v.Error, v.Project)
 	}
+	return rep.Proposed
 }
