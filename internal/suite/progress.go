@@ -39,6 +39,30 @@ func runnerBudget(wall time.Duration) time.Duration {
 	return max(wall-margin, wall/2)
 }
 
+// Budget is the time a run of tests may need at most: every test
+// running to its own timeout on every attempt its retries allow, workers
+// at a time, after the runner's start; between a floor and ceiling. A
+// test whose timeout is not known counts the runner's default, 30 s.
+func Budget(tests []TestOutcome, workers int, ceiling time.Duration) time.Duration {
+	var all time.Duration
+	for _, t := range tests {
+		timeout := time.Duration(t.TimeoutMS) * time.Millisecond
+		if timeout <= 0 {
+			timeout = 30 * time.Second
+		}
+		all += timeout * time.Duration(1+max(t.Retries, 0))
+	}
+	b := budgetStart + all/time.Duration(max(workers, 1))
+	return min(max(b, budgetFloor), ceiling)
+}
+
+// What a run's budget allows besides its tests: the runner's start (its
+// config compiled, a browser launched, on a busy machine) and a floor.
+const (
+	budgetStart = time.Minute
+	budgetFloor = 2 * time.Minute
+)
+
 // progressLine is one line of the progress reporter's.
 type progressLine struct {
 	Event    string         `json:"event"` // begin, start, end

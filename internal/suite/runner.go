@@ -116,6 +116,11 @@ type TestOutcome struct {
 	// ReadTrace, as everything a run leaves is untrusted.
 	Trace  string `json:"-"`
 	RunDir string `json:"-"`
+	// TimeoutMS and Retries are the test's own time limit and retries, as
+	// its project in the config sets them (read at listing): what a run of
+	// it may take.
+	TimeoutMS int `json:"timeout_ms,omitempty"`
+	Retries   int `json:"retries,omitempty"`
 	// Failure is the call that failed, from the trace: its call site in
 	// the project's source, selector, error and target element.
 	Failure *TraceAction `json:"failure,omitempty"`
@@ -299,6 +304,16 @@ export default defineConfig({
   preserveOutput: 'always',
 });
 `
+
+// Budget is the time a run of tests may take with this runner's workers,
+// within its sandbox's ceiling.
+func (r ProjectRunner) Budget(tests []TestOutcome) time.Duration {
+	ceiling := sandbox.DefaultWall
+	if r.Sandbox != nil {
+		ceiling = r.Sandbox.Wall()
+	}
+	return Budget(tests, r.Workers, ceiling)
+}
 
 // Run runs (or lists) the project's tests. A failing test is not an
 // error: its outcome says so; an error is the run itself failing.
@@ -527,7 +542,12 @@ func installedVersion(modules string) string {
 // report is the part of the runner's JSON report a run reads.
 type report struct {
 	Config struct {
-		RootDir string `json:"rootDir"`
+		RootDir  string `json:"rootDir"`
+		Projects []struct {
+			Name    string `json:"name"`
+			Timeout int    `json:"timeout"`
+			Retries int    `json:"retries"`
+		} `json:"projects"`
 	} `json:"config"`
 	Suites []reportSuite `json:"suites"`
 	Errors []struct {
@@ -605,6 +625,11 @@ func (rep *RunReport) read(raw []byte, dir, root string, locked bool) error {
 				o.File = prefix + o.File
 				o.ID = testID(o.File, o.Project, o.Titles)
 				o.Status, o.expected = verdict(t.Status), t.ExpectedStatus
+				for _, pr := range r.Config.Projects {
+					if pr.Name == o.Project {
+						o.TimeoutMS, o.Retries = pr.Timeout, pr.Retries
+					}
+				}
 				for _, res := range t.Results {
 					o.Duration += time.Duration(res.Duration * float64(time.Millisecond))
 					o.Error = ""

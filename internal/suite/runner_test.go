@@ -277,6 +277,11 @@ func TestARunOfOneFileRunsThatFileOnly(t *testing.T) {
 	if len(rep.Tests) != 1 || rep.Tests[0].File != "tests/a.spec.js" {
 		t.Fatalf("listed %+v", rep.Tests)
 	}
+	// What a run of it may take comes with the listing: the runner's
+	// default timeout, no retries.
+	if tc := rep.Tests[0]; tc.TimeoutMS != 30_000 || tc.Retries != 0 {
+		t.Errorf("listed with timeout %d ms and %d retries", tc.TimeoutMS, tc.Retries)
+	}
 }
 
 func TestATrialRunsTheTestsItNamesOnceEach(t *testing.T) {

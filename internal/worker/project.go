@@ -24,6 +24,8 @@ import (
 type ProjectRunner interface {
 	Run(ctx context.Context, p suite.Project, o suite.RunOptions) (suite.RunReport, error)
 	Repair(ctx context.Context, p suite.Project, prints map[string][]suite.TraceAction, o suite.RunOptions) (suite.RepairReport, error)
+	// Budget is the time a run of these tests may take.
+	Budget(tests []suite.TestOutcome) time.Duration
 }
 
 // errNoSandbox is why a worker that cannot sandbox runs no customer code.
@@ -194,13 +196,29 @@ func (w *Worker) runProjectFile(ctx context.Context, claim store.Claim, log *slo
 	if !ok {
 		return lost
 	}
-	meter, out, ok := w.meterBrowser(ctx, claim, jobs.FileRunSeconds)
+	// The file's budget follows its tests and their own timeouts, up to
+	// the sandbox's ceiling; what is reserved for it follows the budget.
+	wall := time.Duration(jobs.FileRunSeconds) * time.Second
+	if v, err := w.store.ProjectVersion(ctx, claim.TenantID, req.Name, req.Version); err == nil && v.Tests != nil && w.cfg.Projects != nil {
+		var listed, mine []suite.TestOutcome
+		if json.Unmarshal(v.Tests, &listed) == nil {
+			for _, t := range listed {
+				if slices.Contains(req.Files, t.File) {
+					mine = append(mine, t)
+				}
+			}
+			if len(mine) > 0 {
+				wall = min(wall, w.cfg.Projects.Budget(mine))
+			}
+		}
+	}
+	meter, out, ok := w.meterBrowser(ctx, claim, int64(wall.Seconds()))
 	if !ok {
 		return out
 	}
 	start := time.Now()
 	rep, err := w.runProject(ctx, p, suite.RunOptions{Files: req.Files, BaseURL: req.BaseURL, Origins: req.Origins, Env: secrets, Trace: true,
-		OnProgress: w.showProgress(ctx, claim, redact, log)})
+		OnProgress: w.showProgress(ctx, claim, redact, log), Wall: wall})
 	took := time.Since(start)
 	charged, merr := meter(took)
 	if merr != nil {
