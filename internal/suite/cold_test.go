@@ -6,9 +6,11 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/webpilot/webpilot/internal/browser/browsertest"
 	"github.com/webpilot/webpilot/internal/demoapp"
+	"github.com/webpilot/webpilot/internal/sandbox"
 	"github.com/webpilot/webpilot/internal/suite"
 	"github.com/webpilot/webpilot/internal/suite/suitetest"
 )
@@ -131,4 +133,66 @@ func TestASuiteRedOnArrivalIsHealedFromItsBaseline(t *testing.T) {
 			t.Fatalf("%d regressions: %+v", regressions, rep.Tests)
 		}
 	})
+}
+
+// TestARepairGoesOnPastAFileThatOutlastsItsBudget: the first file's test
+// waits for ever (it turned its own timeout off), the second's locator
+// drifted. Each file's evidence runs on its own budget: the first is
+// reported not run, with why, and the second is healed and verified.
+// (One run of both, with one budget, spent it all on the first file.)
+func TestARepairGoesOnPastAFileThatOutlastsItsBudget(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	sb, err := sandbox.New(sandbox.Config{Runner: browsertest.RunnerDir(), Limits: sandbox.Limits{Wall: 50 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.runner.Sandbox = sb
+	p, err := suite.NewProject(map[string][]byte{
+		"playwright.config.js": []byte("module.exports = { testDir: './tests', timeout: 8000, expect: { timeout: 2000 }, use: { baseURL: process.env.BASE_URL, actionTimeout: 3000 } };\n"),
+		"tests/a-hangs.spec.js": []byte("const { test } = require('@playwright/test');\n" +
+			"test('waits for ever', async ({ page }) => {\n  test.setTimeout(0);\n  await page.goto('/list');\n  await page.waitForSelector('#never-there', { timeout: 0 });\n});\n"),
+		"tests/b-list.spec.js": []byte("const { test, expect } = require('@playwright/test');\n" +
+			"test('adds an item', async ({ page }) => {\n  await page.goto('/list');\n  await page.getByRole('textbox', { name: 'New item' }).fill('Tea');\n" +
+			"  await page.getByTestId('add-button').click();\n  await expect(page.locator('#items li').last()).toContainText('Tea');\n});\n"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listing := b.run(t, p, suite.RunOptions{List: true}).Tests
+	if len(listing) != 2 {
+		t.Fatalf("listed %+v", listing)
+	}
+	rep := b.run(t, p, suite.RunOptions{Files: []string{"tests/b-list.spec.js"}, Trace: true})
+	prints := map[string][]suite.TraceAction{}
+	for i := range rep.Tests {
+		tc := &rep.Tests[i]
+		if err := tc.Evidence(); err != nil || tc.Status != "passed" {
+			t.Fatalf("as written: %s %v %s", tc.Status, err, tc.Error)
+		}
+		prints[tc.ID] = tc.Actions
+	}
+	if err := b.app.SetVariant(demoapp.RenamedIDs); err != nil {
+		t.Fatal(err)
+	}
+	tun := b.proxy.Open()
+	t.Cleanup(tun.Close)
+	got, err := b.runner.Repair(context.Background(), p, prints, suite.RunOptions{BaseURL: b.url, Listing: listing,
+		Proxy: &suite.Proxy{Addr: strings.TrimPrefix(b.proxy.Server(), "http://"), Username: tun.User, Password: tun.Password}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	verdicts := map[string]string{}
+	for _, tc := range got.Tests {
+		verdicts[tc.Title] = tc.Verdict
+	}
+	if verdicts["waits for ever"] != suite.VerdictNotRun || verdicts["adds an item"] != suite.VerdictHealed || !got.Verified {
+		t.Fatalf("verdicts %v, verified %v: %+v", verdicts, got.Verified, got.Tests)
+	}
+	if len(got.Errors) != 1 || !strings.HasPrefix(got.Errors[0], "tests/a-hangs.spec.js: the run's time budget") {
+		t.Errorf("errors %q", got.Errors)
+	}
+	if len(got.Changes) != 1 || got.Changes[0].New != "'add-entry-btn'" {
+		t.Errorf("changes %+v", got.Changes)
+	}
 }

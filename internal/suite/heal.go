@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/aymanbagabas/go-udiff"
 
@@ -24,6 +26,9 @@ const (
 	VerdictHealed       = "healed"
 	VerdictRegression   = "app_regression"
 	VerdictUnrepairable = "unrepairable"
+	// VerdictNotRun is a test its file's run did not reach within its
+	// time budget: neither healed nor judged.
+	VerdictNotRun = StatusNotRun
 )
 
 // RepairedTest is how one test of a project came out of a repair.
@@ -54,6 +59,9 @@ type Change struct {
 type RepairReport struct {
 	Tests   []RepairedTest `json:"tests"`
 	Changes []Change       `json:"changes,omitempty"`
+	// Errors are what kept a file's run from its end (its time budget, a
+	// limit, a file that does not load); the rest of the repair went on.
+	Errors []string `json:"errors,omitempty"`
 	// Diff is one unified diff over the customer's files (git apply takes
 	// it); empty when nothing was healed.
 	Diff string `json:"diff,omitempty"`
@@ -89,6 +97,8 @@ const maxRepairRounds = 4
 type trial struct {
 	tests map[string]TestOutcome
 	dom   map[string][]SnapshotElement
+	// errors are what kept the run from its end (its time budget).
+	errors []string
 }
 
 func (r ProjectRunner) evidenceRun(ctx context.Context, p Project, o RunOptions) (trial, error) {
@@ -101,6 +111,14 @@ func (r ProjectRunner) evidenceRun(ctx context.Context, p Project, o RunOptions)
 		return trial{}, err
 	}
 	out := trial{tests: map[string]TestOutcome{}, dom: map[string][]SnapshotElement{}}
+	if rep.NotRun > 0 {
+		for _, e := range rep.Errors {
+			if len(o.Files) > 0 {
+				e = strings.Join(o.Files, ", ") + ": " + e
+			}
+			out.errors = append(out.errors, e)
+		}
+	}
 	for _, t := range rep.Tests {
 		_ = t.Evidence()
 		if t.Status == "failed" && t.Trace != "" {
@@ -114,6 +132,86 @@ func (r ProjectRunner) evidenceRun(ctx context.Context, p Project, o RunOptions)
 		return out, fmt.Errorf("the project did not load: %s", strings.Join(rep.Errors, "; "))
 	}
 	return out, nil
+}
+
+// evidence is a repair's first run. With the project's listing, each test
+// file runs on its own, in its own sandbox with its own time budget (two at
+// a time): a file whose tests outlast their budget, or that cannot run,
+// leaves its unfinished tests not run and says why in errs, and the rest
+// of the repair goes on. Without it, the project runs once.
+func (r ProjectRunner) evidence(ctx context.Context, p Project, o RunOptions) (trial, []string, error) {
+	files := map[string][]TestOutcome{}
+	var order []string
+	for _, t := range o.Listing {
+		if len(o.Files) > 0 && !slices.Contains(o.Files, t.File) {
+			continue
+		}
+		if files[t.File] == nil {
+			order = append(order, t.File)
+		}
+		files[t.File] = append(files[t.File], t)
+	}
+	if len(order) < 2 || len(o.Only) > 0 {
+		if budget := r.budgetOf(o.Listing, o.Files); budget > 0 && len(o.Only) == 0 {
+			o.Wall = budget
+		}
+		tr, err := r.evidenceRun(ctx, p, o)
+		return tr, tr.errors, err
+	}
+	out := trial{tests: map[string]TestOutcome{}, dom: map[string][]SnapshotElement{}}
+	var errs []string
+	var mu sync.Mutex
+	sem := make(chan struct{}, evidenceRuns)
+	var wg sync.WaitGroup
+	for _, f := range order {
+		fo := o
+		fo.Files, fo.Wall = []string{f}, r.Budget(files[f])
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			tr, err := r.evidenceRun(ctx, p, fo)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				// The file's tests are left as the listing has them, not run.
+				errs = append(errs, fmt.Sprintf("%s: %v", f, err))
+				for _, t := range files[f] {
+					t.Status = StatusNotRun
+					out.tests[t.ID] = t
+				}
+				return
+			}
+			maps.Copy(out.tests, tr.tests)
+			maps.Copy(out.dom, tr.dom)
+			errs = append(errs, tr.errors...)
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return trial{}, nil, err
+	}
+	slices.Sort(errs)
+	return out, errs, nil
+}
+
+// evidenceRuns is how many of a repair's files run at once.
+const evidenceRuns = 2
+
+// budgetOf is the time budget of a run of files (all when none is
+// named), from the listing; 0 when the listing is not known.
+func (r ProjectRunner) budgetOf(listing []TestOutcome, files []string) time.Duration {
+	var tests []TestOutcome
+	for _, t := range listing {
+		if len(files) == 0 || slices.Contains(files, t.File) {
+			tests = append(tests, t)
+		}
+	}
+	if len(tests) == 0 {
+		return 0
+	}
+	return r.Budget(tests)
 }
 
 // Repair runs the project, and heals the tests that failed because the app
@@ -130,7 +228,7 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 	// CI's two would only triple the time every failing test waits out.
 	eo := o
 	eo.MaxRetries = cmp.Or(eo.MaxRetries, 1)
-	first, err := r.evidenceRun(ctx, cur, inPhase(eo, "evidence", nil))
+	first, fileErrs, err := r.evidence(ctx, cur, inPhase(eo, "evidence", nil))
 	if err != nil {
 		return RepairReport{}, err
 	}
@@ -156,6 +254,8 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 			rt.Verdict = VerdictFlaky
 		case "failed":
 			rt.Evidence, rt.ConsoleErrors = t.Failure, t.ConsoleErrors
+		case StatusNotRun:
+			rt.Verdict, rt.Reason = VerdictNotRun, "its file's run did not reach it within its time budget"
 		}
 		tests[id] = rt
 		order = append(order, id)
@@ -228,6 +328,9 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 		}
 		ro := o
 		ro.Files, ro.NoRetries = files, true
+		if budget := r.budgetOf(o.Listing, files); budget > 0 {
+			ro.Wall = budget
+		}
 		next, err := r.evidenceRun(ctx, cur, inPhase(ro, fmt.Sprintf("trial %d", round+1), tests))
 		if err != nil {
 			return RepairReport{}, err
@@ -249,7 +352,7 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 		return RepairReport{}, err
 	}
 	changes = append(changes, dropped...)
-	rep := RepairReport{Verified: true}
+	rep := RepairReport{Verified: true, Errors: fileErrs}
 	for _, id := range order {
 		rt, t := tests[id], last.tests[id]
 		if before[id] == "failed" {

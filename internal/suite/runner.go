@@ -76,6 +76,10 @@ type RunOptions struct {
 	// MaxRetries, when above 0, caps the config's retries: a repair's
 	// evidence needs one retry to tell a flaky test, not the CI's two.
 	MaxRetries int
+	// Listing is the project's tests as the runner lists them (with their
+	// timeouts), when known: a repair runs each file on its own with the
+	// time budget its tests earn.
+	Listing []TestOutcome
 	// Baseline, for a repair, is a deployment where the suite still
 	// passes: tests that failed with no passing run recorded are run there
 	// first, for the elements they act on.

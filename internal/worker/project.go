@@ -330,13 +330,18 @@ func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *s
 	}
 	var prints map[string][]suite.TraceAction
 	_ = json.Unmarshal(raw, &prints)
+	// With the listing, each file's evidence runs on its own budget.
+	var listing []suite.TestOutcome
+	if v, err := w.store.ProjectVersion(ctx, claim.TenantID, req.Name, req.Version); err == nil && v.Tests != nil {
+		_ = json.Unmarshal(v.Tests, &listing)
+	}
 	tun := w.proxy.Open()
 	defer tun.Close()
 	if err := tun.Remap(req.Origins); err != nil {
 		return failed(err.Error())
 	}
 	proxyAddr := strings.TrimPrefix(w.proxy.Server(), "http://")
-	o := suite.RunOptions{Files: req.Files, BaseURL: req.BaseURL, Origins: req.Origins, Env: secrets,
+	o := suite.RunOptions{Files: req.Files, BaseURL: req.BaseURL, Origins: req.Origins, Env: secrets, Listing: listing,
 		Proxy:      &suite.Proxy{Addr: proxyAddr, Username: tun.User, Password: tun.Password},
 		OnProgress: w.showProgress(ctx, claim, redact, log)}
 	if req.BaselineURL != "" || len(req.BaselineOrigins) > 0 {
