@@ -338,7 +338,15 @@ func TestASuiteRedOnArrivalIsRepairedFromTheCustomersOwnRun(t *testing.T) {
 	var rj api.JobView
 	s.mustJSON(t, "POST", "/v1/projects/red-shop/repair", key, map[string]any{"base_url": s.demo,
 		"secrets": map[string]string{"E2E_PASSWORD": demoapp.Password}}, http.StatusAccepted, &rj)
-	healedInListPage(t, s.waitEnd(t, key, rj.ID, 4*time.Minute))
+	proposed := healedInListPage(t, s.waitEnd(t, key, rj.ID, 4*time.Minute))
+	// The console's page of the project shows the proposal beside the upload.
+	code, page := s.consolePage(t, key, "/console/projects/red-shop")
+	page = html.UnescapeString(page)
+	for _, want := range []string{"Project red-shop", proposed[:12], "repair of <code>" + up.Version[:12], "shopping list › starts with bread"} {
+		if code != http.StatusOK || !strings.Contains(page, want) {
+			t.Errorf("the console's page of the project (%d) lacks %q", code, want)
+		}
+	}
 }
 
 // healedInListPage checks a shopping project's repair healed its drift

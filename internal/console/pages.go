@@ -25,7 +25,7 @@ import (
 
 // pageNames are the console's pages; each is templates/<name>.html in the
 // layout, with the shared partials.
-var pageNames = []string{"login", "jobs", "job", "credits", "tests", "test", "missing"}
+var pageNames = []string{"login", "jobs", "job", "credits", "tests", "test", "missing", "projects", "project"}
 
 var funcs = template.FuncMap{
 	// ruleDoc is a rule's help address when it is axe-core's own
@@ -61,6 +61,8 @@ var funcs = template.FuncMap{
 		return t.UTC().Format("2006-01-02 15:04:05 UTC")
 	},
 	"add": func(a, b int) int { return a + b },
+	// short is a digest's first twelve characters, as versions are shown.
+	"short": func(digest string) string { return digest[:min(12, len(digest))] },
 	// plain drops the representation's element refs, which mean nothing
 	// to a person.
 	"plain":  func(s string) string { return refMark.ReplaceAllString(s, "") },

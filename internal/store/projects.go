@@ -192,3 +192,37 @@ func (s *Store) ProjectFingerprints(ctx context.Context, tenantID, digest string
 	}
 	return b, nil
 }
+
+// ProjectVersions lists a tenant's versions of a project, newest first.
+func (s *Store) ProjectVersions(ctx context.Context, tenantID, project string) ([]ProjectVersion, error) {
+	rows, err := s.db.Query(ctx, `SELECT `+projectVersionCols+` FROM project_versions v
+		WHERE v.tenant_id = $1 AND v.project = $2 ORDER BY v.created_at DESC, v.digest LIMIT 200`, tenantID, project)
+	if err != nil {
+		return nil, fmt.Errorf("list project versions: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (ProjectVersion, error) { return scanProjectVersion(r) })
+}
+
+// FileRun is one ended run of a project's test file: its job and result.
+type FileRun struct {
+	JobID      string
+	Version    string
+	Result     json.RawMessage
+	FinishedAt time.Time
+}
+
+// ProjectFileRuns lists the ended runs of a project's test files (its
+// project_file jobs with a result), newest first, at most limit.
+func (s *Store) ProjectFileRuns(ctx context.Context, tenantID, project string, limit int) ([]FileRun, error) {
+	rows, err := s.db.Query(ctx, `SELECT id, COALESCE(input->>'version', ''), result, finished_at FROM jobs
+		WHERE tenant_id = $1 AND kind = 'project_file' AND input->>'name' = $2 AND result IS NOT NULL AND finished_at IS NOT NULL
+		ORDER BY finished_at DESC LIMIT $3`, tenantID, project, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list project file runs: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (FileRun, error) {
+		var f FileRun
+		err := r.Scan(&f.JobID, &f.Version, &f.Result, &f.FinishedAt)
+		return f, err
+	})
+}

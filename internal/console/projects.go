@@ -1,0 +1,123 @@
+package console
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+
+	"github.com/webpilot/webpilot/internal/store"
+	"github.com/webpilot/webpilot/internal/suite"
+)
+
+// projectRow is a project on the Projects page, at its current version.
+type projectRow struct {
+	store.ProjectVersion
+	TestCount int
+}
+
+type projectsData struct {
+	page
+	Projects []projectRow
+}
+
+func (c *Console) projects(w http.ResponseWriter, r *http.Request, s session) {
+	list, err := c.store.Projects(r.Context(), s.Tenant.ID)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	rows := make([]projectRow, 0, len(list))
+	for _, v := range list {
+		rows = append(rows, projectRow{ProjectVersion: v, TestCount: len(listing(v))})
+	}
+	c.render(w, r, http.StatusOK, "projects", projectsData{page: s.page("Projects"), Projects: rows})
+}
+
+// listing is a version's tests as the runner listed them.
+func listing(v store.ProjectVersion) []suite.TestOutcome {
+	var tests []suite.TestOutcome
+	_ = json.Unmarshal(v.Tests, &tests)
+	return tests
+}
+
+// projectTest is a test of a project's current version with its verdicts
+// in the runs kept, newest first.
+type projectTest struct {
+	suite.TestOutcome
+	Last    string   // the last run's verdict ("" when never run)
+	LastJob string   // the job of that run
+	History []string // the verdicts of the runs kept, newest first (at most historyRuns)
+	Flaky   bool     // it passed and failed in those runs, or passed on a retry
+}
+
+// historyRuns is how many of a test's runs its history shows.
+const historyRuns = 10
+
+type projectData struct {
+	page
+	Current  store.ProjectVersion
+	Versions []store.ProjectVersion
+	Tests    []projectTest
+}
+
+func (c *Console) project(w http.ResponseWriter, r *http.Request, s session) {
+	name := r.PathValue("name")
+	cur, err := c.store.ProjectVersion(r.Context(), s.Tenant.ID, name, "")
+	if errors.Is(err, store.ErrNotFound) {
+		c.notFound(w, r, s, "No project of yours has this name.")
+		return
+	}
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	versions, err := c.store.ProjectVersions(r.Context(), s.Tenant.ID, name)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	runs, err := c.store.ProjectFileRuns(r.Context(), s.Tenant.ID, name, 500)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	c.render(w, r, http.StatusOK, "project", projectData{page: s.page("Project " + name), Current: cur, Versions: versions,
+		Tests: withHistory(listing(cur), runs)})
+}
+
+// withHistory gives each listed test its verdicts in the file runs (any
+// version's: a test keeps its id across versions while its file, project
+// and title path stay).
+func withHistory(tests []suite.TestOutcome, runs []store.FileRun) []projectTest {
+	out := make([]projectTest, len(tests))
+	at := map[string]int{}
+	for i, t := range tests {
+		out[i] = projectTest{TestOutcome: t}
+		at[t.ID] = i
+	}
+	for _, run := range runs {
+		var res struct {
+			Tests []suite.TestOutcome `json:"tests"`
+		}
+		if json.Unmarshal(run.Result, &res) != nil {
+			continue
+		}
+		for _, t := range res.Tests {
+			i, ok := at[t.ID]
+			if !ok || len(out[i].History) >= historyRuns {
+				continue
+			}
+			pt := &out[i]
+			if pt.Last == "" {
+				pt.Last, pt.LastJob = t.Status, run.JobID
+			}
+			pt.History = append(pt.History, t.Status)
+		}
+	}
+	for i := range out {
+		h := out[i].History
+		out[i].Flaky = slices.Contains(h, "flaky") || (slices.Contains(h, "passed") && slices.Contains(h, "failed"))
+	}
+	return out
+}
