@@ -32,6 +32,9 @@ type Intent struct {
 	Target *Phrase
 	To     *Phrase // a drag's destination
 	Count  int     // a count check's number
+	// Repeat is how many times a click or key press is done ("Click Next
+	// three times", "press the plus button twice"); 0 is once.
+	Repeat int
 }
 
 // Phrase names an element the way a person does.
@@ -364,14 +367,52 @@ func parseClause(text string) (Intent, bool) {
 			return Intent{}, false
 		}
 	}
+	// "… three times", "… twice": the action is done that often, a click or
+	// a key press only (typing a value twice is not a step people mean).
+	repeat := 0
+	if m := repeatRe.FindStringSubmatchIndex(masked); m != nil {
+		word := strings.ToLower(masked[m[2]:m[3]])
+		if repeat = repeatCount(word); repeat == 0 {
+			return Intent{}, false
+		}
+		masked = strings.TrimSpace(masked[:m[0]])
+	}
 	for _, r := range rules {
 		if m := r.re.FindStringSubmatch(masked); m != nil {
 			if it, ok := r.build(m, quotes); ok && (it.Target == nil || !it.Target.empty() || it.Verb == "add" || it.Verb == "press") {
+				if repeat > 0 {
+					if it.Verb != "click" && it.Verb != "press" {
+						return Intent{}, false
+					}
+					it.Repeat = repeat
+				}
 				return it, onlyValues(it, quotes)
 			}
 		}
 	}
 	return Intent{}, false
+}
+
+// repeatRe is a clause's trailing count of times.
+var repeatRe = regexp.MustCompile(`(?i)\s+(once|twice|thrice|(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+times)$`)
+
+// maxRepeat bounds a repeated action: more is not a step people write.
+const maxRepeat = 20
+
+// repeatCount reads a count of times; 0 when it is none a step means.
+func repeatCount(w string) int {
+	words := map[string]int{"once": 1, "twice": 2, "thrice": 3, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+		"eight": 8, "nine": 9, "ten": 10}
+	n, _ := strings.CutSuffix(w, " times")
+	n = strings.TrimSpace(n)
+	if v, ok := words[n]; ok {
+		return v
+	}
+	v, err := strconv.Atoi(n)
+	if err != nil || v < 1 || v > maxRepeat {
+		return 0
+	}
+	return v
 }
 
 // onlyValues reports whether every value of the intent is a value: quoted,

@@ -181,7 +181,10 @@ func (b *builder) pick(p *Phrase, verb string) (*browser.Element, browser.Target
 }
 
 func (b *builder) build(it Intent) ([]browser.Command, error) {
-	one := func(c browser.Command) ([]browser.Command, error) { return []browser.Command{c}, nil }
+	one := func(c browser.Command) ([]browser.Command, error) {
+		// A repeated click or key press is the same command, that often.
+		return slices.Repeat([]browser.Command{c}, max(it.Repeat, 1)), nil
+	}
 	value := ""
 	if len(it.Values) > 0 {
 		value = it.Values[0]
