@@ -26,7 +26,8 @@ type Intent struct {
 	// open, add, or verify.
 	Verb string
 	// Check is a verification's kind: visible, hidden, checked,
-	// unchecked, enabled, disabled, equals, contains, count, order.
+	// unchecked, enabled, disabled, equals, contains, count, order; or a
+	// wait's: appears, goes (the element shown now, hidden once it goes).
 	Check  string
 	Values []string
 	Target *Phrase
@@ -346,6 +347,20 @@ func parseClause(text string) (Intent, bool) {
 	s = strings.Join(strings.Fields(s), " ")
 	masked, quotes := mask(s)
 	masked = strings.TrimSpace(masked)
+	// "wait for the banner to go away", "wait until Done is shown": a
+	// bounded wait for an element to be hidden or shown is the check that
+	// it is, which waits as long as a check does.
+	if m := waitRe.FindStringSubmatch(masked); m != nil {
+		p := parsePhrase(m[1], quotes)
+		if p.empty() || pronoun.MatchString(strings.ToLower(strings.TrimSpace(m[1]))) {
+			return Intent{}, false
+		}
+		check := "appears"
+		if goneRe.MatchString(m[2]) {
+			check = "goes"
+		}
+		return Intent{Verb: "verify", Check: check, Target: p}, true
+	}
 	lead := verifyLeadRe.FindString(masked)
 	body := strings.TrimSpace(masked[len(lead):])
 	// "Check the newsletter box" is an action; "Check that …" and
@@ -392,6 +407,13 @@ func parseClause(text string) (Intent, bool) {
 	}
 	return Intent{}, false
 }
+
+// waitRe is a wait for an element to go or to come, and goneRe the
+// going.
+var (
+	waitRe = regexp.MustCompile(`(?i)^wait\s+(?:for|until|till)\s+(.+?)\s+(to\s+(?:go\s+away|disappear|vanish|close|be\s+(?:gone|hidden|closed|visible|shown|displayed)|appear|show(?:\s+up)?)|(?:goes\s+away|disappears|vanishes|closes|is\s+(?:gone|hidden|closed|visible|shown|displayed)|appears|shows\s+up))$`)
+	goneRe = regexp.MustCompile(`(?i)away|disappear|vanish|close|gone|hidden`)
+)
 
 // repeatRe is a clause's trailing count of times.
 var repeatRe = regexp.MustCompile(`(?i)\s+(once|twice|thrice|(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+times)$`)

@@ -412,6 +412,18 @@ func (b *builder) verify(it Intent) ([]browser.Command, error) {
 		return []browser.Command{{Action: browser.ActionVerify, Assert: browser.Assertion(it.Check), Value: value}}, nil
 	case "visible":
 		return check(browser.AssertIsVisible, "visible")
+	case "appears", "goes":
+		// A wait: the element the page shows now (one, confidently), or,
+		// while it is not there, only what the step quotes.
+		assert := browser.AssertIsVisible
+		if it.Check == "goes" {
+			assert = browser.AssertIsHidden
+		}
+		cmds, err := check(assert, "visible")
+		if errors.Is(err, errAbsent) && p.Quoted != "" && len(p.Words) == 0 && p.Role == "" && len(p.Scopes) == 0 && p.Ordinal == 0 {
+			return []browser.Command{{Action: browser.ActionVerify, Assert: assert, Target: browser.Target{Text: p.Quoted}}}, nil
+		}
+		return cmds, err
 	case "hidden":
 		// Only what the step quotes can be looked for once it is gone.
 		if p.Quoted == "" || len(p.Words) > 0 || p.Role != "" || len(p.Scopes) > 0 || p.Ordinal != 0 {
