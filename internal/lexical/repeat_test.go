@@ -1,16 +1,11 @@
 package lexical_test
 
 import (
-	"context"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/webpilot/webpilot/internal/browser"
-	"github.com/webpilot/webpilot/internal/browser/browsertest"
 	"github.com/webpilot/webpilot/internal/lexical"
 )
 
@@ -27,14 +22,7 @@ func TestARepeatedActionIsTheSameCommandThatOften(t *testing.T) {
 		"/two": `<!doctype html><title>Wizard</title><section><h2>Shipping</h2><button>Next</button></section>
 <section><h2>Billing</h2><button>Next</button></section>`,
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprint(w, pages[r.URL.Path])
-	}))
-	t.Cleanup(srv.Close)
-	s := browsertest.Session(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	srv, s, ctx := onPages(t, pages)
 	for _, c := range []struct {
 		page, step string
 		action     browser.Action

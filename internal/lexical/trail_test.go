@@ -32,14 +32,7 @@ func trailPage(answer string) string {
 // (a field takes anything) the clause goes to the agent saying why.
 func TestAValueEndingWhereTheSentenceEndsIsNeverGuessed(t *testing.T) {
 	pages := map[string]string{"/bang": trailPage("Yes!"), "/plain": trailPage("Yes")}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprint(w, pages[r.URL.Path])
-	}))
-	t.Cleanup(srv.Close)
-	s := browsertest.Session(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	srv, s, ctx := onPages(t, pages)
 	for _, c := range []struct {
 		page, step string
 		want       []string // each clause's command value, or "agent: why"
@@ -83,4 +76,18 @@ func TestAValueEndingWhereTheSentenceEndsIsNeverGuessed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// onPages serves pages (by path) and opens a browser session for a
+// minute's steps on them.
+func onPages(t *testing.T, pages map[string]string) (*httptest.Server, *browser.Session, context.Context) {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, pages[r.URL.Path])
+	}))
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return srv, browsertest.Session(t), ctx
 }

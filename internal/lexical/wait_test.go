@@ -1,15 +1,10 @@
 package lexical_test
 
 import (
-	"context"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/webpilot/webpilot/internal/browser"
-	"github.com/webpilot/webpilot/internal/browser/browsertest"
 	"github.com/webpilot/webpilot/internal/lexical"
 )
 
@@ -25,14 +20,7 @@ func TestAWaitForAnElementIsTheCheckThatWaits(t *testing.T) {
 <button>Save</button><p id="done" hidden>Done</p>`,
 		"/two": `<!doctype html><title>Save</title><div class="banner">Saving</div><div class="banner">Syncing</div><button>Save</button>`,
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprint(w, pages[r.URL.Path])
-	}))
-	t.Cleanup(srv.Close)
-	s := browsertest.Session(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	srv, s, ctx := onPages(t, pages)
 	for _, c := range []struct {
 		page, step string
 		assert     browser.Assertion // "": the agent's
