@@ -143,16 +143,24 @@ func (s *Server) projects(w http.ResponseWriter, r *http.Request) {
 
 // project shows a project's current version, or the one ?version= names.
 func (s *Server) project(w http.ResponseWriter, r *http.Request) {
-	v, err := s.store.ProjectVersion(r.Context(), tenantFrom(r.Context()).ID, r.PathValue("name"), r.URL.Query().Get("version"))
+	if v, ok := s.projectVersion(w, r, r.URL.Query().Get("version")); ok {
+		writeJSON(w, http.StatusOK, projectView(v))
+	}
+}
+
+// projectVersion reads the tenant's version (digest, or "" for the
+// current one) of the project the path names, answering 404 or 500 itself.
+func (s *Server) projectVersion(w http.ResponseWriter, r *http.Request, digest string) (store.ProjectVersion, bool) {
+	v, err := s.store.ProjectVersion(r.Context(), tenantFrom(r.Context()).ID, r.PathValue("name"), digest)
 	if errors.Is(err, store.ErrNotFound) {
 		writeError(w, http.StatusNotFound, "no such project (or version)", nil)
-		return
+		return v, false
 	}
 	if err != nil {
 		s.internal(w, r, err)
-		return
+		return v, false
 	}
-	writeJSON(w, http.StatusOK, projectView(v))
+	return v, true
 }
 
 // submitProject submits a job of kind over the project in the path.
@@ -243,14 +251,8 @@ func (s *Server) uploadTraces(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid traces", []scenario.FieldError{{Field: "archive", Message: "is required: the run's JSON report and its trace.zip files"}})
 		return
 	}
-	tenantID := tenantFrom(r.Context()).ID
-	v, err := s.store.ProjectVersion(r.Context(), tenantID, r.PathValue("name"), up.Version)
-	if errors.Is(err, store.ErrNotFound) {
-		writeError(w, http.StatusNotFound, "no such project (or version)", nil)
-		return
-	}
-	if err != nil {
-		s.internal(w, r, err)
+	v, ok := s.projectVersion(w, r, up.Version)
+	if !ok {
 		return
 	}
 	var listing []suite.TestOutcome
@@ -274,7 +276,7 @@ func (s *Server) uploadTraces(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(imp.Prints) > 0 {
 		b, _ := json.Marshal(imp.Prints)
-		if err := s.store.KeepProjectFingerprints(r.Context(), tenantID, v.Digest, b); err != nil {
+		if err := s.store.KeepProjectFingerprints(r.Context(), tenantFrom(r.Context()).ID, v.Digest, b); err != nil {
 			s.internal(w, r, err)
 			return
 		}
