@@ -399,14 +399,9 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
-	limit := 20
-	if l := r.URL.Query().Get("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > 100 {
-			writeError(w, http.StatusBadRequest, "invalid query", []scenario.FieldError{{Field: "limit", Message: "must be a whole number from 1 to 100"}})
-			return
-		}
-		limit = n
+	limit, ok := limitParam(w, r, 20, 100)
+	if !ok {
+		return
 	}
 	f := store.JobFilter{After: r.URL.Query().Get("after"), Limit: limit + 1, State: store.JobState(r.URL.Query().Get("state")), Kind: r.URL.Query().Get("kind")}
 	var fe []scenario.FieldError
@@ -853,4 +848,19 @@ func (s *Server) testFiles(ctx context.Context, tenantID string, v store.Project
 		}
 	}
 	return max(len(files), 1), nil
+}
+
+// limitParam reads ?limit= (def without it), answering a 400 naming it
+// unless it is a whole number from 1 to max.
+func limitParam(w http.ResponseWriter, r *http.Request, def, max int) (int, bool) {
+	v := r.URL.Query().Get("limit")
+	if v == "" {
+		return def, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > max {
+		writeError(w, http.StatusBadRequest, "invalid query", []scenario.FieldError{{Field: "limit", Message: fmt.Sprintf("must be a whole number from 1 to %d", max)}})
+		return 0, false
+	}
+	return n, true
 }

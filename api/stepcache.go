@@ -3,10 +3,7 @@ package api
 import (
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"time"
-
-	"github.com/webpilot/webpilot/internal/scenario"
 )
 
 // StepCacheView is one step cache entry as the API shows it.
@@ -28,14 +25,9 @@ type StepCacheList struct {
 // stepCache lists the tenant's step cache (?origin= for one app, ?limit=
 // up to 500, default 100): what re-runs take without the model.
 func (s *Server) stepCache(w http.ResponseWriter, r *http.Request) {
-	limit := 100
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 500 {
-			writeError(w, http.StatusBadRequest, "invalid query", []scenario.FieldError{{Field: "limit", Message: "must be a whole number from 1 to 500"}})
-			return
-		}
-		limit = n
+	limit, ok := limitParam(w, r, 100, 500)
+	if !ok {
+		return
 	}
 	list, err := s.store.StepCache(r.Context(), tenantFrom(r.Context()).ID, r.URL.Query().Get("origin"), limit)
 	if err != nil {

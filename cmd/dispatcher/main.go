@@ -29,6 +29,7 @@ import (
 	"github.com/webpilot/webpilot/internal/reconcile"
 	"github.com/webpilot/webpilot/internal/store"
 	"github.com/webpilot/webpilot/internal/tracing"
+	"github.com/webpilot/webpilot/internal/webhook"
 )
 
 func main() {
@@ -120,6 +121,9 @@ func run(cfg config.Dispatcher, log *slog.Logger) error {
 		return err
 	}
 	go rec.Run(ctx)
+	// Webhook deliveries connect where tenants said, through the egress
+	// guard like every such connection.
+	go webhook.NewDeliverer(st, sealer, policy.Dial, log, webhook.Options{}).Run(ctx)
 	if err := reconcile.WatchMaxDeliveries(ctx, nc, js, st, log); err != nil {
 		return err
 	}

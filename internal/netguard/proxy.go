@@ -468,14 +468,21 @@ func upstreamError(err error) string {
 	return "the upstream host could not be reached"
 }
 
-// dial resolves host once, checks every address, and connects to a checked
-// one: the check is made where the connection is made.
+// dial is the policy's Dial: the proxy's upstream connections.
 func (p *Proxy) dial(ctx context.Context, network, hostport string) (net.Conn, error) {
+	return p.policy.Dial(ctx, network, hostport)
+}
+
+// Dial resolves host once, checks every address, and connects to a
+// checked one: the check is made where the connection is made (a name
+// that resolves elsewhere later cannot slip past it). It is the
+// DialContext of every client that connects where a tenant said.
+func (p *Policy) Dial(ctx context.Context, network, hostport string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(hostport)
 	if err != nil {
 		return nil, &blockedError{fmt.Sprintf("bad address %q", hostport)}
 	}
-	addrs, err := p.policy.DialAddrs(ctx, host, port)
+	addrs, err := p.DialAddrs(ctx, host, port)
 	if err != nil {
 		return nil, err
 	}

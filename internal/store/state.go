@@ -113,18 +113,37 @@ const (
 )
 
 // end moves the jobs where selects (with id as $1) into e's terminal state
-// and returns how many it moved.
+// and returns how many it moved. The events their end raises are written
+// in the same transaction, so a job never ends without its webhooks'
+// deliveries nor raises them without ending.
 func end(ctx context.Context, tx pgx.Tx, where, id string, e ending) (int64, error) {
 	if !e.to.Terminal() {
 		return 0, fmt.Errorf("end %s: %q is not a terminal state", id, e.to)
 	}
-	tag, err := tx.Exec(ctx,
+	rows, err := tx.Query(ctx,
 		`UPDATE jobs SET state = $2, error = NULLIF($3, ''), result = COALESCE($4, result), script = COALESCE(NULLIF($5, ''), script),
 		   verdict = COALESCE(NULLIF($6, ''), verdict), cancel_requested = cancel_requested OR $7,
 		   lease_until = NULL, finished_at = now(), updated_at = now()
-		 WHERE `+where, id, e.to, e.reason, e.result, e.script, e.verdict, e.cancel)
+		 WHERE `+where+`
+		 RETURNING id::text, tenant_id::text, kind, parent_id IS NULL, state, COALESCE(verdict, ''), COALESCE(error, ''), result::text`,
+		id, e.to, e.reason, e.result, e.script, e.verdict, e.cancel)
 	if err != nil {
 		return 0, fmt.Errorf("end %s as %s: %w", id, e.to, err)
 	}
-	return tag.RowsAffected(), nil
+	jobs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ended, error) {
+		var j ended
+		var result *string
+		err := r.Scan(&j.id, &j.tenantID, &j.kind, &j.topLevel, &j.state, &j.verdict, &j.reason, &result)
+		if result != nil {
+			j.result = []byte(*result)
+		}
+		return j, err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("end %s as %s: %w", id, e.to, err)
+	}
+	if err := raiseEvents(ctx, tx, jobs); err != nil {
+		return 0, err
+	}
+	return int64(len(jobs)), nil
 }
