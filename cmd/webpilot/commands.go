@@ -226,7 +226,8 @@ func suiteCommand(g *globals, out io.Writer) *cobra.Command {
 			RunE: func(cmd *cobra.Command, args []string) error {
 				if project != "" {
 					o := projectJobOptions{baseURL: baseURL, patch: patch, secrets: secrets, autoAccept: autoAccept, follow: follow}
-					return projectJob(g.client(), jobs.KindProjectRepair, project, o, out, g.json)
+					_, err := projectJob(g.client(), jobs.KindProjectRepair, project, o, out, g.json)
+					return err
 				}
 				if patch != "" {
 					return fmt.Errorf("--patch needs --project: a stored test's repair is proposed as its next version (webpilot test diff)")

@@ -58,8 +58,21 @@ func projectCommand(g *globals, out io.Writer) *cobra.Command {
 		}
 		cmd := &cobra.Command{Use: name + " NAME", Short: short, Args: cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				return projectJob(g.client(), kind, args[0], o, out, g.json)
+				_, err := projectJob(g.client(), kind, args[0], o, out, g.json)
+				return err
 			}}
+		if kind == jobs.KindProjectRepair {
+			cmd.Use = "repair NAME|DIR"
+			cmd.Example = "  webpilot project repair shop --patch fix.patch\n" +
+				"  webpilot project repair ./e2e --baseline-url https://shop.example   # a CI step: upload, repair, write webpilot.patch; non-zero unless every test passes or is healed"
+			cmd.RunE = func(cmd *cobra.Command, args []string) error {
+				if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
+					return projectRepairDir(g.client(), args[0], o, out)
+				}
+				_, err := projectJob(g.client(), kind, args[0], o, out, g.json)
+				return err
+			}
+		}
 		o.flags(cmd, kind)
 		p.AddCommand(cmd)
 	}
@@ -69,7 +82,7 @@ func projectCommand(g *globals, out io.Writer) *cobra.Command {
 // projectJobOptions are a project run's or repair's flags.
 type projectJobOptions struct {
 	baseURL, version, patch string
-	baselineURL             string
+	baselineURL, name       string
 	files, secrets          []string
 	origins, baseline       map[string]string
 	autoAccept, follow      bool
@@ -88,6 +101,7 @@ func (o *projectJobOptions) flags(cmd *cobra.Command, kind jobs.Kind) {
 		cmd.Flags().StringVar(&o.patch, "patch", "", "wait for the repair and write its verified patch to this file (git apply takes it)")
 		cmd.Flags().BoolVar(&o.autoAccept, "auto-accept", false, "make a verified repair the project's current version at once")
 		cmd.Flags().StringVar(&o.baselineURL, "baseline-url", "", "a deployment where the suite still passes (production, the last release): tests no run on webpilot saw pass run there first, for the elements they act on")
+		cmd.Flags().StringVar(&o.name, "name", "", "with a DIR: the project's name (default: the directory's)")
 		cmd.Flags().StringToStringVar(&o.baseline, "baseline-origin", nil, "an origin the tests name, sent elsewhere for the baseline run: https://staging.acme.test=https://acme.test (repeatable)")
 	}
 }
@@ -306,14 +320,14 @@ func projectAccept(c *client, name, version string, out io.Writer, asJSON bool) 
 
 // projectJob submits a project run or repair; with --patch it waits for
 // the repair and writes its verified patch.
-func projectJob(c *client, kind jobs.Kind, name string, o projectJobOptions, out io.Writer, asJSON bool) error {
+func projectJob(c *client, kind jobs.Kind, name string, o projectJobOptions, out io.Writer, asJSON bool) (jobID string, err error) {
 	key, err := tenantKey()
 	if err != nil {
-		return err
+		return "", err
 	}
 	sec, err := parseSecrets(o.secrets)
 	if err != nil {
-		return err
+		return "", err
 	}
 	req := jobs.ProjectRequest{Name: name, Version: o.version, Files: o.files, BaseURL: o.baseURL, Origins: o.origins, Secrets: sec, AutoAccept: o.autoAccept, MaxCredits: o.maxCredits,
 		BaselineURL: o.baselineURL, BaselineOrigins: o.baseline}
@@ -323,11 +337,11 @@ func projectJob(c *client, kind jobs.Kind, name string, o projectJobOptions, out
 	}
 	v, err := c.submit(key, path, req)
 	if err != nil {
-		return err
+		return "", err
 	}
 	what := fmt.Sprintf("submitted %s %s (%.2f credits held)", kind, v.ID, v.HoldCredits)
 	if o.patch == "" {
-		return submitted(c, key, v, what, o.follow, out, asJSON)
+		return v.ID, submitted(c, key, v, what, o.follow, out, asJSON)
 	}
 	// The patch is there once the repair ended: follow it quietly unless
 	// asked to watch.
@@ -345,16 +359,19 @@ func projectJob(c *client, kind jobs.Kind, name string, o projectJobOptions, out
 		if ended == nil {
 			ended = errors.New("the repair healed nothing")
 		}
-		return fmt.Errorf("no verified patch: %w (webpilot job %s shows what the repair found)", ended, v.ID)
+		return v.ID, fmt.Errorf("%w: %w (webpilot job %s shows what the repair found)", errNoPatch, ended, v.ID)
 	case err != nil:
-		return err
+		return v.ID, err
 	}
 	if err := os.WriteFile(o.patch, []byte(diff), 0o644); err != nil {
-		return err
+		return v.ID, err
 	}
 	fmt.Fprintf(out, "wrote the verified patch (%d files) to %s: git apply %s\n", strings.Count(diff, "\n+++ "), o.patch, o.patch)
-	return nil
+	return v.ID, nil
 }
+
+// errNoPatch is a repair that ended without a verified patch.
+var errNoPatch = errors.New("no verified patch")
 
 // short is a digest's first characters, as versions are shown.
 func short(digest string) string {
@@ -362,4 +379,73 @@ func short(digest string) string {
 		return digest[:12]
 	}
 	return digest
+}
+
+// projectRepairDir is the CI step: upload DIR as the project, wait for its
+// listing, repair it and write the verified patch (webpilot.patch unless
+// --patch says where). It fails when the repair leaves any test red: an app
+// regression, a test it could not heal or could not run.
+func projectRepairDir(c *client, dir string, o projectJobOptions, out io.Writer) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	name := o.name
+	if name == "" {
+		name = filepath.Base(abs)
+	}
+	if o.patch == "" {
+		o.patch = "webpilot.patch"
+	}
+	if err := projectUpload(c, name, abs, true, io.Discard, false); err != nil {
+		return fmt.Errorf("upload %s as project %s: %w", dir, name, err)
+	}
+	fmt.Fprintf(out, "uploaded %s as project %s\n", dir, name)
+	o.version = "" // the version just uploaded is the current one
+	id, err := projectJob(c, jobs.KindProjectRepair, name, o, out, false)
+	if err != nil && !errors.Is(err, errNoPatch) {
+		return err
+	}
+	res, rerr := repairResult(c, id)
+	if rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	counts := map[string]int{}
+	for _, t := range res.Repair.Tests {
+		counts[t.Verdict]++
+	}
+	fmt.Fprintf(out, "%d passed, %d healed, %d app regressions, %d unrepairable, %d not run\n", counts[suite.VerdictPassed]+counts[suite.VerdictFlaky],
+		counts[suite.VerdictHealed], counts[suite.VerdictRegression], counts[suite.VerdictUnrepairable], counts[suite.VerdictNotRun])
+	for _, t := range res.Repair.Tests {
+		if t.Verdict == suite.VerdictRegression {
+			fmt.Fprintf(out, "  app regression: %s > %s: %s\n", t.File, t.Title, firstLine(t.Reason, 200))
+		}
+	}
+	switch {
+	case counts[suite.VerdictRegression] > 0:
+		return fmt.Errorf("%d app regressions: the app no longer does what these tests check (never healed)", counts[suite.VerdictRegression])
+	case counts[suite.VerdictUnrepairable]+counts[suite.VerdictNotRun] > 0:
+		return fmt.Errorf("%d tests are still failing or did not run", counts[suite.VerdictUnrepairable]+counts[suite.VerdictNotRun])
+	}
+	if err != nil && counts[suite.VerdictHealed] > 0 {
+		return err // healed but not verified: no patch to trust
+	}
+	return nil
+}
+
+// repairResult is a finished project repair's result.
+func repairResult(c *client, id string) (suite.ProjectRepairResult, error) {
+	key, err := tenantKey()
+	if err != nil {
+		return suite.ProjectRepairResult{}, err
+	}
+	var v api.JobView
+	if err := c.do("GET", "/v1/jobs/"+id, key, nil, &v); err != nil {
+		return suite.ProjectRepairResult{}, err
+	}
+	var r suite.ProjectRepairResult
+	if v.State != "succeeded" || json.Unmarshal(v.Project, &r) != nil {
+		return r, fmt.Errorf("the repair %s ended %s: %s", id, v.State, v.Error)
+	}
+	return r, nil
 }
