@@ -3,20 +3,26 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"io/fs"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/webpilot/webpilot/internal/browser/browsertest"
 	"github.com/webpilot/webpilot/internal/demoapp"
+	"github.com/webpilot/webpilot/internal/store"
 	"github.com/webpilot/webpilot/internal/suite"
 	"github.com/webpilot/webpilot/internal/suite/suitetest"
+	"github.com/webpilot/webpilot/internal/webhook"
 )
 
 // demoPassword is the demo app's password (demoapp.Password).
@@ -248,6 +254,19 @@ func TestCLIUploadsAndRepairsAProject(t *testing.T) {
 		t.Fatalf("project list: %v\n%s", err, out)
 	}
 
+	// The team's CI hears of what the repairs find through a webhook whose
+	// receiver is down for its first request.
+	hooks := newHookReceiver(t, 500)
+	out, err = cli("webhook", "add", hooks.srv.URL+"/ci/webpilot", "--event", "job.finished", "--event", "project.repaired", "--event", "regression.found")
+	m := regexp.MustCompile(`webhook (\S+): .*\nsigning secret \(shown once, keep it\): (whsec_\S+)`).FindStringSubmatch(out)
+	if err != nil || m == nil {
+		t.Fatalf("webhook add: %v\n%s", err, out)
+	}
+	hookID, secret := m[1], m[2]
+	if out, err := cli("webhook", "list"); err != nil || !strings.Contains(out, hookID) || strings.Contains(out, secret) {
+		t.Fatalf("webhook list (the secret is never shown again): %v\n%s", err, out)
+	}
+
 	// The suite is red on arrival: the app's wording drifted before any
 	// run on webpilot. The repair learns the elements the tests act on from
 	// the release where they still pass, and shows how far it is as it goes.
@@ -261,6 +280,20 @@ func TestCLIUploadsAndRepairsAProject(t *testing.T) {
 		"--secret", "E2E_PASSWORD=env:ACME_E2E_PASSWORD", "--patch", patch, "--watch")
 	if err != nil || !strings.Contains(out, "wrote the verified patch") {
 		t.Fatalf("project repair --baseline-url --patch: %v\n%s", err, out)
+	}
+	repairID := regexp.MustCompile(`submitted project_repair (\S+)`).FindStringSubmatch(out)
+	if repairID == nil {
+		t.Fatalf("no job id in:\n%s", out)
+	}
+	repaired := hooks.await(t, secret, store.EventProjectRepaired, repairID[1])
+	if repaired.Job.Project != "acme-e2e" || repaired.Job.Proposed == "" || repaired.Job.Healed == 0 || repaired.Job.Regressions != 0 {
+		t.Fatalf("project.repaired says %+v", repaired.Job)
+	}
+	hooks.await(t, secret, store.EventJobFinished, repairID[1])
+	// The receiver's 500 was retried, and the CLI lists both attempts.
+	if out, err := cli("webhook", "deliveries", hookID); err != nil || !strings.Contains(out, "attempt 1 at") ||
+		!strings.Contains(out, "the receiver answered 500") || !strings.Contains(out, "attempt 2 at") || !strings.Contains(out, "HTTP 204") {
+		t.Fatalf("webhook deliveries: %v\n%s", err, out)
 	}
 	for _, phase := range []string{"evidence: ", "baseline: "} {
 		if !regexp.MustCompile(regexp.QuoteMeta(phase) + `\d+/\d+ tests ended`).MatchString(out) {
@@ -314,17 +347,100 @@ func TestCLIUploadsAndRepairsAProject(t *testing.T) {
 		t.Fatalf("project run: %v\n%s", err, out)
 	}
 
-	// A regression leaves no patch, and says why.
+	// A regression leaves no patch, and says why: the CI step (upload the
+	// checkout, repair it) fails, and the team's webhook hears of it.
 	if err := s.app.SetVariant(demoapp.WrongCount); err != nil {
 		t.Fatal(err)
 	}
-	out, err = cli("suite", "repair", "--project", "acme-e2e", "--base-url", s.demo, "--secret", "E2E_PASSWORD=env:ACME_E2E_PASSWORD", "--patch", patch+".2")
-	if err == nil || !strings.Contains(out, "no verified patch") {
-		t.Fatalf("a repair under a regression: %v\n%s", err, out)
+	work := t.TempDir()
+	checkout := filepath.Join(t.TempDir(), "acme-e2e")
+	must(t, p.WriteTo(checkout)) // the suite as it was: it passed on this app before its count broke
+	out, err = func() (string, error) {
+		cmd := exec.Command(bin, "project", "repair", checkout, "--base-url", s.demo, "--secret", "E2E_PASSWORD=env:ACME_E2E_PASSWORD")
+		cmd.Dir = work
+		cmd.Env = append(os.Environ(), "WEBPILOT_API="+s.api.URL, "WEBPILOT_API_KEY="+key, "ACME_E2E_PASSWORD="+demoapp.Password)
+		b, err := cmd.CombinedOutput()
+		return string(b), err
+	}()
+	if err == nil || !strings.Contains(out, "uploaded "+checkout+" as project acme-e2e") || !regexp.MustCompile(`[1-9]\d* app regressions: the app no longer does`).MatchString(out) ||
+		!strings.Contains(out, "app regression: ") {
+		t.Fatalf("project repair DIR under a regression: %v\n%s", err, out)
 	}
-	if _, err := os.Stat(patch + ".2"); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(work, "webpilot.patch")); !os.IsNotExist(err) {
 		t.Fatalf("a patch file was written for a regression (%v)", err)
 	}
+	regressed := regexp.MustCompile(`submitted project_repair (\S+)`).FindStringSubmatch(out)
+	if regressed == nil {
+		t.Fatalf("no job id in:\n%s", out)
+	}
+	if found := hooks.await(t, secret, store.EventRegressionFound, regressed[1]); found.Job.Regressions == 0 {
+		t.Fatalf("regression.found says %+v", found.Job)
+	}
+}
+
+// hookReceiver is a team's endpoint for webhooks: it answers its script's
+// statuses in turn (then 204) and keeps what it was sent.
+type hookReceiver struct {
+	mu     sync.Mutex
+	script []int
+	got    []hookRequest
+	srv    *httptest.Server
+}
+
+type hookRequest struct {
+	header http.Header
+	body   []byte
+	status int
+}
+
+func newHookReceiver(t *testing.T, script ...int) *hookReceiver {
+	h := &hookReceiver{script: script}
+	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		h.mu.Lock()
+		status := http.StatusNoContent
+		if n := len(h.got); n < len(h.script) {
+			status = h.script[n]
+		}
+		h.got = append(h.got, hookRequest{r.Header.Clone(), b, status})
+		h.mu.Unlock()
+		w.WriteHeader(status)
+	}))
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+// await waits (up to a minute) for event of job to be delivered, checks its signature
+// with secret as a receiver must, that a replay of it later is refused,
+// and answers what it said.
+func (h *hookReceiver) await(t *testing.T, secret string, event store.WebhookEvent, jobID string) store.EventPayload {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		h.mu.Lock()
+		got := append([]hookRequest{}, h.got...)
+		h.mu.Unlock()
+		for _, r := range got {
+			var p store.EventPayload
+			if r.status >= 300 || json.Unmarshal(r.body, &p) != nil || p.Event != event || p.Job.ID != jobID {
+				continue
+			}
+			sig := r.header.Get(webhook.SignatureHeader)
+			if err := webhook.Verify(secret, sig, r.body, webhook.Tolerance, time.Now()); err != nil {
+				t.Fatalf("%s: the signature does not verify: %v", event, err)
+			}
+			if err := webhook.Verify(secret, sig, r.body, webhook.Tolerance, time.Now().Add(time.Hour)); !errors.Is(err, webhook.ErrOutsideWindow) {
+				t.Fatalf("%s: a replay an hour later was taken: %v", event, err)
+			}
+			if r.header.Get(webhook.EventHeader) != string(event) || r.header.Get(webhook.DeliveryHeader) != p.ID {
+				t.Fatalf("%s: headers %v", event, r.header)
+			}
+			return p
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("no %s of job %s reached the receiver", event, jobID)
+	return store.EventPayload{}
 }
 
 // cliAs is the CLI binary bin run as the holder of key against the

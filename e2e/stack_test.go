@@ -37,6 +37,7 @@ import (
 	"github.com/webpilot/webpilot/internal/store"
 	"github.com/webpilot/webpilot/internal/store/storetest"
 	"github.com/webpilot/webpilot/internal/suite"
+	"github.com/webpilot/webpilot/internal/webhook"
 	"github.com/webpilot/webpilot/internal/worker"
 )
 
@@ -103,9 +104,10 @@ func newStackOn(t *testing.T, dbURL string, ackWait time.Duration, demoDelay tim
 	t.Cleanup(sender.Close)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(metrics.NewCollector(st, func(ctx context.Context) (int, error) { return jobs.InStream(ctx, s.queue.Consumer) }, quietLog()))
+	policy := netguard.New([]string{"127.0.0.1"})
 	srv := api.New(api.Config{AdminToken: adminToken, MaxBody: 64 << 10, Metrics: reg,
 		Ready: []api.ReadyCheck{{Name: "postgres", Check: st.Ping}}}, st, sender,
-		netguard.New([]string{"127.0.0.1"}), s.sealer, quietLog())
+		policy, s.sealer, quietLog())
 	// The console takes forms only from its own origin: the server's
 	// address is known before it serves.
 	s.api = httptest.NewUnstartedServer(nil)
@@ -123,6 +125,9 @@ func newStackOn(t *testing.T, dbURL string, ackWait time.Duration, demoDelay tim
 	t.Cleanup(s.api.Close)
 	follow, stopFollow := context.WithCancel(context.Background())
 	go srv.FollowChanges(follow)
+	// Webhooks go out as the dispatcher sends them, a failed one retried
+	// after a second.
+	go webhook.NewDeliverer(st, s.sealer, policy.Dial, quietLog(), webhook.Options{FirstRetry: time.Second}).Run(follow)
 	t.Cleanup(stopFollow)
 	s.app = demoapp.New(demoapp.Options{Delay: demoDelay})
 	d := httptest.NewServer(s.app)

@@ -110,7 +110,7 @@ Environment:
 		jobCommand(g, out, "cancel", "Cancel a job (a suite's children with it)"),
 		jobCommand(g, out, "history", "Print what a job did, command by command"),
 		jobsCommand(g, out), suiteCommand(g, out), testCommand(g, out), testsCommand(g, out), importCommand(g, out),
-		exploreCommand(g, out), findingsCommand(g, out), planCommand(g, out), cacheCommand(g, out), projectCommand(g, out),
+		exploreCommand(g, out), findingsCommand(g, out), planCommand(g, out), cacheCommand(g, out), projectCommand(g, out), webhookCommand(g, out),
 		mcpCommand(errOut),
 	)
 	return root

@@ -21,8 +21,8 @@ const (
 	// EventJobFinished: any job the tenant submitted ended, in any terminal
 	// state.
 	EventJobFinished WebhookEvent = "job.finished"
-	// EventProjectRepaired: a project repair succeeded and proposed a
-	// verified patched version.
+	// EventProjectRepaired: a project repair ended with a verified patched
+	// version proposed (it may still have flagged other tests).
 	EventProjectRepaired WebhookEvent = "project.repaired"
 	// EventRegressionFound: a repair (of a test, a suite or a project)
 	// ended with at least one test flagged as an app regression.
@@ -232,10 +232,11 @@ func eventsOf(e ended) ([]WebhookEvent, EventJob) {
 	switch e.kind {
 	case "repair", "suite_repair", "project_repair":
 		job.Healed, job.Regressions = count("healed"), count("app_regression")
-		if e.state == JobStateSucceeded && job.Regressions > 0 {
+		// A repair that found a regression fails with it, its report kept.
+		if job.Regressions > 0 {
 			events = append(events, EventRegressionFound)
 		}
-		if e.kind == "project_repair" && e.state == JobStateSucceeded && job.Proposed != "" {
+		if e.kind == "project_repair" && job.Proposed != "" {
 			events = append(events, EventProjectRepaired)
 		}
 	}

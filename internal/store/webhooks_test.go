@@ -75,7 +75,9 @@ func TestAJobsEndRaisesItsTenantsEventsOnce(t *testing.T) {
 	other := hook(t, st, b.ID, store.EventJobFinished)
 
 	failed := finishAs(t, st, a.ID, "scenario", store.JobStateFailed, `{}`)
-	repaired := finishAs(t, st, a.ID, "project_repair", store.JobStateSucceeded,
+	// A repair that healed two tests and flagged one: it fails with the
+	// regression, and proposes the patch of the two.
+	repaired := finishAs(t, st, a.ID, "project_repair", store.JobStateFailed,
 		`{"project":"shop","version":"v1","proposed":"v2","report":{"tests":[{"verdict":"healed"},{"verdict":"healed"},{"verdict":"app_regression"}]}}`)
 	clean := finishAs(t, st, a.ID, "project_repair", store.JobStateSucceeded, `{"project":"shop","report":{"tests":[{"verdict":"passed"}]}}`)
 	cancelled := submit(t, st, a.ID, 1)
