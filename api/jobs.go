@@ -265,7 +265,8 @@ func (s *Server) submitValid(w http.ResponseWriter, r *http.Request, sub jobs.Su
 	hold := s.cfg.DefaultHold * int64(max(in.tests, 1))
 	switch sub.Kind {
 	case jobs.KindSuiteRun:
-		hold = 0 // replays make no model calls
+		// Replays make no model call: what they use is browser time.
+		hold = int64(max(in.tests, 1)) * jobs.ReplayHoldSeconds * jobs.BrowserSecondMicro
 	case jobs.KindProjectRun:
 		// Each file's run is charged its browser time, up to the sandbox's
 		// wall time, for each attempt a crash may take (a dead attempt is

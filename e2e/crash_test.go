@@ -16,6 +16,7 @@ import (
 	"github.com/webpilot/webpilot/internal/demoapp"
 	"github.com/webpilot/webpilot/internal/llm"
 	"github.com/webpilot/webpilot/internal/llm/llmtest"
+	"github.com/webpilot/webpilot/internal/store"
 )
 
 // buildWorker compiles cmd/worker for the test.
@@ -140,14 +141,16 @@ func TestWorkerKilledMidJobResumesAndChargesOnce(t *testing.T) {
 	}
 	// One model call, charged once.
 	want := llm.DefaultPrices.MicroCredits("gpt-4o-mini", usage)
-	if n := s.count(t, `SELECT count(*) FROM token_usage WHERE job_id = $1`, job.ID); n != 1 {
-		t.Fatalf("%d usage rows, want 1", n)
+	if n := s.count(t, `SELECT count(*) FROM token_usage WHERE job_id = $1 AND model <> $2`, job.ID, store.BrowserTime); n != 1 {
+		t.Fatalf("%d model usage rows, want 1", n)
 	}
-	if n := s.count(t, `SELECT count(*) FROM credit_entries WHERE job_id = $1`, job.ID); n != 1 {
-		t.Fatalf("%d ledger entries for the job, want 1", n)
+	// Both attempts' browser time is charged too, each row once.
+	_, browser, rows := s.browserTime(t, job.ID)
+	if n := s.count(t, `SELECT count(*) FROM credit_entries WHERE job_id = $1`, job.ID); n != 1+rows {
+		t.Fatalf("%d ledger entries for the job, want 1 and %d for browser time", n, rows)
 	}
-	if a := s.account(t, tenantID); a.Balance != 4_000_000-want || a.Held != 0 {
-		t.Fatalf("account = %+v, want balance %d and nothing held", a, 4_000_000-want)
+	if a := s.account(t, tenantID); a.Balance != 4_000_000-want-browser || a.Held != 0 {
+		t.Fatalf("account = %+v, want balance %d and nothing held", a, 4_000_000-want-browser)
 	}
 	if n := s.count(t, `SELECT count(*) FROM jobs WHERE state = 'succeeded'`); n != 1 {
 		t.Fatalf("%d succeeded jobs", n)
@@ -250,7 +253,7 @@ func TestWorkerKilledMidModelCallIsChargedItsReservation(t *testing.T) {
 	// maximum (its reply may have been billed); the retried call at its usage.
 	var orphanCredits, orphanReserved, retried int64
 	if err := s.store.Pool().QueryRow(context.Background(),
-		`SELECT credits, reserved FROM token_usage WHERE job_id = $1 AND attempt = 1 AND state = 'settled'`, job.ID).
+		`SELECT credits, reserved FROM token_usage WHERE job_id = $1 AND attempt = 1 AND state = 'settled' AND model <> $2`, job.ID, store.BrowserTime).
 		Scan(&orphanCredits, &orphanReserved); err != nil {
 		t.Fatalf("the first attempt's call has no settled charge: %v", err)
 	}
@@ -258,7 +261,7 @@ func TestWorkerKilledMidModelCallIsChargedItsReservation(t *testing.T) {
 		t.Fatalf("orphaned call charged %d of its %d reservation", orphanCredits, orphanReserved)
 	}
 	if err := s.store.Pool().QueryRow(context.Background(),
-		`SELECT credits FROM token_usage WHERE job_id = $1 AND attempt = 2 AND state = 'settled'`, job.ID).Scan(&retried); err != nil {
+		`SELECT credits FROM token_usage WHERE job_id = $1 AND attempt = 2 AND state = 'settled' AND model <> $2`, job.ID, store.BrowserTime).Scan(&retried); err != nil {
 		t.Fatal(err)
 	}
 	if want := llm.DefaultPrices.MicroCredits("gpt-4o-mini", usage); retried != want {
@@ -267,7 +270,8 @@ func TestWorkerKilledMidModelCallIsChargedItsReservation(t *testing.T) {
 	if n := s.count(t, `SELECT count(*) FROM token_usage WHERE job_id = $1 AND state = 'reserved'`, job.ID); n != 0 {
 		t.Fatalf("%d reservations left open", n)
 	}
-	if a := s.account(t, tenantID); a.Balance != 4_000_000-orphanCredits-retried || a.Held != 0 {
-		t.Fatalf("account = %+v, want balance %d", a, 4_000_000-orphanCredits-retried)
+	_, browser, _ := s.browserTime(t, job.ID)
+	if a := s.account(t, tenantID); a.Balance != 4_000_000-orphanCredits-retried-browser || a.Held != 0 {
+		t.Fatalf("account = %+v, want balance %d", a, 4_000_000-orphanCredits-retried-browser)
 	}
 }

@@ -82,8 +82,10 @@ func TestCancelStopsARunningJobAndReleasesItsHold(t *testing.T) {
 	if v.State != "cancelled" || v.Progress.Done >= 6 {
 		t.Fatalf("job ended %s after %d steps", v.State, v.Progress.Done)
 	}
-	if a := s.account(t, tenantID); a.Held != 0 || a.Balance != 5_000_000 {
-		t.Fatalf("account after cancel: %+v", a)
+	// It made no model call: it is charged the browser time it held.
+	_, browser, _ := s.browserTime(t, job.ID)
+	if a := s.account(t, tenantID); a.Held != 0 || a.Balance != 5_000_000-browser || browser <= 0 {
+		t.Fatalf("account after cancel: %+v, want %d charged for browser time", a, browser)
 	}
 }
 
@@ -126,11 +128,16 @@ func TestBudgetExhaustedKeepsPartialResultsAndNeverSpendsPastTheHold(t *testing.
 				t.Fatalf("usage = %+v, %d requests to the model; want %d calls", v.Usage, len(model.Requests()), c.wantCalls)
 			}
 			hold := int64(c.hold * 1_000_000)
-			charged := v.Usage.CreditsMicro
-			if c.wantCharged >= 0 && charged != c.wantCharged {
-				t.Fatalf("charged %d, want %d", charged, c.wantCharged)
+			charged := v.Usage.CreditsMicro // the model's calls and the browser's time
+			_, browser, _ := s.browserTime(t, job.ID)
+			calls := charged - browser
+			if browser != v.Usage.BrowserCreditsMicro || browser <= 0 {
+				t.Fatalf("browser time charged %d, the job shows %d", browser, v.Usage.BrowserCreditsMicro)
 			}
-			if charged > hold || (c.wantCharged < 0 && charged == 0) {
+			if c.wantCharged >= 0 && calls != c.wantCharged {
+				t.Fatalf("model calls charged %d, want %d", calls, c.wantCharged)
+			}
+			if charged > hold || (c.wantCharged < 0 && calls == 0) {
 				t.Fatalf("charged %d against a hold of %d", charged, hold)
 			}
 			// The deterministic first step's result is kept.
@@ -144,6 +151,37 @@ func TestBudgetExhaustedKeepsPartialResultsAndNeverSpendsPastTheHold(t *testing.
 				t.Fatalf("partial script not kept: %d", code)
 			}
 		})
+	}
+}
+
+// TestADeterministicJobStopsWhenItsBrowserTimeIsNoLongerCovered: a job
+// that makes no model call still pays for its browser time, 10 s at a time;
+// when its hold cannot cover the next 10 s it stops at its next step,
+// budget_exhausted, its first steps kept, and the tenant is charged what
+// it held, never more.
+func TestADeterministicJobStopsWhenItsBrowserTimeIsNoLongerCovered(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, 30*time.Second, 0)
+	s.startWorker(t, nil)
+	tenantID, key := s.tenant(t, "metered", 1)
+	job := s.submit(t, key, map[string]any{"name": "slow and cheap", "base_url": s.demo + "/",
+		"options": map[string]any{"max_credits": 0.007},
+		"steps":   []any{`Click "Shopping list"`, "Wait 6 seconds", "Wait 6 seconds", "Wait 6 seconds", `Verify "Shopping list" is visible`}})
+	v := s.wait(t, key, job.ID, 60*time.Second)
+	if v.State != "budget_exhausted" || !strings.Contains(v.Error, "browser time") || v.Progress.Done < 2 || v.Progress.Done >= 5 {
+		t.Fatalf("job ended %s after %d steps: %s", v.State, v.Progress.Done, v.Error)
+	}
+	secs, browser, rows := s.browserTime(t, job.ID)
+	// The first 10 s were charged whole when the next could not be
+	// reserved; the 2,000 left of the hold never are.
+	if browser != 5_000 || rows != 1 || secs < 10 || v.Usage.Calls != 0 {
+		t.Fatalf("charged %d micro-credits for %.1f s in %d rows, want 5,000 for the first 10 s", browser, secs, rows)
+	}
+	if a := s.account(t, tenantID); a.Balance != 1_000_000-5_000 || a.Held != 0 {
+		t.Fatalf("account %+v, want 5,000 charged and nothing held", a)
+	}
+	if code, _ := s.call(t, "GET", "/v1/jobs/"+job.ID+"/script", key, nil); code != http.StatusOK {
+		t.Fatalf("the steps it ran were not kept as a spec: %d", code)
 	}
 }
 

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/playwright-community/playwright-go"
+
 	"github.com/webpilot/webpilot/api"
 	"github.com/webpilot/webpilot/internal/browser/browsertest"
 	"github.com/webpilot/webpilot/internal/demoapp"
@@ -94,6 +96,7 @@ func TestACustomersProjectIsListedAndRunAsWritten(t *testing.T) {
 	}
 	s.mustJSON(t, "GET", "/v1/projects/shop-e2e", otherKey, nil, http.StatusNotFound, nil)
 
+	var lastRun api.JobView
 	run := func(variant ...demoapp.Variation) map[string]fileReport {
 		t.Helper()
 		if err := s.app.SetVariant(variant...); err != nil {
@@ -103,6 +106,7 @@ func TestACustomersProjectIsListedAndRunAsWritten(t *testing.T) {
 		s.mustJSON(t, "POST", "/v1/projects/shop-e2e/run", key, map[string]any{"base_url": s.demo,
 			"secrets": map[string]string{"E2E_PASSWORD": demoapp.Password}}, http.StatusAccepted, &job)
 		v := s.waitEnd(t, key, job.ID, 4*time.Minute)
+		lastRun = v
 		if v.Suite == nil || v.Suite.Tests != 2 {
 			t.Fatalf("run: %s %s %+v", v.State, v.Error, v.Suite)
 		}
@@ -203,16 +207,66 @@ func TestACustomersProjectIsListedAndRunAsWritten(t *testing.T) {
 	if code, got := s.consolePage(t, key, "/console/jobs/"+rj.ID+"/patch"); code != http.StatusOK || got != string(diff) {
 		t.Errorf("the console's patch: %d %q", code, got)
 	}
+	// A person looks at it all in the console, in Chromium, and accepts the
+	// patch there.
+	repaired := s.waitEnd(t, key, rj.ID, time.Second)
+	consoleWalk(t, s, key, lastRun, repaired, proposed)
 	var accepted api.ProjectView
-	s.mustJSON(t, "POST", "/v1/projects/shop-e2e/versions/"+proposed+"/accept", key, nil, http.StatusOK, &accepted)
-	if !accepted.Current || accepted.Parent != up.Version {
-		t.Fatalf("accepted: %+v", accepted)
+	s.mustJSON(t, "GET", "/v1/projects/shop-e2e", key, nil, http.StatusOK, &accepted)
+	if accepted.Version != proposed || !accepted.Current || accepted.Parent != up.Version {
+		t.Fatalf("after Accept in the console, the project is %+v, want version %s", accepted, proposed)
 	}
 	for file, fr := range run(demoapp.RenamedIDs) {
 		if fr.Verdict != "passed" {
 			t.Errorf("%s after the accepted repair: %s %+v", file, fr.Verdict, fr.Tests)
 		}
 	}
+}
+
+// consoleWalk signs in to the console in Chromium and opens what a
+// customer opens after a run and a repair: the Projects page, the
+// project's page with each test's last verdict, the run's page and the
+// repair's with its patch, each showing what it charged; then it accepts
+// the patch with the repair page's button.
+func consoleWalk(t *testing.T, s *stack, key string, run, repair api.JobView, proposed string) {
+	t.Helper()
+	_, pg := consoleSignIn(t, s, key, "/console/projects")
+	text := func(want ...string) {
+		t.Helper()
+		body, err := pg.Locator("main").InnerText()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			if !strings.Contains(body, w) {
+				t.Errorf("%s does not show %q:\n%.2000s", pg.URL(), w, body)
+			}
+		}
+	}
+	text("shop-e2e")
+	must(t, pg.GetByRole("link", playwright.PageGetByRoleOptions{Name: "shop-e2e", Exact: playwright.Bool(true)}).First().Click())
+	must(t, pg.WaitForURL(s.api.URL+"/console/projects/shop-e2e"))
+	text("tests/list.spec.ts", "tests/login.spec.js", "failed", "passed")
+	for _, j := range []api.JobView{run, repair} {
+		if _, err := pg.Goto(s.api.URL + "/console/jobs/" + j.ID); err != nil {
+			t.Fatal(err)
+		}
+		if j.ChargedCredits <= 0 {
+			t.Errorf("the %s job charged nothing", j.Kind)
+		}
+		text(fmt.Sprintf("%v charged of %v held", j.ChargedCredits, j.HoldCredits))
+	}
+	text("Repair of shop-e2e", "Download the patch", "+++ b/pages/ListPage.ts", "healed")
+	must(t, pg.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Accept: make it the project's current version"}).Click())
+	must(t, pg.WaitForURL(s.api.URL+"/console/projects/shop-e2e"))
+	text(short12(proposed))
+}
+
+func short12(digest string) string {
+	if len(digest) > 12 {
+		return digest[:12]
+	}
+	return digest
 }
 
 // TestAHostileProjectGetsNothingAndTheJobSaysSo runs the hostile project —

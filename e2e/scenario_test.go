@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/webpilot/webpilot/internal/demoapp"
 	"github.com/webpilot/webpilot/internal/llm"
 	"github.com/webpilot/webpilot/internal/llm/llmtest"
+	"github.com/webpilot/webpilot/internal/store"
 )
 
 func TestScenarioThroughAPIQueueWorkerAndBrowser(t *testing.T) {
@@ -69,9 +71,21 @@ func TestScenarioThroughAPIQueueWorkerAndBrowser(t *testing.T) {
 	if n := s.count(t, `SELECT count(*) FROM history h WHERE h.job_id = $1 AND h::text LIKE '%' || $2 || '%'`, job.ID, demoapp.Password); n != 0 {
 		t.Fatalf("%d history rows contain the password", n)
 	}
-	// Deterministic steps cost nothing, and the whole hold is released.
-	if a := s.account(t, tenantID); a.Balance != 5_000_000 || a.Held != 0 {
-		t.Fatalf("account after job: %+v", a)
+	// Deterministic steps make no model call: the job costs its browser
+	// time at the documented price, and the rest of its hold is released.
+	secs, browser, rows := s.browserTime(t, job.ID)
+	if secs <= 0 || browser <= 0 {
+		t.Fatalf("browser time charged: %.2f s, %d micro-credits in %d rows", secs, browser, rows)
+	}
+	if v.Usage == nil || v.Usage.Calls != 0 || v.Usage.BrowserCreditsMicro != browser || v.Usage.CreditsMicro != browser ||
+		math.Abs(v.Usage.BrowserSeconds-secs) > 1e-6 || math.Abs(v.ChargedCredits-float64(browser)/store.MicroCredits) > 1e-9 {
+		t.Fatalf("the job shows usage %+v, charged %g; want %d micro-credits of browser time", v.Usage, v.ChargedCredits, browser)
+	}
+	if n := s.count(t, `SELECT count(*) FROM credit_entries WHERE job_id = $1 AND amount < 0`, job.ID); n != rows {
+		t.Fatalf("%d charges in the ledger, want one per browser row (%d)", n, rows)
+	}
+	if a := s.account(t, tenantID); a.Balance != 5_000_000-browser || a.Held != 0 {
+		t.Fatalf("account after job: %+v, want balance %d", a, 5_000_000-browser)
 	}
 	if s.queue.Pending(t) != 0 {
 		t.Fatal("the job's message was not acknowledged")
@@ -139,13 +153,15 @@ func TestAgentStepIsChargedWhatTheModelReported(t *testing.T) {
 	// What the scripted server reported, priced at gpt-4o-mini's default rates.
 	want := llm.DefaultPrices.MicroCredits("gpt-4o-mini", llm.Usage{PromptTokens: 2400, CachedTokens: 400, CompletionTokens: 120}) +
 		llm.DefaultPrices.MicroCredits("gpt-4o-mini", llm.Usage{PromptTokens: 2600, CachedTokens: 2000, CompletionTokens: 90})
+	_, browser, rows := s.browserTime(t, job.ID)
 	if v.Usage == nil || v.Usage.Calls != 2 || v.Usage.PromptTokens != 5000 || v.Usage.CachedTokens != 2400 ||
-		v.Usage.CompletionTokens != 210 || v.Usage.CreditsMicro != want {
-		t.Fatalf("usage = %+v, want 2 calls, 5000/2400/210 tokens, %d micro-credits", v.Usage, want)
+		v.Usage.CompletionTokens != 210 || v.Usage.CreditsMicro != want+browser || v.Usage.BrowserCreditsMicro != browser || browser <= 0 {
+		t.Fatalf("usage = %+v, want 2 calls, 5000/2400/210 tokens, %d micro-credits and %d of browser time", v.Usage, want, browser)
 	}
-	if n := s.count(t, `SELECT count(*) FROM credit_entries WHERE job_id = $1 AND amount < 0`, job.ID); n != 2 {
-		t.Fatalf("%d charges in the ledger, want 2", n)
+	if n := s.count(t, `SELECT count(*) FROM credit_entries WHERE job_id = $1 AND amount < 0`, job.ID); n != 2+rows {
+		t.Fatalf("%d charges in the ledger, want 2 and %d for browser time", n, rows)
 	}
+	want += browser
 	if a := s.account(t, tenantID); a.Balance != 3_000_000-want || a.Held != 0 {
 		t.Fatalf("account = %+v, want balance %d and nothing held", a, 3_000_000-want)
 	}

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -349,6 +350,49 @@ func (s *stack) count(t *testing.T, query string, args ...any) int {
 		t.Fatalf("%s: %v", query, err)
 	}
 	return n
+}
+
+// browserTime is what a job was charged for its browser time: the
+// seconds and micro-credits of its browser rows, and how many there are.
+// Each row must be priced at the documented price (jobs.BrowserSecondMicro
+// a second, rounded up, at most its reservation; a row its attempt left
+// open, at its reservation), and the seconds must fit in the time the job
+// existed.
+func (s *stack) browserTime(t *testing.T, jobID string) (seconds float64, micro int64, rows int) {
+	t.Helper()
+	ctx := context.Background()
+	r, err := s.store.Pool().Query(ctx, `SELECT seconds, credits, reserved, state FROM token_usage WHERE job_id = $1 AND model = $2`, jobID, store.BrowserTime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for r.Next() {
+		var sec float64
+		var credits, reserved int64
+		var state string
+		if err := r.Scan(&sec, &credits, &reserved, &state); err != nil {
+			t.Fatal(err)
+		}
+		want := min(int64(math.Ceil(sec*jobs.BrowserSecondMicro)), reserved)
+		if sec == 0 {
+			want = reserved // its attempt died with it open: charged at its reservation
+		}
+		if state != "settled" || credits != want {
+			t.Errorf("job %s: a browser row of %.3f s is %s at %d micro-credits, want settled at %d", jobID, sec, state, credits, want)
+		}
+		seconds, micro, rows = seconds+sec, micro+credits, rows+1
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	var ran float64
+	if err := s.store.Pool().QueryRow(ctx, `SELECT EXTRACT(EPOCH FROM finished_at - created_at) FROM jobs WHERE id = $1`, jobID).Scan(&ran); err != nil {
+		t.Fatal(err)
+	}
+	if seconds > ran+0.5 {
+		t.Errorf("job %s was charged %.1f s of browser time in the %.1f s it existed", jobID, seconds, ran)
+	}
+	return seconds, micro, rows
 }
 
 func (s *stack) account(t *testing.T, tenantID string) store.Account {

@@ -121,11 +121,14 @@ func TestBulkRepairOfASuiteSurvivesAWorkerKill(t *testing.T) {
 	// The suite: four flows generated through the API, three tests each.
 	stopGen := s.startWorkerWith(t, nil, worker.Config{ID: "generator"})
 	want := map[string]string{}
+	var generating int64 // their browser time, charged before the suite's
 	for _, st := range suiteTests {
 		gen := s.submit(t, key, map[string]any{"name": st.name, "base_url": s.demo + "/list", "tags": []string{"list"}, "steps": st.steps})
 		if v := s.wait(t, key, gen.ID, 60*time.Second); v.State != "succeeded" {
 			t.Fatalf("generating %s: %s %s", st.name, v.State, v.Error)
 		}
+		_, browser, _ := s.browserTime(t, gen.ID)
+		generating += browser
 	}
 	stopGen()
 	var list struct{ Tests []api.TestView }
@@ -238,7 +241,7 @@ func TestBulkRepairOfASuiteSurvivesAWorkerKill(t *testing.T) {
 		ledger += e.Amount
 	}
 	if v.Suite.Tokens == 0 || v.Suite.CreditsMicro == 0 || acct.Held != 0 || ledger != acct.Balance ||
-		acct.Balance != 20*store.MicroCredits-v.Suite.CreditsMicro || int64(v.ChargedCredits*store.MicroCredits+0.5) != v.Suite.CreditsMicro {
+		acct.Balance != 20*store.MicroCredits-generating-v.Suite.CreditsMicro || int64(v.ChargedCredits*store.MicroCredits+0.5) != v.Suite.CreditsMicro {
 		t.Fatalf("credits: account %+v, ledger sum %d, suite %d tokens %d micro-credits, parent charged %g",
 			acct, ledger, v.Suite.Tokens, v.Suite.CreditsMicro, v.ChargedCredits)
 	}

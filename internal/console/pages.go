@@ -241,7 +241,10 @@ type stepView struct {
 // finalView is what a job shows once it has it: the spec, a repair's
 // report, a suite's tests, an exploration's findings, the history.
 type finalView struct {
-	JobID  string
+	JobID string
+	// CSRF is the session's token, for the forms of the report (a repair's
+	// Accept).
+	CSRF   string
 	Spec   string
 	Repair *suite.Report
 	// ProjectRepair is a customer project's repair: its tests' verdicts,
@@ -313,7 +316,7 @@ func steps(v api.JobView) []stepView {
 }
 
 func (c *Console) final(ctx context.Context, s session, j store.Job, v api.JobView) (finalView, error) {
-	f := finalView{JobID: j.ID, Spec: j.Script, Suite: v.Suite}
+	f := finalView{JobID: j.ID, CSRF: s.CSRF, Spec: j.Script, Suite: v.Suite}
 	if len(v.Repair) > 0 {
 		f.Repair = &suite.Report{}
 		if json.Unmarshal(v.Repair, f.Repair) != nil {

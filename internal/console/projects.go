@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"slices"
 
 	"github.com/webpilot/webpilot/internal/store"
@@ -120,4 +121,20 @@ func withHistory(tests []suite.TestOutcome, runs []store.FileRun) []projectTest 
 		out[i].Flaky = slices.Contains(h, "flaky") || (slices.Contains(h, "passed") && slices.Contains(h, "failed"))
 	}
 	return out
+}
+
+// acceptProject makes a version (a repair's verified proposal) the
+// project's current one, as POST /v1/projects/{name}/versions/{version}/accept
+// does.
+func (c *Console) acceptProject(w http.ResponseWriter, r *http.Request, s session) {
+	_, err := c.store.AcceptProjectVersion(r.Context(), s.Tenant.ID, r.PathValue("name"), r.PathValue("version"))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		c.notFound(w, r, s, "No project of yours has this version.")
+		return
+	case err != nil:
+		c.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/console/projects/"+url.PathEscape(r.PathValue("name")), http.StatusSeeOther)
 }

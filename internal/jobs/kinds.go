@@ -271,13 +271,21 @@ type ProjectRequest struct {
 	MaxCredits float64 `json:"max_credits,omitempty"`
 }
 
-// Browser time is metered: a job holding a browser and the test runner in
-// the sandbox is charged for the seconds it holds them, as model calls are
-// charged for their tokens.
+// Browser time is metered: a job holding a browser context (a scenario, a
+// replay, a repair, an exploration) or the test runner in the sandbox (a
+// project's runs) is charged for the seconds it holds them, as model calls
+// are charged for their tokens.
 const (
-	// BrowserSecondMicro is the price of a second of a project's runner in
-	// the sandbox, in micro-credits (0.0005 credits; 0.03 a minute).
+	// BrowserSecondMicro is the price of a second of a browser context or
+	// of a project's runner in the sandbox, in micro-credits (0.0005
+	// credits; 0.03 a minute).
 	BrowserSecondMicro = 500
+	// BrowserChunkSeconds is how much browser time a job reserves from its
+	// hold at a time while its context is open (0.005 credits).
+	BrowserChunkSeconds = 10
+	// ReplayHoldSeconds is the browser time a suite run holds per test
+	// without max_credits (0.05 credits): its replays make no model call.
+	ReplayHoldSeconds = 100
 	// FileRunSeconds is the most a project file's run can take (the
 	// sandbox's wall time), and so the most it is charged.
 	FileRunSeconds = 600

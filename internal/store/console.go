@@ -86,19 +86,27 @@ func (s *Store) PruneArtifacts(ctx context.Context, retention time.Duration) (in
 	return tag.RowsAffected(), nil
 }
 
-// JobsUsage sums the token usage of each of the jobs, by job id (jobs that
-// made no model call are absent).
+// usageColumns sums token_usage rows into a UsageTotals ($2 is BrowserTime).
+const usageColumns = `count(*) FILTER (WHERE model <> $2), COALESCE(sum(prompt_tokens), 0), COALESCE(sum(cached_tokens), 0),
+	COALESCE(sum(completion_tokens), 0), COALESCE(sum(credits), 0)::bigint,
+	COALESCE(sum(seconds) FILTER (WHERE model = $2), 0), COALESCE(sum(credits) FILTER (WHERE model = $2), 0)::bigint`
+
+func (u *UsageTotals) fields() []any {
+	return []any{&u.Calls, &u.PromptTokens, &u.CachedTokens, &u.CompletionTokens, &u.CreditsMicro, &u.BrowserSeconds, &u.BrowserCreditsMicro}
+}
+
+// JobsUsage sums the usage (model calls and browser time) of each of the
+// jobs, by job id (jobs that charged nothing are absent).
 func (s *Store) JobsUsage(ctx context.Context, ids []string) (map[string]UsageTotals, error) {
-	rows, err := s.db.Query(ctx, `SELECT job_id::text, count(*), COALESCE(sum(prompt_tokens), 0), COALESCE(sum(cached_tokens), 0),
-		COALESCE(sum(completion_tokens), 0), COALESCE(sum(credits), 0)::bigint
-		FROM token_usage WHERE job_id = ANY($1::uuid[]) GROUP BY job_id`, ids)
+	rows, err := s.db.Query(ctx, `SELECT job_id::text, `+usageColumns+`
+		FROM token_usage WHERE job_id = ANY($1::uuid[]) GROUP BY job_id`, ids, BrowserTime)
 	if err != nil {
 		return nil, fmt.Errorf("jobs usage: %w", err)
 	}
 	out := map[string]UsageTotals{}
 	var id string
 	var u UsageTotals
-	_, err = pgx.ForEachRow(rows, []any{&id, &u.Calls, &u.PromptTokens, &u.CachedTokens, &u.CompletionTokens, &u.CreditsMicro}, func() error {
+	_, err = pgx.ForEachRow(rows, append([]any{&id}, u.fields()...), func() error {
 		out[id] = u
 		return nil
 	})

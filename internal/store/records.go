@@ -13,21 +13,22 @@ import (
 
 // UsageTotals sums a job's recorded usage.
 type UsageTotals struct {
+	// Calls counts model calls (browser time is not one).
 	Calls            int   `json:"calls"`
 	PromptTokens     int   `json:"prompt_tokens"`
 	CachedTokens     int   `json:"cached_tokens"`
 	CompletionTokens int   `json:"completion_tokens"`
 	CreditsMicro     int64 `json:"credits_micro"`
+	// BrowserSeconds is the browser time charged, and BrowserCreditsMicro
+	// its part of CreditsMicro.
+	BrowserSeconds      float64 `json:"browser_seconds"`
+	BrowserCreditsMicro int64   `json:"browser_credits_micro"`
 }
 
 // JobUsage returns the totals of a job's token usage over all attempts.
 func (s *Store) JobUsage(ctx context.Context, jobID string) (UsageTotals, error) {
 	var t UsageTotals
-	err := s.db.QueryRow(ctx,
-		`SELECT count(*), COALESCE(sum(prompt_tokens), 0), COALESCE(sum(cached_tokens), 0),
-		        COALESCE(sum(completion_tokens), 0), COALESCE(sum(credits), 0)::bigint
-		 FROM token_usage WHERE job_id = $1`, jobID).
-		Scan(&t.Calls, &t.PromptTokens, &t.CachedTokens, &t.CompletionTokens, &t.CreditsMicro)
+	err := s.db.QueryRow(ctx, `SELECT `+usageColumns+` FROM token_usage WHERE job_id = $1`, jobID, BrowserTime).Scan(t.fields()...)
 	if err != nil {
 		return t, fmt.Errorf("sum usage: %w", err)
 	}

@@ -8,6 +8,11 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// BrowserTime is the model name of usage rows that charge browser time
+// (a job's browser context, a project's sandboxed runner) rather than a
+// model call.
+const BrowserTime = "browser-seconds"
+
 // ErrHoldExceeded means a job's hold cannot cover what a model call might
 // cost; the call must not be sent.
 var ErrHoldExceeded = errors.New("the job's credit hold cannot cover the call")
@@ -31,6 +36,8 @@ type Usage struct {
 	CachedTokens     int
 	CompletionTokens int
 	Credits          int64 // micro-credits the usage prices at
+	// Seconds is the browser time a BrowserTime row charges for.
+	Seconds float64
 	// Reason is the ledger's word for the charge ("llm usage (MODEL)"
 	// when empty).
 	Reason string
@@ -116,8 +123,8 @@ func (s *Store) SettleCall(ctx context.Context, u Usage) (Charge, error) {
 			charge := min(max(u.Credits, 0), reserved)
 			if _, err := tx.Exec(ctx,
 				`UPDATE token_usage SET state = 'settled', model = $4, prompt_tokens = $5, cached_tokens = $6, completion_tokens = $7,
-				   credits = $8, billed = $9, settled_at = now() WHERE job_id = $1 AND attempt = $2 AND seq = $3`,
-				u.JobID, u.Attempt, u.Seq, u.Model, u.PromptTokens, u.CachedTokens, u.CompletionTokens, charge, u.Credits); err != nil {
+				   credits = $8, billed = $9, seconds = $10, settled_at = now() WHERE job_id = $1 AND attempt = $2 AND seq = $3`,
+				u.JobID, u.Attempt, u.Seq, u.Model, u.PromptTokens, u.CachedTokens, u.CompletionTokens, charge, u.Credits, u.Seconds); err != nil {
 				return fmt.Errorf("settle usage: %w", err)
 			}
 			reason := u.Reason
@@ -210,8 +217,11 @@ func settleOrphans(ctx context.Context, tx pgx.Tx, jobID string, keepAttempt int
 			 WHERE job_id = $1 AND attempt = $2 AND seq = $3`, jobID, o.attempt, o.seq); err != nil {
 			return fmt.Errorf("settle orphan: %w", err)
 		}
-		if err := chargeCall(ctx, tx, o.tenantID, jobID, o.attempt, o.seq, o.reserved, o.reserved,
-			"llm usage ("+o.model+"), reply lost with its attempt: charged at its reserved maximum"); err != nil {
+		reason := "llm usage (" + o.model + "), reply lost with its attempt: charged at its reserved maximum"
+		if o.model == BrowserTime {
+			reason = "browser time, its attempt lost: charged at its reservation"
+		}
+		if err := chargeCall(ctx, tx, o.tenantID, jobID, o.attempt, o.seq, o.reserved, o.reserved, reason); err != nil {
 			return err
 		}
 	}

@@ -45,6 +45,11 @@ func (w *Worker) runExploration(ctx context.Context, claim store.Claim, cancelle
 		opts.StorageState = resume.StorageState
 		log.Info("resuming exploration", "actions", resume.Actions, "findings", len(resume.Findings))
 	}
+	meter, out, ok := w.meterSession(ctx, claim, log)
+	if !ok {
+		return out
+	}
+	defer meter.Close(ctx)
 	sess, closeSession, err := w.openSession(ctx, tun, log, opts)
 	if err != nil {
 		return handedBack(err)
@@ -59,7 +64,7 @@ func (w *Worker) runExploration(ctx context.Context, claim store.Claim, cancelle
 	budget := req.Budget.WithDefaults()
 	in := explore.Input{BaseURL: req.BaseURL, Goal: req.Goal, Data: req.Data, Secrets: secrets, MaxActions: budget.MaxActions,
 		MaxDuration: time.Duration(budget.MaxMinutes) * time.Minute, Scope: req.Scope, Deny: req.Safety.Words(),
-		Resume: resume, Cancelled: cancelled, Yield: w.yield.Load, CallIDPrefix: fmt.Sprintf("%s/%d", claim.JobID, claim.Attempt)}
+		Resume: resume, Cancelled: stopsWhen(cancelled, meter.Exhausted), Yield: w.yield.Load, CallIDPrefix: fmt.Sprintf("%s/%d", claim.JobID, claim.Attempt)}
 	if l := req.Login; l != nil {
 		in.Login = &explore.Login{URL: l.URL, UsernameSecret: l.UsernameSecret(), PasswordSecret: l.PasswordSecret()}
 	}
@@ -76,6 +81,10 @@ func (w *Worker) runExploration(ctx context.Context, claim store.Claim, cancelle
 		return handedBack(runErr)
 	}
 	closeSession() // the browser is done; the runner takes over
+	meter.Close(ctx)
+	if meter.Exhausted() && res.Status == orchestrator.StatusCancelled {
+		res.Status, res.Error = orchestrator.StatusBudgetExhausted, "stopped: the credit budget left cannot cover more browser time"
+	}
 	if len(res.Experiences) > 0 {
 		origin := (&scenario.Scenario{BaseURL: req.BaseURL}).Origin()
 		if err := w.store.AddExperiences(ctx, claim.TenantID, origin, res.Experiences, w.cfg.Limits.ExperiencesCap); err != nil {

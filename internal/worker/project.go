@@ -456,9 +456,6 @@ func redactJSON(redact func(string) string, b []byte) []byte {
 // if any, are numbered from 1).
 const browserSeq = 1_000_000
 
-// browserModel names browser time in usage rows and the ledger.
-const browserModel = "browser-seconds"
-
 // meterBrowser reserves from the job's hold the most its browser time can
 // cost (upTo seconds at jobs.BrowserSecondMicro) before the runner starts,
 // and answers meter, which charges the time it took (never more than the
@@ -467,7 +464,7 @@ const browserModel = "browser-seconds"
 // the whole reservation by the next attempt, as a model call's is.
 func (w *Worker) meterBrowser(ctx context.Context, claim store.Claim, upTo int64) (meter func(time.Duration) (int64, error), out outcome, ok bool) {
 	max := upTo * jobs.BrowserSecondMicro
-	err := w.store.ReserveCall(ctx, store.Reservation{JobID: claim.JobID, Attempt: claim.Attempt, Seq: browserSeq, Model: browserModel, Max: max})
+	err := w.store.ReserveCall(ctx, store.Reservation{JobID: claim.JobID, Attempt: claim.Attempt, Seq: browserSeq, Model: store.BrowserTime, Max: max})
 	switch {
 	case errors.Is(err, store.ErrHoldExceeded):
 		return nil, outcome{Finish: store.Finish{State: store.JobStateBudgetExhausted, Result: json.RawMessage(`{}`),
@@ -479,7 +476,7 @@ func (w *Worker) meterBrowser(ctx context.Context, claim store.Claim, upTo int64
 	return func(d time.Duration) (int64, error) {
 		credits := int64(math.Ceil(d.Seconds() * jobs.BrowserSecondMicro))
 		_, err := w.store.SettleCall(context.WithoutCancel(ctx), store.Usage{JobID: claim.JobID, Attempt: claim.Attempt, Seq: browserSeq,
-			Model: browserModel, Credits: credits, Reason: fmt.Sprintf("browser time (%s, %.1f s)", claim.Kind, d.Seconds())})
+			Model: store.BrowserTime, Credits: credits, Seconds: d.Seconds(), Reason: fmt.Sprintf("browser time (%s, %.1f s)", claim.Kind, d.Seconds())})
 		return min(credits, max), err
 	}, outcome{}, true
 }

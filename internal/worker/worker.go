@@ -620,6 +620,11 @@ func (w *Worker) execute(ctx context.Context, x execution) outcome {
 		}
 		log.Info("resuming", "next_step", resume.NextStep+1)
 	}
+	meter, out, ok := w.meterSession(ctx, claim, log)
+	if !ok {
+		return out
+	}
+	defer meter.Close(ctx)
 	sess, closeSession, err := w.openSession(ctx, tun, log, opts)
 	if err != nil {
 		return handedBack(err)
@@ -632,7 +637,7 @@ func (w *Worker) execute(ctx context.Context, x execution) outcome {
 		agent.Model = w.model
 	}
 	in := x.in
-	in.Resume, in.Cancelled, in.Yield = resume, x.cancelled, w.yield.Load
+	in.Resume, in.Cancelled, in.Yield = resume, stopsWhen(x.cancelled, meter.Exhausted), w.yield.Load
 	in.CallIDPrefix = fmt.Sprintf("%s/%d", claim.JobID, claim.Attempt)
 	res, runErr := agent.Run(ctx, in)
 	from := 0
@@ -653,7 +658,27 @@ func (w *Worker) execute(ctx context.Context, x execution) outcome {
 		return handedBack(runErr)
 	}
 	closeSession() // the browser is done; what follows may run a spec
+	meter.Close(ctx)
+	if meter.Exhausted() && res.Status == orchestrator.StatusCancelled {
+		res.Status, res.Error = orchestrator.StatusBudgetExhausted, "stopped: the credit budget left cannot cover more browser time"
+	}
 	return x.then(res, tun)
+}
+
+// stopsWhen is a job's cancellation check that also holds when any of more
+// does (its browser time no longer covered).
+func stopsWhen(cancelled func() bool, more ...func() bool) func() bool {
+	return func() bool {
+		if cancelled != nil && cancelled() {
+			return true
+		}
+		for _, f := range more {
+			if f() {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // deviceOptions are the session options emulating the named device (none
