@@ -316,9 +316,9 @@ func (r *ProjectRequest) Validate(v *scenario.ValidationError, at string, urls s
 			v.Add(fmt.Sprintf("%s.files[%d]", at, i), "must be a test file's path in the project")
 		}
 	}
-	validBaseURL(v, at+".base_url", r.BaseURL, urls)
+	validBaseURL(v, at+".base_url", r.BaseURL, remapped(r.Origins, urls))
 	validOrigins(v, at+".origins", r.Origins, urls)
-	validBaseURL(v, at+".baseline_url", r.BaselineURL, urls)
+	validBaseURL(v, at+".baseline_url", r.BaselineURL, remapped(r.BaselineOrigins, urls))
 	validOrigins(v, at+".baseline_origins", r.BaselineOrigins, urls)
 	if r.MaxCredits < 0 {
 		v.Add(at+".max_credits", "must be a positive number of credits")
@@ -327,6 +327,29 @@ func (r *ProjectRequest) Validate(v *scenario.ValidationError, at string, urls s
 	if r.SealedSecrets != "" {
 		v.Add(at+".sealed_secrets", "is set by the server; send secrets instead")
 	}
+}
+
+// remapped is urls for a base URL whose origin may be one the request
+// remaps: such a base URL is reached at its target, which validOrigins
+// checks, so its own host need not resolve (https://staging.acme.test).
+func remapped(origins map[string]string, urls scenario.URLPolicy) scenario.URLPolicy {
+	return remappedPolicy{origins: origins, next: urls}
+}
+
+type remappedPolicy struct {
+	origins map[string]string
+	next    scenario.URLPolicy
+}
+
+func (p remappedPolicy) CheckURL(raw string) error {
+	if u, err := url.Parse(raw); err == nil {
+		for from := range p.origins {
+			if o, err := netguard.ParseOrigin(from); err == nil && strings.EqualFold(o.Scheme, u.Scheme) && strings.EqualFold(o.Host, u.Host) {
+				return nil
+			}
+		}
+	}
+	return p.next.CheckURL(raw)
 }
 
 // validBaseURL checks an optional base URL at JSON path at.

@@ -17,19 +17,24 @@ func TestAProjectRequestsOriginsAreOriginsTheGuardAllows(t *testing.T) {
 	urls := netguard.New([]string{"127.0.0.1:8080"})
 	for _, tc := range []struct {
 		name    string
+		base    string
 		origins map[string]string
 		fields  []string
 	}{
-		{"good", map[string]string{"https://staging.acme.test": "http://127.0.0.1:8080", "http://api.acme.test:8080": "http://127.0.0.1:8080/"}, nil},
-		{"a key with a path", map[string]string{"https://staging.acme.test/app": "http://127.0.0.1:8080"}, []string{`$.origins["https://staging.acme.test/app"]`}},
-		{"a key not http", map[string]string{"ftp://files.acme.test": "http://127.0.0.1:8080"}, []string{`$.origins["ftp://files.acme.test"]`}},
-		{"a target not an origin", map[string]string{"https://a.test": "example.com"}, []string{`$.origins["https://a.test"]`}},
-		{"a target the guard refuses", map[string]string{"https://a.test": "http://127.0.0.1:9999", "https://b.test": "http://127.0.0.1:8080"},
+		{"good", "", map[string]string{"https://staging.acme.test": "http://127.0.0.1:8080", "http://api.acme.test:8080": "http://127.0.0.1:8080/"}, nil},
+		// The suite's own origin as its base URL, reached at its target.
+		{"a base URL on a remapped origin", "https://staging.acme.test/shop/", map[string]string{"https://staging.acme.test": "http://127.0.0.1:8080"}, nil},
+		{"a base URL on no remapped origin", "https://staging.acme.test/shop/", map[string]string{"https://api.acme.test": "http://127.0.0.1:8080"}, []string{"$.base_url"}},
+		{"a base URL on a remapped origin's other scheme", "http://staging.acme.test/", map[string]string{"https://staging.acme.test": "http://127.0.0.1:8080"}, []string{"$.base_url"}},
+		{"a key with a path", "", map[string]string{"https://staging.acme.test/app": "http://127.0.0.1:8080"}, []string{`$.origins["https://staging.acme.test/app"]`}},
+		{"a key not http", "", map[string]string{"ftp://files.acme.test": "http://127.0.0.1:8080"}, []string{`$.origins["ftp://files.acme.test"]`}},
+		{"a target not an origin", "", map[string]string{"https://a.test": "example.com"}, []string{`$.origins["https://a.test"]`}},
+		{"a target the guard refuses", "", map[string]string{"https://a.test": "http://127.0.0.1:9999", "https://b.test": "http://127.0.0.1:8080"},
 			[]string{`$.origins["https://a.test"]`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := jobs.ProjectRequest{Name: "shop", Origins: tc.origins}
+			r := jobs.ProjectRequest{Name: "shop", BaseURL: tc.base, Origins: tc.origins}
 			var v scenario.ValidationError
 			r.Validate(&v, "$", urls)
 			var fields []string
