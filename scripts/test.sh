@@ -47,7 +47,7 @@ if [ $# -eq 0 ]; then
   # the reconciler) and the pure ones. -short leaves out only what runs
   # other processes (the clustered queue's nats-servers), which the pass
   # above ran.
-  go test -race -short -count=1 -timeout 10m -p 2 ./api/... ./internal/console ./internal/outbox ./internal/store ./internal/reconcile ./internal/config ./internal/metrics ./internal/jobs ./internal/netguard ./internal/scenario ./internal/llm
+  go test -race -short -count=1 -timeout 10m -p 2 ./api/... ./internal/console ./internal/outbox ./internal/store ./internal/reconcile ./internal/config ./internal/metrics ./internal/jobs ./internal/netguard ./internal/scenario ./internal/llm ./internal/webhook
   # Brief fuzzing of the API's bad-input paths: any 5xx is a failure.
   go test -run='^$' -fuzz=FuzzSubmitJob -fuzztime=6s ./api/
   go test -run='^$' -fuzz=FuzzAdminAPI -fuzztime=6s ./api/

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -177,6 +178,45 @@ func TestAHostileSuiteGetsNothing(t *testing.T) {
 
 // TestARunIsBoundedInTime: a run past its wall time is killed, whatever
 // it started.
+// TestARunnerBehindAPrivateDirectoryStillRuns: a checkout in a directory
+// only its owner may enter (root's 0700 home) holds the runner; a root
+// worker's runs, each under a uid of its own, still reach a runner (a
+// copy every uid enters) and read it.
+func TestARunnerBehindAPrivateDirectoryStillRuns(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("runs share the worker's uid unless it is root: a private directory of its own is no obstacle")
+	}
+	home := filepath.Join(t.TempDir(), "root-home")
+	checkout := filepath.Join(home, "webpilot", ".cache", "pwtest")
+	if err := os.MkdirAll(filepath.Dir(checkout), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cp", "-a", browsertest.RunnerDir(), checkout).CombinedOutput(); err != nil {
+		t.Fatalf("copy the runner: %v: %s", err, out)
+	}
+	if err := os.Chmod(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s, err := sandbox.New(sandbox.Config{Runner: checkout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := runDir(t, "run")
+	res, err := s.Run(context.Background(), sandbox.Run{Dir: dir, Args: []string{"/bin/sh", "-c",
+		"cat " + sandbox.RunnerDir + "/node_modules/@playwright/test/package.json > " + sandbox.WorkDir + "/seen.json"}})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("the run: %+v %v", res, err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "seen.json"))
+	if err != nil || !strings.Contains(string(b), `"name": "@playwright/test"`) {
+		t.Fatalf("the run read %q (%v), want the runner's package.json", b, err)
+	}
+	if s.Runner() == checkout {
+		t.Fatalf("the runs bind %s, which their users cannot reach", checkout)
+	}
+}
+
 func TestARunIsBoundedInTime(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t, sandbox.Limits{Wall: 2 * time.Second})
