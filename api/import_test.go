@@ -63,7 +63,14 @@ func TestADeepImportDoesNotKillTheDispatcher(t *testing.T) {
 
 func postBody(t testing.TB, url, key string, body []byte) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, url, strings.NewReader(string(body)))
+	return send(t, http.MethodPost, url, key, body)
+}
+
+// send makes one request with the tenant's key and answers its status and
+// body.
+func send(t testing.TB, method, url, key string, body []byte) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(context.Background(), method, url, strings.NewReader(string(body)))
 	req.Header.Set("Authorization", "Bearer "+key)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,15 +12,7 @@ import (
 
 func del(t *testing.T, url, token string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodDelete, url, nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return send(t, http.MethodDelete, url, token, nil)
 }
 
 // TestAWebhookIsCheckedShownOnceAndTheTenantsOwn: a bad webhook is a 400

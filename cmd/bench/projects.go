@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -36,15 +35,11 @@ func projectsE2EBench(ctx context.Context) error {
 	}
 	defer s.close()
 	runner := browsertest.RunnerDir()
-	work, err := os.MkdirTemp("", "bench-projects-")
+	work, browsers, err := outsideWork("bench-projects-", runner)
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(work)
-	browsers := filepath.Join(work, "browsers")
-	if err := suitetest.BrowsersPath(browsers, runner); err != nil {
-		return err
-	}
 	secrets := map[string]string{"E2E_PASSWORD": demoapp.Password}
 	type row struct {
 		name                   string

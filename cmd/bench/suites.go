@@ -34,15 +34,11 @@ func (e *env) suitesBench(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	work, err := os.MkdirTemp("", "bench-suites-")
+	work, browsers, err := outsideWork("bench-suites-", runner)
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(work)
-	browsers := filepath.Join(work, "browsers")
-	if err := suitetest.BrowsersPath(browsers, runner); err != nil {
-		return err
-	}
 	pr := suite.ProjectRunner{Sandbox: sb, Deps: &suite.Deps{Dir: suite.DefaultDepsDir()}}
 
 	// Projects run side by side, each against its own app (variants are
@@ -122,6 +118,20 @@ func (e *env) suitesBench(ctx context.Context) error {
 	fmt.Printf("bench suites: files=%d accepted=%d runner_agree=%d drift_healed=%d/%d regressions_flagged=%d/%d wrongly_healed=%d patches_apply=%d sandbox_escapes=%d\n\n",
 		total.files, total.accepted, total.agree, total.driftHealed, total.drift, total.flagged, total.regressed, total.wrong, total.applied, escapes)
 	return nil
+}
+
+// outsideWork makes a work directory for runs outside webpilot, with the
+// browsers path npx playwright test finds Chromium at.
+func outsideWork(prefix, runner string) (work, browsers string, err error) {
+	if work, err = os.MkdirTemp("", prefix); err != nil {
+		return "", "", err
+	}
+	browsers = filepath.Join(work, "browsers")
+	if err := suitetest.BrowsersPath(browsers, runner); err != nil {
+		_ = os.RemoveAll(work)
+		return "", "", err
+	}
+	return work, browsers, nil
 }
 
 // suitesProjects limits the suites area to some corpus projects (the
