@@ -22,10 +22,13 @@ type Dialog struct {
 }
 
 // DialogAnswer is how the next dialog is answered, from a "dialog"
-// command's value: "accept", "dismiss", or "accept:TEXT" for a prompt.
+// command's value: "accept", "dismiss", "accept:TEXT" for a prompt, or
+// "default" to take back an answer no dialog used (the next is answered as
+// the test runner does).
 type DialogAnswer struct {
-	Accept bool
-	Text   string
+	Accept  bool
+	Text    string
+	Default bool
 }
 
 // ParseDialogAnswer reads a dialog command's value.
@@ -35,6 +38,8 @@ func ParseDialogAnswer(v string) (DialogAnswer, error) {
 		return DialogAnswer{Accept: true}, nil
 	case v == "dismiss":
 		return DialogAnswer{}, nil
+	case v == "default":
+		return DialogAnswer{Default: true}, nil
 	case strings.HasPrefix(v, "accept:"):
 		return DialogAnswer{Accept: true, Text: strings.TrimPrefix(v, "accept:")}, nil
 	}
@@ -221,6 +226,9 @@ func (s *Session) setDialogAnswer(v string) error {
 	}
 	s.mu.Lock()
 	s.nextDialog = &a
+	if a.Default {
+		s.nextDialog = nil
+	}
 	s.mu.Unlock()
 	return nil
 }

@@ -35,7 +35,7 @@ var clauseVerbs = []string{
 	"switch off", "toggle", "deselect", "upload", "attach", "drag", "scroll", "go to", "go back", "go forward",
 	"open", "navigate", "visit", "follow", "switch to", "add", "delete", "remove", "search", "sort", "reload",
 	"refresh", "wait", "submit", "log in", "login", "sign in", "log out", "logout", "sign out", "find", "close",
-	"dismiss", "accept", "confirm", "save", "copy", "paste", "focus", "expand", "collapse", "zoom", "download",
+	"dismiss", "accept", "confirm", "ok", "okay", "decline", "reject", "refuse", "approve", "answer", "save", "copy", "paste", "focus", "expand", "collapse", "zoom", "download",
 	"verify", "check", "assert", "ensure", "expect", "validate", "make sure", "see", "observe", "look",
 }
 

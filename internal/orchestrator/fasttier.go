@@ -27,35 +27,75 @@ func (r *run) autoStep(ctx context.Context, rep *StepReport, i int, st scenario.
 	}
 	if len(clauses) > 1 {
 		for _, c := range clauses {
-			if !fastReads(c.Text) {
+			if _, ok := lexical.DialogAnswer(c.Text, c.Trail); !ok && !fastReads(c.Text) {
 				return r.viaAgent(ctx, rep, i, st, fmt.Sprintf("the step has %d parts and no fast tier reads %q", len(clauses),
 					r.secrets.redact(r.expand(c.Text))))
 			}
 		}
 	}
-	for k, c := range clauses {
+	// toAgent hands the clauses from k on to the agent, saying what was
+	// done without it.
+	toAgent := func(k int, why string) error {
+		if k == 0 {
+			return r.viaAgent(ctx, rep, i, st, why)
+		}
+		rest := st
+		rest.Text = joinClauses(clauses[k:])
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%q was done without a model; the agent took the rest", r.secrets.redact(r.expand(joinClauses(clauses[:k])))))
+		return r.viaAgent(ctx, rep, i, rest, why)
+	}
+	for k := 0; k < len(clauses); k++ {
+		c := clauses[k]
+		if _, ok := lexical.DialogAnswer(c.Text, c.Trail); ok {
+			// Reached only when no action before it in the step can have
+			// opened the dialog: by now any dialog was answered as Playwright
+			// answers it.
+			return toAgent(k, fmt.Sprintf("%q answers a native dialog, which is answered as the action that opens it runs; no action before it in the step opens one",
+				r.secrets.redact(r.expand(c.Text))))
+		}
 		cmds, tier, why := r.fastClause(ctx, c.Text, c.Trail)
 		if why != "" {
-			if k == 0 {
-				return r.viaAgent(ctx, rep, i, st, why)
-			}
-			rest := st
-			rest.Text = joinClauses(clauses[k:])
-			rep.Notes = append(rep.Notes, fmt.Sprintf("%q was done without a model; the agent took the rest", r.secrets.redact(r.expand(joinClauses(clauses[:k])))))
-			return r.viaAgent(ctx, rep, i, rest, why)
+			return toAgent(k, why)
 		}
 		if rep.Tier != TierLexical {
 			rep.Tier = tier
 		}
+		// "Click Delete and OK the popup": the answer is given before the
+		// action that opens the dialog, and holds only if it opened one.
+		var answer *lexical.Clause
+		if k+1 < len(clauses) {
+			if v, ok := lexical.DialogAnswer(clauses[k+1].Text, clauses[k+1].Trail); ok {
+				answer = &clauses[k+1]
+				cmds = append([]browser.Command{{Action: browser.ActionDialog, Value: v}}, cmds...)
+			}
+		}
+		dialogs := len(r.Page.Dialogs())
 		from := len(rep.Commands)
 		b := r.batch(ctx, rep, k, cmds, nil)
 		for j := from; j < len(rep.Commands); j++ {
 			rep.Commands[j].Words = r.secrets.redact(c.Text)
 		}
+		if answer != nil && len(rep.Commands) > from {
+			rep.Commands[from].Words = r.secrets.redact(answer.Text)
+		}
 		if b.failed >= 0 {
 			rep.Status, rep.Error = StepFailed, b.err
 			return nil
 		}
+		if answer == nil {
+			continue
+		}
+		if len(r.Page.Dialogs()) == dialogs {
+			// No native dialog: the answer is taken back, and what the step
+			// calls a dialog (a modal of the page's own?) is the agent's.
+			if b := r.batch(ctx, rep, k, []browser.Command{{Action: browser.ActionDialog, Value: "default"}}, nil); b.failed >= 0 {
+				rep.Status, rep.Error = StepFailed, b.err
+				return nil
+			}
+			return toAgent(k+1, fmt.Sprintf("%q opened no native dialog for %q to answer", r.secrets.redact(r.expand(c.Text)),
+				r.secrets.redact(r.expand(answer.Text))))
+		}
+		k++ // the dialog clause is done
 	}
 	return nil
 }
