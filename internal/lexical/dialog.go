@@ -14,7 +14,7 @@ var (
 	// which only the action before can have opened.
 	dialogNoun = `(?:(?:the|this|that)\s+)?(?:(?:popup|pop-up|browser|js|javascript|confirmation|warning|alert)\s+)?` +
 		`(?:popup|pop-up|alert|dialog|confirmation|confirm(?:\s+box)?|prompt|warning|message|box|window)(?:\s+(?:message|dialog|box|window))?|it|that`
-	acceptDialog = regexp.MustCompile(`(?i)^(?:ok|okay|accept|confirm|approve|agree\s+to|say\s+yes\s+to|(?:click|press|hit|tap)\s+(?:ok|okay|yes)\s+(?:on|in))\s+(?:` + dialogNoun + `)$`)
+	acceptDialog  = regexp.MustCompile(`(?i)^(?:ok|okay|accept|confirm|approve|agree\s+to|say\s+yes\s+to|(?:click|press|hit|tap)\s+(?:ok|okay|yes)\s+(?:on|in))\s+(?:` + dialogNoun + `)$`)
 	dismissDialog = regexp.MustCompile(`(?i)^(?:dismiss|cancel|decline|reject|refuse|close|say\s+no\s+to|(?:click|press|hit|tap)\s+(?:cancel|no)\s+(?:on|in))\s+(?:` + dialogNoun + `)$`)
 	answerDialog  = regexp.MustCompile(`(?i)^(?:answer|fill(?:\s+in)?|reply\s+to|respond\s+to)\s+(?:the\s+)?(?:prompt|popup|pop-up|dialog|prompt\s+box)\s+with\s+(.+)$`)
 	typeInDialog  = regexp.MustCompile(`(?i)^(?:enter|type|write)\s+(.+?)\s+(?:in|into)\s+(?:the\s+)?(?:prompt|popup|pop-up|dialog|prompt\s+box)(?:\s+and\s+(?:ok|okay|accept|confirm)(?:\s+it)?)?$`)
