@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"math"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -63,6 +64,11 @@ var funcs = template.FuncMap{
 	"add": func(a, b int) int { return a + b },
 	// short is a digest's first twelve characters, as versions are shown.
 	"short": func(digest string) string { return digest[:min(12, len(digest))] },
+	// stepCost is a step's model credits and its share of the browser
+	// time (its duration at jobs.BrowserSecondMicro), micro-credits.
+	"stepCost": func(model int64, d time.Duration) int64 {
+		return model + int64(math.Ceil(d.Seconds()*jobs.BrowserSecondMicro))
+	},
 	// plain drops the representation's element refs, which mean nothing
 	// to a person.
 	"plain":  func(s string) string { return refMark.ReplaceAllString(s, "") },

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/webpilot/webpilot/api"
 	"github.com/webpilot/webpilot/internal/explore"
@@ -43,12 +44,15 @@ func report(t *testing.T, kind jobs.Kind) api.JobView {
 		TestName: "tests/cart.spec.ts", State: store.JobStateSucceeded, Verdict: "healed", Version: 2, VersionStatus: "proposed", Diff: "-a\n+b\n"}
 	bulk := &store.BulkReport{Tests: 1, Done: 1, Verdicts: map[string]int{"healed": 1}, States: map[store.JobState]int{store.JobStateSucceeded: 1},
 		Children: []store.ChildReport{child}}
-	step := orchestrator.StepReport{Index: 1, Goal: "Click Add", Type: "action", Tier: "deterministic", Status: "passed"}
+	// 2 s of browser time (1,000 micro-credits) and 500 of the model's.
+	step := orchestrator.StepReport{Index: 1, Goal: "Click Add", Type: "action", Tier: "deterministic", Status: "passed",
+		Duration: 2 * time.Second, Credits: 500}
 	evidence := &suite.TraceAction{API: "locator.click", Method: "click", Selector: "#add", File: "pages/cart.ts", Line: 7}
 	repaired := suite.RepairReport{Tests: []suite.RepairedTest{{ID: "t1", File: "tests/cart.spec.ts", Title: "adds", Verdict: "healed",
 		Reason: "the button's id changed", Evidence: evidence}}, Changes: []suite.Change{{File: "pages/cart.ts", Line: 7, Old: "#add", New: "#add-item"}},
 		Diff: "--- a/pages/cart.ts\n+++ b/pages/cart.ts\n@@ -7 +7 @@\n-#add\n+#add-item\n", Verified: true}
-	v := api.JobView{Name: "a job of kind " + string(kind)}
+	v := api.JobView{Name: "a job of kind " + string(kind), ChargedCredits: 0.0125,
+		Usage: &store.UsageTotals{CreditsMicro: 12_500, BrowserSeconds: 24.6, BrowserCreditsMicro: 12_300}}
 	switch kind {
 	case jobs.KindScenario, jobs.KindReplay:
 		v.Steps = mustJSON(t, []orchestrator.StepReport{step})
@@ -111,6 +115,13 @@ func TestEveryJobPageRenders(t *testing.T) {
 		code, body := get(t, c, srv.URL+"/console/jobs/"+p.id)
 		if code != http.StatusOK || strings.Contains(body, "something went wrong") || !strings.Contains(body, "a job of kind "+string(p.kind)) {
 			t.Errorf("%s %s: %d\n%.300s", p.kind, p.state, code, body)
+		}
+		// What it charged, its browser time apart, and each step's share.
+		if !strings.Contains(body, "0.0125 charged") || !strings.Contains(body, "browser time 24.6 s, 0.0123 credits") {
+			t.Errorf("%s %s: the page does not show its charges", p.kind, p.state)
+		}
+		if len(views[p.id].Steps) > 0 && !strings.Contains(body, "0.0015 credits</span>") {
+			t.Errorf("%s %s: the step does not show its cost", p.kind, p.state)
 		}
 		// A running project job shows how far its run is.
 		if views[p.id].RunProgress != nil {
