@@ -185,6 +185,23 @@ var rules = []rule{
 		return Intent{Verb: "click", Target: &Phrase{Words: []string{"add", "to", strings.ToLower(m[2])},
 			Scopes: []Scope{{Kinds: itemKinds, Text: valueOf(m[1], q)}}}}, true
 	}},
+	// "Create a task named Pay rent", "Add a todo called "Call mum"": one
+	// value typed into the page's one new-item field.
+	{rx(`(?:create|add|make|enter) (?:a |an |the )?(?:new )?(?:item|todo|to-do|task|entry|note|reminder) (?:named|called|titled|saying|that says|with the (?:name|title|text)) (.+)`), oneValue},
+	// "Put Call mum on the list", "Add Buy milk to my to-do list".
+	{rx(`(?:put|add|write|jot down|place) (.+?) (?:on|onto|to|in|into) (?:the |my )?(?:[\w-]+ )?(?:list|to-do list|todo list|todos)`), oneValue},
+	// "Put the Red Mug in the basket", "Add Red Mug to the cart": that
+	// item's add button (a card or row of its own).
+	{rx(`(?:put|add|place|drop) (?:the |a |an )?(.+?) (?:in|into|to|in to) (?:the |my |your )?(cart|basket|bag|trolley)`), func(m, q []string) (Intent, bool) {
+		name, ok := itemName(m[1], q)
+		return Intent{Verb: "click", Target: &Phrase{Words: []string{"add", "to", strings.ToLower(m[2])},
+			Scopes: []Scope{{Kinds: itemKinds, Text: name}}}}, ok
+	}},
+	// "Take Apple out of the cart": that item's remove button.
+	{rx(`(?:take|get) (?:the |a |an )?(.+?) out of (?:the |my |your )?(?:cart|basket|bag|trolley|list)`), func(m, q []string) (Intent, bool) {
+		name, ok := itemName(m[1], q)
+		return Intent{Verb: "click", Target: &Phrase{Words: []string{"remove"}, Scopes: []Scope{{Kinds: itemKinds, Text: name}}}}, ok
+	}},
 	// "Delete "Leek"", "Remove "Apple" from the cart": that row's button.
 	{rx(`(delete|remove) (?:the )?(?:(?:todo|task|item|entry|row|product|line) )?(⟦\d+⟧)(?: (?:todo|task|item|entry|row|product|line))?(?: from (?:the |my )?[\w ]+)?`), rowButton},
 	{rx(`(delete|remove) ([\w ]+?) from (?:the |my )?(?:cart|basket|bag|list|wishlist|favorites|favourites|order)`), rowButton},
@@ -453,6 +470,26 @@ func onlyValues(it Intent, quotes []string) bool {
 
 // rowButton is the delete or remove button of the row or item holding a
 // text: "Delete "Leek"", "Remove Pear from the cart".
+// oneValue is an add of the one value m[1]: quoted, or written plainly
+// (no other element named in it).
+func oneValue(m, q []string) (Intent, bool) {
+	v, ok := itemName(m[1], q)
+	return Intent{Verb: "add", Values: []string{v}}, ok
+}
+
+// itemName reads an item's name: quoted, or plain words that hold no
+// other element or place.
+func itemName(s string, q []string) (string, bool) {
+	if v, ok := onlyQuote(s, q); ok {
+		return v, v != ""
+	}
+	s = strings.TrimSpace(s)
+	if s == "" || strings.Contains(s, "⟦") || !plainValue(s) {
+		return "", false
+	}
+	return s, true
+}
+
 func rowButton(m, q []string) (Intent, bool) {
 	return Intent{Verb: "click", Target: &Phrase{Words: []string{strings.ToLower(m[1])},
 		Scopes: []Scope{{Kinds: itemKinds, Text: valueOf(m[2], q)}}}}, true
