@@ -23,7 +23,7 @@ import (
 type Intent struct {
 	// Verb is what to do: click, dblclick, rightclick, hover, fill, clear,
 	// select, set, choose, check, uncheck, press, upload, drag, scroll,
-	// open, add, or verify.
+	// open, add, signout, or verify.
 	Verb string
 	// Check is a verification's kind: visible, hidden, checked,
 	// unchecked, enabled, disabled, equals, contains, count, order; or a
@@ -215,8 +215,15 @@ var rules = []rule{
 		}
 		return Intent{Verb: "search", Target: p, Values: []string{valueOf(m[1], q)}}, true
 	}},
-	{rx(`sort (?:the [\w ]+ )?by (.+)`), func(m, q []string) (Intent, bool) {
+	// "Sort by price", "Order the results by date, newest first": the
+	// page's sort dropdown, its option by meaning ("Date (newest first)").
+	{rx(`(?:sort|order|arrange) (?:the [\w ]+ )?by (.+)`), func(m, q []string) (Intent, bool) {
 		return Intent{Verb: "select", Target: &Phrase{Words: []string{"sort"}}, Values: []string{valueOf(m[1], q)}}, true
+	}},
+	// "Sign off", "log out of the app": the page's one control for it,
+	// whichever way it says it (Logout, Log out, Sign out).
+	{rx(`(?:sign|log)[ -]?(?:off|out)(?: of (?:the |my |your )?(?:app|application|site|account|system|portal))?`), func(m, q []string) (Intent, bool) {
+		return Intent{Verb: "signout"}, true
 	}},
 	{rx(`(?:double[- ]?click|dblclick)(?: on)? (.+)`), target("dblclick")},
 	{rx(`(?:right[- ]?click|context[- ]click)(?: on)? (.+)`), target("rightclick")},

@@ -328,6 +328,8 @@ func (b *builder) build(it Intent) ([]browser.Command, error) {
 		return []browser.Command{{Action: browser.ActionFill, Target: t, Value: value}, {Action: browser.ActionPress, Target: t, Value: "Enter"}}, nil
 	case "verify":
 		return b.verify(it)
+	case "signout":
+		return b.signOut()
 	}
 	return nil, fmt.Errorf("the verb %q is not resolved here", it.Verb)
 }
@@ -690,4 +692,35 @@ func (b *builder) order(it Intent) ([]browser.Command, error) {
 		cmds = append(cmds, browser.Command{Action: browser.ActionVerify, Assert: browser.AssertTextContains, Target: t, Value: v})
 	}
 	return cmds, nil
+}
+
+// signOutName is a control's name that means signing out, however it is
+// written: Logout, Log out, Sign-out, Log off, Sign off.
+var signOutName = regexp.MustCompile(`(?i)^(?:log|sign)[\s-]*(?:out|off)$`)
+
+// signOut is the click on the page's one control that signs out.
+func (b *builder) signOut() ([]browser.Command, error) {
+	var hits []*browser.Element
+	for i := range b.els {
+		e := &b.els[i]
+		name := strings.TrimSpace(e.Name)
+		if name == "" {
+			name = strings.TrimSpace(e.Text)
+		}
+		if e.Interactive && signOutName.MatchString(name) {
+			hits = append(hits, e)
+		}
+	}
+	switch len(hits) {
+	case 0:
+		return nil, fmt.Errorf("no control on the page signs out (Logout, Log out, Sign out): %w", errAbsent)
+	case 1:
+	default:
+		return nil, fmt.Errorf("%d controls on the page sign out: %s and %s", len(hits), describe(hits[0]), describe(hits[1]))
+	}
+	fp, err := b.page.Pin(b.ctx, hits[0].Path)
+	if err != nil {
+		return nil, fmt.Errorf("%s signs out, but %v", describe(hits[0]), err)
+	}
+	return []browser.Command{{Action: browser.ActionClick, Target: fp.Locator}}, nil
 }
