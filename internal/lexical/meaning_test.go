@@ -66,3 +66,65 @@ func TestAControlIsChosenByWhatItMeans(t *testing.T) {
 		})
 	}
 }
+
+// TestAWholeIntentIsTheFormThatAccountsForEveryValue: "Sign in as ada with
+// password s3cret" and "Subscribe with a@b.c" fill a form and submit it
+// when its fields and its one submit button account for every value and
+// nothing else; a form with a field more, two such forms, or a password
+// whose end is not sure go to the agent.
+func TestAWholeIntentIsTheFormThatAccountsForEveryValue(t *testing.T) {
+	const did = `<script>function did(f) { document.title = [...new FormData(f)].map(([k, v]) => k + '=' + v).join(' '); return false; }</script>`
+	signIn := `<form onsubmit="return did(this)"><label>Username <input name="user"></label>
+<label>Password <input name="pass" type="password"></label><label><input type="checkbox" name="keep"> Keep me signed in</label>
+<button>Sign in</button></form>`
+	pages := map[string]string{
+		"/login": `<!doctype html><title>Login</title>` + did + `<h1>Welcome</h1>` + signIn + `<a href="#">Forgot your password?</a>`,
+		"/login-otp": `<!doctype html><title>Login</title>` + did + `<form onsubmit="return did(this)"><label>Username <input name="user"></label>
+<label>Password <input name="pass" type="password"></label><label>One-time code <input name="otp"></label><button>Log in</button></form>`,
+		"/two-logins": `<!doctype html><title>Login</title>` + did + signIn + signIn,
+		"/news": `<!doctype html><title>News</title>` + did + `<form onsubmit="return did(this)"><label>Email <input name="email" type="email"></label>
+<button>Subscribe</button></form>`,
+		"/news-name": `<!doctype html><title>News</title>` + did + `<form onsubmit="return did(this)"><label>Name <input name="name"></label>
+<label>Email <input name="email" type="email"></label><button>Subscribe</button></form>`,
+	}
+	srv, s, ctx := onPages(t, pages)
+	for _, c := range []struct {
+		page, step, trail string
+		did               string // the page's title once the commands ran; "" the agent's
+	}{
+		{"/login", "Sign in as ada with password s3cret", "", "user=ada pass=s3cret"},
+		{"/login", `log in as "ada lovelace" using the password "pa ss"`, "", "user=ada lovelace pass=pa ss"},
+		{"/login", "Sign in with the username ada and password {{PASSWORD}}", "", "user=ada pass={{PASSWORD}}"},
+		{"/news", "Subscribe with a@b.c", "", "email=a@b.c"},
+		{"/news", "Sign up for the newsletter with the email a@b.c", "", "email=a@b.c"},
+		{"/login", "Sign in as ada with password SuperSecretPassword", "!", ""},
+		{"/login-otp", "Sign in as ada with password s3cret", "", ""},
+		{"/two-logins", "Sign in as ada with password s3cret", "", ""},
+		{"/news-name", "Subscribe with a@b.c", "", ""},
+		{"/login", "Sign in as ada with password s3cret and the code 1234", "", ""},
+	} {
+		t.Run(c.step+c.trail, func(t *testing.T) {
+			if err := s.Navigate(ctx, srv.URL+c.page); err != nil {
+				t.Fatal(err)
+			}
+			res, err := lexical.Resolve(ctx, s, c.step, lexical.Options{Wait: time.Millisecond, Trail: c.trail})
+			if c.did == "" {
+				if err == nil {
+					t.Fatalf("resolved to %v, want the agent's", res.Commands)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, cmd := range res.Commands {
+				if out := s.Execute(ctx, cmd, browser.ExecOptions{}); out.Err != nil {
+					t.Fatalf("%+v: %v", cmd, out.Err)
+				}
+			}
+			if got := s.Title(); got != c.did {
+				t.Fatalf("the page says %q, want %q (commands %v)", got, c.did, res.Commands)
+			}
+		})
+	}
+}

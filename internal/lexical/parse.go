@@ -23,7 +23,8 @@ import (
 type Intent struct {
 	// Verb is what to do: click, dblclick, rightclick, hover, fill, clear,
 	// select, set, choose, check, uncheck, press, upload, drag, scroll,
-	// open, add, signout, or verify.
+	// open, add, signout, submitform (Target's one word is its purpose:
+	// signin, subscribe), or verify.
 	Verb string
 	// Check is a verification's kind: visible, hidden, checked,
 	// unchecked, enabled, disabled, equals, contains, count, order; or a
@@ -220,6 +221,12 @@ var rules = []rule{
 	{rx(`(?:sort|order|arrange) (?:the [\w ]+ )?by (.+)`), func(m, q []string) (Intent, bool) {
 		return Intent{Verb: "select", Target: &Phrase{Words: []string{"sort"}}, Values: []string{valueOf(m[1], q)}}, true
 	}},
+	// "Sign in as ada with password X", "Subscribe with a@b.c": a whole
+	// form, when its fields and its one submit button account for every
+	// value and nothing else (resolve's submitForm).
+	{rx(`(?:sign|log)[ -]?in as (.+?) (?:with|using) (?:the |a |my )?password (.+)`), formValues("signin")},
+	{rx(`(?:sign|log)[ -]?in with (?:the )?(?:user ?name|username|user|email|login) (.+?) and (?:the |a |my )?password (.+)`), formValues("signin")},
+	{rx(`(?:subscribe|sign[ -]?up|register)(?: (?:to|for) (?:the |our )?(?:newsletter|mailing list|updates))? (?:with|using) (?:the (?:email|address) |email |my email )?(.+)`), formValues("subscribe")},
 	// "Sign off", "log out of the app": the page's one control for it,
 	// whichever way it says it (Logout, Log out, Sign out).
 	{rx(`(?:sign|log)[ -]?(?:off|out)(?: of (?:the |my |your )?(?:app|application|site|account|system|portal))?`), func(m, q []string) (Intent, bool) {
@@ -477,6 +484,22 @@ func onlyValues(it Intent, quotes []string) bool {
 
 // rowButton is the delete or remove button of the row or item holding a
 // text: "Delete "Leek"", "Remove Pear from the cart".
+// formValues is a form's submission for purpose with the values m[1:],
+// each quoted or written plainly.
+func formValues(purpose string) func(m, q []string) (Intent, bool) {
+	return func(m, q []string) (Intent, bool) {
+		it := Intent{Verb: "submitform", Target: &Phrase{Words: []string{purpose}}}
+		for _, s := range m[1:] {
+			v, ok := itemName(s, q)
+			if !ok {
+				return Intent{}, false
+			}
+			it.Values = append(it.Values, v)
+		}
+		return it, true
+	}
+}
+
 // oneValue is an add of the one value m[1]: quoted, or written plainly
 // (no other element named in it).
 func oneValue(m, q []string) (Intent, bool) {

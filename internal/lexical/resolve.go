@@ -330,6 +330,8 @@ func (b *builder) build(it Intent) ([]browser.Command, error) {
 		return b.verify(it)
 	case "signout":
 		return b.signOut()
+	case "submitform":
+		return b.submitForm(it)
 	}
 	return nil, fmt.Errorf("the verb %q is not resolved here", it.Verb)
 }
@@ -723,4 +725,85 @@ func (b *builder) signOut() ([]browser.Command, error) {
 		return nil, fmt.Errorf("%s signs out, but %v", describe(hits[0]), err)
 	}
 	return []browser.Command{{Action: browser.ActionClick, Target: fp.Locator}}, nil
+}
+
+// submitButtons name a form's submit button by the form's purpose.
+var submitButtons = map[string]*regexp.Regexp{
+	"signin":    regexp.MustCompile(`(?i)^(?:(?:sign|log)[\s-]*in|login|sign me in)$`),
+	"subscribe": regexp.MustCompile(`(?i)^(?:subscribe|sign[\s-]*up|register|join)(?:\s+now)?$`),
+}
+
+// submitForm fills a whole form and submits it: the page's one submit
+// button for the purpose, in a form whose text fields are exactly as many
+// as the values (a sign-in: one of them a password field, which takes the
+// password), then the click. Anything else is left to the agent.
+func (b *builder) submitForm(it Intent) ([]browser.Command, error) {
+	purpose := it.Target.Words[0]
+	if b.trail != "" {
+		return nil, b.unsure(it.Values[len(it.Values)-1])
+	}
+	var buttons []*browser.Element
+	for i := range b.els {
+		e := &b.els[i]
+		name := strings.TrimSpace(e.Name)
+		if name == "" {
+			name = strings.TrimSpace(e.Text)
+		}
+		if e.Interactive && !e.Editable && submitButtons[purpose].MatchString(name) {
+			buttons = append(buttons, e)
+		}
+	}
+	if len(buttons) != 1 {
+		return nil, fmt.Errorf("%d buttons on the page submit a %s form, want one", len(buttons), purpose)
+	}
+	form, ok := formOf(buttons[0])
+	if !ok {
+		return nil, fmt.Errorf("%s is in no form", describe(buttons[0]))
+	}
+	var fields []*browser.Element
+	for i := range b.els {
+		e := &b.els[i]
+		if f, ok := formOf(e); ok && f == form && e.Editable {
+			fields = append(fields, e)
+		}
+	}
+	if len(fields) != len(it.Values) {
+		return nil, fmt.Errorf("the %s form has %d fields for %d values", purpose, len(fields), len(it.Values))
+	}
+	order := fields
+	if purpose == "signin" {
+		// The user into the field that is not a password, the password
+		// into the one that is.
+		switch {
+		case fields[0].Type != "password" && fields[1].Type == "password":
+		case fields[0].Type == "password" && fields[1].Type != "password":
+			order = []*browser.Element{fields[1], fields[0]}
+		default:
+			return nil, errors.New("the sign-in form's fields are not a user and a password")
+		}
+	}
+	var cmds []browser.Command
+	for i, e := range order {
+		fp, err := b.page.Pin(b.ctx, e.Path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", describe(e), err)
+		}
+		cmds = append(cmds, browser.Command{Action: browser.ActionFill, Target: fp.Locator, Value: it.Values[i]})
+	}
+	fp, err := b.page.Pin(b.ctx, buttons[0].Path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", describe(buttons[0]), err)
+	}
+	return append(cmds, browser.Command{Action: browser.ActionClick, Target: fp.Locator}), nil
+}
+
+// formOf is the form an element is in: its position among the page's
+// forms.
+func formOf(e *browser.Element) (int, bool) {
+	for _, c := range e.Containers {
+		if c.Kind == "form" {
+			return c.Index, true
+		}
+	}
+	return 0, false
 }
