@@ -64,10 +64,14 @@ func TestCLISubmitsATextScenarioAndFollowsItLive(t *testing.T) {
 		t.Fatalf("submit --watch: %v\n%s", err, out)
 	}
 	for _, want := range []string{"submitted job", "(3 steps, 2.00 credits held)", "] running", "✓ step 1", "✓ step 3",
-		`Verify "Oat milk" is visible`, "succeeded: 3/3 steps, 0 LLM tokens, cost 0.000000 credits"} {
+		`Verify "Oat milk" is visible`, "succeeded: 3/3 steps, 0 LLM tokens, cost 0.00"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("watch output lacks %q:\n%s", want, out)
 		}
+	}
+	// No model call: what it cost is its browser time.
+	if m := regexp.MustCompile(`0 LLM tokens, cost (\d+\.\d+) credits`).FindStringSubmatch(out); m == nil || m[1] == "0.000000" {
+		t.Errorf("the summary does not charge the browser time:\n%s", out)
 	}
 	job := regexp.MustCompile(`submitted job (\S+)`).FindStringSubmatch(out)[1]
 	spec, err := cli(tenant, "script", job)

@@ -164,11 +164,12 @@ func TestConsoleFollowsAJobLiveForItsTenantOnly(t *testing.T) {
 	must(t, err)
 	must(t, expect.Locator(row).ToHaveCount(0))
 
-	// Credits: the job's two model calls are in the ledger; the suite holds
-	// the test the job stored.
+	// Credits: the job's two model calls and its browser time are in the
+	// ledger; the suite holds the test the job stored.
+	_, _, browserRows := s.browserTime(t, job.ID)
 	_, err = page.Goto(s.api.URL + "/console/credits")
 	must(t, err)
-	must(t, expect.Locator(page.Locator(`table.ledger a[href="`+jobPath+`"]`)).ToHaveCount(2))
+	must(t, expect.Locator(page.Locator(`table.ledger a[href="`+jobPath+`"]`)).ToHaveCount(2+browserRows))
 	_, err = page.Goto(s.api.URL + "/console/tests")
 	must(t, err)
 	must(t, expect.Locator(page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "console follows an agent step"})).ToBeVisible())

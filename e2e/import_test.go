@@ -26,7 +26,9 @@ func TestImportedSpecsReplayPassAndHeal(t *testing.T) {
 	bin := buildCmd(t, "webpilot")
 	s := newStack(t, 10*time.Second, 0)
 	s.startWorker(t, nil)
-	_, key := s.tenant(t, "importer", 10)
+	// The repair holds one job's hold a test (10 credits for 5), on top of
+	// the browser time the replays before it were charged.
+	_, key := s.tenant(t, "importer", 11)
 	cli := s.cliAs(bin, key)
 	files, _ := filepath.Glob("../internal/specimport/testdata/specs/*.spec.ts")
 	out, err := cli(append(append([]string{"import"}, files...), "--base", s.demo, "--tag", "imported")...)
