@@ -603,6 +603,7 @@ func (s *Sandbox) leaseUID() (int, func(), error) {
 			}
 			return 0, nil, fmt.Errorf("sandbox: lease a uid: %w", err)
 		}
+		reap(uid)
 		return uid, func() { _ = f.Close() }, nil
 	}
 	return 0, nil, fmt.Errorf("sandbox: all %d run uids from %d are in use on this host", uidRange, s.cfg.FirstUID)
@@ -611,12 +612,18 @@ func (s *Sandbox) leaseUID() (int, func(), error) {
 // tasksOf counts the processes and threads whose real uid is uid, as the
 // process limit counts them.
 func tasksOf(uid int) int {
+	_, n := processesOf(uid)
+	return n
+}
+
+// processesOf lists the processes whose real uid is uid, and counts their
+// threads.
+func processesOf(uid int) (pids []int, tasks int) {
 	dirs, err := os.ReadDir("/proc")
 	if err != nil {
-		return 0
+		return nil, 0
 	}
 	want := strconv.Itoa(uid)
-	n := 0
 	for _, d := range dirs {
 		if d.Name()[0] < '0' || d.Name()[0] > '9' {
 			continue
@@ -632,13 +639,34 @@ func tasksOf(uid int) int {
 			switch {
 			case k == "Uid" && len(f) > 0:
 				mine = f[0] == want
+				if mine {
+					pid, _ := strconv.Atoi(d.Name())
+					pids = append(pids, pid)
+				}
 			case k == "Threads" && mine && len(f) > 0:
 				t, _ := strconv.Atoi(f[0])
-				n += t
+				tasks += t
 			}
 		}
 	}
-	return n
+	return pids, tasks
+}
+
+// reap kills what is left running under a run uid just leased: the run of
+// a worker that died (a live worker holds its uid's lease until its run
+// has ended), which would go on using the machine and count against the
+// next run's process limit.
+func reap(uid int) {
+	for range 20 {
+		pids, _ := processesOf(uid)
+		if len(pids) == 0 {
+			return
+		}
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // chownTree hands dir and everything in it to uid.

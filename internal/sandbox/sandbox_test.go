@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -183,7 +184,8 @@ func TestAHostileSuiteGetsNothing(t *testing.T) {
 // worker's runs, each under a uid of its own, still reach a runner (a
 // copy every uid enters) and read it.
 func TestARunnerBehindAPrivateDirectoryStillRuns(t *testing.T) {
-	t.Parallel()
+	// Not in parallel: its run's uid is not to be another test's while
+	// that one counts its processes against its limit.
 	if os.Geteuid() != 0 {
 		t.Skip("runs share the worker's uid unless it is root: a private directory of its own is no obstacle")
 	}
@@ -214,6 +216,37 @@ func TestARunnerBehindAPrivateDirectoryStillRuns(t *testing.T) {
 	}
 	if s.Runner() == checkout {
 		t.Fatalf("the runs bind %s, which their users cannot reach", checkout)
+	}
+}
+
+// TestWhatADeadWorkersRunLeftRunningIsReaped: a worker killed during a
+// run leaves the run's processes behind under the run's uid (nothing else
+// ends them); the next run that leases the uid kills them first, so they
+// neither go on using the machine nor count against its process limit.
+func TestWhatADeadWorkersRunLeftRunningIsReaped(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("runs get their own host uid only when the worker is root")
+	}
+	const first = 63000 // a range of its own: the lease tries first+1 first
+	orphan := exec.Command("sleep", "300")
+	orphan.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: first + 1, Gid: first + 1}}
+	if err := orphan.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = orphan.Process.Kill() })
+	ended := make(chan error, 1)
+	go func() { ended <- orphan.Wait() }()
+	s, err := sandbox.New(sandbox.Config{Runner: browsertest.RunnerDir(), FirstUID: first})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.Run(context.Background(), sandbox.Run{Dir: runDir(t, "run"), Args: []string{"/bin/true"}}); err != nil || res.ExitCode != 0 {
+		t.Fatalf("the run: %+v %v", res, err)
+	}
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the process a dead worker's run left under the uid is still running after the next run leased it")
 	}
 }
 
