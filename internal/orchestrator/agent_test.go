@@ -67,7 +67,9 @@ func TestAgentBatchesLoginAndFormFills(t *testing.T) {
 func TestFailedCommandStopsTheBatchAndFalseCompleteIsOverridden(t *testing.T) {
 	t.Parallel()
 	base := pages(t)
-	sc := scenario.Scenario{Name: "cart", BaseURL: base + "/shop.html", Steps: []scenario.Step{{Text: "Put a mug in the cart"}}}
+	// An ai_action: the fast tiers now read "Put a mug in the cart" (the
+	// Mug card's own button); this test is of the agent's batch.
+	sc := scenario.Scenario{Name: "cart", BaseURL: base + "/shop.html", Steps: []scenario.Step{{Type: scenario.StepAIAction, Text: "Put a mug in the cart"}}}
 	mug := map[string]any{"role": "button", "name": "Add to cart", "within": map[string]any{"test_id": "product-mug"}}
 	res, rec, model := runAgent(t, sc,
 		// The second command cannot succeed; the model still claims completion.
@@ -140,8 +142,11 @@ func TestAFillTheFieldCutsShortFailsAndIsNotInTheSpec(t *testing.T) {
 func TestCookieBannerIsClearedAsABlocker(t *testing.T) {
 	t.Parallel()
 	base := pages(t)
+	// An ai_action: the fast tiers now read the sentence as the form's
+	// submission, and a fast-tier click the banner covers fails the step
+	// rather than going to the agent; this test is of the agent's blockers.
 	sc := scenario.Scenario{Name: "newsletter", BaseURL: base + "/cookie.html", Steps: []scenario.Step{
-		{Text: "Subscribe to the newsletter with ada@example.com"},
+		{Type: scenario.StepAIAction, Text: "Subscribe to the newsletter with ada@example.com"},
 		{Text: `Verify "Subscribed ada@example.com" is visible`},
 	}}
 	res, _, model := runAgent(t, sc,
