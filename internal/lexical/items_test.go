@@ -1,6 +1,7 @@
 package lexical_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -57,27 +58,35 @@ func TestAnItemsOwnControlIsTheOneItsNameLeadsTo(t *testing.T) {
 		{"/two-lists", "Put Call mum on the list", ""},
 	} {
 		t.Run(c.step, func(t *testing.T) {
-			if err := s.Navigate(ctx, srv.URL+c.page); err != nil {
-				t.Fatal(err)
-			}
-			res, err := lexical.Resolve(ctx, s, c.step, lexical.Options{Wait: time.Millisecond})
-			if c.did == "" {
-				if err == nil {
-					t.Fatalf("resolved to %v, want the agent's", res.Commands)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, cmd := range res.Commands {
-				if out := s.Execute(ctx, cmd, browser.ExecOptions{}); out.Err != nil {
-					t.Fatalf("%+v: %v", cmd, out.Err)
-				}
-			}
-			if got := s.Title(); got != c.did {
-				t.Fatalf("the page says %q, want %q (commands %v)", got, c.did, res.Commands)
-			}
+			resolveAndRun(t, ctx, s, srv.URL+c.page, c.step, "", c.did)
 		})
+	}
+}
+
+// resolveAndRun opens url, resolves step (trail the punctuation it ended
+// with) and runs its commands; did is the title the page then shows, or
+// "" when the step must go to the agent.
+func resolveAndRun(t *testing.T, ctx context.Context, s *browser.Session, url, step, trail, did string) {
+	t.Helper()
+	if err := s.Navigate(ctx, url); err != nil {
+		t.Fatal(err)
+	}
+	res, err := lexical.Resolve(ctx, s, step, lexical.Options{Wait: time.Millisecond, Trail: trail})
+	if did == "" {
+		if err == nil {
+			t.Fatalf("resolved to %v, want the agent's", res.Commands)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range res.Commands {
+		if out := s.Execute(ctx, cmd, browser.ExecOptions{}); out.Err != nil {
+			t.Fatalf("%+v: %v", cmd, out.Err)
+		}
+	}
+	if got := s.Title(); got != did {
+		t.Fatalf("the page says %q, want %q (commands %v)", got, did, res.Commands)
 	}
 }

@@ -2,10 +2,6 @@ package lexical_test
 
 import (
 	"testing"
-	"time"
-
-	"github.com/webpilot/webpilot/internal/browser"
-	"github.com/webpilot/webpilot/internal/lexical"
 )
 
 // TestAControlIsChosenByWhatItMeans: "Order the results by date, newest
@@ -42,27 +38,7 @@ func TestAControlIsChosenByWhatItMeans(t *testing.T) {
 		{"/none", "Log out", ""},
 	} {
 		t.Run(c.step, func(t *testing.T) {
-			if err := s.Navigate(ctx, srv.URL+c.page); err != nil {
-				t.Fatal(err)
-			}
-			res, err := lexical.Resolve(ctx, s, c.step, lexical.Options{Wait: time.Millisecond})
-			if c.did == "" {
-				if err == nil {
-					t.Fatalf("resolved to %v, want the agent's", res.Commands)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, cmd := range res.Commands {
-				if out := s.Execute(ctx, cmd, browser.ExecOptions{}); out.Err != nil {
-					t.Fatalf("%+v: %v", cmd, out.Err)
-				}
-			}
-			if got := s.Title(); got != c.did {
-				t.Fatalf("the page says %q, want %q (commands %v)", got, c.did, res.Commands)
-			}
+			resolveAndRun(t, ctx, s, srv.URL+c.page, c.step, "", c.did)
 		})
 	}
 }
@@ -104,27 +80,7 @@ func TestAWholeIntentIsTheFormThatAccountsForEveryValue(t *testing.T) {
 		{"/login", "Sign in as ada with password s3cret and the code 1234", "", ""},
 	} {
 		t.Run(c.step+c.trail, func(t *testing.T) {
-			if err := s.Navigate(ctx, srv.URL+c.page); err != nil {
-				t.Fatal(err)
-			}
-			res, err := lexical.Resolve(ctx, s, c.step, lexical.Options{Wait: time.Millisecond, Trail: c.trail})
-			if c.did == "" {
-				if err == nil {
-					t.Fatalf("resolved to %v, want the agent's", res.Commands)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, cmd := range res.Commands {
-				if out := s.Execute(ctx, cmd, browser.ExecOptions{}); out.Err != nil {
-					t.Fatalf("%+v: %v", cmd, out.Err)
-				}
-			}
-			if got := s.Title(); got != c.did {
-				t.Fatalf("the page says %q, want %q (commands %v)", got, c.did, res.Commands)
-			}
+			resolveAndRun(t, ctx, s, srv.URL+c.page, c.step, c.trail, c.did)
 		})
 	}
 }
