@@ -79,8 +79,22 @@ func (r *run) autoStep(ctx context.Context, rep *StepReport, i int, st scenario.
 			rep.Commands[from].Words = r.secrets.redact(answer.Text)
 		}
 		if b.failed >= 0 {
-			rep.Status, rep.Error = StepFailed, b.err
-			return nil
+			if r.Model == nil || cmds[b.failed].IsVerify() {
+				// A check that fails is the step's verdict: the agent is never
+				// asked to find something else that passes.
+				rep.Status, rep.Error = StepFailed, b.err
+				return nil
+			}
+			// An action the page would not take (an overlay over it, a
+			// control that moved) is the agent's to work around, as it
+			// would have been had no fast tier read the clause.
+			if answer != nil {
+				if b := r.batch(ctx, rep, k, []browser.Command{{Action: browser.ActionDialog, Value: "default"}}, nil); b.failed >= 0 {
+					rep.Status, rep.Error = StepFailed, b.err
+					return nil
+				}
+			}
+			return toAgent(k, fmt.Sprintf("%q was resolved without a model, but %s", r.secrets.redact(r.expand(c.Text)), b.err))
 		}
 		if answer == nil {
 			continue

@@ -1,6 +1,7 @@
 package orchestrator_test
 
 import (
+	"github.com/webpilot/webpilot/internal/llm/llmtest"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -129,4 +130,62 @@ func TestTheGrammarNeverReadsTwoClausesAsOne(t *testing.T) {
 			t.Errorf("%q is not grammatical", c.Text)
 		}
 	}
+}
+
+// TestAFastTierActionThePageRefusesGoesToTheAgent: a sentence the fast
+// tiers read whose action the page will not take (a cookie wall over the
+// form) is the agent's to work around when a model is configured, after
+// what the fast tier did; without a model the step fails, and a check
+// that fails is the step's verdict either way: the model is never asked
+// to find something else that passes.
+func TestAFastTierActionThePageRefusesGoesToTheAgent(t *testing.T) {
+	t.Parallel()
+	base := pages(t)
+	subscribe := scenario.Step{Text: "Subscribe to the newsletter with ada@example.com"}
+	t.Run("with a model", func(t *testing.T) {
+		t.Parallel()
+		sc := scenario.Scenario{Name: "walled newsletter", BaseURL: base + "/cookie.html", Steps: []scenario.Step{
+			subscribe, {Text: `Verify "Subscribed ada@example.com" is visible`}}}
+		res, _, model := runAgent(t, sc,
+			respond(func(req llmtest.Request) map[string]any {
+				return map[string]any{"status": "continue", "reasoning": "a cookie dialog covers the form",
+					"blocker": map[string]any{"description": "cookie consent dialog", "commands": []any{cmd("click", refTarget(ref(req, "button", "Accept all")), "")}}}
+			}),
+			respond(func(req llmtest.Request) map[string]any {
+				return map[string]any{"status": "complete", "commands": []any{cmd("click", refTarget(ref(req, "button", "Subscribe")), "")}}
+			}),
+		)
+		if res.Status != orchestrator.StatusSucceeded {
+			t.Fatalf("%s: %s", res.Status, res.Error)
+		}
+		if st := res.Steps[0]; st.Tier != orchestrator.TierAgent || len(model.Requests()) != 2 {
+			t.Fatalf("tier %s after %d model calls", st.Tier, len(model.Requests()))
+		}
+		first := model.Requests()[0].Text()
+		if !strings.Contains(first, "was resolved without a model, but") || !strings.Contains(first, "Subscribe") {
+			t.Fatalf("the model is not told why the fast tier gave the step up:\n%s", first)
+		}
+		accept := strings.Index(res.Script, "name: 'Accept all' }).click()")
+		submit := strings.LastIndex(res.Script, "name: 'Subscribe' }).click()")
+		if accept < 0 || submit < accept {
+			t.Fatalf("the spec must clear the wall before subscribing:\n%s", res.Script)
+		}
+	})
+	t.Run("without a model", func(t *testing.T) {
+		t.Parallel()
+		res := runWithoutModel(t, scenario.Scenario{Name: "walled newsletter", BaseURL: base + "/cookie.html",
+			Steps: []scenario.Step{subscribe}}, nil)
+		if res.Status != orchestrator.StatusFailed || res.Steps[0].Status != orchestrator.StepFailed || !strings.Contains(res.Steps[0].Error, "Subscribe") {
+			t.Fatalf("%s: %+v", res.Status, res.Steps[0])
+		}
+	})
+	t.Run("a failed check", func(t *testing.T) {
+		t.Parallel()
+		sc := scenario.Scenario{Name: "unsubscribed", BaseURL: base + "/cookie.html", Steps: []scenario.Step{
+			{Text: "Verify the Email field has the value ada@example.com"}}}
+		res, _, model := runAgent(t, sc)
+		if res.Status != orchestrator.StatusFailed || len(model.Requests()) != 0 || res.Steps[0].Tier == orchestrator.TierAgent {
+			t.Fatalf("%s at tier %s after %d model calls: %s", res.Status, res.Steps[0].Tier, len(model.Requests()), res.Error)
+		}
+	})
 }
