@@ -340,15 +340,34 @@ var verifyLeadRe = regexp.MustCompile(`(?i)^(?:expected(?: result)?:\s*|verify|c
 func Parse(text string) (Intent, bool) {
 	// A sentence of several clauses is never read whole: its leftover
 	// words would become a value or a name.
-	cs, err := Clauses(text)
-	if err != nil || len(cs) != 1 {
-		return Intent{}, false
-	}
-	it, ok := parseClause(cs[0].Text)
+	it, ok := parseOne(text)
 	if !ok || it.refersBack() {
 		return Intent{}, false
 	}
 	return it, true
+}
+
+// Reads reports whether the tier reads a clause, given what the clauses
+// before it named: as Parse does, and also when it points back at them
+// ("write hi in it", "Delete the row you just created").
+func Reads(text string) bool {
+	if hasRecency(text) {
+		var err error
+		if text, err = withRecent(text, &Referent{values: []string{"x"}}); err != nil {
+			return false
+		}
+	}
+	_, ok := parseOne(text)
+	return ok
+}
+
+// parseOne reads a sentence of one clause, pronouns and all.
+func parseOne(text string) (Intent, bool) {
+	cs, err := Clauses(text)
+	if err != nil || len(cs) != 1 {
+		return Intent{}, false
+	}
+	return parseClause(cs[0].Text)
 }
 
 // refersBack reports whether a phrase of the intent names its element by a
@@ -370,7 +389,7 @@ func (it Intent) refersBack() bool {
 	return false
 }
 
-var pronoun = regexp.MustCompile(`^(?:it|them|this|that|these|those|one|ones|this one|that one|the one|its|their|him|her)$`)
+var pronoun = regexp.MustCompile(`^(?:it|them|this|that|these|those|one|ones|this one|that one|the one|its|their|him|her)(?: again)?$`)
 
 func parseClause(text string) (Intent, bool) {
 	s := strings.TrimSpace(text)

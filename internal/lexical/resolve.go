@@ -47,6 +47,9 @@ type Options struct {
 	// the page shows one without it, and never guessed where the page cannot
 	// tell (a field takes anything): the step goes to the agent, saying why.
 	Trail string
+	// Before is what the clauses before this one named, for a pronoun or a
+	// recency phrase pointing back at it; nil reads neither.
+	Before *Referent
 }
 
 // Resolution is a resolved step: the commands to run, every target a
@@ -60,9 +63,20 @@ type Resolution struct {
 
 // Resolve reads a step sentence and resolves it against the page.
 func Resolve(ctx context.Context, page Page, text string, o Options) (Resolution, error) {
-	it, ok := Parse(text)
-	if !ok {
+	if o.Before != nil {
+		var err error
+		if text, err = withRecent(text, o.Before); err != nil {
+			return Resolution{}, fmt.Errorf("%w: %v", ErrUnsure, err)
+		}
+	}
+	it, ok := parseOne(text)
+	if !ok || (it.refersBack() && o.Before == nil) {
 		return Resolution{}, ErrNotUnderstood
+	}
+	if it.refersBack() {
+		if err := pointBack(&it, o.Before); err != nil {
+			return Resolution{}, fmt.Errorf("%w: %v", ErrUnsure, err)
+		}
 	}
 	if o.Expand != nil {
 		expandIntent(&it, o.Expand)
@@ -204,6 +218,13 @@ func (b *builder) build(it Intent) ([]browser.Command, error) {
 			return one(browser.Command{Action: browser.ActionNavigate, Value: it.Target.Quoted})
 		}
 		_, t, err := b.pick(it.Target, "open")
+		if errors.Is(err, errAbsent) && it.Target.Role == "field" && len(it.Target.Words) > 0 {
+			// "Open the comment box": a box not shown yet opens from the
+			// control named for what it holds ("Comment").
+			bare := clonePhrase(*it.Target)
+			bare.Role, bare.RoleWords = "", nil
+			_, t, err = b.pick(&bare, "open")
+		}
 		if err != nil {
 			return nil, err
 		}

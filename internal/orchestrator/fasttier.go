@@ -20,7 +20,11 @@ import (
 // swallowed into another's value or name. The clauses run in order, each
 // resolved on the page the one before left; a later clause that cannot be
 // resolved goes to the agent with what is left of the sentence.
-func (r *run) autoStep(ctx context.Context, rep *StepReport, i int, st scenario.Step) error {
+//
+// prior is what the step before named, for a pronoun or a recency phrase
+// pointing back at it; when every clause ran here, what this step named is
+// kept for the next (r.named).
+func (r *run) autoStep(ctx context.Context, rep *StepReport, i int, st scenario.Step, prior lexical.Referent) error {
 	clauses, err := lexical.Clauses(st.Text)
 	if err != nil {
 		return r.viaAgent(ctx, rep, i, st, r.secrets.redact(r.expand(err.Error())))
@@ -44,6 +48,7 @@ func (r *run) autoStep(ctx context.Context, rep *StepReport, i int, st scenario.
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%q was done without a model; the agent took the rest", r.secrets.redact(r.expand(joinClauses(clauses[:k])))))
 		return r.viaAgent(ctx, rep, i, rest, why)
 	}
+	ref := prior
 	for k := 0; k < len(clauses); k++ {
 		c := clauses[k]
 		if _, ok := lexical.DialogAnswer(c.Text, c.Trail); ok {
@@ -53,10 +58,11 @@ func (r *run) autoStep(ctx context.Context, rep *StepReport, i int, st scenario.
 			return toAgent(k, fmt.Sprintf("%q answers a native dialog, which is answered as the action that opens it runs; no action before it in the step opens one",
 				r.secrets.redact(r.expand(c.Text))))
 		}
-		cmds, tier, why := r.fastClause(ctx, c.Text, c.Trail)
+		cmds, tier, named, why := r.fastClause(ctx, c.Text, c.Trail, ref)
 		if why != "" {
 			return toAgent(k, why)
 		}
+		ref = named
 		if rep.Tier != TierLexical {
 			rep.Tier = tier
 		}
@@ -111,6 +117,7 @@ func (r *run) autoStep(ctx context.Context, rep *StepReport, i int, st scenario.
 		}
 		k++ // the dialog clause is done
 	}
+	r.named = ref
 	return nil
 }
 
@@ -120,27 +127,28 @@ func fastReads(text string) bool {
 	if Grammatical(text) {
 		return true
 	}
-	_, ok := lexical.Parse(text)
-	return ok
+	return lexical.Reads(text)
 }
 
 // fastClause resolves one clause by the strict grammar or, failing that,
 // the lexical tier; a non-empty why says why neither could.
 // trail is the punctuation the sentence ended with, which a value written
 // unquoted at the clause's end may own (lexical.Options.Trail).
-func (r *run) fastClause(ctx context.Context, text, trail string) ([]browser.Command, string, string) {
-	cmds, why := r.resolveSentence(ctx, text)
+// before is what the clauses before it named, for a pronoun or recency
+// phrase pointing back; named is that once the clause has run.
+func (r *run) fastClause(ctx context.Context, text, trail string, before lexical.Referent) (cmds []browser.Command, tier string, named lexical.Referent, why string) {
+	cmds, why = r.resolveSentence(ctx, text)
 	if why == "" {
-		return cmds, TierDeterministic, ""
+		return cmds, TierDeterministic, before.AfterText(text), ""
 	}
-	cmds, err := r.lexical(ctx, text, trail)
+	res, err := r.lexical(ctx, text, trail, &before)
 	if err == nil {
-		return cmds, TierLexical, ""
+		return res.Commands, TierLexical, before.After(res.Intent), ""
 	}
 	if !errors.Is(err, lexical.ErrNotUnderstood) {
 		why = r.secrets.redact(err.Error())
 	}
-	return nil, "", why
+	return nil, "", before, why
 }
 
 // joinClauses writes clauses back as one sentence.

@@ -3,6 +3,7 @@ package orchestrator_test
 import (
 	"github.com/webpilot/webpilot/internal/llm/llmtest"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -188,4 +189,39 @@ func TestAFastTierActionThePageRefusesGoesToTheAgent(t *testing.T) {
 			t.Fatalf("%s at tier %s after %d model calls: %s", res.Status, res.Steps[0].Tier, len(model.Requests()), res.Error)
 		}
 	})
+}
+
+// TestAStepPointsBackAtWhatTheStepBeforeNamed: "Delete the item you just
+// added" is the row of the value the step before added, and "clear it"
+// the field the clause before filled, with no model; a pointer after a
+// step the fast tiers did not read is the agent's.
+func TestAStepPointsBackAtWhatTheStepBeforeNamed(t *testing.T) {
+	t.Parallel()
+	app := httptest.NewServer(demoapp.Handler(demoapp.Options{}))
+	t.Cleanup(app.Close)
+	login := []scenario.Step{
+		{Text: "When I type {{EMAIL}} into the email field and enter {{PASSWORD}} in the password field, then I press the Sign in button"},
+		{Text: `Welcome back should be shown and then open the Shopping list`},
+	}
+	sc := scenario.Scenario{Name: "pointing back", BaseURL: app.URL + "/login",
+		Data: map[string]string{"EMAIL": demoapp.Email}, Secrets: map[string]string{"PASSWORD": demoapp.Password},
+		Steps: append(slices.Clone(login),
+			scenario.Step{Text: `Add the item "Jam"`},
+			scenario.Step{Text: "Delete the item you just added"},
+			scenario.Step{Text: `"Jam" should be gone and the list has 1 item`},
+		)}
+	res := runWithoutModel(t, sc, nil)
+	mustSucceed(t, res)
+	if res.Usage.PromptTokens != 0 || res.Steps[3].Tier != orchestrator.TierLexical {
+		t.Fatalf("%d tokens, the pointer's tier %s", res.Usage.PromptTokens, res.Steps[3].Tier)
+	}
+	mustPassSpec(t, res, map[string]string{"PASSWORD": demoapp.Password})
+
+	sc.Steps = append(slices.Clone(login),
+		scenario.Step{Type: scenario.StepAction, Action: "click", Target: &scenario.Target{Text: "Bread"}},
+		scenario.Step{Text: "Delete the item you just added"})
+	res = runWithoutModel(t, sc, nil)
+	if last := res.Steps[len(res.Steps)-1]; last.Status != orchestrator.StepFailed || !strings.Contains(last.Error, "not one thing the step or the one before names") {
+		t.Fatalf("a pointer after a step the fast tiers did not read: %+v", last)
+	}
 }

@@ -62,6 +62,9 @@ type run struct {
 	boundary   string   // frames untrusted content in prompts; a page cannot guess it
 	blocksSeen int      // egress refusals already reported
 	blocked    []string // refusals outside any step (Result.Blocked)
+	// named is what the last step named, when the fast tiers read all of
+	// it, for the next step's pronouns ("untick the third one").
+	named lexical.Referent
 	files      []browser.File
 	// nextView is the representation the last batch took after settling: the
 	// next one the model sees, and the "before" of the next delta.
@@ -354,6 +357,10 @@ func (r *run) runStep(ctx context.Context, i int) (StepReport, error) {
 // generateStep runs a step through the tier its type and text call for.
 func (r *run) generateStep(ctx context.Context, rep *StepReport, i int, st scenario.Step, typ string) error {
 	var err error
+	// What this step names is known only when the fast tiers read all of
+	// it (autoStep says); a step after any other names nothing to point at.
+	prior := r.named.NextStep()
+	r.named = lexical.Referent{}
 	switch typ {
 	case scenario.StepAction:
 		rep.Tier = TierDeterministic
@@ -367,7 +374,7 @@ func (r *run) generateStep(ctx context.Context, rep *StepReport, i int, st scena
 		rep.Tier = TierDeterministic
 		r.query(ctx, rep, st)
 	case scenario.StepAuto:
-		err = r.autoStep(ctx, rep, i, st)
+		err = r.autoStep(ctx, rep, i, st, prior)
 	default:
 		err = r.viaAgent(ctx, rep, i, st, "")
 	}
@@ -409,11 +416,10 @@ func (r *run) viaAgent(ctx context.Context, rep *StepReport, i int, st scenario.
 
 // lexical resolves a plain sentence against the page (see package
 // lexical); an error says why it did not.
-func (r *run) lexical(ctx context.Context, text, trail string) ([]browser.Command, error) {
+func (r *run) lexical(ctx context.Context, text, trail string, before *lexical.Referent) (lexical.Resolution, error) {
 	t := time.Now()
 	defer func() { r.timing.Browser += time.Since(t) }()
-	res, err := lexical.Resolve(ctx, r.Page, text, lexical.Options{Expand: r.expand, Trail: trail})
-	return res.Commands, err
+	return lexical.Resolve(ctx, r.Page, text, lexical.Options{Expand: r.expand, Trail: trail, Before: before})
 }
 
 // deterministic runs resolved commands as one batch.

@@ -20,6 +20,9 @@ var files embed.FS
 type Case struct {
 	Page string `json:"page"`
 	Step string `json:"step"`
+	// After is the step before it, when the step points back at what
+	// that one named ("untick the third one").
+	After string `json:"after,omitempty"`
 	Part
 	// Then are the meanings of the step's further clauses ("… and press
 	// Enter"); a compound step is right only when every clause is.

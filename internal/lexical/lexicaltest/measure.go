@@ -68,19 +68,30 @@ func measure(ctx context.Context, s Session, c Case) Outcome {
 	o.Clauses = len(clauses)
 	if len(clauses) > 1 {
 		for _, cl := range clauses {
-			if _, ok := lexical.Parse(cl.Text); !ok {
+			if !lexical.Reads(cl.Text) {
 				o.Why = fmt.Sprintf("the clause %q is not one the tier reads", cl.Text)
 				return o
 			}
 		}
 	}
 	parts := c.Parts()
+	var ref lexical.Referent
+	if c.After != "" {
+		// What the step before named, as the orchestrator keeps it.
+		before, err := lexical.Resolve(ctx, s, c.After, lexical.Options{Wait: time.Millisecond})
+		if err != nil {
+			o.Why = fmt.Sprintf("the step before: %v", err)
+			return o
+		}
+		ref = ref.After(before.Intent).NextStep()
+	}
 	for k, cl := range clauses {
-		res, err := lexical.Resolve(ctx, s, cl.Text, lexical.Options{Wait: time.Millisecond, Trail: cl.Trail})
+		res, err := lexical.Resolve(ctx, s, cl.Text, lexical.Options{Wait: time.Millisecond, Trail: cl.Trail, Before: &ref})
 		if err != nil {
 			o.Why = err.Error()
 			return o
 		}
+		ref = ref.After(res.Intent)
 		if k >= len(parts) {
 			o.wrong, o.Why = true, fmt.Sprintf("read %d clauses, the step has %d", len(clauses), len(parts))
 			return o
