@@ -65,7 +65,7 @@ type run struct {
 	// named is what the last step named, when the fast tiers read all of
 	// it, for the next step's pronouns ("untick the third one").
 	named lexical.Referent
-	files      []browser.File
+	files []browser.File
 	// nextView is the representation the last batch took after settling: the
 	// next one the model sees, and the "before" of the next delta.
 	nextView *browser.Snapshot
