@@ -33,7 +33,7 @@ func (e *env) lexicalBench(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	out, err := lexicaltest.Measure(ctx, sess, srv.URL)
+	out, err := lexicaltest.Measure(ctx, sess, srv.URL, lexicaltest.Corpus())
 	sess.Close()
 	if err != nil {
 		return fmt.Errorf("lexical bench: %w", err)

@@ -146,7 +146,9 @@ func nextSplit(s, verb string) (at, end int, joiner string, gapped bool) {
 var (
 	fillWith = regexp.MustCompile(`(?i)^(fill(?: in| out)?|populate)\s`)
 	typeInto = regexp.MustCompile(`(?i)^(type|enter|input|write|put|key in|insert)\s`)
+	setTo    = regexp.MustCompile(`(?i)^(set|change|update)\s`)
 	withGap  = regexp.MustCompile(`(?i)^(?:the |my |your )?[\w ]+? with (?:⟦\d+⟧|\S+)$`)
+	toGap    = regexp.MustCompile(`(?i)^(?:the |my |your )?[\w -]+? to (?:⟦\d+⟧|\S+)$`)
 	intoGap  = regexp.MustCompile(`(?i)^(?:⟦\d+⟧|\S+) (?:in|into|as) (?:the |my |your )?[\w ]+$`)
 )
 
@@ -160,6 +162,9 @@ func gappable(s string) string {
 	if m := typeInto.FindStringSubmatch(s); m != nil {
 		return deconjugate(m[1])
 	}
+	if m := setTo.FindStringSubmatch(s); m != nil {
+		return deconjugate(m[1])
+	}
 	return ""
 }
 
@@ -171,11 +176,16 @@ func gap(verb, prev, next string) bool {
 	if fillWith.MatchString(verb + " ") {
 		return withGap.MatchString(next) && withWord.MatchString(prev)
 	}
+	if setTo.MatchString(verb + " ") {
+		// "Set adults to 1 and children to 2".
+		return toGap.MatchString(next) && toWord.MatchString(prev)
+	}
 	return intoGap.MatchString(next) && intoWord.MatchString(prev)
 }
 
 var (
 	withWord = regexp.MustCompile(`(?i)\swith\s`)
+	toWord   = regexp.MustCompile(`(?i)\sto\s`)
 	intoWord = regexp.MustCompile(`(?i)\s(?:in|into|as)\s`)
 )
 

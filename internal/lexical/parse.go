@@ -163,7 +163,9 @@ type rule struct {
 	build func(m []string, q []string) (Intent, bool)
 }
 
-func rx(s string) *regexp.Regexp { return regexp.MustCompile(`(?i)^` + s + `$`) }
+var byWhat = regexp.MustCompile(`(?i)^search (?:by|on|in|under|within) `)
+
+func rx(s string) *regexp.Regexp { return regexp.MustCompile(`(?i)^(?:` + s + `)$`) }
 
 const (
 	keys        = `(enter|return|tab|escape|esc|space|backspace|delete|arrow ?(?:up|down|left|right)|up|down|left|right|home|end|page ?up|page ?down|f\d{1,2}|(?:(?:control|ctrl|shift|alt|meta|cmd)\+)+[a-z0-9]+)`
@@ -210,6 +212,10 @@ var rules = []rule{
 		return Intent{Verb: "search", Target: parsePhrase(m[1], q), Values: []string{valueOf(m[2], q)}}, true
 	}},
 	{rx(`search (?:for )?(.+?)(?: (?:in|using) (?:the )?(.+))?`), func(m, q []string) (Intent, bool) {
+		if byWhat.MatchString(m[0]) {
+			// "Search by title" says how to search, not what for.
+			return Intent{}, false
+		}
 		p := &Phrase{Words: []string{"search"}}
 		if m[2] != "" {
 			p = parsePhrase(m[2], q)

@@ -12,7 +12,7 @@ import (
 	"github.com/webpilot/webpilot/internal/browser"
 )
 
-//go:embed pages/*.html corpus.json
+//go:embed pages/*.html corpus.json fresh/*.html fresh/corpus.json
 var files embed.FS
 
 // Case is one corpus step: what its first clause means, and what each
@@ -55,9 +55,24 @@ func (p Part) ForAgent() bool { return p.Want == "" && p.Action == "" && p.Asser
 // Parts are the meanings of every clause of the step, in order.
 func (c Case) Parts() []Part { return append([]Part{c.Part}, c.Then...) }
 
-// Corpus returns the corpus.
-func Corpus() []Case {
-	raw, err := files.ReadFile("corpus.json")
+// Corpus returns the first corpus, written alongside the fast tiers.
+func Corpus() []Case { return cases("corpus.json") }
+
+// Pages serves the first corpus's pages at /<name>.html.
+func Pages() http.Handler { return serve("pages") }
+
+// Fresh returns the second corpus: steps written the way manual test
+// cases, Gherkin feature files and QA checklists phrase them, for apps of
+// other kinds than the first corpus's (a bank, a clinic, hotels, a
+// library, a job application, an issue tracker). It is kept apart from
+// the first and measured on its own.
+func Fresh() []Case { return cases("fresh/corpus.json") }
+
+// FreshPages serves the second corpus's pages at /<name>.html.
+func FreshPages() http.Handler { return serve("fresh") }
+
+func cases(name string) []Case {
+	raw, err := files.ReadFile(name)
 	if err != nil {
 		panic(err)
 	}
@@ -68,9 +83,8 @@ func Corpus() []Case {
 	return cs
 }
 
-// Pages serves the corpus pages at /<name>.html.
-func Pages() http.Handler {
-	sub, err := fs.Sub(files, "pages")
+func serve(dir string) http.Handler {
+	sub, err := fs.Sub(files, dir)
 	if err != nil {
 		panic(err)
 	}
