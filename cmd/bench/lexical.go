@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http/httptest"
 	"regexp"
 	"slices"
@@ -90,6 +91,45 @@ func (e *env) lexicalBench(ctx context.Context) error {
 	fmt.Println()
 	fmt.Printf("bench lexical: corpus=%d resolved=%d wrong=%d cached_rerun_calls=%d\n", n, resolved, wrong, calls)
 	fmt.Printf("bench fasttier: corpus=%d resolved=%d wrong=%d compound=%d compound_wrong=%d\n", n, resolved, wrong, compound, compoundWrong)
+	fmt.Println()
+	return e.freshBench(ctx)
+}
+
+// freshBench measures the fast tiers on the second corpus, written apart
+// from them for apps of other kinds, on its own pages.
+func (e *env) freshBench(ctx context.Context) error {
+	srv := httptest.NewServer(lexicaltest.FreshPages())
+	defer srv.Close()
+	sess, err := e.browser.NewSession(ctx, browser.SessionOptions{Policy: netguard.New([]string{"127.0.0.1"})})
+	if err != nil {
+		return err
+	}
+	out, err := lexicaltest.Measure(ctx, sess, srv.URL, lexicaltest.Fresh())
+	sess.Close()
+	if err != nil {
+		return fmt.Errorf("fresh corpus bench: %w", err)
+	}
+	pages := map[string][2]int{}
+	resolved, wrong := 0, 0
+	for _, o := range out {
+		p := pages[o.Case.Page]
+		p[0]++
+		if o.Right {
+			resolved++
+			p[1]++
+		}
+		if o.Wrong() {
+			wrong++
+		}
+		pages[o.Case.Page] = p
+	}
+	fmt.Printf("Steps written apart from the fast tiers (%d steps for six apps of other kinds: manual test cases, Gherkin, checklists)\n", len(out))
+	fmt.Printf("  %-14s %6s %9s\n", "page", "steps", "resolved")
+	names := slices.Sorted(maps.Keys(pages))
+	for _, name := range names {
+		fmt.Printf("  %-14s %6d %8.0f%%\n", name, pages[name][0], 100*float64(pages[name][1])/float64(pages[name][0]))
+	}
+	fmt.Printf("bench fasttier_fresh: corpus=%d resolved=%d wrong=%d\n", len(out), resolved, wrong)
 	fmt.Println()
 	return nil
 }

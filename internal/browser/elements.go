@@ -173,7 +173,7 @@ const elementsScript = `(max) => {
     if (!visible(e)) continue;
     const [role, name] = wpRoleName(e);
     const attr = (n) => e.getAttribute(n) || '';
-    const type = tag === 'input' ? (attr('type') || 'text').toLowerCase() : '';
+    const type = tag === 'input' ? (attr('type') || 'text').toLowerCase() : tag === 'button' ? (e.type || 'submit') : '';
     const editable = (tag === 'input' && !['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file', 'range', 'color', 'hidden'].includes(type)) || tag === 'textarea' || e.isContentEditable && !(e.parentElement && e.parentElement.isContentEditable);
     let label = '';
     if (e.labels && e.labels.length) label = clean([...e.labels].map(labelText).join(' '));

@@ -22,9 +22,10 @@ import (
 // Intent is a parsed step before its targets are matched.
 type Intent struct {
 	// Verb is what to do: click, dblclick, rightclick, hover, fill, clear,
-	// select, set, choose, check, uncheck, press, upload, drag, scroll,
-	// open, add, signout, submitform (Target's one word is its purpose:
-	// signin, subscribe), or verify.
+	// select, set, choose, check, uncheck, agree (tick the box that says
+	// so), press, upload, drag, scroll, open, add, signout, submit (the
+	// page's one submit button), submitform (Target's one word is its
+	// purpose: signin, subscribe), or verify.
 	Verb string
 	// Check is a verification's kind: visible, hidden, checked,
 	// unchecked, enabled, disabled, equals, contains, count, order; or a
@@ -37,6 +38,10 @@ type Intent struct {
 	// Repeat is how many times a click or key press is done ("Click Next
 	// three times", "press the plus button twice"); 0 is once.
 	Repeat int
+	// Shown says a check's value was written unquoted over several words
+	// ("Verify the status of Winter Orchard is Checked out"): it holds only
+	// where the element meant shows that value now.
+	Shown bool
 }
 
 // Phrase names an element the way a person does.
@@ -207,7 +212,7 @@ var rules = []rule{
 	}},
 	// "Delete "Leek"", "Remove "Apple" from the cart": that row's button.
 	{rx(`(delete|remove) (?:the )?(?:(?:todo|task|item|entry|row|product|line) )?(⟦\d+⟧)(?: (?:todo|task|item|entry|row|product|line))?(?: from (?:the |my )?[\w ]+)?`), rowButton},
-	{rx(`(delete|remove) ([\w ]+?) from (?:the |my )?(?:cart|basket|bag|list|wishlist|favorites|favourites|order)`), rowButton},
+	{rx(`(delete|remove) ([\w ]+?) from (?:the |my )?[\w ]+`), rowButton},
 	{rx(`search (?:in |through |within )?(?:the |my )?(.+?) for (.+)`), func(m, q []string) (Intent, bool) {
 		return Intent{Verb: "search", Target: parsePhrase(m[1], q), Values: []string{valueOf(m[2], q)}}, true
 	}},
@@ -259,7 +264,7 @@ var rules = []rule{
 	{rx(`(?:fill(?: in| out)?|populate|complete) (.+?) with (.+)`), func(m, q []string) (Intent, bool) {
 		return Intent{Verb: "fill", Target: parsePhrase(m[1], q), Values: []string{valueOf(m[2], q)}}, true
 	}},
-	{rx(`(?:type|enter|input|write|put|key in|insert|fill in|fill) (.+?) (?:into|in|inside|in to|on|to) (.+)`), func(m, q []string) (Intent, bool) {
+	{rx(`(?:type|enter|input|write|put|key in|insert|fill in|fill|paste) (.+?) (?:into|in|inside|in to|on|to) (.+)`), func(m, q []string) (Intent, bool) {
 		return Intent{Verb: "fill", Target: parsePhrase(m[2], q), Values: []string{valueOf(m[1], q)}}, true
 	}},
 	{rx(`(?:type|enter|input|use|give) (.+?) (?:as|for) (?:the |my |your )?(.+)`), func(m, q []string) (Intent, bool) {
@@ -286,8 +291,11 @@ var rules = []rule{
 	}},
 	{rx(`(?:check|tick|enable|turn on|switch on|toggle on)(?: the box)?(?: for)? (.+)`), target("check")},
 	{rx(`(?:uncheck|untick|un-check|un-tick|disable|turn off|switch off|toggle off|deselect|clear the box for) (.+)`), target("uncheck")},
+	{rx(`(?:agree to|accept|consent to|acknowledge) (.+)`), target("agree")},
+	{rx(`filter (?:the [\w ]+ )?by (.+)`), target("check")},
+	{rx(`submit(?: (?:the |this |my |your )?[\w -]+)?`), verbOnly("submit")},
 	{rx(`(?:select|choose|pick|opt for) (.+)`), target("choose")},
-	{rx(`(?:upload|attach) (.+?) (?:to|into|in|using|with|via|through) (.+)`), func(m, q []string) (Intent, bool) {
+	{rx(`(?:upload|attach) (.+?) (?:to|into|in|using|with|via|through|as) (.+)`), func(m, q []string) (Intent, bool) {
 		return Intent{Verb: "upload", Target: parsePhrase(m[2], q), Values: []string{valueOf(m[1], q)}}, true
 	}},
 	{rx(`(?:drag|move) (.+?) (?:onto|on to|to|into|over|on|in) (.+)`), func(m, q []string) (Intent, bool) {
@@ -328,7 +336,7 @@ var verifications = []rule{
 	{rx(`(?:the )?(?:current )?(?:url|address|location) (?:is|should be|equals) (.+)`), page("urlEquals")},
 	{rx(`(?:the )?value of (.+?) (?:is|should be|equals|must be) (.+)`), compare("equals")},
 	{rx(`(.+?) (?:has|have|should have|must have) (?:the )?value (.+)`), compare("equals")},
-	{rx(`(.+?) (?:contains|includes|shows|displays|reads|says|should (?:contain|include|show|display|read|say)|must (?:contain|show)) (?:the text )?(.+)`), compare("contains")},
+	{rx(`(.+?) (?:contains|includes|shows|displays|reads|says|mentions|should (?:contain|include|show|display|read|say|mention)|must (?:contain|show|mention)) (?:the text )?(.+)`), compare("contains")},
 	{rx(`(.+?) (?:is|equals|should be|should equal|must be) (.+)`), compare("equals")},
 }
 
@@ -575,15 +583,18 @@ func page(assert string) func(m, q []string) (Intent, bool) {
 func compare(kind string) func(m, q []string) (Intent, bool) {
 	return func(m, q []string) (Intent, bool) {
 		v, ok := onlyQuote(m[2], q)
+		shown := false
 		if !ok {
 			w := strings.TrimSpace(m[2])
-			if strings.ContainsAny(w, " ⟦") || w == "" {
+			if strings.Contains(w, "⟦") || w == "" {
 				return Intent{}, false
 			}
-			v = w
+			// Several words unquoted: where the name ends and the value
+			// begins is only sure when the page shows the value there.
+			v, shown = w, strings.Contains(w, " ")
 		}
 		p := parsePhrase(m[1], q)
-		return Intent{Check: kind, Target: p, Values: []string{v}}, !p.empty()
+		return Intent{Check: kind, Target: p, Values: []string{v}, Shown: shown}, !p.empty()
 	}
 }
 

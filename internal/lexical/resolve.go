@@ -70,7 +70,7 @@ func Resolve(ctx context.Context, page Page, text string, o Options) (Resolution
 		}
 	}
 	it, ok := parseOne(text)
-	if !ok || (it.refersBack() && o.Before == nil) {
+	if ok && it.refersBack() && o.Before == nil {
 		return Resolution{}, ErrNotUnderstood
 	}
 	if it.refersBack() {
@@ -91,10 +91,29 @@ func Resolve(ctx context.Context, page Page, text string, o Options) (Resolution
 			return Resolution{}, fmt.Errorf("%w: %v", ErrUnsure, err)
 		}
 		b := &builder{ctx: ctx, page: page, els: els, score: 1}
+		if !ok {
+			// No rule reads it: the page's structure may ("Renew Atlas of
+			// Stars"); never waited for.
+			cmds, named, err := b.byStructure(text)
+			if errors.Is(err, errAbsent) {
+				return Resolution{}, ErrNotUnderstood
+			}
+			if err != nil {
+				return Resolution{}, fmt.Errorf("%w: %v", ErrUnsure, err)
+			}
+			return Resolution{Intent: named, Commands: cmds, Score: 1}, nil
+		}
 		if o.Trail != "" && endsWithValue(text, it) {
 			b.trail = o.Trail
 		}
 		cmds, err := b.build(it)
+		if errors.Is(err, errAbsent) && b.trail == "" {
+			// "Clear all filters" is the button of that name.
+			if named, nerr := b.byWholeName(text); nerr == nil {
+				cmds, err = named, nil
+				it = Intent{Verb: "click", Target: &Phrase{Quoted: strings.TrimSpace(text)}}
+			}
+		}
 		if err == nil {
 			for _, c := range cmds {
 				if verr := c.Validate(); verr != nil {
@@ -280,6 +299,13 @@ func (b *builder) build(it Intent) ([]browser.Command, error) {
 		return nil, fmt.Errorf("%s cannot be set to %q", describe(e), value)
 	case "choose":
 		e, t, err := b.pick(it.Target, "choose")
+		if errors.Is(err, errAbsent) {
+			// "Select 2 rooms": the option of that name, in the one
+			// dropdown that offers it.
+			if cmds, oerr := b.byOption(it.Target); oerr == nil || !errors.Is(oerr, errAbsent) {
+				return cmds, oerr
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -292,6 +318,24 @@ func (b *builder) build(it Intent) ([]browser.Command, error) {
 			return nil, fmt.Errorf("%s is a dropdown: the step does not say which option to choose", describe(e))
 		}
 		return one(browser.Command{Action: browser.ActionClick, Target: t})
+	case "agree":
+		// "Agree to the privacy notice": the box that says so, whatever
+		// its last word names elsewhere ("notice", "terms").
+		e, t, err := b.pick(it.Target, "check")
+		if errors.Is(err, errAbsent) && it.Target.Role != "" {
+			bare := clonePhrase(*it.Target)
+			bare.Words, bare.Role, bare.RoleWords = append(bare.Words, bare.RoleWords...), "", nil
+			e, t, err = b.pick(&bare, "check")
+		}
+		if err != nil {
+			return nil, err
+		}
+		if e.Role != "checkbox" && e.Role != "switch" {
+			return nil, fmt.Errorf("%s is not a box to tick", describe(e))
+		}
+		return one(browser.Command{Action: browser.ActionCheck, Target: t})
+	case "submit":
+		return b.submitOne()
 	case "check", "uncheck":
 		_, t, err := b.pick(it.Target, it.Verb)
 		if err != nil {
@@ -474,8 +518,22 @@ func (b *builder) verify(it Intent) ([]browser.Command, error) {
 		return check(browser.AssertIsDisabled, "disabled")
 	case "equals", "contains":
 		e, t, err := b.pick(p, it.Check)
+		if errors.Is(err, errAbsent) {
+			// "the status of Winter Orchard": a table's cell, by its
+			// column and the row that names the item.
+			if ce, ct, cerr := b.cellOf(p); !errors.Is(cerr, errAbsent) {
+				e, t, err = ce, ct, cerr
+			}
+		}
 		if err != nil {
 			return nil, err
+		}
+		if it.Shown {
+			shownValue, ok := showsNow(e, value, it.Check == "contains")
+			if !ok {
+				return nil, fmt.Errorf("%q is written unquoted over several words and %s does not show it now: quote it to say where it begins", value, describe(e))
+			}
+			value = shownValue
 		}
 		if b.trail != "" {
 			// The text the element shows tells: "Welcome back!" keeps it,
