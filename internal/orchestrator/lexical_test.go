@@ -99,7 +99,7 @@ func TestACompoundStepWithAClauseNoTierReadsRunsNothing(t *testing.T) {
 	app := httptest.NewServer(demoapp.Handler(demoapp.Options{}))
 	t.Cleanup(app.Close)
 	sc := scenario.Scenario{Name: "unread clause", BaseURL: app.URL + "/login",
-		Steps: []scenario.Step{{Text: "Type someone@example.com into the email field and submit the form"}}}
+		Steps: []scenario.Step{{Text: "Type someone@example.com into the email field and make sure everything looks right"}}}
 	res := runWithoutModel(t, sc, nil)
 	st := res.Steps[0]
 	if res.Status == orchestrator.StatusSucceeded || st.Status != orchestrator.StepFailed {
@@ -108,7 +108,7 @@ func TestACompoundStepWithAClauseNoTierReadsRunsNothing(t *testing.T) {
 	if len(st.Commands) != 0 {
 		t.Fatalf("the step ran %+v without the agent", st.Commands)
 	}
-	if !strings.Contains(st.Error, `"submit the form"`) {
+	if !strings.Contains(st.Error, `"make sure everything looks right"`) {
 		t.Fatalf("the failure does not name the clause no tier reads: %s", st.Error)
 	}
 }
