@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"slices"
@@ -28,14 +29,7 @@ import (
 // element), the time of a lexical resolution, and how many model calls the
 // second run of a scenario makes with the tenant's step cache in Postgres.
 func (e *env) lexicalBench(ctx context.Context) error {
-	srv := httptest.NewServer(lexicaltest.Pages())
-	defer srv.Close()
-	sess, err := e.browser.NewSession(ctx, browser.SessionOptions{Policy: netguard.New([]string{"127.0.0.1"})})
-	if err != nil {
-		return err
-	}
-	out, err := lexicaltest.Measure(ctx, sess, srv.URL, lexicaltest.Corpus())
-	sess.Close()
+	out, err := e.measureCorpus(ctx, lexicaltest.Pages(), lexicaltest.Corpus())
 	if err != nil {
 		return fmt.Errorf("lexical bench: %w", err)
 	}
@@ -95,17 +89,23 @@ func (e *env) lexicalBench(ctx context.Context) error {
 	return e.freshBench(ctx)
 }
 
-// freshBench measures the fast tiers on the second corpus, written apart
-// from them for apps of other kinds, on its own pages.
-func (e *env) freshBench(ctx context.Context) error {
-	srv := httptest.NewServer(lexicaltest.FreshPages())
+// measureCorpus measures the fast tiers on a corpus served by pages, in
+// a session of its own.
+func (e *env) measureCorpus(ctx context.Context, pages http.Handler, corpus []lexicaltest.Case) ([]lexicaltest.Outcome, error) {
+	srv := httptest.NewServer(pages)
 	defer srv.Close()
 	sess, err := e.browser.NewSession(ctx, browser.SessionOptions{Policy: netguard.New([]string{"127.0.0.1"})})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	out, err := lexicaltest.Measure(ctx, sess, srv.URL, lexicaltest.Fresh())
-	sess.Close()
+	defer sess.Close()
+	return lexicaltest.Measure(ctx, sess, srv.URL, corpus)
+}
+
+// freshBench measures the fast tiers on the second corpus, written apart
+// from them for apps of other kinds, on its own pages.
+func (e *env) freshBench(ctx context.Context) error {
+	out, err := e.measureCorpus(ctx, lexicaltest.FreshPages(), lexicaltest.Fresh())
 	if err != nil {
 		return fmt.Errorf("fresh corpus bench: %w", err)
 	}
