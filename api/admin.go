@@ -16,7 +16,19 @@ type TenantRequest struct {
 	Name string `json:"name"`
 	// MaxRunning bounds the tenant's jobs running at once (0: the default, 4).
 	MaxRunning int `json:"max_running,omitempty"`
+	// MaxRunSeconds bounds any one run of the tenant's own tests (a file's
+	// run, a repair's trial), below the deployment's ceiling (0: the
+	// deployment's). A file whose tests need longer ends with what finished
+	// and names the tests it did not reach.
+	MaxRunSeconds int `json:"max_run_seconds,omitempty"`
 }
+
+// Bounds of a tenant's run ceiling: the runner needs a minute to start,
+// and no plan runs one file for more than a day.
+const (
+	minTenantRunSeconds = 60
+	maxTenantRunSeconds = 24 * 3600
+)
 
 // TenantCreated answers a tenant's creation with its API key, shown once.
 type TenantCreated struct {
@@ -66,11 +78,16 @@ func (s *Server) createTenant(w http.ResponseWriter, r *http.Request) {
 	if req.MaxRunning < 0 || req.MaxRunning > 1000 {
 		fe = append(fe, scenario.FieldError{Field: "max_running", Message: "must be between 0 (default) and 1000"})
 	}
+	if req.MaxRunSeconds != 0 && (req.MaxRunSeconds < minTenantRunSeconds || req.MaxRunSeconds > maxTenantRunSeconds) {
+		fe = append(fe, scenario.FieldError{Field: "max_run_seconds",
+			Message: fmt.Sprintf("must be 0 (the deployment's ceiling) or between %d and %d", minTenantRunSeconds, maxTenantRunSeconds)})
+	}
 	if len(fe) > 0 {
 		writeError(w, http.StatusBadRequest, "invalid tenant", fe)
 		return
 	}
-	t, key, err := s.store.CreateTenant(r.Context(), strings.TrimSpace(req.Name), req.MaxRunning)
+	t, key, err := s.store.CreateTenantWith(r.Context(), store.NewTenant{Name: strings.TrimSpace(req.Name), MaxRunning: req.MaxRunning,
+		MaxRunSeconds: req.MaxRunSeconds})
 	if err != nil {
 		s.internal(w, r, err)
 		return

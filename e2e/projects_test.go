@@ -20,6 +20,8 @@ import (
 	"github.com/webpilot/webpilot/api"
 	"github.com/webpilot/webpilot/internal/browser/browsertest"
 	"github.com/webpilot/webpilot/internal/demoapp"
+	"github.com/webpilot/webpilot/internal/jobs"
+	"github.com/webpilot/webpilot/internal/store"
 	"github.com/webpilot/webpilot/internal/suite/suitetest"
 )
 
@@ -422,4 +424,86 @@ func healedInListPage(t *testing.T, v api.JobView) string {
 		t.Fatalf("repair of drift: %s %s %s: %s", v.State, v.Verdict, v.Error, v.Project)
 	}
 	return rep.Proposed
+}
+
+// TestATenantsPlanBoundsEveryRunOfItsTests: a tenant created with
+// max_run_seconds has every run of its own tests end within it, below the
+// deployment's ceiling: a file whose budget would be two minutes runs for
+// one, keeps the verdict of the test that finished, names the one it did
+// not reach, and reserves browser time for one minute only. A ceiling
+// under a minute is a 400 naming the field.
+func TestATenantsPlanBoundsEveryRunOfItsTests(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, 30*time.Second, 0)
+	s.startWorker(t, nil)
+	status, body := s.call(t, "POST", "/v1/admin/tenants", adminToken, []byte(`{"name": "brief", "max_run_seconds": 30}`))
+	if status != http.StatusBadRequest || !strings.Contains(string(body), `"max_run_seconds"`) {
+		t.Fatalf("a 30 s ceiling: %d %s", status, body)
+	}
+	var created struct {
+		Tenant store.Tenant
+		APIKey string `json:"api_key"`
+	}
+	s.mustJSON(t, "POST", "/v1/admin/tenants", adminToken, map[string]any{"name": "brief", "max_run_seconds": 60}, http.StatusCreated, &created)
+	if created.Tenant.MaxRunSeconds != 60 {
+		t.Fatalf("created %+v", created.Tenant)
+	}
+	s.mustJSON(t, "POST", "/v1/admin/tenants/"+created.Tenant.ID+"/credits", adminToken,
+		map[string]any{"credits": 5, "idempotency_key": "initial"}, http.StatusOK, nil)
+	key := created.APIKey
+	files := map[string]string{
+		"package.json": `{"name": "brief", "private": true, "devDependencies": {"@playwright/test": "1.52.0"}}`,
+		"tests/wait.spec.js": `const { test, expect } = require('@playwright/test');
+
+test('the sign-in page answers', async ({ page }) => {
+  await page.goto('/login');
+  await expect(page.getByRole('button', { name: 'Sign in' })).toBeVisible();
+});
+
+test('a wait with no end', async ({ page }) => {
+  test.setTimeout(0);
+  await page.goto('/login');
+  await page.waitForTimeout(15 * 60 * 1000);
+});
+`,
+	}
+	var up api.ProjectView
+	s.mustJSON(t, "POST", "/v1/projects/brief", key, map[string]any{"files": files}, http.StatusCreated, &up)
+	if lj := s.waitEnd(t, key, up.ListJob, 2*time.Minute); lj.State != "succeeded" {
+		t.Fatalf("listing: %s %s", lj.State, lj.Error)
+	}
+	var job api.JobView
+	s.mustJSON(t, "POST", "/v1/projects/brief/run", key, map[string]any{"base_url": s.demo}, http.StatusAccepted, &job)
+	start := time.Now()
+	v := s.waitEnd(t, key, job.ID, 4*time.Minute)
+	if took := time.Since(start); took > 3*time.Minute {
+		t.Errorf("the run took %s under a one-minute ceiling", took)
+	}
+	if v.Suite == nil || len(v.Suite.Children) != 1 {
+		t.Fatalf("run: %s %s %+v", v.State, v.Error, v.Suite)
+	}
+	var cv api.JobView
+	s.mustJSON(t, "GET", "/v1/jobs/"+v.Suite.Children[0].JobID, key, nil, http.StatusOK, &cv)
+	var fr struct {
+		fileReport
+		Errors []string `json:"errors"`
+	}
+	if err := json.Unmarshal(cv.Project, &fr); err != nil {
+		t.Fatalf("child: %v (%s)", err, cv.Error)
+	}
+	got := map[string]string{}
+	for _, tc := range fr.Tests {
+		got[tc.Titles[len(tc.Titles)-1]] = tc.Status
+	}
+	if got["the sign-in page answers"] != "passed" || got["a wait with no end"] != "not run" {
+		t.Fatalf("verdicts %v, errors %q", got, fr.Errors)
+	}
+	if !strings.Contains(strings.Join(fr.Errors, "\n"), "time budget (1m0s) ended") {
+		t.Errorf("the report does not name the tenant's ceiling: %q", fr.Errors)
+	}
+	// What the file reserved of browser time follows its budget, and it is
+	// charged no more than that: one minute.
+	if secs, micro, _ := s.browserTime(t, cv.ID); micro > 60*jobs.BrowserSecondMicro {
+		t.Errorf("the file was charged %d micro-credits for %.0f s, more than its minute", micro, secs)
+	}
 }

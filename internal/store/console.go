@@ -47,10 +47,10 @@ func (s *Store) CreateConsoleSession(ctx context.Context, tenantID string, ttl t
 func (s *Store) ConsoleSession(ctx context.Context, token string) (ConsoleSession, error) {
 	var sess ConsoleSession
 	t := &sess.Tenant
-	err := s.db.QueryRow(ctx, `SELECT t.id::text, t.name, t.max_running, t.created_at, c.csrf, c.expires_at
+	err := s.db.QueryRow(ctx, `SELECT t.id::text, t.name, t.max_running, t.max_run_seconds, t.created_at, c.csrf, c.expires_at
 		FROM console_sessions c JOIN tenants t ON t.id = c.tenant_id
 		WHERE c.token_hash = $1 AND c.expires_at > now()`, tokenHash(token)).
-		Scan(&t.ID, &t.Name, &t.MaxRunning, &t.CreatedAt, &sess.CSRF, &sess.ExpiresAt)
+		Scan(&t.ID, &t.Name, &t.MaxRunning, &t.MaxRunSeconds, &t.CreatedAt, &sess.CSRF, &sess.ExpiresAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return sess, ErrNotFound
 	}

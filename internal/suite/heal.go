@@ -152,7 +152,7 @@ func (r ProjectRunner) evidence(ctx context.Context, p Project, o RunOptions) (t
 		files[t.File] = append(files[t.File], t)
 	}
 	if len(order) < 2 || len(o.Only) > 0 {
-		if budget := r.budgetOf(o.Listing, o.Files); budget > 0 && len(o.Only) == 0 {
+		if budget := r.budgetOf(o.Listing, o.Files, o.Ceiling); budget > 0 && len(o.Only) == 0 {
 			o.Wall = budget
 		}
 		tr, err := r.evidenceRun(ctx, p, o)
@@ -165,7 +165,7 @@ func (r ProjectRunner) evidence(ctx context.Context, p Project, o RunOptions) (t
 	var wg sync.WaitGroup
 	for _, f := range order {
 		fo := o
-		fo.Files, fo.Wall = []string{f}, r.Budget(files[f])
+		fo.Files, fo.Wall = []string{f}, Budget(files[f], r.Workers, r.ceiling(o.Ceiling))
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
@@ -200,8 +200,9 @@ func (r ProjectRunner) evidence(ctx context.Context, p Project, o RunOptions) (t
 const evidenceRuns = 2
 
 // budgetOf is the time budget of a run of files (all when none is
-// named), from the listing; 0 when the listing is not known.
-func (r ProjectRunner) budgetOf(listing []TestOutcome, files []string) time.Duration {
+// named), from the listing, within the tenant's ceiling; 0 when the
+// listing is not known.
+func (r ProjectRunner) budgetOf(listing []TestOutcome, files []string, ceiling time.Duration) time.Duration {
 	var tests []TestOutcome
 	for _, t := range listing {
 		if len(files) == 0 || slices.Contains(files, t.File) {
@@ -211,7 +212,7 @@ func (r ProjectRunner) budgetOf(listing []TestOutcome, files []string) time.Dura
 	if len(tests) == 0 {
 		return 0
 	}
-	return r.Budget(tests)
+	return Budget(tests, r.Workers, r.ceiling(ceiling))
 }
 
 // Repair runs the project, and heals the tests that failed because the app
@@ -328,7 +329,7 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 		}
 		ro := o
 		ro.Files, ro.NoRetries = files, true
-		if budget := r.budgetOf(o.Listing, files); budget > 0 {
+		if budget := r.budgetOf(o.Listing, files, o.Ceiling); budget > 0 {
 			ro.Wall = budget
 		}
 		next, err := r.evidenceRun(ctx, cur, inPhase(ro, fmt.Sprintf("trial %d", round+1), tests))
@@ -454,7 +455,7 @@ func (r ProjectRunner) baselinePrints(ctx context.Context, p Project, first tria
 		return prints, nil
 	}
 	bo := RunOptions{Only: only, Projects: projects, BaseURL: o.Baseline.BaseURL, Origins: o.Baseline.Origins, Proxy: o.Baseline.Proxy,
-		Env: o.Env, MaxRetries: 1, Wall: o.Wall, OnProgress: o.OnProgress}
+		Env: o.Env, MaxRetries: 1, Wall: o.Wall, Ceiling: o.Ceiling, OnProgress: o.OnProgress}
 	base, err := r.evidenceRun(ctx, p, bo)
 	if err != nil {
 		return nil, fmt.Errorf("the run on the baseline: %w", err)

@@ -92,6 +92,10 @@ type RunOptions struct {
 	// run that cannot finish still reports every test that ended and
 	// names the tests it did not reach.
 	Wall time.Duration
+	// Ceiling is the tenant's plan's bound on any one run's wall, below
+	// the sandbox's (0: the sandbox's): every budget, Wall included, stays
+	// within it.
+	Ceiling time.Duration
 }
 
 // TestSite is where a test is defined: its file (project-relative) and
@@ -312,11 +316,20 @@ export default defineConfig({
 // Budget is the time a run of tests may take with this runner's workers,
 // within its sandbox's ceiling.
 func (r ProjectRunner) Budget(tests []TestOutcome) time.Duration {
-	ceiling := sandbox.DefaultWall
+	return Budget(tests, r.Workers, r.ceiling(0))
+}
+
+// ceiling is the most any one run may take: the sandbox's wall, or the
+// tenant's (plan) when that is lower.
+func (r ProjectRunner) ceiling(tenant time.Duration) time.Duration {
+	c := sandbox.DefaultWall
 	if r.Sandbox != nil {
-		ceiling = r.Sandbox.Wall()
+		c = r.Sandbox.Wall()
 	}
-	return Budget(tests, r.Workers, ceiling)
+	if tenant > 0 {
+		c = min(c, tenant)
+	}
+	return c
 }
 
 // Run runs (or lists) the project's tests. A failing test is not an
@@ -383,7 +396,8 @@ func (r ProjectRunner) Run(ctx context.Context, p Project, o RunOptions) (RunRep
 	if chromium == "" {
 		chromium = "/usr/lib/chromium/chromium"
 	}
-	wall := min(cmp.Or(o.Wall, r.Sandbox.Wall()), r.Sandbox.Wall())
+	ceiling := r.ceiling(o.Ceiling)
+	wall := min(cmp.Or(o.Wall, ceiling), ceiling)
 	settings := map[string]any{"chromium": chromium, "report": sandbox.WorkDir + "/" + reportPath,
 		"output": sandbox.WorkDir + "/.webpilot/results", "trace": o.Trace && !o.List,
 		"progress":      map[string]string{"reporter": sandbox.WorkDir + "/" + progressReporter, "file": sandbox.WorkDir + "/" + progressPath},

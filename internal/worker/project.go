@@ -28,6 +28,16 @@ type ProjectRunner interface {
 	Budget(tests []suite.TestOutcome) time.Duration
 }
 
+// runCeiling is the tenant's plan's bound on any one run of its tests (0:
+// the sandbox's).
+func (w *Worker) runCeiling(ctx context.Context, tenantID string) (time.Duration, error) {
+	t, err := w.store.GetTenant(ctx, tenantID)
+	if err != nil {
+		return 0, fmt.Errorf("read the tenant's plan: %w", err)
+	}
+	return time.Duration(t.MaxRunSeconds) * time.Second, nil
+}
+
 // errNoSandbox is why a worker that cannot sandbox runs no customer code.
 var errNoSandbox = errors.New("this worker cannot run customer code: its sandbox is unavailable (bubblewrap and user namespaces are needed)")
 
@@ -197,8 +207,16 @@ func (w *Worker) runProjectFile(ctx context.Context, claim store.Claim, log *slo
 		return lost
 	}
 	// The file's budget follows its tests and their own timeouts, up to
-	// the sandbox's ceiling; what is reserved for it follows the budget.
+	// the sandbox's ceiling or the tenant's plan's, whichever is lower;
+	// what is reserved for it follows the budget.
+	ceiling, err := w.runCeiling(ctx, claim.TenantID)
+	if err != nil {
+		return handedBack(err)
+	}
 	wall := time.Duration(jobs.FileRunSeconds) * time.Second
+	if ceiling > 0 {
+		wall = min(wall, ceiling)
+	}
 	if v, err := w.store.ProjectVersion(ctx, claim.TenantID, req.Name, req.Version); err == nil && v.Tests != nil && w.cfg.Projects != nil {
 		var listed, mine []suite.TestOutcome
 		if json.Unmarshal(v.Tests, &listed) == nil {
@@ -218,7 +236,7 @@ func (w *Worker) runProjectFile(ctx context.Context, claim store.Claim, log *slo
 	}
 	start := time.Now()
 	rep, err := w.runProject(ctx, p, suite.RunOptions{Files: req.Files, BaseURL: req.BaseURL, Origins: req.Origins, Env: secrets, Trace: true,
-		OnProgress: w.showProgress(ctx, claim, redact, log), Wall: wall})
+		OnProgress: w.showProgress(ctx, claim, redact, log), Wall: wall, Ceiling: ceiling})
 	took := time.Since(start)
 	charged, merr := meter(took)
 	if merr != nil {
@@ -340,8 +358,12 @@ func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *s
 	if err := tun.Remap(req.Origins); err != nil {
 		return failed(err.Error())
 	}
+	ceiling, err := w.runCeiling(ctx, claim.TenantID)
+	if err != nil {
+		return handedBack(err)
+	}
 	proxyAddr := strings.TrimPrefix(w.proxy.Server(), "http://")
-	o := suite.RunOptions{Files: req.Files, BaseURL: req.BaseURL, Origins: req.Origins, Env: secrets, Listing: listing,
+	o := suite.RunOptions{Files: req.Files, BaseURL: req.BaseURL, Origins: req.Origins, Env: secrets, Listing: listing, Ceiling: ceiling,
 		Proxy:      &suite.Proxy{Addr: proxyAddr, Username: tun.User, Password: tun.Password},
 		OnProgress: w.showProgress(ctx, claim, redact, log)}
 	if req.BaselineURL != "" || len(req.BaselineOrigins) > 0 {
