@@ -26,14 +26,18 @@ type Referent struct {
 	valuesSpoilt bool
 	// lost means a clause named something the tier did not read: what a
 	// pointer after it means cannot be told.
-	lost  bool
-	prior *Referent
+	lost bool
+	// elementsLost means a clause acted on an element its words did not
+	// name (the form's submit button, the page's new-item field): which
+	// one "it" means cannot be told, though the values still can.
+	elementsLost bool
+	prior        *Referent
 }
 
 // NextStep is the referent the step after starts with: what this step
 // named, and nothing from the steps before it.
 func (r Referent) NextStep() Referent {
-	own := Referent{targets: r.targets, values: r.values, valuesSpoilt: r.valuesSpoilt, lost: r.lost}
+	own := Referent{targets: r.targets, values: r.values, valuesSpoilt: r.valuesSpoilt, lost: r.lost, elementsLost: r.elementsLost}
 	return Referent{prior: &own}
 }
 
@@ -61,6 +65,10 @@ func (r Referent) After(it Intent) Referent {
 		next.targets = append(next.targets, clonePhrase(*p))
 	}
 	switch it.Verb {
+	case "submit", "signout", "submitform", "add":
+		next.elementsLost = true
+	}
+	switch it.Verb {
 	case "fill", "add", "select", "set", "choose":
 		switch len(it.Values) {
 		case 0:
@@ -82,8 +90,11 @@ func (r *Referent) named() (targets []Phrase, values []string, spoilt bool) {
 		return nil, nil, true
 	}
 	targets, values, spoilt = r.targets, r.values, r.valuesSpoilt
+	if r.elementsLost {
+		targets = nil
+	}
 	if r.prior != nil && !r.prior.lost {
-		if len(targets) == 0 {
+		if len(targets) == 0 && !r.elementsLost && !r.prior.elementsLost {
 			targets = r.prior.targets
 		}
 		if len(values) == 0 && !spoilt {

@@ -58,6 +58,8 @@ func TestAPronounOrRecencyPhrasePointsAtWhatWasNamed(t *testing.T) {
 		{"/fruit", []string{"Tick Apple and tick Plum", "untick them"}, ""},
 		{"/tasks", []string{"Fill the first name with Ada and the last name with Lovelace", "Delete the row you just created"}, ""},
 		{"/tasks", []string{"Delete the row you just created"}, ""},
+		// "it" after a clause that used an element it did not name.
+		{"/tasks", []string{`Fill the first name with Ada and add the item "Pay rent", then clear it`}, ""},
 		{"/tasks", []string{`Click Delete in the row for "Water the plants"`, "then click it again"}, ""},
 	} {
 		t.Run(strings.Join(c.steps, " / "), func(t *testing.T) {
