@@ -783,27 +783,11 @@ var signOutName = regexp.MustCompile(`(?i)^(?:log|sign)[\s-]*(?:out|off)$`)
 func (b *builder) signOut() ([]browser.Command, error) {
 	var hits []*browser.Element
 	for i := range b.els {
-		e := &b.els[i]
-		name := strings.TrimSpace(e.Name)
-		if name == "" {
-			name = strings.TrimSpace(e.Text)
-		}
-		if e.Interactive && signOutName.MatchString(name) {
+		if e := &b.els[i]; e.Interactive && signOutName.MatchString(controlName(e)) {
 			hits = append(hits, e)
 		}
 	}
-	switch len(hits) {
-	case 0:
-		return nil, fmt.Errorf("no control on the page signs out (Logout, Log out, Sign out): %w", errAbsent)
-	case 1:
-	default:
-		return nil, fmt.Errorf("%d controls on the page sign out: %s and %s", len(hits), describe(hits[0]), describe(hits[1]))
-	}
-	fp, err := b.page.Pin(b.ctx, hits[0].Path)
-	if err != nil {
-		return nil, fmt.Errorf("%s signs out, but %v", describe(hits[0]), err)
-	}
-	return []browser.Command{{Action: browser.ActionClick, Target: fp.Locator}}, nil
+	return b.clickOne(hits, "that signs out (Logout, Log out, Sign out)")
 }
 
 // submitButtons name a form's submit button by the form's purpose.
@@ -824,11 +808,7 @@ func (b *builder) submitForm(it Intent) ([]browser.Command, error) {
 	var buttons []*browser.Element
 	for i := range b.els {
 		e := &b.els[i]
-		name := strings.TrimSpace(e.Name)
-		if name == "" {
-			name = strings.TrimSpace(e.Text)
-		}
-		if e.Interactive && !e.Editable && submitButtons[purpose].MatchString(name) {
+		if e.Interactive && !e.Editable && submitButtons[purpose].MatchString(controlName(e)) {
 			buttons = append(buttons, e)
 		}
 	}
