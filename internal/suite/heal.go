@@ -517,6 +517,7 @@ func (r ProjectRunner) timingTrial(ctx context.Context, cur *Project, last *tria
 		ch     Change
 		test   *edit // the test's longer timeout, once it ran out of its own
 		testCh Change
+		whole  bool // e is the test's longer timeout (the call had none)
 	}
 	var cands []candidate
 	for _, id := range order {
@@ -525,6 +526,15 @@ func (r ProjectRunner) timingTrial(ctx context.Context, cur *Project, last *tria
 			continue
 		}
 		e, ch, err := timingEdit(*cur, t.Failure, t.Error)
+		if err != nil && t.Failure.Pending {
+			// The call had no timeout of its own and waited out the
+			// test's: the test's is the one made longer.
+			if e, ch, err = testTimeoutEdit(*cur, t); err == nil {
+				ch.Tests = []string{rt.Title}
+				cands = append(cands, candidate{id: id, e: e, ch: ch, test: &e, testCh: ch, whole: true})
+			}
+			continue
+		}
 		if err != nil {
 			continue
 		}
@@ -540,7 +550,7 @@ func (r ProjectRunner) timingTrial(ctx context.Context, cur *Project, last *tria
 		var ids []string
 		for _, c := range cs {
 			edits = append(edits, c.e)
-			if c.test != nil {
+			if c.test != nil && !c.whole {
 				edits = append(edits, *c.test)
 			}
 			ids = append(ids, c.id)
@@ -639,8 +649,11 @@ func (r ProjectRunner) timingTrial(ctx context.Context, cur *Project, last *tria
 				rt := tests[c.id]
 				rt.Verdict = VerdictHealed
 				rt.Reason = fmt.Sprintf("the app took longer than the test waited: %s now waits %s (it waited %s)", c.ch.Method, c.ch.New, c.ch.Old)
+				if c.whole {
+					rt.Reason = fmt.Sprintf("the app took longer than the test waited: the test may take %s (it had %s)", c.ch.New, c.ch.Old)
+				}
 				out = withTest(out, c.ch, rt.Title)
-				if c.test != nil {
+				if c.test != nil && !c.whole {
 					rt.Reason += fmt.Sprintf(", and the test may take %s (it had %s)", c.testCh.New, c.testCh.Old)
 					out = withTest(out, c.testCh, rt.Title)
 				}
@@ -839,7 +852,11 @@ func diagnose(t TestOutcome, passing []TraceAction, dom []SnapshotElement, sites
 		// the app changed what the test checks, or was slower than it waits.
 		return Change{}, edit{}, VerdictRegression, "the elements are there but do not hold what the test checks: " + firstLine(f.Error)
 	}
-	if !notFound.MatchString(t.Error + " " + f.Error) {
+	// A call that never ended waited for its element until the test ran
+	// out of time (a suite without an action timeout waits that way): it
+	// is read as a locator that found nothing, as its own timeout would
+	// have said.
+	if !f.Pending && !notFound.MatchString(t.Error+" "+f.Error) {
 		return Change{}, edit{}, VerdictUnrepairable, "the failure is not a missing element: " + firstLine(f.Error)
 	}
 	var old *SnapshotElement
@@ -893,6 +910,12 @@ func diagnose(t TestOutcome, passing []TraceAction, dom []SnapshotElement, sites
 			}
 			if lit == nil {
 				return Change{}, edit{}, VerdictUnrepairable, why
+			}
+			if text == stringOf(s, *lit) {
+				// The locator still names the element: it was there and
+				// the call waited for something else (it was covered or
+				// disabled until the test ran out of time).
+				return Change{}, edit{}, VerdictUnrepairable, "the element is there as the locator names it; the call waited on it for something else: " + firstLine(f.Error)
 			}
 			ch := Change{File: s.File, Line: s.Line, Method: s.Method, Selector: part, Old: stringOf(s, *lit), New: text}
 			return ch, edit{file: s.File, start: lit.Start, end: lit.End, text: text}, "", ""

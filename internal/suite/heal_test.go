@@ -230,6 +230,60 @@ func TestASlowAppGetsLongerWaitsWhereTheTestRanOutOfTime(t *testing.T) {
 		"+  test.setTimeout(36000);")
 }
 
+// TestACallThatWaitsOutItsTestsTimeoutIsDiagnosedAsItsOwnWouldBe: a suite
+// with no action timeout (as npm init playwright writes it) waits on a
+// gone element until the whole test runs out of time, and the call never
+// ends. That is read as the locator finding nothing: drift is healed, a
+// gone button is a regression, and a slow app gets the test a longer
+// timeout. (It was "not a missing element", each of them unrepairable.)
+func TestACallThatWaitsOutItsTestsTimeoutIsDiagnosedAsItsOwnWouldBe(t *testing.T) {
+	t.Parallel()
+	p, err := suite.NewProject(map[string][]byte{
+		"playwright.config.js": []byte("module.exports = { testDir: './tests', timeout: 6000, expect: { timeout: 15000 }, use: { baseURL: process.env.BASE_URL } };\n"),
+		"tests/list.spec.js": []byte("const { test, expect } = require('@playwright/test');\n\n" +
+			"test('adds an item', async ({ page }) => {\n  await page.goto('/list');\n  await page.getByRole('textbox', { name: 'New item' }).fill('Tea');\n" +
+			"  await page.getByTestId('add-button').click();\n  await expect(page.locator('#items li').last()).toContainText('Tea');\n});\n"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		variant demoapp.Variation
+		verdict string
+		why     string
+		diff    string
+	}{
+		{demoapp.RenamedIDs, suite.VerdictHealed, "", "+  await page.getByTestId('add-entry-btn').click();"},
+		{demoapp.MissingAdd, suite.VerdictRegression, "", ""},
+		{demoapp.SlowAdd, suite.VerdictHealed, "the test may take 18000 ms", "+  test.setTimeout(18000);"},
+	} {
+		t.Run(string(tc.variant), func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			prints := passingPrints(t, b, p, 1)
+			if err := b.app.SetVariant(tc.variant); err != nil {
+				t.Fatal(err)
+			}
+			rep := b.repair(t, p, prints)
+			if len(rep.Tests) != 1 || rep.Tests[0].Verdict != tc.verdict || !strings.Contains(rep.Tests[0].Reason, tc.why) {
+				t.Fatalf("%+v", rep.Tests)
+			}
+			if f := rep.Tests[0].Evidence; tc.verdict == suite.VerdictRegression && (f == nil || f.Line != 6) {
+				t.Errorf("a regression without the call as its evidence: %+v", f)
+			}
+			if tc.diff == "" {
+				if rep.Patched != nil || rep.Diff != "" {
+					t.Errorf("a regression was patched:\n%s", rep.Diff)
+				}
+				return
+			}
+			if !rep.Verified || !strings.Contains(rep.Diff, tc.diff) {
+				t.Errorf("verified %v, the patch lacks %q:\n%s", rep.Verified, tc.diff, rep.Diff)
+			}
+		})
+	}
+}
+
 // healedBy checks a repair healed all its tests (each reason saying why),
 // with a verified patch adding exactly lines (the wants among them) that
 // git apply takes and that passes as its owner runs it.
