@@ -84,6 +84,18 @@ type Child struct {
 // A parent whose children have all ended (or that has none) ends at once;
 // one whose cancellation was requested cancels the children not started.
 func (s *Store) FanOut(ctx context.Context, parentID string, attempt int, children []Child) ([]OutboxItem, error) {
+	return s.fanOut(ctx, parentID, attempt, children, false)
+}
+
+// FanOutThenResume is FanOut for a parent with work of its own after its
+// children's: once the last child ends, the parent is queued again (its
+// message returned to be published) instead of ending, still holding its
+// credit hold; its next attempt finds its children ended (Children).
+func (s *Store) FanOutThenResume(ctx context.Context, parentID string, attempt int, children []Child) ([]OutboxItem, error) {
+	return s.fanOut(ctx, parentID, attempt, children, true)
+}
+
+func (s *Store) fanOut(ctx context.Context, parentID string, attempt int, children []Child, resumes bool) ([]OutboxItem, error) {
 	var out []OutboxItem
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		tenantID, err := lockRunningAttempt(ctx, tx, parentID, attempt)
@@ -114,8 +126,8 @@ func (s *Store) FanOut(ctx context.Context, parentID string, attempt int, childr
 		}
 		var cancel bool
 		if err := tx.QueryRow(ctx,
-			`UPDATE jobs SET state = 'waiting', lease_until = NULL, updated_at = now() WHERE id = $1 RETURNING cancel_requested`,
-			parentID).Scan(&cancel); err != nil {
+			`UPDATE jobs SET state = 'waiting', resumes = $2, lease_until = NULL, updated_at = now() WHERE id = $1 RETURNING cancel_requested`,
+			parentID, resumes).Scan(&cancel); err != nil {
 			return fmt.Errorf("parent waits: %w", err)
 		}
 		if cancel {
@@ -132,7 +144,9 @@ func (s *Store) FanOut(ctx context.Context, parentID string, attempt int, childr
 		if out, err = pgx.CollectRows(rows, scanOutbox); err != nil {
 			return fmt.Errorf("children to publish: %w", err)
 		}
-		return settleParent(ctx, tx, parentID, "")
+		resumed, err := settleParent(ctx, tx, parentID, "")
+		out = append(out, resumed...)
+		return err
 	})
 	return out, err
 }
@@ -169,36 +183,42 @@ func lockParentOf(ctx context.Context, tx pgx.Tx, jobID string) (string, error) 
 }
 
 // settleParent ends a waiting bulk job once none of its children is queued
-// or running, storing the report of their outcomes and releasing its hold.
+// or running, storing the report of their outcomes and releasing its hold;
+// a parent that resumes is queued again instead, and its message is
+// returned to be published (the reconciler publishes it if it is not).
 // childState is the state the child that just ended reached: a child that
 // ran out of the shared budget stops the children not started yet.
-func settleParent(ctx context.Context, tx pgx.Tx, parentID string, childState JobState) error {
+func settleParent(ctx context.Context, tx pgx.Tx, parentID string, childState JobState) ([]OutboxItem, error) {
 	if childState == JobStateBudgetExhausted {
 		if _, err := end(ctx, tx, queuedChildrenOf, parentID, budgetSpent()); err != nil {
-			return fmt.Errorf("stop children: %w", err)
+			return nil, fmt.Errorf("stop children: %w", err)
 		}
 	}
 	var state JobState
-	var cancel bool
-	if err := tx.QueryRow(ctx, `SELECT state, cancel_requested FROM jobs WHERE id = $1 FOR UPDATE`, parentID).Scan(&state, &cancel); err != nil {
-		return fmt.Errorf("lock parent: %w", err)
+	var cancel, resumes bool
+	if err := tx.QueryRow(ctx, `SELECT state, cancel_requested, resumes FROM jobs WHERE id = $1 FOR UPDATE`, parentID).
+		Scan(&state, &cancel, &resumes); err != nil {
+		return nil, fmt.Errorf("lock parent: %w", err)
 	}
 	if state != JobStateWaiting {
-		return nil
+		return nil, nil
 	}
 	// Most children end while others still run: count them before reading
 	// the whole report (diffs included).
 	var open int
 	if err := tx.QueryRow(ctx, `SELECT count(*) FROM jobs WHERE parent_id = $1 AND state IN ('queued', 'running')`, parentID).
 		Scan(&open); err != nil {
-		return fmt.Errorf("count open children: %w", err)
+		return nil, fmt.Errorf("count open children: %w", err)
 	}
 	if open > 0 {
-		return nil
+		return nil, nil
+	}
+	if resumes && !cancel {
+		return resume(ctx, tx, parentID)
 	}
 	rep, err := bulkReport(ctx, tx, parentID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	final, msg := JobStateSucceeded, ""
 	switch {
@@ -209,12 +229,29 @@ func settleParent(ctx context.Context, tx pgx.Tx, parentID string, childState Jo
 	}
 	result, err := json.Marshal(map[string]any{"suite": rep})
 	if err != nil {
-		return fmt.Errorf("encode suite report: %w", err)
+		return nil, fmt.Errorf("encode suite report: %w", err)
 	}
 	if _, err := end(ctx, tx, theJob, parentID, parentSettled(final, result, msg)); err != nil {
-		return fmt.Errorf("finish parent: %w", err)
+		return nil, fmt.Errorf("finish parent: %w", err)
 	}
-	return releaseHold(ctx, tx, parentID)
+	return nil, releaseHold(ctx, tx, parentID)
+}
+
+// resume queues a parent whose children have all ended for its own next
+// attempt, with its message to publish again.
+func resume(ctx context.Context, tx pgx.Tx, parentID string) ([]OutboxItem, error) {
+	if _, err := tx.Exec(ctx,
+		`UPDATE jobs SET state = 'queued', resumes = false, worker_id = NULL, lease_until = NULL, updated_at = now() WHERE id = $1`,
+		parentID); err != nil {
+		return nil, fmt.Errorf("resume parent: %w", err)
+	}
+	rows, err := tx.Query(ctx,
+		`UPDATE job_outbox o SET seq = o.seq + 1, sent_at = NULL, republished = 0, next_check = now()
+		 WHERE o.job_id = $1 RETURNING `+outboxColumns, parentID)
+	if err != nil {
+		return nil, fmt.Errorf("resume parent's message: %w", err)
+	}
+	return pgx.CollectRows(rows, scanOutbox)
 }
 
 // BulkReport sums up a bulk job's children: what each test's run found,
@@ -294,4 +331,33 @@ func (s *Store) BulkProgress(ctx context.Context, tenantID, parentID string) (Bu
 		return BulkReport{}, err
 	}
 	return bulkReport(ctx, s.db, parentID)
+}
+
+// ChildOutcome is how one child of a bulk job ended: its key, state, error
+// and result as its worker wrote them.
+type ChildOutcome struct {
+	JobID  string
+	Key    string
+	State  JobState
+	Error  string
+	Result json.RawMessage
+}
+
+// Children lists a tenant's bulk job's children in their keys' order
+// (none: the job has not fanned out).
+func (s *Store) Children(ctx context.Context, tenantID, parentID string) ([]ChildOutcome, error) {
+	rows, err := s.db.Query(ctx,
+		`SELECT id::text, COALESCE(child_key, ''), state, COALESCE(error, ''), result FROM jobs
+		 WHERE parent_id = $1 AND tenant_id = $2 ORDER BY child_key, created_at, id`, parentID, tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("children of %s: %w", parentID, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ChildOutcome, error) {
+		var c ChildOutcome
+		return c, r.Scan(&c.JobID, &c.Key, &c.State, &c.Error, &c.Result)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("children of %s: %w", parentID, err)
+	}
+	return out, nil
 }

@@ -164,6 +164,87 @@ func TestBulkJob(t *testing.T) {
 		}
 	})
 
+	t.Run("a parent that resumes is queued again by its last child, with its hold, and finds its children", func(t *testing.T) {
+		t.Parallel()
+		b := setupBulk(t)
+		if _, err := b.st.ClaimJob(ctx, b.parent.ID, "w1", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		var children []store.Child
+		for _, f := range []string{"tests/a.spec.ts", "tests/b.spec.ts"} {
+			children = append(children, store.Child{Key: f, Kind: "project_repair", Subject: "jobs.project_repair." + b.tenant.ID,
+				Input: func(string) (json.RawMessage, error) { return json.Marshal(map[string]any{"files": []string{f}}) }})
+		}
+		items, err := b.st.FanOutThenResume(ctx, b.parent.ID, 1, children)
+		if err != nil || len(items) != 2 {
+			t.Fatalf("fan out: %v %v", items, err)
+		}
+		finish := func(id string) []store.OutboxItem {
+			c, err := b.st.ClaimJob(ctx, id, "w2", time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			woken, err := b.st.FinishJob(ctx, store.Finish{JobID: c.JobID, Attempt: c.Attempt, State: store.JobStateSucceeded,
+				Result: json.RawMessage(`{"healed":1}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return woken
+		}
+		if woken := finish(items[0].JobID); len(woken) != 0 {
+			t.Fatalf("the first child woke %+v", woken)
+		}
+		woken := finish(items[1].JobID)
+		if len(woken) != 1 || woken[0].JobID != b.parent.ID || woken[0].Seq == 0 {
+			t.Fatalf("the last child woke %+v, want the parent's message once more", woken)
+		}
+		released := func() bool {
+			var r bool
+			if err := b.tx.QueryRow(ctx, `SELECT released FROM credit_holds WHERE job_id = $1`, b.parent.ID).Scan(&r); err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		if p := jobState(t, b.st, b.tenant.ID, b.parent.ID); p.State != store.JobStateQueued || released() {
+			t.Fatalf("the parent is %s, its hold released %v", p.State, released())
+		}
+		c, err := b.st.ClaimJob(ctx, b.parent.ID, "w3", time.Minute)
+		if err != nil || c.Attempt != 2 {
+			t.Fatalf("its next attempt: %+v %v", c, err)
+		}
+		kids, err := b.st.Children(ctx, b.tenant.ID, b.parent.ID)
+		if err != nil || len(kids) != 2 || kids[0].Key != "tests/a.spec.ts" || kids[1].State != store.JobStateSucceeded || string(kids[1].Result) != `{"healed": 1}` {
+			t.Fatalf("children %+v %v", kids, err)
+		}
+		if other, err := b.st.Children(ctx, uuid.NewString(), b.parent.ID); err != nil || len(other) != 0 {
+			t.Fatalf("another tenant sees %+v %v", other, err)
+		}
+		if _, err := b.st.FinishJob(ctx, store.Finish{JobID: c.JobID, Attempt: 2, State: store.JobStateSucceeded, Result: json.RawMessage(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+		if p := jobState(t, b.st, b.tenant.ID, b.parent.ID); p.State != store.JobStateSucceeded || !released() {
+			t.Fatalf("after its own end the parent is %s, its hold released %v", p.State, released())
+		}
+	})
+
+	t.Run("a cancelled parent that resumes ends cancelled with its children", func(t *testing.T) {
+		t.Parallel()
+		b := setupBulk(t)
+		if _, err := b.st.ClaimJob(ctx, b.parent.ID, "w1", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.st.FanOutThenResume(ctx, b.parent.ID, 1, []store.Child{{Key: "a", Kind: "project_repair", Subject: "s",
+			Input: func(string) (json.RawMessage, error) { return json.RawMessage(`{}`), nil }}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.st.RequestCancel(ctx, b.tenant.ID, b.parent.ID); err != nil {
+			t.Fatal(err)
+		}
+		if p := jobState(t, b.st, b.tenant.ID, b.parent.ID); p.State != store.JobStateCancelled {
+			t.Fatalf("the parent is %s", p.State)
+		}
+	})
+
 	t.Run("a waiting parent cannot be claimed again", func(t *testing.T) {
 		t.Parallel()
 		b := setupBulk(t)

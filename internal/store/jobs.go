@@ -351,7 +351,8 @@ func (s *Store) RequestCancel(ctx context.Context, tenantID, id string) (Job, er
 				return err
 			}
 			if parentID != "" {
-				return settleParent(ctx, tx, parentID, JobStateCancelled)
+				_, err := settleParent(ctx, tx, parentID, JobStateCancelled)
+				return err
 			}
 			return nil
 		case JobStateRunning, JobStateWaiting:
@@ -362,7 +363,8 @@ func (s *Store) RequestCancel(ctx context.Context, tenantID, id string) (Job, er
 				if err := cancelChildren(ctx, tx, id); err != nil {
 					return err
 				}
-				return settleParent(ctx, tx, id, "")
+				_, err := settleParent(ctx, tx, id, "")
+				return err
 			}
 		}
 		return nil
@@ -585,12 +587,14 @@ func (s *Store) FinishJob(ctx context.Context, f Finish) ([]OutboxItem, error) {
 		if err := releaseHold(ctx, tx, f.JobID); err != nil {
 			return err
 		}
+		var resumed []OutboxItem
 		if parentID != "" {
-			if err := settleParent(ctx, tx, parentID, f.State); err != nil {
+			if resumed, err = settleParent(ctx, tx, parentID, f.State); err != nil {
 				return err
 			}
 		}
 		woken, err = wakeParked(ctx, tx, tenantID)
+		woken = append(woken, resumed...)
 		return err
 	})
 	return woken, err
@@ -634,7 +638,9 @@ func (s *Store) endUnheld(ctx context.Context, jobID string, e ending) error {
 			return err
 		}
 		if parentID != "" {
-			return settleParent(ctx, tx, parentID, e.to)
+			// A parent this resumes is published by the reconciler.
+			_, err := settleParent(ctx, tx, parentID, e.to)
+			return err
 		}
 		return nil
 	})
