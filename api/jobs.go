@@ -146,7 +146,7 @@ func view(j store.Job, detail bool) JobView {
 	if j.Kind == string(jobs.KindExploration) {
 		v.exploration(j, src, detail)
 	}
-	if (j.Kind == string(jobs.KindProjectFile) || j.Kind == string(jobs.KindProjectList) || j.Kind == string(jobs.KindProjectRepair)) && detail {
+	if jobs.Kind(j.Kind).RunsCustomerCode() && detail {
 		v.Project = j.Result
 	}
 	return v
@@ -189,8 +189,34 @@ func (s *Server) bulkView(ctx context.Context, j store.Job, detail bool) JobView
 		if rep, err := s.store.BulkProgress(ctx, j.TenantID, j.ID); err == nil {
 			v.suite(&rep, detail)
 		}
+		if j.Kind == string(jobs.KindProjectRepair) {
+			v.filesProgress(ctx, s.store, j)
+		}
 	}
 	return v
+}
+
+// filesProgress sets the progress of a repair done a file at a time from
+// its files' repairs, as each last reported.
+func (v *JobView) filesProgress(ctx context.Context, st *store.Store, j store.Job) {
+	kids, err := st.Children(ctx, j.TenantID, j.ID)
+	if err != nil || len(kids) == 0 {
+		return
+	}
+	files := make([]string, len(kids))
+	last := make([]*suite.RunProgress, len(kids))
+	at := make([]time.Time, len(kids))
+	ended := make([]bool, len(kids))
+	for i, k := range kids {
+		var cp struct {
+			Project *suite.RunProgress `json:"project_progress"`
+		}
+		_ = json.Unmarshal(k.Checkpoint, &cp)
+		files[i], last[i], at[i], ended[i] = k.Key, cp.Project, k.UpdatedAt, k.State.Terminal()
+	}
+	p := suite.FilesProgress(files, last, at, ended)
+	v.RunProgress = &p
+	v.Progress = Progress{Done: p.FilesEnded, Total: p.Files}
 }
 
 // maxHold bounds max_credits so the micro-credit amount cannot overflow.
@@ -474,13 +500,14 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		return rc.Flush() == nil
 	}
 	end := time.After(streamLife)
-	lastState, lastDone := "", -1
+	lastState, lastDone, lastRun := "", -1, ""
 	var stepsSent int
 	testsSent := map[string]bool{}
 	findingsSent := map[string]bool{}
 	for {
 		v := s.bulkView(r.Context(), j, true)
-		if v.State != lastState || v.Progress.Done != lastDone {
+		run, _ := json.Marshal(v.RunProgress)
+		if v.State != lastState || v.Progress.Done != lastDone || string(run) != lastRun {
 			var steps []json.RawMessage
 			_ = json.Unmarshal(v.Steps, &steps)
 			for ; stepsSent < len(steps); stepsSent++ {
@@ -507,7 +534,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			if !send("event: state\ndata: %s\n\n", b) {
 				return
 			}
-			lastState, lastDone = v.State, v.Progress.Done
+			lastState, lastDone, lastRun = v.State, v.Progress.Done, string(run)
 		}
 		if j.Kind == string(jobs.KindExploration) {
 			// Each finding once, as it is found.

@@ -304,6 +304,16 @@ func TestCLIUploadsAndRepairsAProject(t *testing.T) {
 			t.Errorf("the watched repair never showed its %q progress:\n%s", phase, out)
 		}
 	}
+	// Its three files were repaired each on its own, and merged into the
+	// one patch.
+	if !regexp.MustCompile(`tests/\S+\.spec\.js (evidence|baseline): .*; files [0-2]/3 repaired`).MatchString(out) {
+		t.Errorf("the watched repair never showed its files' progress:\n%s", out)
+	}
+	var merged suite.ProjectRepairResult
+	if v := s.waitEnd(t, key, repairID[1], time.Minute); json.Unmarshal(v.Project, &merged) != nil || merged.Files != 3 || !merged.Repair.Verified ||
+		len(merged.Repair.Tests) != 5 || merged.BrowserSeconds <= 0 {
+		t.Errorf("the repair's result: %s", v.Project)
+	}
 	diff, err := os.ReadFile(patch)
 	must(t, err)
 	if !strings.Contains(string(diff), "+++ b/support/session.js") || !strings.Contains(string(diff), "Log in") {

@@ -406,9 +406,17 @@ func printRunProgress(out io.Writer, p suite.RunProgress) {
 	if p.Phase != "" {
 		line += p.Phase + ": "
 	}
+	if p.Files > 0 && p.Phase == "" {
+		// A repair done a file at a time, before any file reported.
+		fmt.Fprintf(out, "%sfiles %d/%d repaired\n", line, p.FilesEnded, p.Files)
+		return
+	}
 	line += fmt.Sprintf("%d/%d tests ended (%d passed, %d failed)", p.Ended, p.Tests, p.Passed, p.Failed)
 	if p.Healed+p.Flagged+p.Left > 0 {
 		line += fmt.Sprintf("; healed %d, flagged %d, left %d", p.Healed, p.Flagged, p.Left)
+	}
+	if p.Files > 0 {
+		line += fmt.Sprintf("; files %d/%d repaired", p.FilesEnded, p.Files)
 	}
 	if len(p.Running) > 0 {
 		line += "; running " + p.Running[0]

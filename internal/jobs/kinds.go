@@ -39,6 +39,10 @@ const (
 	// KindProjectRepair runs a project and heals its drifted locators where
 	// they are defined, proposing the verified patch as a new version.
 	KindProjectRepair Kind = "project_repair"
+	// KindProjectRepairFile repairs one test file of a project for the
+	// project_repair that fanned it out, which merges the files' heals into
+	// one patch and verifies it.
+	KindProjectRepairFile Kind = "project_repair_file"
 	// KindSession is a browser an MCP client drives call by call (the
 	// dispatcher's /mcp endpoint opens it).
 	KindSession Kind = "session"
@@ -46,7 +50,7 @@ const (
 
 // Kinds are every kind, in the order the API documents them.
 var Kinds = []Kind{KindScenario, KindExploration, KindReplay, KindRepair, KindSuiteRun, KindSuiteRepair,
-	KindProjectList, KindProjectRun, KindProjectFile, KindProjectRepair, KindSession}
+	KindProjectList, KindProjectRun, KindProjectFile, KindProjectRepair, KindProjectRepairFile, KindSession}
 
 // kindNames lists the kinds a submission may name, for error messages.
 const kindNames = "one of scenario, exploration, replay, repair, suite_run, suite_repair, project_run, project_repair, session"
@@ -55,7 +59,7 @@ const kindNames = "one of scenario, exploration, replay, repair, suite_run, suit
 // through POST /v1/jobs (the others are made by the server: a project's
 // listing on upload, a run's children).
 func (k Kind) Submittable() bool {
-	return k.Known() && k != KindProjectList && k != KindProjectFile
+	return k.Known() && k != KindProjectList && k != KindProjectFile && k != KindProjectRepairFile
 }
 
 // Supported reports whether workers can run jobs of this kind.
@@ -71,7 +75,7 @@ func (k Kind) Known() bool {
 // stopped after CrashLimit attempts that ended with their worker's death,
 // where webpilot's own jobs are tried up to the attempt cap.
 func (k Kind) RunsCustomerCode() bool {
-	return k == KindProjectList || k == KindProjectFile || k == KindProjectRepair
+	return k == KindProjectList || k == KindProjectFile || k == KindProjectRepair || k == KindProjectRepairFile
 }
 
 // CrashLimit is how many of its workers a job running customer code may

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"time"
 	"context"
 	"encoding/json"
 	"errors"
@@ -341,20 +342,23 @@ type ChildOutcome struct {
 	State  JobState
 	Error  string
 	Result json.RawMessage
+	// Checkpoint is the child's last progress, as of UpdatedAt.
+	Checkpoint json.RawMessage
+	UpdatedAt  time.Time
 }
 
 // Children lists a tenant's bulk job's children in their keys' order
 // (none: the job has not fanned out).
 func (s *Store) Children(ctx context.Context, tenantID, parentID string) ([]ChildOutcome, error) {
 	rows, err := s.db.Query(ctx,
-		`SELECT id::text, COALESCE(child_key, ''), state, COALESCE(error, ''), result FROM jobs
+		`SELECT id::text, COALESCE(child_key, ''), state, COALESCE(error, ''), result, checkpoint, updated_at FROM jobs
 		 WHERE parent_id = $1 AND tenant_id = $2 ORDER BY child_key, created_at, id`, parentID, tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("children of %s: %w", parentID, err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ChildOutcome, error) {
 		var c ChildOutcome
-		return c, r.Scan(&c.JobID, &c.Key, &c.State, &c.Error, &c.Result)
+		return c, r.Scan(&c.JobID, &c.Key, &c.State, &c.Error, &c.Result, &c.Checkpoint, &c.UpdatedAt)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("children of %s: %w", parentID, err)

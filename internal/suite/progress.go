@@ -111,6 +111,43 @@ type RunProgress struct {
 	Healed  int `json:"healed,omitempty"`
 	Flagged int `json:"flagged,omitempty"`
 	Left    int `json:"left,omitempty"`
+	// Files and FilesEnded are, for a repair done a file at a time, how
+	// many files it repairs and how many of their repairs have ended; the
+	// rest is then the progress of the file that reported last (its Phase
+	// names it), with Healed, Flagged and Left summed over every file.
+	Files      int `json:"files,omitempty"`
+	FilesEnded int `json:"files_ended,omitempty"`
+}
+
+// FilesProgress is the progress of a repair done a file at a time: of
+// each file's repair, its last progress (nil: none yet), when it was
+// reported, and whether the file's repair has ended.
+func FilesProgress(files []string, last []*RunProgress, at []time.Time, ended []bool) RunProgress {
+	out := RunProgress{Files: len(files)}
+	newest := -1
+	for i, p := range last {
+		if ended[i] {
+			out.FilesEnded++
+		}
+		if p == nil {
+			continue
+		}
+		out.Healed += p.Healed
+		out.Flagged += p.Flagged
+		out.Left += p.Left
+		if !ended[i] && (newest < 0 || at[i].After(at[newest])) {
+			newest = i
+		}
+	}
+	if newest >= 0 {
+		p := last[newest]
+		out.Phase = files[newest]
+		if p.Phase != "" {
+			out.Phase += " " + p.Phase
+		}
+		out.Tests, out.Ended, out.Passed, out.Failed, out.Running = p.Tests, p.Ended, p.Passed, p.Failed, p.Running
+	}
+	return out
 }
 
 // progressOf sums a run's progress lines up.

@@ -130,7 +130,7 @@ func (w *Worker) fanOutJourneys(ctx context.Context, claim store.Claim, req jobs
 				return json.Marshal(child)
 			}})
 	}
-	return w.fanOut(ctx, claim, children, log)
+	return w.fanOut(ctx, claim, children, false, log)
 }
 
 // reproRunner runs specs under the real runner behind the job's egress

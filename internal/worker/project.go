@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,6 +25,9 @@ import (
 type ProjectRunner interface {
 	Run(ctx context.Context, p suite.Project, o suite.RunOptions) (suite.RunReport, error)
 	Repair(ctx context.Context, p suite.Project, prints map[string][]suite.TraceAction, o suite.RunOptions) (suite.RepairReport, error)
+	// MergeRepairs merges the repairs of a project's files into one
+	// patch and verifies it.
+	MergeRepairs(ctx context.Context, p suite.Project, parts []suite.RepairPart, o suite.RunOptions) (suite.RepairReport, error)
 	// Budget is the time a run of these tests may take.
 	Budget(tests []suite.TestOutcome) time.Duration
 }
@@ -173,7 +177,7 @@ func (w *Worker) runProjectFanOut(ctx context.Context, claim store.Claim, log *s
 				return json.Marshal(child)
 			}})
 	}
-	return w.fanOut(ctx, claim, children, log)
+	return w.fanOut(ctx, claim, children, false, log)
 }
 
 // ProjectFileResult is a project_file job's result: every test of the
@@ -327,7 +331,10 @@ func fileVerdict(rep suite.RunReport) string {
 
 // runProjectRepair runs a project and heals its drifted locators where
 // the project defines them; a verified patch becomes a proposed version
-// (or, with auto_accept, the current one).
+// (or, with auto_accept, the current one). A project of several test
+// files is repaired a file at a time, each by a project_repair_file child
+// on any worker in its own sandbox and budget; once they have all ended
+// the repair resumes, merges their heals into one patch and verifies it.
 func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *slog.Logger) (out outcome) {
 	req, secrets, err := openInput[jobs.ProjectRequest](w, claim)
 	if err != nil {
@@ -342,17 +349,27 @@ func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *s
 	if !ok {
 		return out
 	}
+	// With the listing, each file's evidence runs on its own budget.
+	var listing []suite.TestOutcome
+	if v, err := w.store.ProjectVersion(ctx, claim.TenantID, req.Name, req.Version); err == nil && v.Tests != nil {
+		_ = json.Unmarshal(v.Tests, &listing)
+	}
+	part := jobs.Kind(claim.Kind) == jobs.KindProjectRepairFile
+	var kids []store.ChildOutcome
+	if !part {
+		if kids, err = w.store.Children(ctx, claim.TenantID, claim.JobID); err != nil {
+			return handedBack(err)
+		}
+		if files := repairFiles(listing, req.Files); len(kids) == 0 && len(files) > 1 {
+			return w.fanOutRepair(ctx, claim, req, secrets, files, log)
+		}
+	}
 	raw, err := w.store.ProjectFingerprints(ctx, claim.TenantID, req.Version)
 	if err != nil {
 		return handedBack(err)
 	}
 	var prints map[string][]suite.TraceAction
 	_ = json.Unmarshal(raw, &prints)
-	// With the listing, each file's evidence runs on its own budget.
-	var listing []suite.TestOutcome
-	if v, err := w.store.ProjectVersion(ctx, claim.TenantID, req.Name, req.Version); err == nil && v.Tests != nil {
-		_ = json.Unmarshal(v.Tests, &listing)
-	}
 	tun := w.proxy.Open()
 	defer tun.Close()
 	if err := tun.Remap(req.Origins); err != nil {
@@ -382,7 +399,15 @@ func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *s
 		return out
 	}
 	start := time.Now()
-	rep, err := w.cfg.Projects.Repair(ctx, p, prints, o)
+	var rep suite.RepairReport
+	var spent suite.ProjectRepairResult // what the files' repairs spent
+	if len(kids) > 0 {
+		var parts []suite.RepairPart
+		parts, spent = repairParts(kids)
+		rep, err = w.cfg.Projects.MergeRepairs(ctx, p, parts, o)
+	} else {
+		rep, err = w.cfg.Projects.Repair(ctx, p, prints, o)
+	}
 	took := time.Since(start)
 	charged, merr := meter(took)
 	if merr != nil {
@@ -395,7 +420,16 @@ func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *s
 		return failed("the repair failed: " + err.Error())
 	}
 	res := suite.ProjectRepairResult{Project: req.Name, Version: req.Version, Repair: rep, Verdict: repairVerdict(rep),
-		BrowserSeconds: took.Seconds(), CreditsMicro: charged}
+		BrowserSeconds: took.Seconds() + spent.BrowserSeconds, CreditsMicro: charged + spent.CreditsMicro, Files: len(kids)}
+	if part {
+		// The parent merges and verifies the files' heals, and proposes.
+		if rep.Verified && rep.Patched != nil {
+			res.Patched = suite.PatchedFiles(p, *rep.Patched)
+		}
+		b, _ := json.Marshal(res)
+		log.Info("repaired project file", "project", req.Name, "files", req.Files, "verdict", res.Verdict, "changes", len(rep.Changes))
+		return outcome{Finish: store.Finish{State: store.JobStateSucceeded, Result: b, TestStatus: res.Verdict}}
+	}
 	if rep.Verified && rep.Patched != nil {
 		archive, err := rep.Patched.Archive()
 		if err != nil {
@@ -427,6 +461,57 @@ func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *s
 	}
 	log.Info("repaired project", "project", req.Name, "verdict", res.Verdict, "changes", len(rep.Changes), "proposed", res.Proposed)
 	return outcome{Finish: f}
+}
+
+// repairFiles are the test files of a listing a repair selects, in the
+// listing's order.
+func repairFiles(listing []suite.TestOutcome, selected []string) []string {
+	var files []string
+	for _, t := range listing {
+		if !slices.Contains(files, t.File) && (len(selected) == 0 || slices.Contains(selected, t.File)) {
+			files = append(files, t.File)
+		}
+	}
+	return files
+}
+
+// fanOutRepair repairs each of files in a project_repair_file child of
+// its own, and has the repair resume once they have all ended.
+func (w *Worker) fanOutRepair(ctx context.Context, claim store.Claim, req jobs.ProjectRequest, secrets map[string]string, files []string, log *slog.Logger) outcome {
+	children := make([]store.Child, 0, len(files))
+	for _, f := range files {
+		children = append(children, store.Child{Key: f, Kind: string(jobs.KindProjectRepairFile), Subject: jobs.Subject(jobs.KindProjectRepairFile, claim.TenantID),
+			Input: func(jobID string) (json.RawMessage, error) {
+				child := req
+				child.Files, child.Secrets, child.AutoAccept = []string{f}, nil, false
+				var err error
+				if child.SealedSecrets, err = w.sealFor(secrets, jobID); err != nil {
+					return nil, err
+				}
+				return json.Marshal(child)
+			}})
+	}
+	return w.fanOut(ctx, claim, children, true, log)
+}
+
+// repairParts reads the files' repairs a project repair fanned out, and
+// what they spent together.
+func repairParts(kids []store.ChildOutcome) ([]suite.RepairPart, suite.ProjectRepairResult) {
+	var spent suite.ProjectRepairResult
+	parts := make([]suite.RepairPart, 0, len(kids))
+	for _, k := range kids {
+		part := suite.RepairPart{Files: strings.Split(k.Key, ",")}
+		var res suite.ProjectRepairResult
+		if err := json.Unmarshal(k.Result, &res); err != nil || k.State != store.JobStateSucceeded || res.Repair.Tests == nil {
+			part.Failed = cmp.Or(k.Error, "it "+string(k.State))
+		} else {
+			part.Report, part.Patched = res.Repair, res.Patched
+		}
+		spent.BrowserSeconds += res.BrowserSeconds
+		spent.CreditsMicro += res.CreditsMicro
+		parts = append(parts, part)
+	}
+	return parts, spent
 }
 
 // repairVerdict sums a project repair up: the worst of its tests'.

@@ -116,7 +116,7 @@ func (w *Worker) runSuite(ctx context.Context, claim store.Claim, log *slog.Logg
 				return json.Marshal(child)
 			}})
 	}
-	return w.fanOut(ctx, claim, children, log)
+	return w.fanOut(ctx, claim, children, false, log)
 }
 
 // sealFor seals secrets to a child job's own id, as a submitted job's are.
@@ -131,11 +131,16 @@ func (w *Worker) sealFor(secrets map[string]string, jobID string) (string, error
 // fanOut creates a parent's children (once, however often it is retried),
 // publishes them and leaves the parent waiting for them without holding
 // this worker.
-func (w *Worker) fanOut(ctx context.Context, claim store.Claim, children []store.Child, log *slog.Logger) outcome {
+// With resume, the parent is queued again once they have all ended.
+func (w *Worker) fanOut(ctx context.Context, claim store.Claim, children []store.Child, resume bool, log *slog.Logger) outcome {
 	var items []store.OutboxItem
 	err := w.retry.do(ctx, "fan out", func() error {
 		var err error
-		items, err = w.store.FanOut(ctx, claim.JobID, claim.Attempt, children)
+		if resume {
+			items, err = w.store.FanOutThenResume(ctx, claim.JobID, claim.Attempt, children)
+		} else {
+			items, err = w.store.FanOut(ctx, claim.JobID, claim.Attempt, children)
+		}
 		return err
 	})
 	if err != nil {

@@ -546,7 +546,7 @@ func (w *Worker) run(ctx context.Context, claim store.Claim, cancelled func() bo
 		return w.runProjectFanOut(ctx, claim, log)
 	case jobs.KindProjectFile:
 		return w.runProjectFile(ctx, claim, log)
-	case jobs.KindProjectRepair:
+	case jobs.KindProjectRepair, jobs.KindProjectRepairFile:
 		return w.runProjectRepair(ctx, claim, log)
 	case jobs.KindSession:
 		return w.runSession(ctx, claim, cancelled, log)

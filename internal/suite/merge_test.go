@@ -1,0 +1,53 @@
+package suite_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/webpilot/webpilot/internal/suite"
+)
+
+// TestHealsOfEachFileMergeIntoOnePatch: the parts of a repair each healed
+// against the same project. A shared page object healed alike by two parts
+// is changed once, edits of different lines all stay, and a part that
+// changed a line another changed otherwise is left out whole.
+func TestHealsOfEachFileMergeIntoOnePatch(t *testing.T) {
+	t.Parallel()
+	page := "export class ListPage {\n  constructor(page) { this.page = page; }\n  add() { return this.page.getByTestId('add-button'); }\n  count() { return this.page.locator('#count'); }\n}\n"
+	orig, err := suite.NewProject(map[string][]byte{
+		"playwright.config.js": []byte("module.exports = {};\n"),
+		"pages/ListPage.js":    []byte(page),
+		"tests/a.spec.js":      []byte("test('a', async () => {\n  await page.locator('#new-item').fill('x');\n});\n"),
+		"tests/b.spec.js":      []byte("test('b', async () => {\n  await page.locator('#title').click();\n});\n"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	healedAdd := strings.Replace(page, "'add-button'", "'add-entry-btn'", 1)
+	both := strings.Replace(healedAdd, "'#count'", "'#item-count'", 1)
+	parts := [][]suite.PatchedFile{
+		{{Path: "pages/ListPage.js", Content: healedAdd}, {Path: "tests/a.spec.js", Content: "test('a', async () => {\n  await page.locator('#entry').fill('x');\n});\n"}},
+		{{Path: "pages/ListPage.js", Content: both}},
+		{{Path: "pages/ListPage.js", Content: strings.Replace(page, "'add-button'", "'plus'", 1)}, {Path: "tests/b.spec.js", Content: "test('b', async () => {\n  await page.locator('#heading').click();\n});\n"}},
+	}
+	merged, conflicts := suite.MergePatches(orig, parts)
+	if len(conflicts) != 1 || conflicts[0].Part != 2 || conflicts[0].File != "pages/ListPage.js" {
+		t.Fatalf("conflicts %+v", conflicts)
+	}
+	want := map[string]string{
+		"pages/ListPage.js": both,
+		"tests/a.spec.js":   "test('a', async () => {\n  await page.locator('#entry').fill('x');\n});\n",
+		"tests/b.spec.js":   "test('b', async () => {\n  await page.locator('#title').click();\n});\n",
+	}
+	for path, content := range want {
+		if f, ok := merged.File(path); !ok || string(f.Content) != content {
+			t.Errorf("%s merged as:\n%s", path, f.Content)
+		}
+	}
+	if got := suite.PatchedFiles(orig, merged); len(got) != 2 {
+		t.Errorf("the merge changed %d files, want 2: %+v", len(got), got)
+	}
+	if _, conflicts := suite.MergePatches(orig, parts[:2]); len(conflicts) != 0 {
+		t.Errorf("parts that agree conflict: %+v", conflicts)
+	}
+}
