@@ -94,7 +94,7 @@ func (s *Server) routes() []route {
 		{method: "POST", path: "/v1/projects/{name}/run", access: tenantOnly, handler: s.submitProject(jobs.KindProjectRun), body: jobs.ProjectRequest{}, status: 202, resp: JobView{},
 			summary: "Run a project's tests with the real runner in the sandbox: a project_run job, one project_file child per test file"},
 		{method: "POST", path: "/v1/projects/{name}/repair", access: tenantOnly, handler: s.submitProject(jobs.KindProjectRepair), body: jobs.ProjectRequest{}, status: 202, resp: JobView{},
-			summary: "Repair a project: heal drifted locators where the project defines them, verified in the sandbox; regressions are reported, never healed"},
+			summary: "Repair a project: heal drifted locators where the project defines them, a project_repair_file child per test file, their heals merged into one patch verified in the sandbox; regressions are reported, never healed"},
 		{method: "POST", path: "/v1/projects/{name}/traces", access: tenantOnly, handler: s.uploadTraces, body: ProjectTraces{}, status: 200, resp: TracesView{},
 			summary: "Upload a green run of the project from your CI (its JSON report and trace.zip files): what its passing tests acted on is what a repair heals from, for tests no run on webpilot saw pass"},
 		{method: "POST", path: "/v1/projects/{name}/versions/{version}/accept", access: tenantOnly, handler: s.acceptProjectVersion, status: 200, resp: ProjectView{},

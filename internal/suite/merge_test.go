@@ -51,3 +51,38 @@ func TestHealsOfEachFileMergeIntoOnePatch(t *testing.T) {
 		t.Errorf("parts that agree conflict: %+v", conflicts)
 	}
 }
+
+// TestAFileWhoseRepairDidNotEndIsReportedAndTheRestMerged: the repair of
+// one file failed (its sandbox stopped it): its tests are reported not run
+// with why, and the other files' verdicts and errors are all there.
+func TestAFileWhoseRepairDidNotEndIsReportedAndTheRestMerged(t *testing.T) {
+	t.Parallel()
+	p, err := suite.NewProject(map[string][]byte{"tests/a.spec.js": []byte("a"), "tests/b.spec.js": []byte("b")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listing := []suite.TestOutcome{{ID: "a1", File: "tests/a.spec.js", Titles: []string{"a one"}}, {ID: "a2", File: "tests/a.spec.js", Titles: []string{"a two"}},
+		{ID: "b1", File: "tests/b.spec.js", Titles: []string{"b one"}}}
+	parts := []suite.RepairPart{
+		{Files: []string{"tests/a.spec.js"}, Failed: "the run hit the sandbox's time limit before it reported"},
+		{Files: []string{"tests/b.spec.js"}, Report: suite.RepairReport{Tests: []suite.RepairedTest{{ID: "b1", File: "tests/b.spec.js", Title: "b one",
+			Verdict: suite.VerdictRegression, Reason: "the element is there but does not hold what the test checks"}}, Errors: []string{"tests/b.spec.js: a warning"}}},
+	}
+	rep, err := suite.ProjectRunner{}.MergeRepairs(t.Context(), p, parts, suite.RunOptions{Listing: listing})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, tc := range rep.Tests {
+		got[tc.Title] = tc.Verdict
+		if tc.File == "tests/a.spec.js" && !strings.Contains(tc.Reason, "sandbox's time limit") {
+			t.Errorf("%s: %q", tc.Title, tc.Reason)
+		}
+	}
+	if len(got) != 3 || got["a one"] != suite.VerdictNotRun || got["a two"] != suite.VerdictNotRun || got["b one"] != suite.VerdictRegression {
+		t.Errorf("verdicts %v", got)
+	}
+	if rep.Verified || rep.Patched != nil || len(rep.Errors) != 2 || !strings.HasPrefix(rep.Errors[0], "tests/a.spec.js: the run hit") {
+		t.Errorf("verified %v, errors %q", rep.Verified, rep.Errors)
+	}
+}
