@@ -181,6 +181,27 @@ func (v *JobView) suite(rep *store.BulkReport, detail bool) {
 	}
 }
 
+// runToFollow says why a repair cannot follow the run it names (""
+// when it can): the run must be the tenant's project_run of the repair's
+// project and version, at its base URL, and have ended.
+func (s *Server) runToFollow(ctx context.Context, tenantID string, c jobs.ProjectRequest) string {
+	j, err := s.store.GetJob(ctx, tenantID, c.AfterRun)
+	if err != nil || j.Kind != string(jobs.KindProjectRun) {
+		return "no such project_run of yours"
+	}
+	var in jobs.ProjectRequest
+	_ = json.Unmarshal(j.Input, &in)
+	switch {
+	case in.Name != c.Name || in.Version != c.Version:
+		return fmt.Sprintf("is a run of %s version %.12s, not of this repair's version %.12s", in.Name, in.Version, c.Version)
+	case in.BaseURL != c.BaseURL:
+		return fmt.Sprintf("ran at base URL %q, not this repair's %q", in.BaseURL, c.BaseURL)
+	case !j.State.Terminal():
+		return "has not ended yet"
+	}
+	return ""
+}
+
 // bulkView is view for a job that may be a bulk job still waiting for its
 // children, whose report is read as it stands.
 func (s *Server) bulkView(ctx context.Context, j store.Job, detail bool) JobView {
@@ -814,6 +835,12 @@ func (s *Server) jobInput(w http.ResponseWriter, r *http.Request, sub jobs.Submi
 			return jobInput{}, false
 		}
 		c.Version = v.Digest // the run is of the version current now, whatever is uploaded next
+		if c.AfterRun != "" {
+			if why := s.runToFollow(r.Context(), tenantID, c); why != "" {
+				writeError(w, http.StatusBadRequest, "invalid job", []scenario.FieldError{{Field: "project.after_run", Message: why}})
+				return jobInput{}, false
+			}
+		}
 		files := len(c.Files)
 		if files == 0 {
 			if files, err = s.testFiles(r.Context(), tenantID, v); err != nil {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/playwright-community/playwright-go"
 
 	"github.com/webpilot/webpilot/api"
@@ -22,6 +23,7 @@ import (
 	"github.com/webpilot/webpilot/internal/demoapp"
 	"github.com/webpilot/webpilot/internal/jobs"
 	"github.com/webpilot/webpilot/internal/store"
+	"github.com/webpilot/webpilot/internal/suite"
 	"github.com/webpilot/webpilot/internal/suite/suitetest"
 )
 
@@ -177,12 +179,36 @@ func TestACustomersProjectIsListedAndRunAsWritten(t *testing.T) {
 	}
 
 	// A miscount is a regression: the repair fails with it and proposes
-	// nothing.
+	// nothing. It follows the run that found it: the login file, which
+	// passed there, is not run again.
+	for _, bad := range []struct{ run, base, why string }{
+		{"run-1", s.demo, "is not a job id"},
+		{uuid.NewString(), s.demo, "no such project_run of yours"},
+		{lastRun.ID, "http://127.0.0.1:9", "ran at base URL"},
+	} {
+		var e api.ErrorBody
+		s.mustJSON(t, "POST", "/v1/projects/shop-e2e/repair", key, map[string]any{"base_url": bad.base, "after_run": bad.run}, http.StatusBadRequest, &e)
+		if len(e.Fields) != 1 || e.Fields[0].Field != "project.after_run" || !strings.Contains(e.Fields[0].Message, bad.why) {
+			t.Errorf("after_run %q at %s answered %+v", bad.run, bad.base, e)
+		}
+	}
 	var rj api.JobView
-	s.mustJSON(t, "POST", "/v1/projects/shop-e2e/repair", key, map[string]any{"base_url": s.demo,
+	s.mustJSON(t, "POST", "/v1/projects/shop-e2e/repair", key, map[string]any{"base_url": s.demo, "after_run": lastRun.ID,
 		"secrets": map[string]string{"E2E_PASSWORD": demoapp.Password}}, http.StatusAccepted, &rj)
-	if v := s.waitEnd(t, key, rj.ID, 4*time.Minute); v.State != "failed" || v.Verdict != "app_regression" {
+	v := s.waitEnd(t, key, rj.ID, 4*time.Minute)
+	if v.State != "failed" || v.Verdict != "app_regression" {
 		t.Fatalf("repair under a regression: %s %s (%s)", v.State, v.Verdict, v.Error)
+	}
+	var after suite.ProjectRepairResult
+	must(t, json.Unmarshal(v.Project, &after))
+	for _, tc := range after.Repair.Tests {
+		if spared := strings.Contains(tc.Reason, "passed in the run this repair follows"); spared != (tc.File == "tests/login.spec.js") ||
+			(spared && tc.Verdict != suite.VerdictPassed) {
+			t.Errorf("%s %s after the run: %s (%s)", tc.File, tc.Title, tc.Verdict, tc.Reason)
+		}
+	}
+	if len(after.Repair.Tests) != 7 || after.Files != 2 {
+		t.Errorf("the repair after the run reports %d tests of %d files", len(after.Repair.Tests), after.Files)
 	}
 	s.mustJSON(t, "GET", "/v1/jobs/"+rj.ID+"/patch", key, nil, http.StatusConflict, nil)
 

@@ -83,6 +83,7 @@ func projectCommand(g *globals, out io.Writer) *cobra.Command {
 type projectJobOptions struct {
 	baseURL, version, patch string
 	baselineURL, name       string
+	afterRun                string
 	files, secrets          []string
 	origins, baseline       map[string]string
 	autoAccept, follow      bool
@@ -102,6 +103,7 @@ func (o *projectJobOptions) flags(cmd *cobra.Command, kind jobs.Kind) {
 		cmd.Flags().BoolVar(&o.autoAccept, "auto-accept", false, "make a verified repair the project's current version at once")
 		cmd.Flags().StringVar(&o.baselineURL, "baseline-url", "", "a deployment where the suite still passes (production, the last release): tests no run on webpilot saw pass run there first, for the elements they act on")
 		cmd.Flags().StringVar(&o.name, "name", "", "with a DIR: the project's name (default: the directory's)")
+		cmd.Flags().StringVar(&o.afterRun, "after", "", "the project_run this repair follows (its job id): the files that passed in it are not run again")
 		cmd.Flags().StringToStringVar(&o.baseline, "baseline-origin", nil, "an origin the tests name, sent elsewhere for the baseline run: https://staging.acme.test=https://acme.test (repeatable)")
 	}
 }
@@ -330,7 +332,7 @@ func projectJob(c *client, kind jobs.Kind, name string, o projectJobOptions, out
 		return "", err
 	}
 	req := jobs.ProjectRequest{Name: name, Version: o.version, Files: o.files, BaseURL: o.baseURL, Origins: o.origins, Secrets: sec, AutoAccept: o.autoAccept, MaxCredits: o.maxCredits,
-		BaselineURL: o.baselineURL, BaselineOrigins: o.baseline}
+		BaselineURL: o.baselineURL, BaselineOrigins: o.baseline, AfterRun: o.afterRun}
 	path := "/v1/projects/" + url.PathEscape(name) + "/run"
 	if kind == jobs.KindProjectRepair {
 		path = "/v1/projects/" + url.PathEscape(name) + "/repair"

@@ -221,6 +221,11 @@ func (s *Submission) Validate(urls scenario.URLPolicy) error {
 		if s.Kind != KindProjectRepair && (s.Project.BaselineURL != "" || len(s.Project.BaselineOrigins) > 0) {
 			v.Add("project.baseline_url", "only a project_repair runs tests on a baseline")
 		}
+		if a := s.Project.AfterRun; a != "" && s.Kind != KindProjectRepair {
+			v.Add("project.after_run", "only a project_repair follows a run")
+		} else if _, err := uuid.Parse(a); a != "" && err != nil {
+			v.Add("project.after_run", "is not a job id")
+		}
 	case s.Kind == KindExploration && s.Exploration == nil:
 		v.Add("exploration", "is required for kind exploration")
 	case s.Kind == KindExploration:
@@ -270,6 +275,11 @@ type ProjectRequest struct {
 	// AutoAccept makes a verified repair the project's current version at
 	// once (project_repair only); otherwise it is proposed.
 	AutoAccept bool `json:"auto_accept,omitempty"`
+	// AfterRun names the project_run a repair follows (project_repair
+	// only): a run of the same version at the same base URL. The files
+	// that passed whole in it are not run again, their tests reported
+	// passed in it; the others are repaired.
+	AfterRun string `json:"after_run,omitempty"`
 	// MaxCredits bounds what the run or repair may spend, all its files
 	// together (its hold); a file its budget cannot cover is not started.
 	MaxCredits float64 `json:"max_credits,omitempty"`

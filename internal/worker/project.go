@@ -356,12 +356,21 @@ func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *s
 	}
 	part := jobs.Kind(claim.Kind) == jobs.KindProjectRepairFile
 	var kids []store.ChildOutcome
+	var spared []suite.RepairPart // files a fresh run saw pass whole
 	if !part {
 		if kids, err = w.store.Children(ctx, claim.TenantID, claim.JobID); err != nil {
 			return handedBack(err)
 		}
-		if files := repairFiles(listing, req.Files); len(kids) == 0 && len(files) > 1 {
-			return w.fanOutRepair(ctx, claim, req, secrets, files, log)
+		if files := repairFiles(listing, req.Files); len(files) > 1 {
+			if spared, err = w.passedFiles(ctx, claim, req, files); err != nil {
+				return handedBack(err)
+			}
+			todo := slices.DeleteFunc(files, func(f string) bool {
+				return slices.ContainsFunc(spared, func(p suite.RepairPart) bool { return p.Files[0] == f })
+			})
+			if len(kids) == 0 && len(todo) > 0 {
+				return w.fanOutRepair(ctx, claim, req, secrets, todo, log)
+			}
 		}
 	}
 	raw, err := w.store.ProjectFingerprints(ctx, claim.TenantID, req.Version)
@@ -401,9 +410,12 @@ func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *s
 	start := time.Now()
 	var rep suite.RepairReport
 	var spent suite.ProjectRepairResult // what the files' repairs spent
-	if len(kids) > 0 {
-		var parts []suite.RepairPart
-		parts, spent = repairParts(kids)
+	parts := spared
+	if len(kids) > 0 || len(spared) > 0 {
+		var done []suite.RepairPart
+		done, spent = repairParts(kids)
+		parts = append(parts, done...)
+		slices.SortFunc(parts, func(a, b suite.RepairPart) int { return strings.Compare(a.Files[0], b.Files[0]) })
 		rep, err = w.cfg.Projects.MergeRepairs(ctx, p, parts, o)
 	} else {
 		rep, err = w.cfg.Projects.Repair(ctx, p, prints, o)
@@ -420,7 +432,7 @@ func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *s
 		return failed("the repair failed: " + err.Error())
 	}
 	res := suite.ProjectRepairResult{Project: req.Name, Version: req.Version, Repair: rep, Verdict: repairVerdict(rep),
-		BrowserSeconds: took.Seconds() + spent.BrowserSeconds, CreditsMicro: charged + spent.CreditsMicro, Files: len(kids)}
+		BrowserSeconds: took.Seconds() + spent.BrowserSeconds, CreditsMicro: charged + spent.CreditsMicro, Files: len(parts)}
 	if part {
 		// The parent merges and verifies the files' heals, and proposes.
 		if rep.Verified && rep.Patched != nil {
@@ -492,6 +504,34 @@ func (w *Worker) fanOutRepair(ctx context.Context, claim store.Claim, req jobs.P
 			}})
 	}
 	return w.fanOut(ctx, claim, children, true, log)
+}
+
+// passedFiles are the files that passed whole in the run the repair
+// follows (after_run): they are not run again, and their tests are
+// reported passed in it. (The API checked the run is of the repair's
+// version and base URL.)
+func (w *Worker) passedFiles(ctx context.Context, claim store.Claim, req jobs.ProjectRequest, files []string) ([]suite.RepairPart, error) {
+	if req.AfterRun == "" {
+		return nil, nil
+	}
+	kids, err := w.store.Children(ctx, claim.TenantID, req.AfterRun)
+	if err != nil {
+		return nil, err
+	}
+	var out []suite.RepairPart
+	for _, k := range kids {
+		var res ProjectFileResult
+		if json.Unmarshal(k.Result, &res) != nil || !slices.Contains(files, res.File) || res.Verdict != "passed" || len(res.Tests) == 0 {
+			continue
+		}
+		part := suite.RepairPart{Files: []string{res.File}}
+		for _, t := range res.Tests {
+			part.Report.Tests = append(part.Report.Tests, suite.RepairedTest{ID: t.ID, File: t.File, Title: t.Title(), Verdict: suite.VerdictPassed,
+				Reason: "passed in the run this repair follows (" + req.AfterRun + "); not run again"})
+		}
+		out = append(out, part)
+	}
+	return out, nil
 }
 
 // repairParts reads the files' repairs a project repair fanned out, and
