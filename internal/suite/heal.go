@@ -89,9 +89,6 @@ type ProjectRepairResult struct {
 	// Files is how many files' repairs, each on its own, the repair merged
 	// (0: it repaired the project in one).
 	Files int `json:"files,omitempty"`
-	// Patched are the files a file's repair patched and verified, whole,
-	// for the repair that merges them (project_repair_file only).
-	Patched []PatchedFile `json:"patched_files,omitempty"`
 }
 
 // maxRepairRounds bounds the runs of one repair: a healed step can reveal

@@ -435,8 +435,20 @@ func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *s
 		BrowserSeconds: took.Seconds() + spent.BrowserSeconds, CreditsMicro: charged + spent.CreditsMicro, Files: len(parts)}
 	if part {
 		// The parent merges and verifies the files' heals, and proposes.
+		// The patched files go to it in the checkpoint, as they are: the
+		// result is redacted of the job's secrets, which a customer's own
+		// file may spell out (a default password), and a redacted file
+		// would be patched in.
+		cp := partCheckpoint{Progress: finalProgress(rep)}
 		if rep.Verified && rep.Patched != nil {
-			res.Patched = suite.PatchedFiles(p, *rep.Patched)
+			cp.Patched = suite.PatchedFiles(p, *rep.Patched)
+		}
+		raw, _ := json.Marshal(cp)
+		if err := w.store.SaveCheckpoint(ctx, claim.JobID, claim.Attempt, raw); err != nil {
+			if errors.Is(err, store.ErrFenced) {
+				return outcome{err: err}
+			}
+			return handedBack(err)
 		}
 		b, _ := json.Marshal(res)
 		log.Info("repaired project file", "project", req.Name, "files", req.Files, "verdict", res.Verdict, "changes", len(rep.Changes))
@@ -534,6 +546,29 @@ func (w *Worker) passedFiles(ctx context.Context, claim store.Claim, req jobs.Pr
 	return out, nil
 }
 
+// partCheckpoint is what a file's repair leaves in its checkpoint when it
+// ends: its last progress and the files it patched and verified.
+type partCheckpoint struct {
+	Progress suite.RunProgress   `json:"project_progress"`
+	Patched  []suite.PatchedFile `json:"patched_files,omitempty"`
+}
+
+// finalProgress is a repair's progress once it has ended.
+func finalProgress(rep suite.RepairReport) suite.RunProgress {
+	p := suite.RunProgress{Phase: "ended", Tests: len(rep.Tests), Ended: len(rep.Tests)}
+	for _, t := range rep.Tests {
+		switch t.Verdict {
+		case suite.VerdictHealed:
+			p.Healed++
+		case suite.VerdictRegression:
+			p.Flagged++
+		case suite.VerdictUnrepairable:
+			p.Left++
+		}
+	}
+	return p
+}
+
 // repairParts reads the files' repairs a project repair fanned out, and
 // what they spent together.
 func repairParts(kids []store.ChildOutcome) ([]suite.RepairPart, suite.ProjectRepairResult) {
@@ -542,10 +577,13 @@ func repairParts(kids []store.ChildOutcome) ([]suite.RepairPart, suite.ProjectRe
 	for _, k := range kids {
 		part := suite.RepairPart{Files: strings.Split(k.Key, ",")}
 		var res suite.ProjectRepairResult
+		var cp partCheckpoint
 		if err := json.Unmarshal(k.Result, &res); err != nil || k.State != store.JobStateSucceeded || res.Repair.Tests == nil {
 			part.Failed = cmp.Or(k.Error, "it "+string(k.State))
+		} else if err := json.Unmarshal(k.Checkpoint, &cp); err != nil {
+			part.Failed = "its patched files cannot be read: " + err.Error()
 		} else {
-			part.Report, part.Patched = res.Repair, res.Patched
+			part.Report, part.Patched = res.Repair, cp.Patched
 		}
 		spent.BrowserSeconds += res.BrowserSeconds
 		spent.CreditsMicro += res.CreditsMicro
