@@ -320,7 +320,7 @@ func (s *Server) submitValid(w http.ResponseWriter, r *http.Request, sub jobs.Su
 		// charged what it reserved).
 		hold = int64(max(in.tests, 1)) * (jobs.CrashLimit + 1) * jobs.FileRunSeconds * jobs.BrowserSecondMicro
 	case jobs.KindProjectRepair:
-		hold = (jobs.CrashLimit + 1) * jobs.RepairRunSeconds * jobs.BrowserSecondMicro
+		hold = jobs.RepairHoldSeconds(in.tests) * jobs.BrowserSecondMicro
 	}
 	if in.options.MaxCredits > 0 {
 		if in.options.MaxCredits > maxHold {

@@ -52,7 +52,10 @@ func main() {
 	replayN := flag.Int("replay-runs", 5, "runs of the 14-step replay and its spec under @playwright/test")
 	flag.IntVar(&mcpRounds, "mcp-rounds", 5, "times each MCP task runs on each tool")
 	flag.StringVar(&suitesProjects, "suites-projects", "", "comma-separated corpus projects the suites area measures; all when empty")
-	only := flag.String("only", "", "comma-separated areas to run (dispatcher, jobs, page, repair, exploration, explore_site, lexical, suites, sandbox, projects_e2e, mcp, scaling, peer, chaos, cluster); all when empty")
+	flag.IntVar(&scaleTests, "scale-tests", 500, "tests of the suites_scale area's generated project (0 skips it)")
+	flag.IntVar(&scaleFiles, "scale-files", 50, "test files of the suites_scale area's generated project")
+	flag.StringVar(&scaleGrowth, "scale-growth", "100,250,500", "sizes at which suites_scale measures the repair after a run with the same 50 failing tests (empty skips it)")
+	only := flag.String("only", "", "comma-separated areas to run (dispatcher, jobs, page, repair, exploration, explore_site, lexical, suites, suites_scale, sandbox, projects_e2e, mcp, scaling, peer, chaos, cluster); all when empty")
 	flag.Parse()
 	areas = map[string]bool{}
 	for _, a := range strings.Split(*only, ",") {
@@ -206,6 +209,7 @@ func run(submits, clients, latencyN, jobsN, pageN, chaosN, clusterN, peerN, repl
 		{"suites", e.suitesBench},
 		{"sandbox", sandboxBench},
 		{"projects_e2e", projectsE2EBench},
+		{"suites_scale", suitesScaleBench},
 		{"mcp", func(ctx context.Context) error { return e.mcpBench(ctx, mcpRounds) }},
 		{"scaling", func(ctx context.Context) error { return e.scalingBench(ctx, rate) }},
 		{"peer", func(ctx context.Context) error {

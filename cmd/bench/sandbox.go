@@ -123,9 +123,16 @@ type procStack struct {
 	demo               *httptest.Server
 	key                string
 	dispatcher, worker *exec.Cmd
+	// more are the workers after the first (startProcStackWith).
+	more []*exec.Cmd
 }
 
 func startProcStack(ctx context.Context) (*procStack, error) {
+	return startProcStackWith(ctx, 1)
+}
+
+// startProcStackWith starts the stack with workers worker processes.
+func startProcStackWith(ctx context.Context, workers int) (*procStack, error) {
 	s := &procStack{}
 	ok := false
 	defer func() {
@@ -200,6 +207,15 @@ func startProcStack(ctx context.Context) (*procStack, error) {
 		return nil, err
 	}
 	go func() { _ = s.worker.Wait() }()
+	for i := 2; i <= workers; i++ {
+		w, err := start(workerBin, fmt.Sprintf("worker-%d", i), fmt.Sprintf("WEBPILOT_WORKER_ID=bench-worker-%d", i),
+			"WEBPILOT_DATA_DIR="+filepath.Join(s.dir, fmt.Sprintf("w%d", i)), "WEBPILOT_STEP_SCREENSHOTS=false")
+		if err != nil {
+			return nil, err
+		}
+		go func() { _ = w.Wait() }()
+		s.more = append(s.more, w)
+	}
 	var t struct {
 		Tenant struct{ ID string }
 		APIKey string `json:"api_key"`
@@ -217,7 +233,7 @@ func startProcStack(ctx context.Context) (*procStack, error) {
 }
 
 func (s *procStack) close() {
-	for _, p := range []*exec.Cmd{s.worker, s.dispatcher} {
+	for _, p := range append([]*exec.Cmd{s.worker, s.dispatcher}, s.more...) {
 		if p != nil && p.Process != nil {
 			_ = p.Process.Kill()
 		}

@@ -304,9 +304,20 @@ const (
 	// sandbox's wall time), and so the most it is charged.
 	FileRunSeconds = 600
 	// RepairRunSeconds is the most a project repair's runs are charged,
-	// all its trials together.
+	// all its trials together (a repair in one, or the merged patch's
+	// verification of a repair done a file at a time).
 	RepairRunSeconds = 3 * FileRunSeconds
+	// RepairFileSeconds is the most one file's repair is charged (its
+	// evidence, baseline and trials together), as a file's run is.
+	RepairFileSeconds = FileRunSeconds
 )
+
+// RepairHoldSeconds is the browser time a project repair of files test
+// files holds: each file's repair for each attempt a crash may take, and
+// the merged patch's verification, or a repair in one for each attempt.
+func RepairHoldSeconds(files int) int64 {
+	return max((CrashLimit+1)*RepairRunSeconds, int64(max(files, 1))*(CrashLimit+1)*RepairFileSeconds+RepairRunSeconds)
+}
 
 // projectName is what a project may be called.
 var projectName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/webpilot/webpilot/internal/suite"
+	"github.com/webpilot/webpilot/internal/suite/suitetest"
 )
 
 // TestHealsOfEachFileMergeIntoOnePatch: the parts of a repair each healed
@@ -84,5 +85,39 @@ func TestAFileWhoseRepairDidNotEndIsReportedAndTheRestMerged(t *testing.T) {
 	}
 	if rep.Verified || rep.Patched != nil || len(rep.Errors) != 2 || !strings.HasPrefix(rep.Errors[0], "tests/a.spec.js: the run hit") {
 		t.Errorf("verified %v, errors %q", rep.Verified, rep.Errors)
+	}
+}
+
+// TestAScaledProjectIsWhatItSays: the generated project the scale bench
+// repairs lists every test it says, in its files, with its drifting and
+// regressing files spread through it.
+func TestAScaledProjectIsWhatItSays(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	files, kinds := suitetest.Scaled(suitetest.Scale{Tests: 43, Files: 10, DriftFiles: 2, RegressionFiles: 1})
+	p, err := suite.NewProject(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := map[string]int{}
+	for _, tc := range b.run(t, p, suite.RunOptions{List: true}).Tests {
+		per[tc.File]++
+	}
+	count := map[string]int{}
+	for f, kind := range kinds {
+		count[kind]++
+		if n := per[f]; n != 4 && n != 5 {
+			t.Errorf("%s lists %d tests", f, n)
+		}
+	}
+	if len(per) != 10 || count["drift"] != 2 || count["regression"] != 1 {
+		t.Errorf("files %v, kinds %v", per, count)
+	}
+	total := 0
+	for _, n := range per {
+		total += n
+	}
+	if total != 43 {
+		t.Errorf("%d tests listed, want 43", total)
 	}
 }

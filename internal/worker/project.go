@@ -403,7 +403,11 @@ func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *s
 		o.Baseline = &suite.Baseline{BaseURL: req.BaselineURL, Origins: req.BaselineOrigins,
 			Proxy: &suite.Proxy{Addr: proxyAddr, Username: btun.User, Password: btun.Password}}
 	}
-	meter, out, ok := w.meterBrowser(ctx, claim, jobs.RepairRunSeconds)
+	upTo := int64(jobs.RepairRunSeconds)
+	if part {
+		upTo = jobs.RepairFileSeconds
+	}
+	meter, out, ok := w.meterBrowser(ctx, claim, upTo)
 	if !ok {
 		return out
 	}
