@@ -109,7 +109,7 @@ exports.LegacyList = class LegacyList {
 		// The failing files are spread through the project, every
 		// stride-th from the third.
 		kind := scaledStable
-		stride := max(s.Files/max(s.DriftFiles+s.RegressionFiles, 1), 1)
+		stride := max((s.Files-2)/max(s.DriftFiles+s.RegressionFiles, 1), 1)
 		switch at := (i - 2) / stride; {
 		case i >= 2 && (i-2)%stride == 0 && at < s.DriftFiles:
 			kind = scaledDrift
