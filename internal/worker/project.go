@@ -356,7 +356,7 @@ func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *s
 	}
 	part := jobs.Kind(claim.Kind) == jobs.KindProjectRepairFile
 	var kids []store.ChildOutcome
-	var spared []suite.RepairPart // files a fresh run saw pass whole
+	var spared []suite.RepairPart // files that passed whole in the run it follows
 	if !part {
 		if kids, err = w.store.Children(ctx, claim.TenantID, claim.JobID); err != nil {
 			return handedBack(err)
