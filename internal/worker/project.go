@@ -373,12 +373,15 @@ func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *s
 			}
 		}
 	}
-	raw, err := w.store.ProjectFingerprints(ctx, claim.TenantID, req.Version)
-	if err != nil {
-		return handedBack(err)
+	merging := len(kids) > 0 || len(spared) > 0
+	var prints map[string][]suite.TraceAction // what a repair in one heals from
+	if !merging {
+		raw, err := w.store.ProjectFingerprints(ctx, claim.TenantID, req.Version)
+		if err != nil {
+			return handedBack(err)
+		}
+		_ = json.Unmarshal(raw, &prints)
 	}
-	var prints map[string][]suite.TraceAction
-	_ = json.Unmarshal(raw, &prints)
 	tun := w.proxy.Open()
 	defer tun.Close()
 	if err := tun.Remap(req.Origins); err != nil {
@@ -415,7 +418,7 @@ func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *s
 	var rep suite.RepairReport
 	var spent suite.ProjectRepairResult // what the files' repairs spent
 	parts := spared
-	if len(kids) > 0 || len(spared) > 0 {
+	if merging {
 		var done []suite.RepairPart
 		done, spent = repairParts(kids)
 		parts = append(parts, done...)
