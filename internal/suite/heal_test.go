@@ -128,12 +128,7 @@ func TestARepairHealsDriftWhereTheLocatorIsDefinedAndNeverARegression(t *testing
 			t.Fatalf("the applied diff differs from the verified project:\n%s", got)
 		}
 		// The patched project passes as its owner runs it.
-		again := b.run(t, *rep.Patched, suite.RunOptions{})
-		for _, o := range again.Tests {
-			if o.Status != "passed" {
-				t.Errorf("the patched project: %s %s", o.Title(), o.Status)
-			}
-		}
+		b.passesAsOwnerRunsIt(t, *rep.Patched)
 	})
 
 	t.Run("a slow app gets a longer wait where the test waited, nothing else", func(t *testing.T) {
@@ -310,9 +305,28 @@ func (b *bench) healedBy(t *testing.T, p suite.Project, rep suite.RepairReport, 
 		t.Fatalf("the patch adds %d lines, want %d:\n%s", n, lines, rep.Diff)
 	}
 	gitApply(t, p, rep.Diff)
-	for _, o := range b.run(t, *rep.Patched, suite.RunOptions{}).Tests {
+	b.passesAsOwnerRunsIt(t, *rep.Patched)
+}
+
+// passesAsOwnerRunsIt runs a patched project whole and fails the test for
+// each test that does not pass. A test that fails is run once more, alone,
+// before it counts: the fixtures' 2 s waits can run out on a machine
+// loaded by the other tests, and a wrong patch fails the second time too.
+func (b *bench) passesAsOwnerRunsIt(t *testing.T, p suite.Project) {
+	t.Helper()
+	var again []suite.TestSite
+	for _, o := range b.run(t, p, suite.RunOptions{}).Tests {
 		if o.Status != "passed" {
-			t.Errorf("the patched project: %s %s", o.Title(), o.Status)
+			t.Logf("the patched project: %s %s once (run again): %s", o.Title(), o.Status, o.Error)
+			again = append(again, suite.TestSite{File: o.File, Line: o.Line})
+		}
+	}
+	if len(again) == 0 {
+		return
+	}
+	for _, o := range b.run(t, p, suite.RunOptions{Only: again}).Tests {
+		if o.Status != "passed" {
+			t.Errorf("the patched project: %s %s: %s", o.Title(), o.Status, o.Error)
 		}
 	}
 }
