@@ -42,6 +42,10 @@ type RepairedTest struct {
 	// Evidence is the failing call from the trace of the run that failed.
 	Evidence      *TraceAction `json:"evidence,omitempty"`
 	ConsoleErrors []string     `json:"console_errors,omitempty"`
+	// ModelCalls and ModelCreditsMicro are what asking the agent about
+	// this test's failures cost (each call charged to the job).
+	ModelCalls        int   `json:"model_calls,omitempty"`
+	ModelCreditsMicro int64 `json:"model_credits_micro,omitempty"`
 }
 
 // Change is one literal a repair rewrote, where the locator is defined.
@@ -53,6 +57,9 @@ type Change struct {
 	Old      string   `json:"old"`
 	New      string   `json:"new"`
 	Tests    []string `json:"tests"` // the tests it healed
+	// Agent says the element came from the agent (no run recorded it);
+	// the change was kept only because the tests it heals then passed.
+	Agent bool `json:"agent,omitempty"`
 }
 
 // RepairReport is what a repair of a project did.
@@ -340,6 +347,14 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 			return RepairReport{}, err
 		}
 		last.adopt(next)
+	}
+	// The agent: a failing call that no run recorded the element of.
+	if o.Agent != nil {
+		agent, err := r.agentRounds(ctx, &cur, &last, tests, order, o)
+		if err != nil {
+			return RepairReport{}, err
+		}
+		changes = append(changes, agent...)
 	}
 	// Timing: an assertion that gave up on an element that is there may
 	// be the app being slower than the test waits; a run that waits longer
@@ -877,7 +892,7 @@ func diagnose(t TestOutcome, passing []TraceAction, dom []SnapshotElement, sites
 		}
 	}
 	if old == nil {
-		return Change{}, edit{}, VerdictUnrepairable, "no passing run recorded the element this call acted on"
+		return Change{}, edit{}, VerdictUnrepairable, reasonNoRecord
 	}
 	if len(dom) == 0 {
 		return Change{}, edit{}, VerdictUnrepairable, "the trace holds no picture of the page at the failure"
@@ -893,6 +908,18 @@ func diagnose(t TestOutcome, passing []TraceAction, dom []SnapshotElement, sites
 	if !ok {
 		return Change{}, edit{}, VerdictRegression, reasonGone + why
 	}
+	return healAt(f, func(LocatorSite) SnapshotElement { return *old }, cand, sites, assertion)
+}
+
+// reasonNoRecord is why a failing call is not healed without a record of
+// its element (a passing run, a baseline, the customer's traces) or the
+// agent.
+const reasonNoRecord = "no passing run recorded the element this call acted on"
+
+// healAt rewrites, where the failing call's locator is defined, the
+// literal that found old (as each site knew it) so that it finds cand:
+// the change and its edit, or the verdict and why not.
+func healAt(f *TraceAction, old func(LocatorSite) SnapshotElement, cand SnapshotElement, sites []LocatorSite, assertion bool) (Change, edit, string, string) {
 	if text, ok := filterText(f.Selector); ok && !strings.Contains(strings.ToLower(cand.Text), strings.ToLower(text)) {
 		// The test looks for an element holding a text (filter({ hasText }))
 		// and the element most like the one it found before holds another:
@@ -904,7 +931,7 @@ func diagnose(t TestOutcome, passing []TraceAction, dom []SnapshotElement, sites
 			if s.Selector != part {
 				continue
 			}
-			lit, text, why := rewrite(s, *old, cand, assertion)
+			lit, text, why := rewrite(s, old(s), cand, assertion)
 			if lit == nil && why == errAsserted {
 				// The element is there and its text is not what the test
 				// checks: the app changed, not the test.

@@ -49,20 +49,25 @@ func (b *bench) repair(t *testing.T, p suite.Project, prints map[string][]suite.
 // the tests no passing run recorded first run on it.
 func (b *bench) repairFrom(t *testing.T, p suite.Project, prints map[string][]suite.TraceAction, baseline string) suite.RepairReport {
 	t.Helper()
-	proxy := func() *suite.Proxy {
-		tun := b.proxy.Open()
-		t.Cleanup(tun.Close)
-		return &suite.Proxy{Addr: strings.TrimPrefix(b.proxy.Server(), "http://"), Username: tun.User, Password: tun.Password}
-	}
-	o := suite.RunOptions{BaseURL: b.url, Proxy: proxy(), Env: map[string]string{"E2E_PASSWORD": demoapp.Password}}
+	o := b.repairOptions(t, nil)
 	if baseline != "" {
-		o.Baseline = &suite.Baseline{BaseURL: baseline, Proxy: proxy()}
+		o.Baseline = &suite.Baseline{BaseURL: baseline, Proxy: b.repairOptions(t, nil).Proxy}
 	}
 	rep, err := b.runner.Repair(context.Background(), p, prints, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rep
+}
+
+// repairOptions are a repair's options against the bench's app, through
+// a tunnel of its own, with the agent asked when nothing recorded an
+// element (nil: never).
+func (b *bench) repairOptions(t *testing.T, agent suite.Asker) suite.RunOptions {
+	tun := b.proxy.Open()
+	t.Cleanup(tun.Close)
+	return suite.RunOptions{BaseURL: b.url, Env: map[string]string{"E2E_PASSWORD": demoapp.Password}, Agent: agent,
+		Proxy: &suite.Proxy{Addr: strings.TrimPrefix(b.proxy.Server(), "http://"), Username: tun.User, Password: tun.Password}}
 }
 
 // gitApply applies a diff to the project's files with git apply.

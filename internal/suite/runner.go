@@ -84,6 +84,10 @@ type RunOptions struct {
 	// passes: tests that failed with no passing run recorded are run there
 	// first, for the elements they act on.
 	Baseline *Baseline
+	// Agent, for a repair, is the model asked for the element a failing
+	// call meant when nothing recorded it (no passing run, no baseline,
+	// no trace of the customer's); nil: such a call is left unrepairable.
+	Agent Asker
 	// OnProgress, when set, is told how far the run is as its tests start
 	// and end (every few seconds at most, never after Run returns).
 	OnProgress func(RunProgress)

@@ -1,0 +1,183 @@
+package suite_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/webpilot/webpilot/internal/demoapp"
+	"github.com/webpilot/webpilot/internal/llm"
+	"github.com/webpilot/webpilot/internal/llm/llmtest"
+	"github.com/webpilot/webpilot/internal/suite"
+)
+
+// modelAsker asks the scripted model through the real client and prices
+// each call at the default prices, as the worker's Asker does (which also
+// reserves it from the job's hold).
+type modelAsker struct{ c *llm.Client }
+
+func (a modelAsker) Ask(ctx context.Context, req llm.Request) (llm.Reply, int64, error) {
+	r, err := a.c.Chat(ctx, req)
+	return r, llm.DefaultPrices.MicroCredits(r.Model, r.Usage), err
+}
+
+// pageRef is the reference of the first element of the question's page
+// whose line holds all of has, or "".
+func pageRef(question string, has ...string) string {
+	_, page, _ := strings.Cut(question, "PAGE AT THE FAILURE:\n")
+	for _, l := range strings.Split(page, "\n") {
+		ref, rest, ok := strings.Cut(l, " ")
+		if !ok || !strings.HasPrefix(ref, "e") {
+			continue
+		}
+		all := true
+		for _, h := range has {
+			all = all && strings.Contains(rest, h)
+		}
+		if all {
+			return ref
+		}
+	}
+	return ""
+}
+
+// capableModel answers as a capable model reads the question: the
+// renamed Add button and count where the page has them, a regression
+// where the page has no button that adds; misled, it names the list for
+// the count.
+func capableModel(misled bool) func(llmtest.Request) string {
+	return func(r llmtest.Request) string {
+		q := r.Text()
+		locator, _, _ := strings.Cut(q[strings.Index(q, "LOCATOR: "):], "\n")
+		switch {
+		case strings.Contains(locator, "#count") && misled:
+			return llmtest.JSON(map[string]string{"element": pageRef(q, `id="items"`)})
+		case strings.Contains(locator, "add-button"):
+			if ref := pageRef(q, "button", `"Add"`); ref != "" {
+				return llmtest.JSON(map[string]string{"element": ref})
+			}
+			return llmtest.JSON(map[string]string{"regression": "the form has a field for a new item and no button that adds it"})
+		case strings.Contains(locator, "#count"):
+			if ref := pageRef(q, `count"`, "item"); ref != "" {
+				return llmtest.JSON(map[string]string{"element": ref})
+			}
+		}
+		return llmtest.JSON(map[string]string{"unsure": "nothing on the page is what the call meant"})
+	}
+}
+
+// TestWithNothingRecordedTheAgentNamesTheElementAndOnlyAVerifiedHealIsKept:
+// a suite red on arrival, with no passing run, baseline or traces: the
+// agent is shown each failing call in its source (the page object that
+// defines the locator) and the page at the failure, and names the element
+// the call meant. The locator is written in the file's idiom (a test id
+// stays a test id, a CSS id an id) and kept only if the tests then pass:
+// an element named wrongly is taken back with what only its tests used,
+// and those tests are refused. Where the page has no such element the agent's regression is
+// reported with its evidence, never healed. Each test says what its
+// questions cost; no secret is in any question.
+func TestWithNothingRecordedTheAgentNamesTheElementAndOnlyAVerifiedHealIsKept(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := loadProject(t, "shopping")
+	repair := func(t *testing.T, variant demoapp.Variation, misled bool) (suite.RepairReport, []llmtest.Request) {
+		if err := b.app.SetVariant(variant); err != nil {
+			t.Fatal(err)
+		}
+		model := llmtest.New(t)
+		for range 12 {
+			model.Push(llmtest.Reply{Respond: capableModel(misled), PromptTokens: 1500, CompletionTokens: 20})
+		}
+		ask := modelAsker{llm.New(llm.Config{BaseURL: model.BaseURL(), Model: "gpt-4o-mini", APIKey: "test"})}
+		rep, err := b.runner.Repair(context.Background(), p, nil, b.repairOptions(t, ask))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range model.Requests() {
+			if strings.Contains(r.Text(), demoapp.Password) {
+				t.Errorf("a question holds the password")
+			}
+		}
+		return rep, model.Requests()
+	}
+	verdicts := func(rep suite.RepairReport) map[string]int {
+		v := map[string]int{}
+		for _, tc := range rep.Tests {
+			v[tc.Verdict]++
+		}
+		return v
+	}
+
+	t.Run("drift", func(t *testing.T) {
+		rep, asked := repair(t, demoapp.RenamedIDs, false)
+		if v := verdicts(rep); v[suite.VerdictHealed] != 5 || v[suite.VerdictPassed] != 2 || !rep.Verified {
+			t.Fatalf("verdicts %v, verified %v: %+v", v, rep.Verified, rep.Tests)
+		}
+		changed := map[string]string{}
+		for _, c := range rep.Changes {
+			changed[c.File+" "+c.Old] = c.New
+			if !c.Agent {
+				t.Errorf("%+v: not the agent's", c)
+			}
+		}
+		if changed["pages/ListPage.ts #count"] != "'#total-count'" || changed["pages/ListPage.ts add-button"] != "'add-entry-btn'" || len(changed) != 2 {
+			t.Fatalf("changes %+v", rep.Changes)
+		}
+		// One question a locator: the tests failing on it take its answer.
+		calls, credits := 0, int64(0)
+		for _, tc := range rep.Tests {
+			calls += tc.ModelCalls
+			credits += tc.ModelCreditsMicro
+			if tc.ModelCalls > 0 && tc.ModelCreditsMicro <= 0 {
+				t.Errorf("%s: %d calls charged nothing", tc.Title, tc.ModelCalls)
+			}
+		}
+		if calls != 2 || len(asked) != 2 || credits != 2*llm.DefaultPrices.MicroCredits("gpt-4o-mini", llm.Usage{PromptTokens: 1500, CompletionTokens: 20}) {
+			t.Errorf("%d calls charged %d, %d asked", calls, credits, len(asked))
+		}
+		q := asked[0].Text() + asked[1].Text()
+		for _, want := range []string{"› shopping list › ", "> ", "this.addButton.click()", "LOCATOR DEFINED AT pages/ListPage.ts:", "page.getByTestId('add-button')", `data-testid="add-entry-btn"`} {
+			if !strings.Contains(q, want) {
+				t.Errorf("the questions lack %q:\n%s", want, q)
+			}
+		}
+		b.passesAsOwnerRunsIt(t, *rep.Patched)
+	})
+
+	t.Run("drift, an element named wrongly", func(t *testing.T) {
+		// The list named for the count: every test checking the count
+		// still fails with it, and the Add button's element (right) heals
+		// no test on its own: nothing is kept.
+		rep, asked := repair(t, demoapp.RenamedIDs, true)
+		refused := 0
+		for _, tc := range rep.Tests {
+			if tc.Verdict == suite.VerdictUnrepairable && strings.Contains(tc.Reason, "with the element the agent named it still fails") {
+				refused++
+			} else if tc.Verdict != suite.VerdictPassed {
+				t.Errorf("%s: %s (%s)", tc.Title, tc.Verdict, tc.Reason)
+			}
+		}
+		if refused != 5 || len(asked) != 2 || len(rep.Changes) != 0 || rep.Diff != "" || rep.Patched != nil {
+			t.Fatalf("%d refused, %d asked, changes %+v:\n%s", refused, len(asked), rep.Changes, rep.Diff)
+		}
+	})
+
+	t.Run("regression", func(t *testing.T) {
+		rep, _ := repair(t, demoapp.MissingAdd, false)
+		regressions := 0
+		for _, tc := range rep.Tests {
+			switch tc.Verdict {
+			case suite.VerdictHealed:
+				t.Errorf("%s was healed", tc.Title)
+			case suite.VerdictRegression:
+				regressions++
+				if tc.Evidence == nil || tc.Evidence.File != "pages/ListPage.ts" || !strings.Contains(tc.Reason, "no button that adds") {
+					t.Errorf("%s: %s, evidence %+v", tc.Title, tc.Reason, tc.Evidence)
+				}
+			}
+		}
+		if regressions != 3 || rep.Patched != nil {
+			t.Fatalf("%d regressions: %+v", regressions, rep.Tests)
+		}
+	})
+}
