@@ -22,6 +22,8 @@ import (
 	"github.com/webpilot/webpilot/internal/browser/browsertest"
 	"github.com/webpilot/webpilot/internal/demoapp"
 	"github.com/webpilot/webpilot/internal/jobs"
+	"github.com/webpilot/webpilot/internal/llm"
+	"github.com/webpilot/webpilot/internal/llm/llmtest"
 	"github.com/webpilot/webpilot/internal/store"
 	"github.com/webpilot/webpilot/internal/suite"
 	"github.com/webpilot/webpilot/internal/suite/suitetest"
@@ -377,7 +379,11 @@ func TestASuiteRedOnArrivalIsRepairedFromTheCustomersOwnRun(t *testing.T) {
 	t.Parallel()
 	bin := buildCmd(t, "webpilot")
 	s := newStack(t, 30*time.Second, 0)
-	s.startWorker(t, nil)
+	model := llmtest.New(t)
+	for range 6 {
+		model.Push(llmtest.Reply{Respond: suitetest.ShoppingModel(false), PromptTokens: 1500, CompletionTokens: 20})
+	}
+	s.startWorker(t, llm.New(llm.Config{APIKey: "k", BaseURL: model.BaseURL(), Model: "gpt-4o-mini"}))
 	_, key := s.tenant(t, "redco", 5)
 	_, otherKey := s.tenant(t, "other", 5)
 	cli := s.cliAs(bin, key)
@@ -421,6 +427,60 @@ func TestASuiteRedOnArrivalIsRepairedFromTheCustomersOwnRun(t *testing.T) {
 	s.mustJSON(t, "POST", "/v1/projects/red-shop/repair", key, map[string]any{"base_url": s.demo,
 		"secrets": map[string]string{"E2E_PASSWORD": demoapp.Password}}, http.StatusAccepted, &rj)
 	proposed := healedInListPage(t, s.waitEnd(t, key, rj.ID, 4*time.Minute))
+	if n := len(model.Requests()); n != 0 {
+		t.Errorf("a repair from the customer's traces asked the agent %d times", n)
+	}
+
+	// With neither their run nor a baseline, the worker's agent names the
+	// elements: a question a drifted locator, each charged to the repair
+	// and shown on the tests it was asked for, no secret in any.
+	// (Another version: what the traces recorded is red-shop's version's.)
+	coldFiles := corpusFiles(t, "shopping")
+	coldFiles["README.md"] = "The shopping list's tests.\n"
+	var cold api.ProjectView
+	s.mustJSON(t, "POST", "/v1/projects/cold-shop", key, map[string]any{"files": coldFiles}, http.StatusCreated, &cold)
+	if lj := s.waitEnd(t, key, cold.ListJob, 2*time.Minute); lj.State != "succeeded" {
+		t.Fatalf("listing: %s %s", lj.State, lj.Error)
+	}
+	var aj api.JobView
+	s.mustJSON(t, "POST", "/v1/projects/cold-shop/repair", key, map[string]any{"base_url": s.demo,
+		"secrets": map[string]string{"E2E_PASSWORD": demoapp.Password}}, http.StatusAccepted, &aj)
+	done := s.waitEnd(t, key, aj.ID, 4*time.Minute)
+	healedInListPage(t, done)
+	var agent struct {
+		ModelCalls   int   `json:"model_calls"`
+		ModelCredits int64 `json:"model_credits_micro"`
+		Repair       struct {
+			Tests []struct {
+				ModelCalls   int   `json:"model_calls"`
+				ModelCredits int64 `json:"model_credits_micro"`
+			} `json:"tests"`
+			Changes []struct {
+				Agent bool `json:"agent"`
+			} `json:"changes"`
+		} `json:"report"`
+	}
+	must(t, json.Unmarshal(done.Project, &agent))
+	calls, credits := 0, int64(0)
+	for _, tc := range agent.Repair.Tests {
+		calls, credits = calls+tc.ModelCalls, credits+tc.ModelCredits
+	}
+	for _, c := range agent.Repair.Changes {
+		if !c.Agent {
+			t.Errorf("a change not the agent's: %s", done.Project)
+		}
+	}
+	asked := model.Requests()
+	if calls != 2 || len(asked) != 2 || credits <= 0 || agent.ModelCalls != calls || agent.ModelCredits != credits ||
+		done.ChargedCredits*1e6 < float64(credits) {
+		t.Errorf("%d calls charged %d on the tests, %d asked; the repair: %d calls, %d micro-credits, charged %v",
+			calls, credits, len(asked), agent.ModelCalls, agent.ModelCredits, done.ChargedCredits)
+	}
+	for _, r := range asked {
+		if strings.Contains(r.Text(), demoapp.Password) {
+			t.Errorf("a question to the agent holds the password")
+		}
+	}
 	// The console's page of the project shows the proposal beside the upload.
 	code, page := s.consolePage(t, key, "/console/projects/red-shop")
 	page = html.UnescapeString(page)

@@ -9,6 +9,7 @@ import (
 	"github.com/webpilot/webpilot/internal/llm"
 	"github.com/webpilot/webpilot/internal/llm/llmtest"
 	"github.com/webpilot/webpilot/internal/suite"
+	"github.com/webpilot/webpilot/internal/suite/suitetest"
 )
 
 // modelAsker asks the scripted model through the real client and prices
@@ -19,51 +20,6 @@ type modelAsker struct{ c *llm.Client }
 func (a modelAsker) Ask(ctx context.Context, req llm.Request) (llm.Reply, int64, error) {
 	r, err := a.c.Chat(ctx, req)
 	return r, llm.DefaultPrices.MicroCredits(r.Model, r.Usage), err
-}
-
-// pageRef is the reference of the first element of the question's page
-// whose line holds all of has, or "".
-func pageRef(question string, has ...string) string {
-	_, page, _ := strings.Cut(question, "PAGE AT THE FAILURE:\n")
-	for _, l := range strings.Split(page, "\n") {
-		ref, rest, ok := strings.Cut(l, " ")
-		if !ok || !strings.HasPrefix(ref, "e") {
-			continue
-		}
-		all := true
-		for _, h := range has {
-			all = all && strings.Contains(rest, h)
-		}
-		if all {
-			return ref
-		}
-	}
-	return ""
-}
-
-// capableModel answers as a capable model reads the question: the
-// renamed Add button and count where the page has them, a regression
-// where the page has no button that adds; misled, it names the list for
-// the count.
-func capableModel(misled bool) func(llmtest.Request) string {
-	return func(r llmtest.Request) string {
-		q := r.Text()
-		locator, _, _ := strings.Cut(q[strings.Index(q, "LOCATOR: "):], "\n")
-		switch {
-		case strings.Contains(locator, "#count") && misled:
-			return llmtest.JSON(map[string]string{"element": pageRef(q, `id="items"`)})
-		case strings.Contains(locator, "add-button"):
-			if ref := pageRef(q, "button", `"Add"`); ref != "" {
-				return llmtest.JSON(map[string]string{"element": ref})
-			}
-			return llmtest.JSON(map[string]string{"regression": "the form has a field for a new item and no button that adds it"})
-		case strings.Contains(locator, "#count"):
-			if ref := pageRef(q, `count"`, "item"); ref != "" {
-				return llmtest.JSON(map[string]string{"element": ref})
-			}
-		}
-		return llmtest.JSON(map[string]string{"unsure": "nothing on the page is what the call meant"})
-	}
 }
 
 // TestWithNothingRecordedTheAgentNamesTheElementAndOnlyAVerifiedHealIsKept:
@@ -86,7 +42,7 @@ func TestWithNothingRecordedTheAgentNamesTheElementAndOnlyAVerifiedHealIsKept(t 
 		}
 		model := llmtest.New(t)
 		for range 12 {
-			model.Push(llmtest.Reply{Respond: capableModel(misled), PromptTokens: 1500, CompletionTokens: 20})
+			model.Push(llmtest.Reply{Respond: suitetest.ShoppingModel(misled), PromptTokens: 1500, CompletionTokens: 20})
 		}
 		ask := modelAsker{llm.New(llm.Config{BaseURL: model.BaseURL(), Model: "gpt-4o-mini", APIKey: "test"})}
 		rep, err := b.runner.Repair(context.Background(), p, nil, b.repairOptions(t, ask))

@@ -93,6 +93,11 @@ type ProjectRepairResult struct {
 	// runner, all its runs together, and CreditsMicro what that was charged.
 	BrowserSeconds float64 `json:"browser_seconds"`
 	CreditsMicro   int64   `json:"credits_micro"`
+	// ModelCalls and ModelCreditsMicro are the questions the agent was
+	// asked about the tests' failures, every file's together, and their
+	// charge (apart from CreditsMicro).
+	ModelCalls        int   `json:"model_calls,omitempty"`
+	ModelCreditsMicro int64 `json:"model_credits_micro,omitempty"`
 	// Files is how many files' repairs, each on its own, the repair merged
 	// (0: it repaired the project in one).
 	Files int `json:"files,omitempty"`

@@ -12,9 +12,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/webpilot/webpilot/internal/jobs"
+	"github.com/webpilot/webpilot/internal/llm"
 	"github.com/webpilot/webpilot/internal/orchestrator"
 	"github.com/webpilot/webpilot/internal/store"
 	"github.com/webpilot/webpilot/internal/suite"
@@ -394,7 +396,7 @@ func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *s
 	proxyAddr := strings.TrimPrefix(w.proxy.Server(), "http://")
 	o := suite.RunOptions{Files: req.Files, BaseURL: req.BaseURL, Origins: req.Origins, Env: secrets, Listing: listing, Ceiling: ceiling,
 		Proxy:      &suite.Proxy{Addr: proxyAddr, Username: tun.User, Password: tun.Password},
-		OnProgress: w.showProgress(ctx, claim, redact, log)}
+		OnProgress: w.showProgress(ctx, claim, redact, log), Agent: w.newRepairAsker(claim, redact)}
 	if req.BaselineURL != "" || len(req.BaselineOrigins) > 0 {
 		// The baseline is reached through a tunnel of its own: the origins
 		// the tests name lead there, not to the target.
@@ -440,6 +442,9 @@ func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *s
 	}
 	res := suite.ProjectRepairResult{Project: req.Name, Version: req.Version, Repair: rep, Verdict: repairVerdict(rep),
 		BrowserSeconds: took.Seconds() + spent.BrowserSeconds, CreditsMicro: charged + spent.CreditsMicro, Files: len(parts)}
+	for _, t := range rep.Tests {
+		res.ModelCalls, res.ModelCreditsMicro = res.ModelCalls+t.ModelCalls, res.ModelCreditsMicro+t.ModelCreditsMicro
+	}
 	if part {
 		// The parent merges and verifies the files' heals, and proposes.
 		// The patched files go to it in the checkpoint, as they are: the
@@ -671,4 +676,50 @@ func (w *Worker) meterBrowser(ctx context.Context, claim store.Claim, upTo int64
 			Model: store.BrowserTime, Credits: credits, Seconds: d.Seconds(), Reason: fmt.Sprintf("browser time (%s, %.1f s)", claim.Kind, d.Seconds())})
 		return min(credits, max), err
 	}, outcome{}, true
+}
+
+// repairAsker is the agent a repair asks about a failing call no run
+// recorded (suite.Asker): each call is reserved from the job's hold
+// before it is sent and settled at its usage, as a scenario's calls are,
+// and the job's secrets are taken out of what is sent.
+type repairAsker struct {
+	model  orchestrator.Model
+	rec    *recorder
+	prices llm.Prices
+	redact func(string) string
+	mu     sync.Mutex
+	seq    int
+}
+
+// newRepairAsker is the asker of one attempt of a repair job, or nil
+// when no model is configured (the agent is then never asked).
+func (w *Worker) newRepairAsker(claim store.Claim, redact func(string) string) suite.Asker {
+	if w.model == nil {
+		return nil
+	}
+	return &repairAsker{model: w.model, prices: w.cfg.Prices, redact: redact,
+		rec: &recorder{store: w.store, jobID: claim.JobID, attempt: claim.Attempt, prices: w.cfg.Prices, sealer: w.sealer, retry: w.retry, metrics: w.cfg.Metrics}}
+}
+
+func (a *repairAsker) Ask(ctx context.Context, req llm.Request) (llm.Reply, int64, error) {
+	a.mu.Lock()
+	a.seq++
+	seq := a.seq
+	a.mu.Unlock()
+	req.Messages = slices.Clone(req.Messages)
+	for i := range req.Messages {
+		req.Messages[i].Text = a.redact(req.Messages[i].Text)
+	}
+	if err := a.rec.Reserve(ctx, orchestrator.Call{Seq: seq, Model: a.model.Model(), Usage: llm.MaxUsage(req)}); err != nil {
+		if errors.Is(err, orchestrator.ErrOverBudget) {
+			return llm.Reply{}, 0, suite.ErrAskOverBudget
+		}
+		return llm.Reply{}, 0, fmt.Errorf("reserve model call: %w", err)
+	}
+	reply, err := a.model.Chat(ctx, req)
+	model := cmp.Or(reply.Model, a.model.Model())
+	if _, _, serr := a.rec.Settle(context.WithoutCancel(ctx), orchestrator.Call{Seq: seq, Model: model, Usage: reply.Usage}); serr != nil {
+		return reply, 0, fmt.Errorf("settle model call: %w", serr)
+	}
+	return reply, a.prices.MicroCredits(model, reply.Usage), err
 }
