@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -479,6 +480,16 @@ func TestASuiteRedOnArrivalIsRepairedFromTheCustomersOwnRun(t *testing.T) {
 	for _, r := range asked {
 		if strings.Contains(r.Text(), demoapp.Password) {
 			t.Errorf("a question to the agent holds the password")
+		}
+	}
+	// The console's page of the repair says which tests the agent was
+	// asked about and what it cost.
+	code, jobPage := s.consolePage(t, key, "/console/jobs/"+aj.ID)
+	jobPage = html.UnescapeString(jobPage)
+	for _, want := range []string{"asked the agent 1 time(s)", fmt.Sprintf("The agent was asked 2 question(s) about elements no run recorded: %s credits",
+		strconv.FormatFloat(float64(credits)/1e6, 'f', -1, 64)), "(the agent's element)"} {
+		if code != http.StatusOK || !strings.Contains(jobPage, want) {
+			t.Errorf("the console's page of the repair (%d) lacks %q", code, want)
 		}
 	}
 	// The console's page of the project shows the proposal beside the upload.
