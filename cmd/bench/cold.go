@@ -1,0 +1,326 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/webpilot/webpilot/internal/browser/browsertest"
+	"github.com/webpilot/webpilot/internal/demoapp"
+	"github.com/webpilot/webpilot/internal/llm"
+	"github.com/webpilot/webpilot/internal/llm/llmtest"
+	"github.com/webpilot/webpilot/internal/netguard"
+	"github.com/webpilot/webpilot/internal/sandbox"
+	"github.com/webpilot/webpilot/internal/suite"
+	"github.com/webpilot/webpilot/internal/suite/suitetest"
+)
+
+// coldModes are the ways a repair gets the elements of a suite red on
+// arrival: a baseline, the customer's own traces, the agent. "warm" is
+// the reference: a passing run recorded on webpilot.
+var coldModes = []string{"warm", "baseline", "traces", "agent"}
+
+// coldVariants are the changes the cold area repairs: locator drift (what
+// needs the elements) and regressions (never healed, whatever the mode).
+var coldVariants = []struct {
+	v     demoapp.Variation
+	drift bool
+}{
+	{demoapp.RenamedIDs, true}, {demoapp.Reworded, true}, {demoapp.WrongCount, false}, {demoapp.MissingAdd, false},
+}
+
+// coldRow is one project's figures, by mode.
+type coldRow struct {
+	name                         string
+	drift, healed, flagged, regr map[string]int
+	wrong                        int
+	notes                        []string
+	took                         time.Duration
+}
+
+// suitesColdBench repairs each corpus project as uploaded for the first
+// time against its drifted and regressed app (no passing run on
+// webpilot): from the release as baseline, from the customer's own green
+// run's traces, and through the agent (the scripted model answering as a
+// capable model reads the question: the element most like the one the
+// call acted on in the release, or a regression when nothing is); each
+// against the warm repair, which heals from a run recorded on webpilot.
+func suitesColdBench(ctx context.Context) error {
+	runner := browsertest.RunnerDir()
+	sb, err := sandbox.New(sandbox.Config{Runner: runner})
+	if err != nil {
+		return err
+	}
+	work, browsers, err := outsideWork("bench-cold-", runner)
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	pr := suite.ProjectRunner{Sandbox: sb, Deps: &suite.Deps{Dir: suite.DefaultDepsDir()}}
+	var names []string
+	for _, name := range suitetest.Projects() {
+		if name != suitetest.Hostile && (suitesProjects == "" || slices.Contains(strings.Split(suitesProjects, ","), name)) {
+			names = append(names, name)
+		}
+	}
+	rows := make([]coldRow, len(names))
+	errs := make([]error, len(names))
+	sem := make(chan struct{}, 2)
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			start := time.Now()
+			rows[i], errs[i] = coldProject(ctx, pr, name, work, runner, browsers)
+			rows[i].took = time.Since(start)
+			r := rows[i]
+			fmt.Fprintf(os.Stderr, "suites_cold: %s done in %s: drift %v of %v healed, flagged %v of %v, wrongly %d, err=%v\n",
+				name, r.took.Round(time.Second), r.healed, r.drift, r.flagged, r.regr, r.wrong, errs[i])
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	fmt.Println("Suites red on arrival (the corpus, first upload, no passing run on webpilot): drift healed and regressions flagged by where the elements came from")
+	fmt.Printf("  %-12s %-10s %13s %19s\n", "project", "mode", "drift healed", "regressions flagged")
+	total := coldRow{drift: map[string]int{}, healed: map[string]int{}, flagged: map[string]int{}, regr: map[string]int{}}
+	for _, r := range rows {
+		for _, m := range coldModes {
+			fmt.Printf("  %-12s %-10s %13s %19s\n", r.name, m, fmt.Sprintf("%d/%d", r.healed[m], r.drift[m]), fmt.Sprintf("%d/%d", r.flagged[m], r.regr[m]))
+			total.drift[m] += r.drift[m]
+			total.healed[m] += r.healed[m]
+			total.flagged[m] += r.flagged[m]
+			total.regr[m] += r.regr[m]
+		}
+		total.wrong += r.wrong
+		for _, n := range r.notes {
+			fmt.Printf("  note: %s: %s\n", r.name, n)
+		}
+	}
+	cold, coldOf, flagged, regr := 0, 0, 0, 0
+	for _, m := range coldModes {
+		flagged, regr = flagged+total.flagged[m], regr+total.regr[m]
+		if m != "warm" {
+			cold, coldOf = cold+total.healed[m], coldOf+total.healed["warm"]
+		}
+	}
+	of := func(m string) string { return fmt.Sprintf("%d/%d", total.healed[m], total.healed["warm"]) }
+	fmt.Printf("bench suites_cold: projects=%d drift_healed=%d/%d regressions_flagged=%d/%d wrongly_healed=%d baseline_healed=%s traces_healed=%s agent_healed=%s\n\n",
+		len(rows), cold, coldOf, flagged, regr, total.wrong, of("baseline"), of("traces"), of("agent"))
+	return nil
+}
+
+// coldProject measures one corpus project in every mode.
+func coldProject(ctx context.Context, pr suite.ProjectRunner, name, work, runner, browsers string) (coldRow, error) {
+	r := coldRow{name: name, drift: map[string]int{}, healed: map[string]int{}, flagged: map[string]int{}, regr: map[string]int{}}
+	app := demoapp.New(demoapp.Options{})
+	srv := httptest.NewServer(app)
+	defer srv.Close()
+	release := httptest.NewServer(demoapp.New(demoapp.Options{}))
+	defer release.Close()
+	proxy, err := netguard.NewProxy(netguard.New([]string{strings.TrimPrefix(srv.URL, "http://"), strings.TrimPrefix(release.URL, "http://")}), nil)
+	if err != nil {
+		return r, err
+	}
+	defer proxy.Close()
+	tunnel := func() *suite.Proxy {
+		tun := proxy.Open()
+		return &suite.Proxy{Addr: strings.TrimPrefix(proxy.Server(), "http://"), Username: tun.User, Password: tun.Password}
+	}
+	secrets := map[string]string{"E2E_PASSWORD": demoapp.Password}
+	p, err := suitetest.Project(name)
+	if err != nil {
+		return r, err
+	}
+	listed, err := pr.Run(ctx, p, suite.RunOptions{List: true})
+	_ = os.RemoveAll(listed.Dir)
+	if err != nil {
+		return r, fmt.Errorf("%s: list: %w", name, err)
+	}
+	projects := map[string]bool{}
+	for _, t := range listed.Tests {
+		projects[t.Project] = true
+	}
+	// The warm repair's record: a passing run on webpilot, on the release.
+	as := suite.RunOptions{BaseURL: release.URL, Env: secrets, Proxy: tunnel(), Trace: true}
+	in, err := pr.Run(ctx, p, as)
+	if err != nil {
+		return r, fmt.Errorf("%s: %w", name, err)
+	}
+	prints := map[string][]suite.TraceAction{}
+	for i := range in.Tests {
+		if t := &in.Tests[i]; t.Evidence() == nil && t.Status == "passed" {
+			prints[t.ID] = t.Actions
+		}
+	}
+	_ = os.RemoveAll(in.Dir)
+	// The customer's own green run, with traces, as their CI keeps it.
+	ci, err := os.MkdirTemp(work, name+"-ci-")
+	if err != nil {
+		return r, err
+	}
+	env := map[string]string{"BASE_URL": release.URL, "APP_URL": release.URL, "E2E_PASSWORD": demoapp.Password}
+	if _, err := suitetest.Outside(ctx, p, ci, runner, browsers, env, keys(projects), "--trace=on"); err != nil {
+		return r, fmt.Errorf("%s: the customer's run: %w", name, err)
+	}
+	archive, err := suitetest.CIArtifacts(ci)
+	if err != nil {
+		return r, err
+	}
+	imp, err := suite.ImportTraces(archive, listed.Tests)
+	if err != nil {
+		return r, fmt.Errorf("%s: import the customer's run: %w", name, err)
+	}
+	model := llmtest.Start()
+	defer model.Close()
+	for range 400 {
+		model.Push(llmtest.Reply{Respond: releaseReader(prints), PromptTokens: 1500, CompletionTokens: 20})
+	}
+	agent := benchAsker{llm.New(llm.Config{BaseURL: model.BaseURL(), Model: "gpt-4o-mini", APIKey: "bench"})}
+
+	for _, v := range coldVariants {
+		if err := app.SetVariant(v.v); err != nil {
+			return r, err
+		}
+		for _, mode := range coldModes {
+			o := suite.RunOptions{BaseURL: srv.URL, Env: secrets, Proxy: tunnel()}
+			var from map[string][]suite.TraceAction
+			switch mode {
+			case "warm":
+				from = prints
+			case "baseline":
+				o.Baseline = &suite.Baseline{BaseURL: release.URL, Proxy: tunnel()}
+			case "traces":
+				from = imp.Prints
+			case "agent":
+				o.Agent = agent
+			}
+			rep, err := pr.Repair(ctx, p, from, o)
+			if err != nil {
+				return r, fmt.Errorf("%s %s repair under %s: %w", name, mode, v.v, err)
+			}
+			for _, t := range rep.Tests {
+				if t.Verdict == suite.VerdictPassed || t.Verdict == suite.VerdictFlaky || prints[t.ID] == nil {
+					continue // passed, or does not pass as written on the release
+				}
+				switch {
+				case v.drift:
+					r.drift[mode]++
+					if t.Verdict == suite.VerdictHealed {
+						r.healed[mode]++
+					} else if mode != "warm" {
+						r.notes = append(r.notes, fmt.Sprintf("%s, %s: not healed: %s %s: %s: %s", v.v, mode, t.File, t.Title, t.Verdict, firstLine(t.Reason)))
+					}
+				default:
+					r.regr[mode]++
+					if t.Verdict == suite.VerdictRegression {
+						r.flagged[mode]++
+					} else {
+						r.notes = append(r.notes, fmt.Sprintf("%s, %s: not flagged: %s %s: %s: %s", v.v, mode, t.File, t.Title, t.Verdict, firstLine(t.Reason)))
+					}
+					if t.Verdict == suite.VerdictHealed {
+						r.wrong++
+					}
+				}
+			}
+		}
+	}
+	return r, nil
+}
+
+// benchAsker asks the scripted model through the real client.
+type benchAsker struct{ c *llm.Client }
+
+func (a benchAsker) Ask(ctx context.Context, req llm.Request) (llm.Reply, int64, error) {
+	r, err := a.c.Chat(ctx, req)
+	return r, llm.DefaultPrices.MicroCredits(r.Model, r.Usage), err
+}
+
+var (
+	failingCall = regexp.MustCompile(`(?m)^FAILING CALL: \S+ at (\S+):(\d+)$`)
+	words       = regexp.MustCompile(`[a-z0-9]+`)
+)
+
+// releaseReader answers a repair's question as a capable model reads it,
+// knowing what the call did on the release (the run recorded there): the
+// element of the page whose description shares the most of the recorded
+// element's words, when it is clearly the one; a regression when nothing
+// shares half of them; otherwise that it cannot tell.
+func releaseReader(prints map[string][]suite.TraceAction) func(llmtest.Request) string {
+	return func(r llmtest.Request) string {
+		q := r.Text()
+		m := failingCall.FindStringSubmatch(q)
+		if m == nil {
+			return llmtest.JSON(map[string]string{"unsure": "no failing call"})
+		}
+		line, _ := strconv.Atoi(m[2])
+		var old *suite.SnapshotElement
+		for _, acts := range prints {
+			for _, a := range acts {
+				if a.File == m[1] && a.Line == line && a.Target != nil {
+					old = a.Target
+				}
+			}
+		}
+		if old == nil {
+			return llmtest.JSON(map[string]string{"unsure": "I cannot tell what the call acted on"})
+		}
+		want := map[string]bool{old.Tag: true}
+		for _, k := range []string{"role", "id", "data-testid", "name", "type", "aria-label", "placeholder", "title", "alt"} {
+			for _, w := range words.FindAllString(strings.ToLower(old.Attributes[k]), -1) {
+				want[w] = true
+			}
+		}
+		for _, w := range words.FindAllString(strings.ToLower(old.Text), -1) {
+			want[w] = true
+		}
+		_, page, _ := strings.Cut(q, "PAGE AT THE FAILURE:\n")
+		best, second, ref := 0.0, 0.0, ""
+		for _, l := range strings.Split(page, "\n") {
+			id, rest, ok := strings.Cut(l, " ")
+			if !ok || !strings.HasPrefix(id, "e") {
+				continue
+			}
+			tag, _, _ := strings.Cut(rest, " ")
+			if tag != old.Tag {
+				continue
+			}
+			have := map[string]bool{}
+			for _, w := range words.FindAllString(strings.ToLower(rest), -1) {
+				have[w] = true
+			}
+			n := 0
+			for w := range want {
+				if have[w] {
+					n++
+				}
+			}
+			score := float64(n) / float64(len(want))
+			switch {
+			case score > best:
+				best, second, ref = score, best, id
+			case score > second:
+				second = score
+			}
+		}
+		switch {
+		case best < 0.5:
+			return llmtest.JSON(map[string]string{"regression": "nothing on the page is what the call acted on"})
+		case best-second < 0.15:
+			return llmtest.JSON(map[string]string{"unsure": "two elements are about as like it"})
+		}
+		return llmtest.JSON(map[string]string{"element": ref})
+	}
+}
