@@ -436,8 +436,17 @@ func TestASuiteRedOnArrivalIsRepairedFromTheCustomersOwnRun(t *testing.T) {
 	// elements: a question a drifted locator, each charged to the repair
 	// and shown on the tests it was asked for, no secret in any.
 	// (Another version: what the traces recorded is red-shop's version's.)
+	// Its page object spells the demo account's password out beside the
+	// locators: the questions show those lines without it, and the patch
+	// leaves the line as it is (a file's repair hands the merge its files
+	// unredacted).
 	coldFiles := corpusFiles(t, "shopping")
 	coldFiles["README.md"] = "The shopping list's tests.\n"
+	const count = "    this.count = page.locator('#count');\n"
+	if !strings.Contains(coldFiles["pages/ListPage.ts"], count) {
+		t.Fatal("the page object has moved on")
+	}
+	coldFiles["pages/ListPage.ts"] = strings.Replace(coldFiles["pages/ListPage.ts"], count, count+"    // the demo account: ada, "+demoapp.Password+"\n", 1)
 	var cold api.ProjectView
 	s.mustJSON(t, "POST", "/v1/projects/cold-shop", key, map[string]any{"files": coldFiles}, http.StatusCreated, &cold)
 	if lj := s.waitEnd(t, key, cold.ListJob, 2*time.Minute); lj.State != "succeeded" {
@@ -452,6 +461,7 @@ func TestASuiteRedOnArrivalIsRepairedFromTheCustomersOwnRun(t *testing.T) {
 		ModelCalls   int   `json:"model_calls"`
 		ModelCredits int64 `json:"model_credits_micro"`
 		Repair       struct {
+			Diff  string `json:"diff"`
 			Tests []struct {
 				ModelCalls   int   `json:"model_calls"`
 				ModelCredits int64 `json:"model_credits_micro"`
@@ -477,9 +487,21 @@ func TestASuiteRedOnArrivalIsRepairedFromTheCustomersOwnRun(t *testing.T) {
 		t.Errorf("%d calls charged %d on the tests, %d asked; the repair: %d calls, %d micro-credits, charged %v",
 			calls, credits, len(asked), agent.ModelCalls, agent.ModelCredits, done.ChargedCredits)
 	}
+	shown := 0
 	for _, r := range asked {
 		if strings.Contains(r.Text(), demoapp.Password) {
 			t.Errorf("a question to the agent holds the password")
+		}
+		if strings.Contains(r.Text(), "// the demo account: ada, ") {
+			shown++
+		}
+	}
+	if shown == 0 {
+		t.Errorf("no question showed the lines around the count's locator")
+	}
+	for _, l := range strings.Split(agent.Repair.Diff, "\n") {
+		if (strings.HasPrefix(l, "+") || strings.HasPrefix(l, "-")) && strings.Contains(l, "demo account") {
+			t.Errorf("the patch changes the line with the password: %s", l)
 		}
 	}
 	// The console's page of the repair says which tests the agent was
