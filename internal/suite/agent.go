@@ -228,6 +228,12 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 				continue // after the agent's element it failed otherwise: taken back below
 			}
 			asked[key] = true
+			if len(last.dom[id]) == 0 {
+				// Nothing to show: a page it cannot see is no evidence of
+				// an element, nor of a regression.
+				rt.Verdict, rt.Reason = VerdictUnrepairable, reasonNoRecord+"; the trace holds no picture of the page at the failure to ask the agent about"
+				continue
+			}
 			var el *SnapshotElement
 			var regression, unsure string
 			if n, ok := named[f.Selector]; ok {
