@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -65,12 +64,7 @@ func suitesColdBench(ctx context.Context) error {
 	}
 	defer os.RemoveAll(work)
 	pr := suite.ProjectRunner{Sandbox: sb, Deps: &suite.Deps{Dir: suite.DefaultDepsDir()}}
-	var names []string
-	for _, name := range suitetest.Projects() {
-		if name != suitetest.Hostile && (suitesProjects == "" || slices.Contains(strings.Split(suitesProjects, ","), name)) {
-			names = append(names, name)
-		}
-	}
+	names := corpusNames()
 	rows := make([]coldRow, len(names))
 	errs := make([]error, len(names))
 	sem := make(chan struct{}, 2)

@@ -43,12 +43,7 @@ func (e *env) suitesBench(ctx context.Context) error {
 
 	// Projects run side by side, each against its own app (variants are
 	// per app) behind its own egress proxy.
-	var names []string
-	for _, name := range suitetest.Projects() {
-		if name != suitetest.Hostile && (suitesProjects == "" || slices.Contains(strings.Split(suitesProjects, ","), name)) {
-			names = append(names, name)
-		}
-	}
+	names := corpusNames()
 	// The larger projects first: the area ends with its slowest project.
 	size := func(name string) int {
 		files, _ := suitetest.Files(name)
@@ -118,6 +113,18 @@ func (e *env) suitesBench(ctx context.Context) error {
 	fmt.Printf("bench suites: files=%d accepted=%d runner_agree=%d drift_healed=%d/%d regressions_flagged=%d/%d wrongly_healed=%d patches_apply=%d sandbox_escapes=%d\n\n",
 		total.files, total.accepted, total.agree, total.driftHealed, total.drift, total.flagged, total.regressed, total.wrong, total.applied, escapes)
 	return nil
+}
+
+// corpusNames are the corpus projects the suites areas measure (those of
+// -suites-projects, or all), the hostile one apart.
+func corpusNames() []string {
+	var names []string
+	for _, name := range suitetest.Projects() {
+		if name != suitetest.Hostile && (suitesProjects == "" || slices.Contains(strings.Split(suitesProjects, ","), name)) {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // outsideWork makes a work directory for runs outside webpilot, with the
