@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,6 +27,20 @@ import (
 // arrival: a baseline, the customer's own traces, the agent. "warm" is
 // the reference: a passing run recorded on webpilot.
 var coldModes = []string{"warm", "baseline", "traces", "agent"}
+
+// coldModeList limits the suites_cold area to some modes.
+var coldModeList string
+
+// measuredModes are the modes the run measures: warm and those asked for.
+func measuredModes() []string {
+	var ms []string
+	for _, m := range coldModes {
+		if m == "warm" || slices.Contains(strings.Split(coldModeList, ","), m) {
+			ms = append(ms, m)
+		}
+	}
+	return ms
+}
 
 // coldVariants are the changes the cold area repairs: locator drift (what
 // needs the elements) and regressions (never healed, whatever the mode).
@@ -81,6 +96,9 @@ func suitesColdBench(ctx context.Context) error {
 			r := rows[i]
 			fmt.Fprintf(os.Stderr, "suites_cold: %s done in %s: drift %v of %v healed, flagged %v of %v, wrongly %d, err=%v\n",
 				name, r.took.Round(time.Second), r.healed, r.drift, r.flagged, r.regr, r.wrong, errs[i])
+			for _, n := range r.notes {
+				fmt.Fprintf(os.Stderr, "suites_cold: %s: %s\n", name, n)
+			}
 		}()
 	}
 	wg.Wait()
@@ -91,7 +109,7 @@ func suitesColdBench(ctx context.Context) error {
 	fmt.Printf("  %-12s %-10s %13s %19s\n", "project", "mode", "drift healed", "regressions flagged")
 	total := coldRow{drift: map[string]int{}, healed: map[string]int{}, flagged: map[string]int{}, regr: map[string]int{}}
 	for _, r := range rows {
-		for _, m := range coldModes {
+		for _, m := range measuredModes() {
 			fmt.Printf("  %-12s %-10s %13s %19s\n", r.name, m, fmt.Sprintf("%d/%d", r.healed[m], r.drift[m]), fmt.Sprintf("%d/%d", r.flagged[m], r.regr[m]))
 			total.drift[m] += r.drift[m]
 			total.healed[m] += r.healed[m]
@@ -104,13 +122,18 @@ func suitesColdBench(ctx context.Context) error {
 		}
 	}
 	cold, coldOf, flagged, regr := 0, 0, 0, 0
-	for _, m := range coldModes {
+	for _, m := range measuredModes() {
 		flagged, regr = flagged+total.flagged[m], regr+total.regr[m]
 		if m != "warm" {
 			cold, coldOf = cold+total.healed[m], coldOf+total.healed["warm"]
 		}
 	}
-	of := func(m string) string { return fmt.Sprintf("%d/%d", total.healed[m], total.healed["warm"]) }
+	of := func(m string) string {
+		if !slices.Contains(measuredModes(), m) {
+			return "-" // not measured in this run (-cold-modes)
+		}
+		return fmt.Sprintf("%d/%d", total.healed[m], total.healed["warm"])
+	}
 	fmt.Printf("bench suites_cold: projects=%d drift_healed=%d/%d regressions_flagged=%d/%d wrongly_healed=%d baseline_healed=%s traces_healed=%s agent_healed=%s\n\n",
 		len(rows), cold, coldOf, flagged, regr, total.wrong, of("baseline"), of("traces"), of("agent"))
 	return nil
@@ -188,7 +211,7 @@ func coldProject(ctx context.Context, pr suite.ProjectRunner, name, work, runner
 		if err := app.SetVariant(v.v); err != nil {
 			return r, err
 		}
-		for _, mode := range coldModes {
+		for _, mode := range measuredModes() {
 			o := suite.RunOptions{BaseURL: srv.URL, Env: secrets, Proxy: tunnel()}
 			var from map[string][]suite.TraceAction
 			switch mode {
@@ -243,7 +266,7 @@ func (a benchAsker) Ask(ctx context.Context, req llm.Request) (llm.Reply, int64,
 }
 
 var (
-	failingCall = regexp.MustCompile(`(?m)^FAILING CALL: \S+ at (\S+):(\d+)$`)
+	failingCall = regexp.MustCompile(`(?m)^FAILING CALL: .+ at (\S+):(\d+)$`)
 	words       = regexp.MustCompile(`[a-z0-9]+`)
 )
 

@@ -52,6 +52,7 @@ func main() {
 	replayN := flag.Int("replay-runs", 5, "runs of the 14-step replay and its spec under @playwright/test")
 	flag.IntVar(&mcpRounds, "mcp-rounds", 5, "times each MCP task runs on each tool")
 	flag.StringVar(&suitesProjects, "suites-projects", "", "comma-separated corpus projects the suites area measures; all when empty")
+	flag.StringVar(&coldModeList, "cold-modes", strings.Join(coldModes, ","), "comma-separated modes the suites_cold area measures (warm is always measured: it is the reference)")
 	flag.IntVar(&scaleTests, "scale-tests", 500, "tests of the suites_scale area's generated project (0 skips it)")
 	flag.IntVar(&scaleFiles, "scale-files", 50, "test files of the suites_scale area's generated project")
 	flag.StringVar(&scaleGrowth, "scale-growth", "100,250,500", "sizes at which suites_scale measures the repair after a run with the same 50 failing tests (empty skips it)")

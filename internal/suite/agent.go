@@ -308,7 +308,11 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 			continue
 		}
 		rt, t := tests[id], last.tests[id]
-		why := "with the element the agent named it still fails (" + clip(firstLine(cmpOr(t.Error, "it did not pass")), 200) + "): refused"
+		at := ""
+		if f := t.Failure; f != nil {
+			at = fmt.Sprintf(" at %s:%d", f.File, f.Line)
+		}
+		why := "with the element the agent named it still fails" + at + " (" + clip(firstLine(cmpOr(t.Error, "it did not pass")), 200) + "): refused"
 		switch {
 		case rt.Verdict == VerdictRegression:
 			// Judged at a later call; the earlier element is taken back.

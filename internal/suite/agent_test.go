@@ -35,17 +35,7 @@ func (a modelAsker) Ask(ctx context.Context, req llm.Request) (llm.Reply, int64,
 func TestWithNothingRecordedTheAgentNamesTheElementAndOnlyAVerifiedHealIsKept(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	// The corpus's shopping project without its sign-in file, which the
-	// variants leave passing.
-	files, err := suitetest.Files("shopping")
-	if err != nil {
-		t.Fatal(err)
-	}
-	delete(files, "tests/login.spec.js")
-	p, err := suite.NewProject(files)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := shoppingProject(t, false)
 	repair := func(t *testing.T, variant demoapp.Variation, misled bool) (suite.RepairReport, []llmtest.Request) {
 		if err := b.app.SetVariant(variant); err != nil {
 			t.Fatal(err)
@@ -76,7 +66,7 @@ func TestWithNothingRecordedTheAgentNamesTheElementAndOnlyAVerifiedHealIsKept(t 
 
 	t.Run("drift", func(t *testing.T) {
 		rep, asked := repair(t, demoapp.RenamedIDs, false)
-		if v := verdicts(rep); v[suite.VerdictHealed] != 5 || len(rep.Tests) != 5 || !rep.Verified {
+		if v := verdicts(rep); v[suite.VerdictHealed] != 3 || len(rep.Tests) != 3 || !rep.Verified {
 			t.Fatalf("verdicts %v, verified %v: %+v", v, rep.Verified, rep.Tests)
 		}
 		changed := map[string]string{}
@@ -123,7 +113,7 @@ func TestWithNothingRecordedTheAgentNamesTheElementAndOnlyAVerifiedHealIsKept(t 
 				t.Errorf("%s: %s (%s)", tc.Title, tc.Verdict, tc.Reason)
 			}
 		}
-		if refused != 5 || len(rep.Tests) != 5 || len(asked) != 2 || len(rep.Changes) != 0 || rep.Diff != "" || rep.Patched != nil {
+		if refused != 3 || len(rep.Tests) != 3 || len(asked) != 2 || len(rep.Changes) != 0 || rep.Diff != "" || rep.Patched != nil {
 			t.Fatalf("%d refused, %d asked, changes %+v:\n%s", refused, len(asked), rep.Changes, rep.Diff)
 		}
 	})
@@ -142,7 +132,7 @@ func TestWithNothingRecordedTheAgentNamesTheElementAndOnlyAVerifiedHealIsKept(t 
 				}
 			}
 		}
-		if regressions != 3 || rep.Patched != nil {
+		if regressions != 1 || rep.Patched != nil {
 			t.Fatalf("%d regressions: %+v", regressions, rep.Tests)
 		}
 	})

@@ -29,25 +29,31 @@ func TestASuiteRedOnArrivalIsHealedFromItsBaseline(t *testing.T) {
 	release := httptest.NewServer(demoapp.New(demoapp.Options{}))
 	t.Cleanup(release.Close)
 	b := setup(t, release.URL)
-	p := loadProject(t, "shopping")
+	p := shoppingProject(t, true)
 
 	t.Run("drift", func(t *testing.T) {
-		if err := b.app.SetVariant(demoapp.RenamedIDs); err != nil {
+		// Reworded: the list's field and the sign-in button. The sign-in
+		// file is serial: its second test was skipped, never seen failing
+		// or passing here, and runs and passes with the repair.
+		if err := b.app.SetVariant(demoapp.Reworded); err != nil {
 			t.Fatal(err)
 		}
 		rep := b.repairFrom(t, p, nil, release.URL)
 		verdicts := map[string]int{}
 		for _, tc := range rep.Tests {
 			verdicts[tc.Verdict]++
+			if tc.Title == "remembers the choice" && (tc.Verdict != suite.VerdictHealed || !strings.Contains(tc.Reason, "skipped while a test it depends on failed")) {
+				t.Errorf("%s: %s (%s)", tc.Title, tc.Verdict, tc.Reason)
+			}
 		}
-		if verdicts[suite.VerdictHealed] != 5 || verdicts[suite.VerdictPassed] != 2 || !rep.Verified {
+		if verdicts[suite.VerdictHealed] != 3 || verdicts[suite.VerdictPassed] != 2 || !rep.Verified {
 			t.Fatalf("verdicts %v, verified %v: %+v", verdicts, rep.Verified, rep.Tests)
 		}
 		changed := map[string]string{}
 		for _, c := range rep.Changes {
 			changed[c.File+" "+c.Old] = c.New
 		}
-		if changed["pages/ListPage.ts #count"] != "'#total-count'" || changed["pages/ListPage.ts add-button"] != "'add-entry-btn'" || len(changed) != 2 {
+		if changed["pages/ListPage.ts New item"] != "'Item name'" || changed["tests/login.spec.js Sign in"] != "'Log in'" || len(changed) != 2 {
 			t.Fatalf("changes %+v", rep.Changes)
 		}
 		gitApply(t, p, rep.Diff)
@@ -62,7 +68,7 @@ func TestASuiteRedOnArrivalIsHealedFromItsBaseline(t *testing.T) {
 		ci := t.TempDir()
 		green, err := suitetest.Outside(context.Background(), p, ci, browsertest.RunnerDir(), browsers,
 			map[string]string{"BASE_URL": release.URL, "E2E_PASSWORD": demoapp.Password}, []string{"chromium"}, "--trace=on")
-		if err != nil || len(green.Tests) != 7 {
+		if err != nil || len(green.Tests) != 5 {
 			t.Fatalf("the customer's run: %v %+v", err, green.Tests)
 		}
 		archive, err := suitetest.CIArtifacts(ci)
@@ -71,7 +77,7 @@ func TestASuiteRedOnArrivalIsHealedFromItsBaseline(t *testing.T) {
 		}
 		listing := b.run(t, p, suite.RunOptions{List: true}).Tests
 		imp, err := suite.ImportTraces(archive, listing)
-		if err != nil || len(imp.Recorded) != 7 || len(imp.Prints) != 7 || len(imp.Skipped) != 0 {
+		if err != nil || len(imp.Recorded) != 5 || len(imp.Prints) != 5 || len(imp.Skipped) != 0 {
 			t.Fatalf("imported %v, skipped %+v (%v)", imp.Recorded, imp.Skipped, err)
 		}
 		if err := b.app.SetVariant(demoapp.RenamedIDs); err != nil {
@@ -82,7 +88,7 @@ func TestASuiteRedOnArrivalIsHealedFromItsBaseline(t *testing.T) {
 		for _, tc := range rep.Tests {
 			verdicts[tc.Verdict]++
 		}
-		if verdicts[suite.VerdictHealed] != 5 || verdicts[suite.VerdictPassed] != 2 || !rep.Verified || len(rep.Changes) != 2 {
+		if verdicts[suite.VerdictHealed] != 3 || verdicts[suite.VerdictPassed] != 2 || !rep.Verified || len(rep.Changes) != 2 {
 			t.Fatalf("verdicts %v, verified %v, changes %+v", verdicts, rep.Verified, rep.Changes)
 		}
 		// A run of another version, or without its traces, gives nothing.
@@ -93,7 +99,7 @@ func TestASuiteRedOnArrivalIsHealedFromItsBaseline(t *testing.T) {
 				unlisted++
 			}
 		}
-		if err != nil || len(stale.Prints) != 3 || len(stale.Skipped) != 4 || unlisted != 4 {
+		if err != nil || len(stale.Prints) != 3 || len(stale.Skipped) != 2 || unlisted != 2 {
 			t.Errorf("against a listing of 3 tests: recorded %v, skipped %+v (%v)", stale.Recorded, stale.Skipped, err)
 		}
 		// The project's own files are no run: a 400's words, not a 500's.
@@ -124,7 +130,7 @@ func TestASuiteRedOnArrivalIsHealedFromItsBaseline(t *testing.T) {
 				}
 			}
 		}
-		if regressions != 5 || rep.Patched != nil {
+		if regressions != 3 || rep.Patched != nil {
 			t.Fatalf("%d regressions: %+v", regressions, rep.Tests)
 		}
 	})

@@ -144,3 +144,32 @@ func TestAWrongValueTheTestReadIsARegression(t *testing.T) {
 		t.Fatalf("verdict %q (%s)", verdict, why)
 	}
 }
+
+// TestAHealRewritesTheLiteralTheCallUsed: two tests each write
+// page.fill('#password', …); the second's call fails on the renamed field.
+// Its own line's literal is the one rewritten, not the first test's (which
+// left the second test failing on its own literal, and the agent, asked
+// once a call, never asked again).
+func TestAHealRewritesTheLiteralTheCallUsed(t *testing.T) {
+	t.Parallel()
+	src := "const { test } = require('@playwright/test');\n" +
+		"test('refuses', async ({ page }) => {\n  await page.fill('#password', 'nope');\n});\n" +
+		"test('signs in', async ({ page }) => {\n  await page.fill('#password', process.env.E2E_PASSWORD);\n});\n"
+	p, err := NewProject(map[string][]byte{"playwright.config.js": []byte("module.exports = {};\n"), "tests/login.spec.js": []byte(src)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sites, err := projectSites(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &TraceAction{API: "page.fill", Method: "fill", Selector: "#password", File: "tests/login.spec.js", Line: 6, Column: 14}
+	cand := SnapshotElement{Tag: "input", Attributes: map[string]string{"id": "user-password", "type": "password"}}
+	ch, e, verdict, why := healAt(f, oldFromSite, cand, sites, false)
+	if verdict != "" {
+		t.Fatalf("%s: %s", verdict, why)
+	}
+	if ch.Line != 6 || ch.New != "'#user-password'" || !strings.Contains(src[e.start:e.end], "#password") || strings.Count(src[:e.start], "\n") != 5 {
+		t.Fatalf("change %+v, edit at line %d", ch, 1+strings.Count(src[:e.start], "\n"))
+	}
+}

@@ -256,6 +256,9 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 	before := map[string]string{} // each test's status before any patch
 	for id, t := range first.tests {
 		before[id] = t.Status
+		if t.Status == "skipped" && t.expected != "skipped" && t.expected != "" {
+			before[id] = statusUnreached
+		}
 	}
 	last := trial{tests: map[string]TestOutcome{}, dom: map[string][]SnapshotElement{}}
 	last.adopt(first)
@@ -520,10 +523,15 @@ func blockedBy(rt *RepairedTest, tests map[string]*RepairedTest, order []string)
 }
 
 // collateral reports whether a test was skipped in the failing run though
-// it passed as written: a test it depends on failed, not the test itself.
+// it was meant to run (or passed as written): a test it depends on (a
+// serial neighbour, a setup project) failed, not the test itself.
 func collateral(id string, before map[string]string, prints map[string][]TraceAction) bool {
-	return before[id] == "skipped" && prints[id] != nil
+	return before[id] == statusUnreached || (before[id] == "skipped" && prints[id] != nil)
 }
+
+// statusUnreached is, before any patch, a test the run skipped though it
+// did not skip itself: it was not reached.
+const statusUnreached = "unreached"
 
 // timingTrial gives each assertion or action that timed out on an
 // element that is there, or on an entry not shown yet (a regression so
@@ -932,10 +940,19 @@ func healAt(f *TraceAction, old func(LocatorSite) SnapshotElement, cand Snapshot
 		return Change{}, edit{}, VerdictRegression, fmt.Sprintf("no element holds %q, which the test looks for", text)
 	}
 	for _, part := range selectorParts(f.Selector) {
+		// The literal written on the call's own line is the one it used
+		// (two tests may each write page.fill('#password', …)); else the
+		// first that makes the selector (a page object's, a helper's).
+		var matching []LocatorSite
 		for _, s := range sites {
-			if s.Selector != part {
-				continue
+			if s.Selector == part {
+				matching = append(matching, s)
 			}
+		}
+		if i := slices.IndexFunc(matching, func(s LocatorSite) bool { return s.File == f.File && s.Line == f.Line }); i > 0 {
+			matching[0], matching[i] = matching[i], matching[0]
+		}
+		for _, s := range matching {
 			lit, text, why := rewrite(s, old(s), cand, assertion)
 			if lit == nil && why == errAsserted {
 				// The element is there and its text is not what the test

@@ -32,6 +32,27 @@ func loadProject(t *testing.T, name string) suite.Project {
 	return p
 }
 
+// shoppingProject is the corpus's shopping project with one grocery, not
+// three: its adding tests share every call and each waits out the same
+// timeouts, so the repair tests spend less of the machine on them. The
+// sign-in file, which the variants leave passing, is kept when asked.
+func shoppingProject(t *testing.T, signIn bool) suite.Project {
+	t.Helper()
+	files, err := suitetest.Files("shopping")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !signIn {
+		delete(files, "tests/login.spec.js")
+	}
+	files["data/groceries.json"] = []byte(`["Milk"]`)
+	p, err := suite.NewProject(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 type bench struct {
 	app    *demoapp.App
 	url    string
