@@ -3,8 +3,10 @@ package suite_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -195,5 +197,69 @@ func TestARepairGoesOnPastAFileThatOutlastsItsBudget(t *testing.T) {
 	}
 	if len(got.Changes) != 1 || got.Changes[0].New != "'add-entry-btn'" {
 		t.Errorf("changes %+v", got.Changes)
+	}
+}
+
+// TestAFilesRepairInAFannedOutRepairTrialsOnlyWhatItJudges: a file's
+// repair whose parent runs every repaired file whole with every file's
+// heals merged runs, in its trial, the failing test alone, not the test
+// of its file that passed (a repair on its own runs it again with the
+// patch, as the parent does); a serial file runs whole, its tests
+// depending on the ones before them.
+func TestAFilesRepairInAFannedOutRepairTrialsOnlyWhatItJudges(t *testing.T) {
+	t.Parallel()
+	app := demoapp.New(demoapp.Options{})
+	var helps atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/help" {
+			helps.Add(1)
+		}
+		app.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	b := setup(t, srv.URL)
+	b.app, b.url = app, srv.URL
+	spec := func(head string) []byte {
+		return []byte("const { test, expect } = require('@playwright/test');\n" + head +
+			"test('reads the help', async ({ page }) => {\n  await page.goto('/help');\n  await expect(page.locator('h1')).toBeVisible();\n});\n" +
+			"test('adds an item', async ({ page }) => {\n  await page.goto('/list');\n  await page.getByRole('textbox', { name: 'New item' }).fill('Tea');\n" +
+			"  await page.getByTestId('add-button').click();\n  await expect(page.locator('#items li').last()).toContainText('Tea');\n});\n")
+	}
+	for _, tc := range []struct {
+		name   string
+		head   string
+		merged bool
+		helps  int32 // visits of the help page: the evidence's, and the trial's
+	}{
+		{"a file of a fanned-out repair", "", true, 1},
+		{"a serial file of a fanned-out repair", "test.describe.configure({ mode: 'serial' });\n", true, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := suite.NewProject(map[string][]byte{"playwright.config.js": []byte(shortWaitsConfig), "tests/list.spec.js": spec(tc.head)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			prints := passingPrints(t, b, p, 2)
+			if err := app.SetVariant(demoapp.RenamedIDs); err != nil {
+				t.Fatal(err)
+			}
+			helps.Store(0)
+			o := b.repairOptions(t, nil)
+			o.MergedLater = tc.merged
+			rep, err := b.runner.Repair(context.Background(), p, prints, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			verdicts := map[string]string{}
+			for _, r := range rep.Tests {
+				verdicts[r.Title] = r.Verdict
+			}
+			if verdicts["adds an item"] != suite.VerdictHealed || verdicts["reads the help"] != suite.VerdictPassed || !rep.Verified {
+				t.Fatalf("verdicts %v, verified %v", verdicts, rep.Verified)
+			}
+			if got := helps.Load(); got != tc.helps {
+				t.Errorf("the passing test ran %d times, want %d", got, tc.helps)
+			}
+		})
 	}
 }

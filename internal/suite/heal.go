@@ -340,15 +340,22 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 		// tests that were skipped only because a test they depend on (a
 		// setup project, a serial neighbour) failed.
 		var files []string
+		var judged []string // the tests the trial is for
 		for _, id := range order {
-			if f := tests[id].File; !slices.Contains(files, f) && (slices.Contains(healing, id) || last.tests[id].Status == "failed" || collateral(id, before, prints)) {
-				files = append(files, f)
+			if f := tests[id].File; slices.Contains(healing, id) || last.tests[id].Status == "failed" || collateral(id, before, prints) {
+				judged = append(judged, id)
+				if !slices.Contains(files, f) {
+					files = append(files, f)
+				}
 			}
 		}
 		ro := o
 		ro.Files, ro.NoRetries = files, true
 		if budget := r.budgetOf(o.Listing, files, o.Ceiling); budget > 0 {
 			ro.Wall = budget
+		}
+		if o.MergedLater {
+			ro.Only = trialSites(cur, files, judged, first, before)
 		}
 		next, err := r.evidenceRun(ctx, cur, inPhase(ro, fmt.Sprintf("trial %d", round+1), tests))
 		if err != nil {
@@ -497,6 +504,38 @@ func (r ProjectRunner) baselinePrints(ctx context.Context, p Project, first tria
 	}
 	return out, nil
 }
+
+// trialSites are the places of the tests a trial judges, when only they
+// need to run: a file whose tests depend on one another (serial mode, or
+// a test the failing run skipped for its neighbour) runs whole, as its
+// tests' outcomes depend on the ones before them. Nil: every file whole.
+func trialSites(p Project, files, judged []string, first trial, before map[string]string) []TestSite {
+	var only []TestSite
+	for _, f := range files {
+		src, _ := p.File(f)
+		whole := serialMode.Match(src.Content)
+		var sites []TestSite
+		for _, id := range judged {
+			t := first.tests[id]
+			if t.File != f {
+				continue
+			}
+			whole = whole || before[id] == statusUnreached || before[id] == "skipped"
+			if s := (TestSite{File: f, Line: t.Line}); t.Line > 0 && !slices.Contains(sites, s) {
+				sites = append(sites, s)
+			}
+		}
+		if whole || len(sites) == 0 {
+			return nil
+		}
+		only = append(only, sites...)
+	}
+	return only
+}
+
+// serialMode finds a file whose tests run in order, each after the one
+// before it passed: test.describe.serial, or configure({ mode: 'serial' }).
+var serialMode = regexp.MustCompile(`describe\.serial|mode:\s*['"]serial['"]`)
 
 // reasonStep starts the reason of a test healed by a step the app now
 // asks for (until its verification says otherwise).

@@ -84,6 +84,11 @@ type RunOptions struct {
 	// passes: tests that failed with no passing run recorded are run there
 	// first, for the elements they act on.
 	Baseline *Baseline
+	// MergedLater, for a repair, says it is one file's of a repair fanned
+	// out: its parent runs every repaired file whole with every file's
+	// heals merged, so the trials run only the tests they judge (a file
+	// whose tests depend on one another still runs whole).
+	MergedLater bool
 	// Agent, for a repair, is the model asked for the element a failing
 	// call meant when nothing recorded it (no passing run, no baseline,
 	// no trace of the customer's); nil: such a call is left unrepairable.

@@ -396,7 +396,7 @@ func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *s
 	proxyAddr := strings.TrimPrefix(w.proxy.Server(), "http://")
 	o := suite.RunOptions{Files: req.Files, BaseURL: req.BaseURL, Origins: req.Origins, Env: secrets, Listing: listing, Ceiling: ceiling,
 		Proxy:      &suite.Proxy{Addr: proxyAddr, Username: tun.User, Password: tun.Password},
-		OnProgress: w.showProgress(ctx, claim, redact, log), Agent: w.newRepairAsker(claim, redact)}
+		OnProgress: w.showProgress(ctx, claim, redact, log), Agent: w.newRepairAsker(claim, redact), MergedLater: part}
 	if req.BaselineURL != "" || len(req.BaselineOrigins) > 0 {
 		// The baseline is reached through a tunnel of its own: the origins
 		// the tests name lead there, not to the target.
