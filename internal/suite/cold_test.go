@@ -226,13 +226,12 @@ func TestAFilesRepairInAFannedOutRepairTrialsOnlyWhatItJudges(t *testing.T) {
 			"  await page.getByTestId('add-button').click();\n  await expect(page.locator('#items li').last()).toContainText('Tea');\n});\n")
 	}
 	for _, tc := range []struct {
-		name   string
-		head   string
-		merged bool
-		helps  int32 // visits of the help page: the evidence's, and the trial's
+		name  string
+		head  string
+		helps int32 // visits of the help page: the evidence's, and the trial's
 	}{
-		{"a file of a fanned-out repair", "", true, 1},
-		{"a serial file of a fanned-out repair", "test.describe.configure({ mode: 'serial' });\n", true, 2},
+		{"a file of a fanned-out repair", "", 1},
+		{"a serial file of a fanned-out repair", "test.describe.configure({ mode: 'serial' });\n", 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := suite.NewProject(map[string][]byte{"playwright.config.js": []byte(shortWaitsConfig), "tests/list.spec.js": spec(tc.head)})
@@ -245,7 +244,7 @@ func TestAFilesRepairInAFannedOutRepairTrialsOnlyWhatItJudges(t *testing.T) {
 			}
 			helps.Store(0)
 			o := b.repairOptions(t, nil)
-			o.MergedLater = tc.merged
+			o.MergedLater = true
 			rep, err := b.runner.Repair(context.Background(), p, prints, o)
 			if err != nil {
 				t.Fatal(err)
