@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -478,6 +479,11 @@ func (r ProjectRunner) stepTrial(ctx context.Context, cur *Project, last *trial,
 			prints[id] == nil {
 			continue
 		}
+		if submitsAForm(recorded(prints[id], t.Failure)) {
+			// A form's submit is how the app takes what the test enters:
+			// its loss is the app's, however little the test checks.
+			continue
+		}
 		e, ch, err := removeStepEdit(*cur, t.Failure)
 		if err != nil {
 			continue
@@ -520,4 +526,32 @@ func (r ProjectRunner) stepTrial(ctx context.Context, cur *Project, last *trial,
 		cands = kept
 	}
 	return nil, nil
+}
+
+// recorded is the element a passing run recorded the call at f acting on
+// (nil: none).
+func recorded(passing []TraceAction, f *TraceAction) *SnapshotElement {
+	for i := range passing {
+		if a := &passing[i]; a.File == f.File && a.Line == f.Line && a.Column == f.Column && a.Target != nil {
+			return a.Target
+		}
+	}
+	return nil
+}
+
+// submitsAForm reports whether el is a form's submit control: a submit
+// input, or a button of type submit (a button's default inside a form).
+func submitsAForm(el *SnapshotElement) bool {
+	if el == nil {
+		return false
+	}
+	typ := strings.ToLower(el.Attributes["type"])
+	inForm := slices.Contains(strings.Fields(el.Path), "form")
+	switch el.Tag {
+	case "input":
+		return typ == "submit" || typ == "image"
+	case "button":
+		return typ == "submit" || (typ == "" && inForm)
+	}
+	return false
 }

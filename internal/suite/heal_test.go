@@ -551,7 +551,9 @@ test('an empty name is not added', async ({ page }) => {
 // no longer shows its tips, so the test's click on their Dismiss button
 // finds nothing; without that line the test makes every check it made, so
 // the line is taken out. When the Add button is gone instead, a run
-// without the click fails its check: a regression, and no patch.
+// without the click fails its check: a regression, and no patch; so is a
+// test whose check holds without the click (an empty name is not added):
+// a form's submit is never a step the app stopped asking for.
 func TestAStepTheAppNoLongerAsksForIsTakenOutButNeverAStepItNeeds(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -566,17 +568,27 @@ test('adds after dismissing the tips', async ({ page }) => {
   await page.getByRole('button', { name: 'Add' }).click();
   await expect(page.getByRole('listitem')).toHaveCount(2);
 });
+
+test('an empty name is not added', async ({ page }) => {
+  await page.goto('/list');
+  await page.getByRole('button', { name: 'Add' }).click();
+  await expect(page.getByRole('listitem')).toHaveCount(1);
+});
 `),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	prints := passingPrints(t, b, p, 1)
+	prints := passingPrints(t, b, p, 2)
 	t.Run("the tips are gone", func(t *testing.T) {
 		if err := b.app.SetVariant(demoapp.TipsGone); err != nil {
 			t.Fatal(err)
 		}
 		rep := b.repair(t, p, prints)
+		if len(rep.Tests) != 2 || rep.Tests[1].Verdict != suite.VerdictPassed {
+			t.Fatalf("the empty name's test, which clicks no Dismiss: %+v", rep.Tests)
+		}
+		rep.Tests = rep.Tests[:1]
 		b.healedBy(t, p, rep, 1, "no longer asks for a step", 0)
 		if !strings.Contains(rep.Diff, "-  await page.locator('#dismiss-tips').click();\n") || strings.Count(rep.Diff, "\n-") != 2 { // --- and the line
 			t.Fatalf("the patch takes out more than the step:\n%s", rep.Diff)
@@ -586,8 +598,11 @@ test('adds after dismissing the tips', async ({ page }) => {
 		if err := b.app.SetVariant(demoapp.MissingAdd); err != nil {
 			t.Fatal(err)
 		}
+		// The empty name's test checks only that nothing was added, and
+		// makes that check without its click too: the form's submit is
+		// still never a step the app stopped asking for.
 		rep := b.repair(t, p, prints)
-		if len(rep.Tests) != 1 || rep.Tests[0].Verdict != suite.VerdictRegression || rep.Diff != "" || rep.Patched != nil {
+		if len(rep.Tests) != 2 || rep.Tests[0].Verdict != suite.VerdictRegression || rep.Tests[1].Verdict != suite.VerdictRegression || rep.Diff != "" || rep.Patched != nil {
 			t.Fatalf("diff %q: %+v", rep.Diff, rep.Tests)
 		}
 	})
