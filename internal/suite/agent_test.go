@@ -137,3 +137,52 @@ func TestWithNothingRecordedTheAgentNamesTheElementAndOnlyAVerifiedHealIsKept(t 
 		}
 	})
 }
+
+// TestTheAgentsHealOfASetupProjectRunsTheTestsThatDependOnIt: the corpus's
+// auth project signs in once in a setup project the others depend on. The
+// sign-in button reworded, the setup fails and every dependent test is
+// skipped, seen neither failing nor passing. The agent names the button;
+// its trial runs the dependents with the setup, and they are healed with
+// it (they were left skipped when only the setup's file ran).
+func TestTheAgentsHealOfASetupProjectRunsTheTestsThatDependOnIt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	files, err := suitetest.Files("auth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(files, "tests/list.spec.ts")
+	delete(files, "tests/signed-out.spec.ts")
+	p, err := suite.NewProject(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.app.SetVariant(demoapp.Reworded); err != nil {
+		t.Fatal(err)
+	}
+	model := llmtest.New(t)
+	for range 4 {
+		model.Push(llmtest.Reply{PromptTokens: 1500, CompletionTokens: 20, Respond: func(r llmtest.Request) string {
+			if q := r.Text(); strings.Contains(q, "LOCATOR: internal:role=button[name=\"Sign in\"") {
+				return llmtest.JSON(map[string]string{"element": suitetest.PageRef(q, "button", `"Log in"`)})
+			}
+			return llmtest.JSON(map[string]string{"unsure": "not asked about"})
+		}})
+	}
+	ask := modelAsker{llm.New(llm.Config{BaseURL: model.BaseURL(), Model: "gpt-4o-mini", APIKey: "test"})}
+	rep, err := b.runner.Repair(context.Background(), p, nil, b.repairOptions(t, ask))
+	if err != nil {
+		t.Fatal(err)
+	}
+	healed := 0
+	for _, tc := range rep.Tests {
+		if tc.Verdict != suite.VerdictHealed {
+			t.Errorf("%s: %s (%s)", tc.Title, tc.Verdict, tc.Reason)
+			continue
+		}
+		healed++
+	}
+	if healed != 4 || len(model.Requests()) != 1 || !rep.Verified || len(rep.Changes) != 1 || rep.Changes[0].New != "'Log in'" {
+		t.Fatalf("%d healed, %d asked, verified %v, changes %+v", healed, len(model.Requests()), rep.Verified, rep.Changes)
+	}
+}
