@@ -262,3 +262,39 @@ func TestAFilesRepairInAFannedOutRepairTrialsOnlyWhatItJudges(t *testing.T) {
 		})
 	}
 }
+
+// TestATestASetupKeptFromRunningIsHealedFromTheBaselineToo: the corpus's
+// auth project signs in once in a setup project the others depend on.
+// Reworded, the setup fails and every dependent is skipped. Healed from
+// the baseline, the setup passes and the list's tests run, and fail on
+// their own reworded field: they are run on the baseline in turn, for
+// their elements, and healed (they were called broken by the patch, and
+// the whole repair unverified).
+func TestATestASetupKeptFromRunningIsHealedFromTheBaselineToo(t *testing.T) {
+	t.Parallel()
+	release := httptest.NewServer(demoapp.New(demoapp.Options{}))
+	t.Cleanup(release.Close)
+	b := setup(t, release.URL)
+	files, err := suitetest.Files("auth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(files, "tests/signed-out.spec.ts")
+	delete(files, "tests/dashboard.spec.ts")
+	p, err := suite.NewProject(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.app.SetVariant(demoapp.Reworded); err != nil {
+		t.Fatal(err)
+	}
+	rep := b.repairFrom(t, p, nil, release.URL)
+	for _, tc := range rep.Tests {
+		if tc.Verdict != suite.VerdictHealed {
+			t.Errorf("%s: %s (%s)", tc.Title, tc.Verdict, tc.Reason)
+		}
+	}
+	if len(rep.Tests) != 3 || !rep.Verified {
+		t.Fatalf("verified %v: %+v", rep.Verified, rep.Tests)
+	}
+}

@@ -284,10 +284,31 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 		return a.File+a.Title < b.File+b.Title
 	})
 	var changes []Change
+	onBaseline := map[string]bool{} // tests run on the baseline for their elements
+	for id := range first.tests {
+		onBaseline[id] = first.tests[id].Status == "failed"
+	}
 	for round := 0; round < maxRepairRounds; round++ {
 		sites, err := projectSites(cur)
 		if err != nil {
 			return RepairReport{}, err
+		}
+		if o.Baseline != nil && round > 0 {
+			// A test a failing one kept from running (a setup project's
+			// dependent) that now runs and fails is run on the baseline
+			// too, as the project was uploaded, for its elements.
+			var now trial
+			now.tests = map[string]TestOutcome{}
+			for id, t := range last.tests {
+				if t.Status == "failed" && !onBaseline[id] && len(prints[id]) == 0 {
+					now.tests[id], onBaseline[id] = t, true
+				}
+			}
+			if len(now.tests) > 0 {
+				if prints, err = r.baselinePrints(ctx, p, now, prints, inPhase(o, "baseline", tests)); err != nil {
+					return RepairReport{}, err
+				}
+			}
 		}
 		edits := map[string][]edit{}
 		var healing []string
@@ -411,6 +432,12 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 			if dep := blockedBy(rt, tests, order); dep != nil {
 				rt.Verdict, rt.Evidence = VerdictRegression, dep.Evidence
 				rt.Reason = fmt.Sprintf("did not run: it waits on %q, which fails on an app regression", dep.Title)
+			}
+		} else if collateral(id, before, prints) && t.Status == "failed" {
+			// Never seen passing here: with the repair it runs, and fails
+			// on its own; the patch broke nothing it was seen to do.
+			if rt.Verdict != VerdictRegression && rt.Verdict != VerdictUnrepairable {
+				rt.Verdict, rt.Reason = VerdictUnrepairable, "skipped while a test it depends on failed; with the repair it runs and fails: "+clip(firstLine(t.Error), 200)
 			}
 		} else if t.Status == "failed" {
 			// A patch broke a test that passed: nothing is proposed.
