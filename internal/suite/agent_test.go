@@ -147,16 +147,7 @@ func TestWithNothingRecordedTheAgentNamesTheElementAndOnlyAVerifiedHealIsKept(t 
 func TestTheAgentsHealOfASetupProjectRunsTheTestsThatDependOnIt(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	files, err := suitetest.Files("auth")
-	if err != nil {
-		t.Fatal(err)
-	}
-	delete(files, "tests/list.spec.ts")
-	delete(files, "tests/signed-out.spec.ts")
-	p, err := suite.NewProject(files)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := corpusProject(t, "auth", nil, "tests/list.spec.ts", "tests/signed-out.spec.ts")
 	if err := b.app.SetVariant(demoapp.Reworded); err != nil {
 		t.Fatal(err)
 	}

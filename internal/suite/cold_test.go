@@ -275,16 +275,7 @@ func TestATestASetupKeptFromRunningIsHealedFromTheBaselineToo(t *testing.T) {
 	release := httptest.NewServer(demoapp.New(demoapp.Options{}))
 	t.Cleanup(release.Close)
 	b := setup(t, release.URL)
-	files, err := suitetest.Files("auth")
-	if err != nil {
-		t.Fatal(err)
-	}
-	delete(files, "tests/signed-out.spec.ts")
-	delete(files, "tests/dashboard.spec.ts")
-	p, err := suite.NewProject(files)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := corpusProject(t, "auth", nil, "tests/signed-out.spec.ts", "tests/dashboard.spec.ts")
 	if err := b.app.SetVariant(demoapp.Reworded); err != nil {
 		t.Fatal(err)
 	}

@@ -32,25 +32,36 @@ func loadProject(t *testing.T, name string) suite.Project {
 	return p
 }
 
+// corpusProject is a corpus project without the files dropped and with
+// the files set.
+func corpusProject(t *testing.T, name string, set map[string][]byte, drop ...string) suite.Project {
+	t.Helper()
+	files, err := suitetest.Files(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range drop {
+		delete(files, f)
+	}
+	maps.Copy(files, set)
+	p, err := suite.NewProject(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // shoppingProject is the corpus's shopping project with one grocery, not
 // three: its adding tests share every call and each waits out the same
 // timeouts, so the repair tests spend less of the machine on them. The
 // sign-in file, which the variants leave passing, is kept when asked.
 func shoppingProject(t *testing.T, signIn bool) suite.Project {
 	t.Helper()
-	files, err := suitetest.Files("shopping")
-	if err != nil {
-		t.Fatal(err)
-	}
+	var drop []string
 	if !signIn {
-		delete(files, "tests/login.spec.js")
+		drop = append(drop, "tests/login.spec.js")
 	}
-	files["data/groceries.json"] = []byte(`["Milk"]`)
-	p, err := suite.NewProject(files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return corpusProject(t, "shopping", map[string][]byte{"data/groceries.json": []byte(`["Milk"]`)}, drop...)
 }
 
 type bench struct {
