@@ -216,7 +216,9 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 			if t.Status != "failed" || t.Failure == nil || rt.Verdict == VerdictRegression {
 				continue
 			}
-			if made[id] == nil && (rt.Verdict != VerdictUnrepairable || rt.Reason != reasonNoRecord) {
+			// A test a failing one kept from running (rt.Verdict skipped)
+			// that now runs and fails is asked about too.
+			if made[id] == nil && rt.Verdict != "skipped" && (rt.Verdict != VerdictUnrepairable || rt.Reason != reasonNoRecord) {
 				continue
 			}
 			f := t.Failure

@@ -143,19 +143,26 @@ func TestWithNothingRecordedTheAgentNamesTheElementAndOnlyAVerifiedHealIsKept(t 
 // sign-in button reworded, the setup fails and every dependent test is
 // skipped, seen neither failing nor passing. The agent names the button;
 // its trial runs the dependents with the setup, and they are healed with
-// it (they were left skipped when only the setup's file ran).
+// it (they were left skipped when only the setup's file ran); the list's
+// tests, which then fail on their own reworded field and button, are
+// asked about in turn (they were left unrepairable, never asked).
 func TestTheAgentsHealOfASetupProjectRunsTheTestsThatDependOnIt(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := corpusProject(t, "auth", nil, "tests/list.spec.ts", "tests/signed-out.spec.ts")
+	p := corpusProject(t, "auth", nil, "tests/signed-out.spec.ts")
 	if err := b.app.SetVariant(demoapp.Reworded); err != nil {
 		t.Fatal(err)
 	}
 	model := llmtest.New(t)
-	for range 4 {
+	for range 6 {
 		model.Push(llmtest.Reply{PromptTokens: 1500, CompletionTokens: 20, Respond: func(r llmtest.Request) string {
-			if q := r.Text(); strings.Contains(q, "LOCATOR: internal:role=button[name=\"Sign in\"") {
+			switch q := r.Text(); {
+			case strings.Contains(q, "LOCATOR: internal:role=button[name=\"Sign in\""):
 				return llmtest.JSON(map[string]string{"element": suitetest.PageRef(q, "button", `"Log in"`)})
+			case strings.Contains(q, "LOCATOR: internal:role=textbox[name=\"New item\""):
+				return llmtest.JSON(map[string]string{"element": suitetest.PageRef(q, `aria-label="Item name"`)})
+			case strings.Contains(q, "LOCATOR: internal:role=button[name=\"Add\"s]"):
+				return llmtest.JSON(map[string]string{"element": suitetest.PageRef(q, "button", `"Add item"`)})
 			}
 			return llmtest.JSON(map[string]string{"unsure": "not asked about"})
 		}})
@@ -173,7 +180,7 @@ func TestTheAgentsHealOfASetupProjectRunsTheTestsThatDependOnIt(t *testing.T) {
 		}
 		healed++
 	}
-	if healed != 4 || len(model.Requests()) != 1 || !rep.Verified || len(rep.Changes) != 1 || rep.Changes[0].New != "'Log in'" {
+	if healed != 6 || len(model.Requests()) != 3 || !rep.Verified || len(rep.Changes) != 3 {
 		t.Fatalf("%d healed, %d asked, verified %v, changes %+v", healed, len(model.Requests()), rep.Verified, rep.Changes)
 	}
 }
