@@ -289,7 +289,7 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 		// The tests the failing ones kept from running (a setup project's
 		// dependents, a serial file's next tests) run with them.
 		for _, id := range order {
-			if t := last.tests[id]; t.Status == "skipped" && t.expected != "skipped" && t.expected != "" && !slices.Contains(files, t.File) {
+			if t := last.tests[id]; t.unreached() && !slices.Contains(files, t.File) {
 				files = append(files, t.File)
 			}
 		}

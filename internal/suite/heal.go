@@ -256,7 +256,7 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 	before := map[string]string{} // each test's status before any patch
 	for id, t := range first.tests {
 		before[id] = t.Status
-		if t.Status == "skipped" && t.expected != "skipped" && t.expected != "" {
+		if t.unreached() {
 			before[id] = statusUnreached
 		}
 	}

@@ -292,7 +292,7 @@ func (rep *RunReport) notRun(stopped string) {
 	rep.NotRun = 0
 	for i := range rep.Tests {
 		t := &rep.Tests[i]
-		if t.Status == StatusNotRun || (t.Status == "skipped" && t.expected != "skipped" && t.expected != "") {
+		if t.Status == StatusNotRun || t.unreached() {
 			t.Status, t.Error = StatusNotRun, ""
 			rep.NotRun++
 		}

@@ -107,6 +107,13 @@ type RunOptions struct {
 	Ceiling time.Duration
 }
 
+// unreached reports whether the runner skipped t though t did not skip
+// itself (a test.skip expects to be skipped): a failure before it (a
+// serial neighbour, a setup project) or the run's end kept it from running.
+func (t TestOutcome) unreached() bool {
+	return t.Status == "skipped" && t.expected != "skipped" && t.expected != ""
+}
+
 // TestSite is where a test is defined: its file (project-relative) and
 // the line of its test() call.
 type TestSite struct {
