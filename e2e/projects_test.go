@@ -508,10 +508,56 @@ func TestASuiteRedOnArrivalIsRepairedFromTheCustomersOwnRun(t *testing.T) {
 	// asked about and what it cost.
 	code, jobPage := s.consolePage(t, key, "/console/jobs/"+aj.ID)
 	jobPage = html.UnescapeString(jobPage)
-	for _, want := range []string{"asked the agent 1 time(s)", fmt.Sprintf("The agent was asked 2 question(s) about elements no run recorded: %s credits",
+	for _, want := range []string{"asked the agent 1 time(s)", fmt.Sprintf("The agent was asked 2 question(s) about calls no run recorded and forms that ask for more: %s credits",
 		strconv.FormatFloat(float64(credits)/1e6, 'f', -1, 64)), "(the agent's element)"} {
 		if code != http.StatusOK || !strings.Contains(jobPage, want) {
 			t.Errorf("the console's page of the repair (%d) lacks %q", code, want)
+		}
+	}
+	// Adding now needs a quantity: the form no longer submits, and each
+	// adding test's check fails. The agent is asked once, about the click
+	// that submits (in the page object), gives a value, and the step is
+	// written there: every adding test is healed by it, and the console
+	// shows it as the agent's step.
+	if err := s.app.SetVariant(demoapp.NeedsQty); err != nil {
+		t.Fatal(err)
+	}
+	var fj api.JobView
+	s.mustJSON(t, "POST", "/v1/projects/cold-shop/repair", key, map[string]any{"base_url": s.demo,
+		"secrets": map[string]string{"E2E_PASSWORD": demoapp.Password}}, http.StatusAccepted, &fj)
+	fdone := s.waitEnd(t, key, fj.ID, 4*time.Minute)
+	var flow struct {
+		ModelCalls int `json:"model_calls"`
+		Repair     struct {
+			Verified bool `json:"verified"`
+			Tests    []struct {
+				Title   string `json:"title"`
+				Verdict string `json:"verdict"`
+			} `json:"tests"`
+			Changes []struct {
+				File  string `json:"file"`
+				New   string `json:"new"`
+				Agent bool   `json:"agent"`
+			} `json:"changes"`
+		} `json:"report"`
+	}
+	must(t, json.Unmarshal(fdone.Project, &flow))
+	healed := 0
+	for _, tc := range flow.Repair.Tests {
+		if tc.Verdict == suite.VerdictHealed {
+			healed++
+		}
+	}
+	const step = "await this.page.getByLabel('Quantity').fill('2');"
+	if fdone.State != "succeeded" || fdone.Verdict != "healed" || !flow.Repair.Verified || healed != 3 || flow.ModelCalls != 1 ||
+		len(flow.Repair.Changes) != 1 || flow.Repair.Changes[0].File != "pages/ListPage.ts" || flow.Repair.Changes[0].New != step || !flow.Repair.Changes[0].Agent {
+		t.Fatalf("repair of a field the app now requires: %s %s %s: %s", fdone.State, fdone.Verdict, fdone.Error, fdone.Project)
+	}
+	code, jobPage = s.consolePage(t, key, "/console/jobs/"+fj.ID)
+	jobPage = html.UnescapeString(jobPage)
+	for _, want := range []string{step + "</code> <span class=\"meta\">(the agent's step)", "asked the agent 1 time(s)"} {
+		if code != http.StatusOK || !strings.Contains(jobPage, want) {
+			t.Errorf("the console's page of the flow repair (%d) lacks %q", code, want)
 		}
 	}
 	// The console's page of the project shows the proposal beside the upload.

@@ -44,6 +44,7 @@ const (
 	TipsGone     Variation = "tips_gone"    // the list's tips banner (and its Dismiss step) is gone
 	SlowAdd      Variation = "slow_add"     // adding an item takes 7 s (timing)
 	ConfirmAdd   Variation = "confirm_add"  // adding an item asks for confirmation in a dialog first
+	NeedsQty     Variation = "needs_qty"    // adding an item asks for its quantity, a required field
 	DeadAdd      Variation = "dead_add"     // regression: Add does nothing
 	WrongCount   Variation = "wrong_count"  // regression: the item count is one too many
 	ErrorBanner  Variation = "error_banner" // regression: adding fails with a server error and a banner
@@ -51,7 +52,7 @@ const (
 )
 
 // Variations lists every variation, drift first.
-var Variations = []Variation{RenamedIDs, Reworded, Rewrapped, Interstitial, TipsGone, SlowAdd, ConfirmAdd, DeadAdd, WrongCount, ErrorBanner, MissingAdd}
+var Variations = []Variation{RenamedIDs, Reworded, Rewrapped, Interstitial, TipsGone, SlowAdd, ConfirmAdd, NeedsQty, DeadAdd, WrongCount, ErrorBanner, MissingAdd}
 
 // Regression reports whether a change breaks the app rather than moving it.
 func (c Variation) Regression() bool {
@@ -203,5 +204,5 @@ func variantData(on map[string]bool) map[string]bool {
 // templateName is a change's name in the templates: renamed_ids → RenamedIDs.
 func templateName(c Variation) string {
 	return map[Variation]string{RenamedIDs: "RenamedIDs", Reworded: "Reworded", Rewrapped: "Rewrapped", Interstitial: "Interstitial",
-		TipsGone: "TipsGone", SlowAdd: "SlowAdd", ConfirmAdd: "ConfirmAdd", DeadAdd: "DeadAdd", WrongCount: "WrongCount", ErrorBanner: "ErrorBanner", MissingAdd: "MissingAdd"}[c]
+		TipsGone: "TipsGone", SlowAdd: "SlowAdd", ConfirmAdd: "ConfirmAdd", NeedsQty: "NeedsQty", DeadAdd: "DeadAdd", WrongCount: "WrongCount", ErrorBanner: "ErrorBanner", MissingAdd: "MissingAdd"}[c]
 }

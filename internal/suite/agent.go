@@ -56,19 +56,12 @@ type agentAnswer struct {
 // element, or the regression the model read on the page, or why it
 // cannot tell; with what the call cost.
 func askAgent(ctx context.Context, a Asker, p Project, t TestOutcome, dom []SnapshotElement, sites []LocatorSite) (el *SnapshotElement, regression, unsure string, credits int64, err error) {
-	boundary := "=====" + nonce() + "====="
-	req := llm.Request{JSON: true, MaxTokens: 300, Messages: []llm.Message{
-		{Role: "system", Text: fmt.Sprintf(agentSystem, boundary)},
-		{Role: "user", Text: agentQuestion(p, t, dom, sites, boundary)},
-	}}
-	reply, credits, err := a.Ask(ctx, req)
-	if err != nil {
-		return nil, "", "", credits, err
-	}
-	text := strings.TrimSpace(reply.Text)
-	text = strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(text, "```json"), "```"), "```")
 	var ans agentAnswer
-	if err := json.Unmarshal([]byte(text), &ans); err != nil {
+	credits, ok, err := askJSON(ctx, a, agentSystem, func(boundary string) string { return agentQuestion(p, t, dom, sites, boundary) }, &ans)
+	switch {
+	case err != nil:
+		return nil, "", "", credits, err
+	case !ok:
 		return nil, "", "its answer is not the JSON asked for", credits, nil
 	}
 	switch {
@@ -82,6 +75,24 @@ func askAgent(ctx context.Context, a Asker, p Project, t TestOutcome, dom []Snap
 		return nil, strings.TrimSpace(ans.Regression), "", credits, nil
 	}
 	return nil, "", cmpOr(strings.TrimSpace(ans.Unsure), "it did not say"), credits, nil
+}
+
+// askJSON asks the model one question framed by system (a format with
+// the boundary around the data) and reads its answer into v; ok is false
+// when the answer is not that JSON. credits is what the call cost.
+func askJSON(ctx context.Context, a Asker, system string, question func(boundary string) string, v any) (credits int64, ok bool, err error) {
+	boundary := "=====" + nonce() + "====="
+	req := llm.Request{JSON: true, MaxTokens: 300, Messages: []llm.Message{
+		{Role: "system", Text: fmt.Sprintf(system, boundary)},
+		{Role: "user", Text: question(boundary)},
+	}}
+	reply, credits, err := a.Ask(ctx, req)
+	if err != nil {
+		return credits, false, err
+	}
+	text := strings.TrimSpace(reply.Text)
+	text = strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(text, "```json"), "```"), "```")
+	return credits, json.Unmarshal([]byte(text), v) == nil, nil
 }
 
 // agentQuestion is what the model is shown of one failing call: the test,
@@ -149,6 +160,9 @@ func describeElement(e SnapshotElement) string {
 			fmt.Fprintf(&b, " %s=%q", k, clip(v, 60))
 		}
 	}
+	if _, ok := e.Attributes["required"]; ok {
+		b.WriteString(" required")
+	}
 	if txt := strings.Join(strings.Fields(e.Text), " "); txt != "" {
 		fmt.Fprintf(&b, " %q", clip(txt, 80))
 	}
@@ -200,6 +214,8 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 	var changes []Change
 	made := map[string][]agentEdit{}
 	asked := map[string]bool{}
+	flowAt := map[CallSite]flowStep{} // the steps written before a form's submitting call
+	flowWas := map[string]string{}    // a test's reading without a model, before the flow question
 	for round := 0; round < maxRepairRounds; round++ {
 		sites, err := projectSites(*cur)
 		if err != nil {
@@ -207,12 +223,51 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 		}
 		edits := map[string][]edit{}
 		var files []string
-		wide := false // an edit outside the test files: every file in scope runs
+		var inserted []agentEdit // this round's statements written in
+		wide := false            // an edit outside the test files: every file in scope runs
 		// A locator asked about this round is not asked about again: the
 		// tests failing on it take the same element.
 		named := map[string]*SnapshotElement{}
 		for _, id := range order {
 			t, rt := last.tests[id], tests[id]
+			if made[id] == nil && flowCandidate(t, rt, last.dom[id]) {
+				// One question a form's submitting call: the tests
+				// submitting through it take its answer.
+				site := siteOf(submitCall(t))
+				ans, seen := flowAt[site]
+				if !seen {
+					if asked[fmt.Sprint(site)] {
+						continue
+					}
+					asked[fmt.Sprint(site)] = true
+					flowWas[id] = rt.Reason
+					chs, e, err := askFlowEdit(ctx, o.Agent, *cur, t, rt, last.dom[id])
+					if err != nil {
+						return nil, err
+					}
+					if e.file == "" {
+						continue
+					}
+					src, _ := cur.File(e.file)
+					ans = flowStep{ins: agentEdit{file: e.file, line: 1 + strings.Count(string(src.Content[:e.start]), "\n"), text: e.text},
+						changes: chs, reason: rt.Reason}
+					flowAt[site] = ans
+					inserted = append(inserted, ans.ins)
+					edits[e.file] = append(edits[e.file], e)
+				} else {
+					flowWas[id] = rt.Reason
+					rt.Verdict, rt.Reason = "failed", ans.reason
+				}
+				made[id] = append(made[id], ans.ins)
+				for _, ch := range ans.changes {
+					changes = withTest(changes, ch, rt.Title)
+				}
+				if !slices.Contains(files, t.File) {
+					files = append(files, t.File)
+				}
+				wide = wide || ans.ins.file != t.File
+				continue
+			}
 			if t.Status != "failed" || t.Failure == nil || rt.Verdict == VerdictRegression {
 				continue
 			}
@@ -296,6 +351,7 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 		if *cur, err = applyEdits(*cur, edits); err != nil {
 			return nil, err
 		}
+		shiftBelow(made, flowAt, inserted)
 		if err := r.agentTrial(ctx, *cur, last, files, wide, tests, fmt.Sprintf("agent %d", round+1), o); err != nil {
 			return nil, err
 		}
@@ -323,6 +379,10 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 		}
 		why := "with the element the agent named it still fails" + at + " (" + clip(firstLine(cmpOr(t.Error, "it did not pass")), 200) + "): refused"
 		switch {
+		case strings.HasPrefix(rt.Reason, reasonFlowSteps):
+			// The reading without a model stands, with what was tried.
+			rt.Verdict, rt.Reason = VerdictRegression, flowWas[id]+"; with the steps the agent proposed ("+
+				strings.TrimPrefix(rt.Reason, reasonFlowSteps)+") it still fails"+at+": refused"
 		case rt.Verdict == VerdictRegression:
 			// Judged at a later call; the earlier element is taken back.
 		case strings.HasPrefix(rt.Reason, "passes with the element the agent named"):
@@ -375,15 +435,27 @@ func (r ProjectRunner) agentTrial(ctx context.Context, p Project, last *trial, f
 	return nil
 }
 
-// takeBack undoes agent edits: each literal rewritten back on its line.
+// takeBack undoes agent edits: each literal rewritten back on its line,
+// each statement written in taken out with its lines (the lowest first, so
+// that the lines of the others hold).
 func takeBack(p Project, undo []agentEdit) (Project, error) {
 	out := Project{Files: slices.Clone(p.Files)}
+	undo = slices.Clone(undo)
+	slices.SortStableFunc(undo, func(a, b agentEdit) int { return b.line - a.line })
 	for _, e := range undo {
 		i := slices.IndexFunc(out.Files, func(f File) bool { return f.Path == e.file })
 		if i < 0 {
 			return Project{}, fmt.Errorf("%s: not in the project", e.file)
 		}
 		lines := strings.SplitAfter(string(out.Files[i].Content), "\n")
+		if e.orig == "" && strings.HasSuffix(e.text, "\n") {
+			n := strings.Count(e.text, "\n")
+			if e.line+n-1 > len(lines) || strings.Join(lines[e.line-1:e.line-1+n], "") != e.text {
+				return Project{}, fmt.Errorf("%s:%d: the agent's statement is not where it was written", e.file, e.line)
+			}
+			out.Files[i].Content = []byte(strings.Join(slices.Delete(lines, e.line-1, e.line-1+n), ""))
+			continue
+		}
 		if e.line > len(lines) || !strings.Contains(lines[e.line-1], e.text) {
 			return Project{}, fmt.Errorf("%s:%d: the agent's edit is not where it was made", e.file, e.line)
 		}

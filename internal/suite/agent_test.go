@@ -2,6 +2,7 @@ package suite_test
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -115,6 +116,56 @@ func TestWithNothingRecordedTheAgentNamesTheElementAndOnlyAVerifiedHealIsKept(t 
 		}
 		if refused != 3 || len(rep.Tests) != 3 || len(asked) != 2 || len(rep.Changes) != 0 || rep.Diff != "" || rep.Patched != nil {
 			t.Fatalf("%d refused, %d asked, changes %+v:\n%s", refused, len(asked), rep.Changes, rep.Diff)
+		}
+	})
+
+	t.Run("a field the app now requires", func(t *testing.T) {
+		// Adding now needs a quantity: the form does not submit, and the
+		// list does not hold the item (a regression, read without a
+		// model). The page shows the required field left empty: the
+		// agent gives a value, written as a statement before the call
+		// that submitted the form, in the page object's idiom.
+		rep, asked := repair(t, demoapp.NeedsQty, false)
+		if v := verdicts(rep); v[suite.VerdictHealed] != 1 || v[suite.VerdictPassed] != 2 || !rep.Verified {
+			t.Fatalf("verdicts %v, verified %v: %+v", v, rep.Verified, rep.Tests)
+		}
+		want := "await this.page.getByLabel('Quantity').fill('2');"
+		if len(rep.Changes) != 1 || rep.Changes[0].File != "pages/ListPage.ts" || rep.Changes[0].New != want || !rep.Changes[0].Agent ||
+			rep.Changes[0].Method != "fill" {
+			t.Fatalf("changes %+v", rep.Changes)
+		}
+		if !strings.Contains(rep.Diff, "+    "+want+"\n     await this.addButton.click();") || regexp.MustCompile(`(?m)^-[^-]`).MatchString(rep.Diff) {
+			t.Errorf("the step is not written right before the click that submits, or something was taken out:\n%s", rep.Diff)
+		}
+		if len(asked) != 1 || !strings.Contains(asked[0].Text(), "SUBMITTED BY: ") || !strings.Contains(asked[0].Text(), "this.addButton.click()") {
+			t.Errorf("%d asked: %v", len(asked), asked)
+		}
+		for _, tc := range rep.Tests {
+			if tc.Verdict == suite.VerdictHealed && (tc.ModelCalls != 1 || tc.ModelCreditsMicro <= 0 || !strings.Contains(tc.Reason, want)) {
+				t.Errorf("%s: %d calls, %d µcredits: %s", tc.Title, tc.ModelCalls, tc.ModelCreditsMicro, tc.Reason)
+			}
+		}
+		gitApply(t, p, rep.Diff)
+		b.passesAsOwnerRunsIt(t, *rep.Patched)
+	})
+
+	t.Run("a field given a value the form refuses", func(t *testing.T) {
+		// A quantity of 0 does not submit the form either: the test
+		// still fails, the statement is taken back, and the reading
+		// without a model stands, saying what was tried.
+		rep, _ := repair(t, demoapp.NeedsQty, true)
+		for _, tc := range rep.Tests {
+			switch {
+			case strings.HasPrefix(tc.Title, "shopping list › adds "):
+				if tc.Verdict != suite.VerdictRegression || !strings.Contains(tc.Reason, "fill('0')") || !strings.Contains(tc.Reason, "refused") {
+					t.Errorf("%s: %s (%s)", tc.Title, tc.Verdict, tc.Reason)
+				}
+			case tc.Verdict != suite.VerdictPassed:
+				t.Errorf("%s: %s (%s)", tc.Title, tc.Verdict, tc.Reason)
+			}
+		}
+		if len(rep.Changes) != 0 || rep.Diff != "" || rep.Patched != nil {
+			t.Fatalf("changes %+v:\n%s", rep.Changes, rep.Diff)
 		}
 	})
 

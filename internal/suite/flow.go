@@ -308,6 +308,22 @@ func buttonsUnder(dom []SnapshotElement, root int) []string {
 // statement of the call at (before it, with before), through the page
 // that call works on.
 func clickAfter(p Project, nav *TraceAction, name string, before, caller bool) (ch Change, e edit, why string, ok bool) {
+	return stepAt(p, nav, "click", before, caller, func(q string) string {
+		return ".getByRole(" + q + "button" + q + ", { name: " + quoteJS(name, q) + " }).click()"
+	})
+}
+
+// quoteJS is s as a string literal in quote q.
+func quoteJS(s, q string) string {
+	r := strings.NewReplacer(`\`, `\\`, q, `\`+q, "\n", `\n`, "\r", `\r`, "\u2028", `\u2028`, "\u2029", `\u2029`)
+	return q + r.Replace(s) + q
+}
+
+// stepAt is the edit adding a statement after the statement of the call
+// at nav (before it, with before), through the page that call works on:
+// await <page><call(q)>, call written with the file's quote q; method
+// names the step in its Change.
+func stepAt(p Project, nav *TraceAction, stepMethod string, before, caller bool, call func(q string) string) (ch Change, e edit, why string, ok bool) {
 	if caller {
 		// A caller's line: its statement's call (await addItem(…),
 		// await list.add(…)) is the last name before the first bracket.
@@ -385,14 +401,13 @@ func clickAfter(p Project, nav *TraceAction, name string, before, caller bool) (
 	if strings.Count(string(src), `"`) > strings.Count(string(src), "'") {
 		q = `"`
 	}
-	quoted := q + strings.ReplaceAll(strings.ReplaceAll(name, `\`, `\\`), q, `\`+q) + q
 	semi := ";"
 	if end > 0 && src[end-1] != ';' {
 		semi = ""
 	}
-	line := "await " + recv + ".getByRole(" + q + "button" + q + ", { name: " + quoted + " }).click()" + semi
+	line := "await " + recv + call(q) + semi
 	e = edit{file: nav.File, start: end, end: end, text: "\n" + indent + line}
-	ch = Change{File: nav.File, Line: nav.Line + 1, Method: "click", Old: "", New: line}
+	ch = Change{File: nav.File, Line: nav.Line + 1, Method: stepMethod, Old: "", New: line}
 	if before {
 		e = edit{file: nav.File, start: start, end: start, text: indent + line + "\n"}
 		ch.Line = nav.Line

@@ -77,6 +77,11 @@ type SnapshotElement struct {
 	Text       string            `json:"text,omitempty"`
 	// Path is the tags from the document's root to the element.
 	Path string `json:"path,omitempty"`
+	// Filled says a field held something when the snapshot was taken (an
+	// input's or textarea's value, a checkbox's or radio's check): whether
+	// a required field would let its form submit. The value itself is
+	// never kept: it may be a secret the test typed.
+	Filled bool `json:"filled,omitempty"`
 }
 
 // TraceConsole is a console message the page logged.
@@ -579,6 +584,7 @@ func elementsOf(frame []*frameSnapshot, at int) []SnapshotElement {
 			return
 		}
 		el := SnapshotElement{Tag: tag, Attributes: map[string]string{}}
+		value, checked := false, ""
 		if len(v) > 1 {
 			if m, ok := v[1].(map[string]any); ok {
 				for k, x := range m {
@@ -587,11 +593,21 @@ func elementsOf(frame []*frameSnapshot, at int) []SnapshotElement {
 						// The snapshot keeps an open dialog's open
 						// attribute under its own name ("modal" or "true").
 						el.Attributes["open"], _ = x.(string)
+					case k == "__playwright_value_":
+						v, _ := x.(string)
+						value = v != ""
+					case k == "__playwright_checked_":
+						checked, _ = x.(string)
 					case !strings.HasPrefix(k, "__playwright"):
 						el.Attributes[k], _ = x.(string)
 					}
 				}
 			}
+		}
+		// A checkbox's value is its constant "on": its check is what it holds.
+		el.Filled = value
+		if checked != "" {
+			el.Filled = checked == "true"
 		}
 		path = append(path, tag)
 		el.Path = strings.Join(path, " ")

@@ -29,7 +29,8 @@ func PageRef(question string, has ...string) string {
 // ShoppingModel answers a repair's questions about the shopping corpus
 // project as a capable model reads them: the renamed Add button and item
 // count where the page has them, a regression where the page has no
-// button that adds; misled, it names the list for the count.
+// button that adds; the quantity the add form now requires; misled, it
+// names the list for the count and a quantity the form refuses.
 func ShoppingModel(misled bool) func(llmtest.Request) string {
 	return func(r llmtest.Request) string {
 		q := r.Text()
@@ -38,6 +39,18 @@ func ShoppingModel(misled bool) func(llmtest.Request) string {
 			locator, _, _ = strings.Cut(q[i:], "\n")
 		}
 		switch {
+		case strings.Contains(q, "REQUIRED AND EMPTY:"):
+			// The form now asks for a quantity; misled, it gives one the
+			// field refuses.
+			ref := PageRef(q, "input", `label="Quantity"`, "required")
+			if ref == "" {
+				break
+			}
+			value := "2"
+			if misled {
+				value = "0"
+			}
+			return llmtest.JSON(map[string]any{"fill": []map[string]string{{"element": ref, "value": value}}})
 		case strings.Contains(locator, "#count") && misled:
 			return llmtest.JSON(map[string]string{"element": PageRef(q, `id="items"`)})
 		case strings.Contains(locator, "add-button"):
