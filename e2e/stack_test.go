@@ -38,6 +38,7 @@ import (
 	"github.com/webpilot/webpilot/internal/store"
 	"github.com/webpilot/webpilot/internal/store/storetest"
 	"github.com/webpilot/webpilot/internal/suite"
+	"github.com/webpilot/webpilot/internal/testslot"
 	"github.com/webpilot/webpilot/internal/webhook"
 	"github.com/webpilot/webpilot/internal/worker"
 )
@@ -87,6 +88,7 @@ func newStackWith(t *testing.T, ackWait time.Duration, demoDelay time.Duration, 
 // newStackOn builds the stack on the (migrated) database at dbURL.
 func newStackOn(t *testing.T, dbURL string, ackWait time.Duration, demoDelay time.Duration, maxDeliver int) *stack {
 	t.Helper()
+	testslot.Take(t)
 	s := &stack{ackWait: ackWait, dbURL: dbURL}
 	st, err := store.Open(context.Background(), s.dbURL)
 	if err != nil {

@@ -20,7 +20,8 @@ echo "test: postgres at $DATABASE_URL"
 bash scripts/lint.sh
 # gotestsum (pinned in go.mod as a tool) runs go test and keeps its JSON,
 # so the slowest tests can be printed whatever the outcome.
-report=$(mktemp)
+# WEBPILOT_TEST_REPORT keeps the JSON (every test's output and time).
+report=${WEBPILOT_TEST_REPORT:-$(mktemp)}
 status=0
 # The packages whose tests take minutes go first: go test starts packages
 # in the order given, and the two cores are busy throughout only if the
@@ -36,13 +37,17 @@ if [ $# -eq 0 ]; then
     [[ " ${long[*]} " == *" $p "* ]] || pkgs+=("$p")
   done < <(go list ./...)
 fi
-# A package's timeout is for a hung test, not a slow machine: the e2e
-# package takes about 21 minutes on a quiet 2-core machine and twice that
-# beside two busy loops, inside CI's 90.
-go tool gotestsum --format standard-quiet --jsonfile "$report" -- -count=1 -timeout 60m -p 2 "${pkgs[@]}" || status=$?
+# The heavy tests (a whole stack, a sandboxed run, a drill) take one of
+# WEBPILOT_TEST_SLOTS machine-wide slots (internal/testslot; the number of
+# CPUs by default), whatever package they are in: three packages run at
+# once, but never more heavy tests than cores, so that a slow or busy
+# machine makes the run longer, not the tests' own timeouts decide their
+# verdicts. A package's timeout is for a hung test, not for the time its
+# tests wait for a slot.
+go tool gotestsum --format standard-quiet --jsonfile "$report" -- -count=1 -timeout 85m -p 3 "${pkgs[@]}" || status=$?
 echo "test: the 15 slowest tests"
 go tool gotestsum tool slowest --jsonfile "$report" --num 15 || true
-rm -f "$report"
+[ -n "${WEBPILOT_TEST_REPORT:-}" ] || rm -f "$report"
 [ "$status" -eq 0 ] || exit "$status"
 if [ $# -eq 0 ]; then
   # The race detector where its cost is affordable: the packages whose

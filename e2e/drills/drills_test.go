@@ -14,6 +14,7 @@ import (
 	"github.com/webpilot/webpilot/e2e/chaos"
 	"github.com/webpilot/webpilot/internal/browser/browsertest"
 	"github.com/webpilot/webpilot/internal/jobs/natstest"
+	"github.com/webpilot/webpilot/internal/testslot"
 )
 
 // buildCmd compiles one of the project's commands into a checkout laid
@@ -57,6 +58,7 @@ func TestChaosDrill(t *testing.T) {
 		t.Skip("a few minutes of real processes")
 	}
 	t.Parallel()
+	testslot.Take(t)
 	logs := t.TempDir()
 	// The deadline bounds "eventually": with a worker killed every 4 s on a
 	// 2-core machine, two of four runs reached a 5-minute bound with 2 to 7
@@ -98,6 +100,7 @@ func TestClusterDrill(t *testing.T) {
 		t.Skip("a few minutes of real processes")
 	}
 	t.Parallel()
+	testslot.Take(t)
 	ctx := context.Background()
 	logs := t.TempDir()
 	natsBin, err := natstest.BuildServer(ctx, t.TempDir())

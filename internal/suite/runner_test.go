@@ -20,6 +20,7 @@ import (
 	"github.com/webpilot/webpilot/internal/sandbox"
 	"github.com/webpilot/webpilot/internal/suite"
 	"github.com/webpilot/webpilot/internal/suite/suitetest"
+	"github.com/webpilot/webpilot/internal/testslot"
 )
 
 // loadProject reads a corpus project.
@@ -75,6 +76,7 @@ type bench struct {
 // them reach it and the hosts of also.
 func setup(t *testing.T, also ...string) *bench {
 	t.Helper()
+	testslot.Take(t)
 	app := demoapp.New(demoapp.Options{})
 	srv := httptest.NewServer(app)
 	t.Cleanup(srv.Close)
@@ -97,6 +99,7 @@ func setup(t *testing.T, also ...string) *bench {
 
 func (b *bench) run(t *testing.T, p suite.Project, o suite.RunOptions) suite.RunReport {
 	t.Helper()
+	testslot.Take(t)
 	tun := b.proxy.Open()
 	t.Cleanup(tun.Close)
 	if err := tun.Remap(o.Origins); err != nil {
@@ -118,6 +121,7 @@ func (b *bench) run(t *testing.T, p suite.Project, o suite.RunOptions) suite.Run
 // outside runs the project the way its owner does, with npx playwright
 // test and its own config, outside any sandbox: the reference verdicts.
 func outside(t *testing.T, p suite.Project, baseURL string) map[string]string {
+	testslot.Take(t)
 	t.Helper()
 	browsers := t.TempDir()
 	if err := suitetest.BrowsersPath(browsers, browsertest.RunnerDir()); err != nil {

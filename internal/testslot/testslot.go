@@ -1,0 +1,113 @@
+// Package testslot bounds how many heavy tests (a whole stack, a sandboxed
+// runner, a browser) run at once on the machine, across every test
+// process: go test runs packages side by side and each package's parallel
+// tests side by side, and on two cores four stacks at once put the load at
+// 20 to 50, where a page that loads in a second takes ten and the tests'
+// own timeouts, not the code, decide the verdicts.
+//
+// A slot is a lock on one of N files in a directory every test process on
+// the machine shares; the kernel frees it when the holder exits, so a
+// killed test run never leaves a slot taken. N is WEBPILOT_TEST_SLOTS, or
+// the number of CPUs; 0 turns the bound off.
+package testslot
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	mu   sync.Mutex
+	held = map[string]*slot{} // by top-level test: its subtests share its slot
+)
+
+type slot struct {
+	f     *os.File
+	users int
+}
+
+// Take holds a slot for the test until it (or the last of its top-level
+// test's subtests holding it) ends, waiting for one to be free. Call it
+// after t.Parallel, before the test starts anything it times.
+func Take(t testing.TB) {
+	t.Helper()
+	n := slots()
+	if n == 0 {
+		return
+	}
+	top, _, _ := strings.Cut(t.Name(), "/")
+	mu.Lock()
+	s := held[top]
+	if s != nil {
+		s.users++
+		mu.Unlock()
+	} else {
+		mu.Unlock()
+		start := time.Now()
+		f, err := acquire(n)
+		if err != nil {
+			t.Fatalf("testslot: %v", err)
+		}
+		if w := time.Since(start); w > time.Second {
+			// The test's time includes this wait: the slowest tests' list
+			// reads with it.
+			t.Logf("testslot: waited %s for one of %d slots", w.Round(time.Second), n)
+		}
+		mu.Lock()
+		if s = held[top]; s != nil {
+			// A sibling subtest took one meanwhile: share it.
+			s.users++
+			_ = f.Close()
+		} else {
+			s = &slot{f: f, users: 1}
+			held[top] = s
+		}
+		mu.Unlock()
+	}
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if s.users--; s.users == 0 {
+			delete(held, top)
+			_ = s.f.Close() // closing the file drops its lock
+		}
+	})
+}
+
+func slots() int {
+	if v, ok := os.LookupEnv("WEBPILOT_TEST_SLOTS"); ok {
+		if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+			return n
+		}
+	}
+	return runtime.NumCPU()
+}
+
+// acquire locks the first free of the n slot files, polling until one is.
+func acquire(n int) (*os.File, error) {
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("webpilot-test-slots-%d", os.Getuid()))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	for {
+		for i := range n {
+			f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(i)), os.O_CREATE|os.O_RDWR, 0o600)
+			if err != nil {
+				return nil, err
+			}
+			if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
+				return f, nil
+			}
+			_ = f.Close()
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
