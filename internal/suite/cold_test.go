@@ -146,13 +146,16 @@ func TestASuiteRedOnArrivalIsHealedFromItsBaseline(t *testing.T) {
 func TestARepairGoesOnPastAFileThatOutlastsItsBudget(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	sb, err := sandbox.New(sandbox.Config{Runner: browsertest.RunnerDir(), Limits: sandbox.Limits{Wall: 40 * time.Second}})
+	// The first file outlasts any budget; the budget is what a run of the
+	// second's one test needs on a slow machine (a 40 s one left it not
+	// run there, its trial cut short).
+	sb, err := sandbox.New(sandbox.Config{Runner: browsertest.RunnerDir(), Limits: sandbox.Limits{Wall: 90 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	b.runner.Sandbox = sb
 	p, err := suite.NewProject(map[string][]byte{
-		"playwright.config.js": []byte("module.exports = { testDir: './tests', timeout: 8000, expect: { timeout: 2000 }, use: { baseURL: process.env.BASE_URL, actionTimeout: 3000 } };\n"),
+		"playwright.config.js": []byte("module.exports = { testDir: './tests', timeout: 20000, expect: { timeout: 2000 }, use: { baseURL: process.env.BASE_URL, actionTimeout: 3000 } };\n"),
 		"tests/a-hangs.spec.js": []byte("const { test } = require('@playwright/test');\n" +
 			"test('waits for ever', async ({ page }) => {\n  test.setTimeout(0);\n  await page.goto('/list');\n  await page.waitForSelector('#never-there', { timeout: 0 });\n});\n"),
 		"tests/b-list.spec.js": []byte("const { test, expect } = require('@playwright/test');\n" +

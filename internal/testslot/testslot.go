@@ -91,23 +91,87 @@ func slots() int {
 	return runtime.NumCPU()
 }
 
-// acquire locks the first free of the n slot files, polling until one is.
+// acquire takes the first free of the n slot files once every test that
+// began waiting before this one has taken one: first come, first served,
+// so that a package of many short heavy tests does not keep one of a few
+// long ones waiting for ever. A waiter is a locked file in the queue
+// directory, named by when it began; one whose lock is free belongs to a
+// process that died waiting, and is removed.
 func acquire(n int) (*os.File, error) {
 	dir := filepath.Join(os.TempDir(), fmt.Sprintf("webpilot-test-slots-%d", os.Getuid()))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	queue := filepath.Join(dir, "queue")
+	if err := os.MkdirAll(queue, 0o700); err != nil {
 		return nil, err
 	}
+	me, name, err := enqueue(queue)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		// Removed before its lock goes: a waiter's file found unlocked
+		// is always a dead one's.
+		_ = os.Remove(name)
+		_ = me.Close()
+	}()
 	for {
-		for i := range n {
-			f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(i)), os.O_CREATE|os.O_RDWR, 0o600)
-			if err != nil {
-				return nil, err
+		if first(queue, filepath.Base(name)) {
+			for i := range n {
+				f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(i)), os.O_CREATE|os.O_RDWR, 0o600)
+				if err != nil {
+					return nil, err
+				}
+				if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
+					return f, nil
+				}
+				_ = f.Close()
 			}
-			if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
-				return f, nil
-			}
-			_ = f.Close()
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// enqueue puts a locked waiter file in the queue. It is locked before it
+// gets its name there, so that no other waiter ever sees it unlocked.
+func enqueue(queue string) (f *os.File, name string, err error) {
+	f, err = os.CreateTemp(queue, ".new-")
+	if err != nil {
+		return nil, "", err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		_ = f.Close()
+		return nil, "", err
+	}
+	name = filepath.Join(queue, fmt.Sprintf("%020d-%s", time.Now().UnixNano(), strings.TrimPrefix(filepath.Base(f.Name()), ".new-")))
+	if err := os.Rename(f.Name(), name); err != nil {
+		_ = f.Close()
+		return nil, "", err
+	}
+	return f, name, nil
+}
+
+// first says whether no live waiter began before me.
+func first(queue, me string) bool {
+	entries, err := os.ReadDir(queue)
+	if err != nil {
+		return true
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") || name >= me {
+			continue
+		}
+		f, err := os.Open(filepath.Join(queue, name))
+		if err != nil {
+			continue // taken its slot meanwhile
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
+			// Its process died waiting.
+			_ = os.Remove(f.Name())
+			_ = f.Close()
+			continue
+		}
+		_ = f.Close()
+		return false
+	}
+	return true
 }

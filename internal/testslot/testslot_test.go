@@ -1,6 +1,9 @@
 package testslot
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -51,5 +54,47 @@ func TestSubtestsOfOneTestShareItsSlot(t *testing.T) {
 				t.Fatal("a subtest waited for the slot its test holds")
 			}
 		})
+	}
+}
+
+// TestTheLongestWaiterTakesTheFreedSlot: with the one slot held, a waiter
+// that began first takes it when it is freed, though a later one polls
+// as often; a waiter that died waiting keeps no one out.
+func TestTheLongestWaiterTakesTheFreedSlot(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	holder, err := acquire(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A dead waiter: its file is in the queue, unlocked, from before.
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("webpilot-test-slots-%d", os.Getuid()), "queue")
+	if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%020d-dead", 1)), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	order := make(chan string, 2)
+	take := func(who string) {
+		f, err := acquire(1)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		order <- who
+		time.Sleep(300 * time.Millisecond)
+		_ = f.Close()
+	}
+	go take("first")
+	time.Sleep(300 * time.Millisecond)
+	go take("second")
+	time.Sleep(300 * time.Millisecond)
+	_ = holder.Close()
+	for _, want := range []string{"first", "second"} {
+		select {
+		case got := <-order:
+			if got != want {
+				t.Fatalf("%s took the slot, want %s", got, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s never took the slot", want)
+		}
 	}
 }
