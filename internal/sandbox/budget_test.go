@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/webpilot/webpilot/internal/sandbox"
+	"github.com/webpilot/webpilot/internal/testslot"
 )
 
 // memAvailable is the host's available memory, bytes.
@@ -45,6 +46,9 @@ func script(body string) string { return strings.Replace(twice, "%s", body, 1) }
 // budget its processes pass together, and says which.
 func TestARunIsBoundedAsAWhole(t *testing.T) {
 	t.Parallel()
+	// Gigabytes filled page by page: on a busy machine the filling, not
+	// the watchdog, took 44 s of the memory case's 30.
+	testslot.Take(t)
 	for _, c := range []struct {
 		name   string
 		lim    sandbox.Limits
