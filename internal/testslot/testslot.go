@@ -98,7 +98,7 @@ func slots() int {
 // directory, named by when it began; one whose lock is free belongs to a
 // process that died waiting, and is removed.
 func acquire(n int) (*os.File, error) {
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("webpilot-test-slots-%d", os.Getuid()))
+	dir := slotDir()
 	queue := filepath.Join(dir, "queue")
 	if err := os.MkdirAll(queue, 0o700); err != nil {
 		return nil, err
@@ -128,6 +128,12 @@ func acquire(n int) (*os.File, error) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// slotDir is the directory of the slots and their queue, shared by every
+// test process of the user.
+func slotDir() string {
+	return filepath.Join(os.TempDir(), fmt.Sprintf("webpilot-test-slots-%d", os.Getuid()))
 }
 
 // enqueue puts a locked waiter file in the queue. It is locked before it

@@ -67,7 +67,7 @@ func TestTheLongestWaiterTakesTheFreedSlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A dead waiter: its file is in the queue, unlocked, from before.
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("webpilot-test-slots-%d", os.Getuid()), "queue")
+	dir := filepath.Join(slotDir(), "queue")
 	if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%020d-dead", 1)), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
