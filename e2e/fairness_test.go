@@ -7,21 +7,21 @@ import (
 	"time"
 )
 
-// TestCappedTenantsJobsWaitWithoutSpendingDeliveries submits 30 jobs for a
+// TestCappedTenantsJobsWaitWithoutSpendingDeliveries submits 20 jobs for a
 // tenant that may run one at a time, on a queue that gives up a message
 // after 5 deliveries: waiting behind the cap must spend none of them, so
 // every job succeeds, each in one attempt, while another tenant's job
 // submitted in the middle starts within seconds. (The last jobs wait
-// behind 25 or more: were a wait a delivery, they would run out of them
-// five times over. A hundred proved no more and took ten minutes of a
-// slow machine.)
+// behind 18 or more, parked again and again: were a wait a delivery, they
+// would run out of them on any machine. A hundred, then thirty, proved
+// no more and took ten, then eight, minutes of a slow machine.)
 func TestCappedTenantsJobsWaitWithoutSpendingDeliveries(t *testing.T) {
 	t.Parallel()
 	s := newStackWith(t, 5*time.Second, 0, 5)
 	s.startWorker(t, nil)
 	_, bulkKey := s.tenantCapped(t, "bulk", 500, 1)
 	_, otherKey := s.tenant(t, "other", 5)
-	const n = 30
+	const n = 20
 	ids := make([]string, 0, n)
 	var other string
 	for i := range n {

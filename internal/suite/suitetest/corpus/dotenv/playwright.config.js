@@ -10,11 +10,11 @@ module.exports = defineConfig({
   fullyParallel: true,
   retries: process.env.CI ? 1 : 0,
   timeout: 20_000,
-  expect: { timeout: 2_500 },
+  expect: { timeout: 5_000 },
   reporter: process.env.CI ? 'dot' : 'list',
   use: {
     baseURL: process.env.BASE_URL || process.env.APP_ORIGIN,
-    actionTimeout: 4_000,
+    actionTimeout: 10_000,
     trace: 'retain-on-failure',
   },
   projects: [
