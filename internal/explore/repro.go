@@ -127,6 +127,13 @@ type specWriter struct {
 	b      strings.Builder
 	lines  int
 	checks []int
+	// expectFail declares each test expected to fail (test.fail()), for
+	// a run that verifies reproductions: the runner reports each test's
+	// actual status and error line as before, but a failure it expected
+	// keeps its worker and browser. An unexpected one makes it start
+	// both again, about 3 s of CPU for every reproduction that fails as
+	// it should.
+	expectFail bool
 }
 
 func (w *specWriter) line(s string) {
@@ -144,6 +151,9 @@ func (w *specWriter) test(title, startURL string, f Finding, path []orchestrator
 	w.line(fmt.Sprintf("  test.use({ baseURL: %s });", orchestrator.JSString(origin)))
 	w.line("  test('reproduces', async ({ page }) => {")
 	w.line(fmt.Sprintf("    test.setTimeout(%d);", ReproTestTimeout.Milliseconds()))
+	if w.expectFail {
+		w.line("    test.fail(); // verified when it fails at its check")
+	}
 	for i, l := range body {
 		w.line("    " + l)
 		if i == check {
@@ -235,7 +245,7 @@ func Verify(ctx context.Context, run RunFunc, res *Result) error {
 // res.Findings) along paths of the kind in one runner process, and
 // returns those still not verified.
 func verifyBatch(ctx context.Context, run RunFunc, res *Result, batch []int, kind string, split bool) ([]int, error) {
-	var w specWriter
+	w := specWriter{expectFail: true}
 	var tried []int
 	var paths [][]orchestrator.ManifestEntry
 	var left []int

@@ -406,6 +406,13 @@ func stepAt(p Project, nav *TraceAction, stepMethod string, before, caller bool,
 		semi = ""
 	}
 	line := "await " + recv + call(q) + semi
+	// A test that already takes the step right there and still fails is
+	// not healed by taking it twice (an earlier round's insertion, tried
+	// again on a test still failing for another reason).
+	next, prev := strings.TrimLeft(string(src[end:]), " \t\r\n"), strings.TrimRight(string(src[:start]), " \t\r\n")
+	if !before && strings.HasPrefix(next, line) || before && strings.HasSuffix(prev, line) {
+		return Change{}, edit{}, fmt.Sprintf("%s:%d: the test already takes the step the app asks for right there (%s), and still fails", nav.File, nav.Line, line), true
+	}
 	e = edit{file: nav.File, start: end, end: end, text: "\n" + indent + line}
 	ch = Change{File: nav.File, Line: nav.Line + 1, Method: stepMethod, Old: "", New: line}
 	if before {

@@ -71,6 +71,15 @@ test('deletes one of them', async () => {
 			if got := edited(t, p, e); got != tc.want {
 				t.Fatalf("got\n%s\nwant\n%s", got, tc.want)
 			}
+			// The same failure on the patched test (an overlay still
+			// there for another reason) never takes the step twice.
+			q := Project{Files: []File{{Path: "tests/delete.spec.js", Content: []byte(tc.want)}}}
+			g := click
+			g.Line++ // below the inserted line
+			_, e, why, ok = overlayEdit(q, TestOutcome{Status: "failed", Error: wall, Failure: &g, Actions: []TraceAction{tc.actions[0], g}[2-len(tc.actions):]}, dom, nil)
+			if !ok || !strings.Contains(why, "already takes the step") || e.file != "" {
+				t.Fatalf("on the patched test: ok %v, edit %+v, why %q", ok, e, why)
+			}
 		})
 	}
 }
