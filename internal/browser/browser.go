@@ -27,6 +27,14 @@ type Config struct {
 // DefaultChromium is where Debian's chromium package puts the browser.
 const DefaultChromium = "/usr/lib/chromium/chromium"
 
+// A session's waits, unless a command sets its own.
+const (
+	// NavigationTimeout is how long a page may take to load.
+	NavigationTimeout = 15 * time.Second
+	// ActionTimeout is how long an action waits for its element.
+	ActionTimeout = 5 * time.Second
+)
+
 // Browser is a running Chromium shared by all of a process's jobs. If
 // Chromium dies, the next session relaunches it.
 type Browser struct {
@@ -292,7 +300,7 @@ func (b *Browser) NewSession(ctx context.Context, o SessionOptions) (*Session, e
 			_ = fctx.Close()
 			return nil, err
 		}
-		fctx.SetDefaultTimeout(5000)
+		fctx.SetDefaultTimeout(float64(ActionTimeout.Milliseconds()))
 		return fctx, nil
 	}
 	if err := bctx.Route("**/*", func(r playwright.Route) {
@@ -318,8 +326,8 @@ func (b *Browser) NewSession(ctx context.Context, o SessionOptions) (*Session, e
 		_ = bctx.Close()
 		return nil, fmt.Errorf("install request guard: %w", err)
 	}
-	bctx.SetDefaultTimeout(5000)
-	bctx.SetDefaultNavigationTimeout(15000)
+	bctx.SetDefaultTimeout(float64(ActionTimeout.Milliseconds()))
+	bctx.SetDefaultNavigationTimeout(float64(NavigationTimeout.Milliseconds()))
 	if err := bctx.AddInitScript(playwright.Script{Content: playwright.String(initScript)}); err != nil {
 		_ = bctx.Close()
 		return nil, fmt.Errorf("install init script: %w", err)

@@ -410,7 +410,7 @@ func (s *Session) execute(ctx context.Context, c Command, o ExecOptions, out *Ou
 	}
 	timeout := o.Timeout
 	if timeout == 0 {
-		timeout = 5 * time.Second
+		timeout = ActionTimeout
 		if c.IsVerify() {
 			timeout = 10 * time.Second
 		}

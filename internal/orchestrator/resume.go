@@ -45,7 +45,7 @@ func (r *run) rebuild(ctx context.Context, cp *Checkpoint) error {
 		// as long as a navigation waits for its page, so that a worker
 		// resuming on a busy machine does not fail a job a quicker one
 		// finishes.
-		out := r.Page.Execute(ctx, real, browser.ExecOptions{Timeout: rebuildTimeout})
+		out := r.Page.Execute(ctx, real, browser.ExecOptions{Timeout: browser.NavigationTimeout})
 		r.Page.Settle(ctx, browser.SettleOptions{Since: start, StartURL: r.Page.URL()})
 		// A verification is replayed as a wait for the state it saw; only an
 		// action that cannot be done again means the page was not rebuilt.
@@ -59,10 +59,6 @@ func (r *run) rebuild(ctx context.Context, cp *Checkpoint) error {
 		"fresh", !cp.RestoreStorage())
 	return nil
 }
-
-// rebuildTimeout bounds each replayed command of a rebuild: the browser's
-// navigation timeout, not an action's.
-const rebuildTimeout = 15 * time.Second
 
 // replayCommand is one recorded command to run again.
 type replayCommand struct {
