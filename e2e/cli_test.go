@@ -75,7 +75,7 @@ func TestCLISubmitsATextScenarioAndFollowsItLive(t *testing.T) {
 	}
 	job := regexp.MustCompile(`submitted job (\S+)`).FindStringSubmatch(out)[1]
 	spec, err := cli(tenant, "script", job)
-	if err != nil || !strings.Contains(spec, "test('list', async ({ page }) => {") || !strings.Contains(spec, ".fill('Oat milk');") {
+	if err != nil || !strings.Contains(spec, "test('list', async ({ page }) => {") || !strings.Contains(browsertest.Untimed(spec), ".fill('Oat milk');") {
 		t.Fatalf("script: %v\n%s", err, spec)
 	}
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sync"
 	"testing"
 
@@ -23,6 +24,22 @@ func RunnerDir() string {
 func RunSpec(ctx context.Context, spec string, env map[string]string) (string, error) {
 	return specrun.Runner{Dir: RunnerDir(), Chromium: os.Getenv("WEBPILOT_CHROMIUM")}.Run(ctx, spec, specrun.Options{Env: env})
 }
+
+// Untimed is spec without the timeouts a job writes for the commands that
+// took longer than the runner's default allows ({ timeout: 13000 }): how
+// long a command took depends on the machine's load, and a test that
+// checks a spec's lines checks what they do, not the machine.
+func Untimed(spec string) string {
+	spec = timeoutAlone.ReplaceAllString(spec, "()")
+	spec = timeoutLast.ReplaceAllString(spec, ")")
+	return timeoutInside.ReplaceAllString(spec, " }")
+}
+
+var (
+	timeoutAlone  = regexp.MustCompile(`\(\{ timeout: \d+ \}\)`)
+	timeoutLast   = regexp.MustCompile(`, \{ timeout: \d+ \}\)`)
+	timeoutInside = regexp.MustCompile(`, timeout: \d+ \}`)
+)
 
 var passed sync.Map // scripts that already passed in this test binary, and how many times in a row
 
