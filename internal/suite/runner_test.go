@@ -635,7 +635,7 @@ func TestALoginThroughARemappedOriginPassesAsOutside(t *testing.T) {
 	t.Parallel()
 	app := loginApp(t)
 	p, err := suite.NewProject(map[string][]byte{
-		"playwright.config.js": []byte("module.exports = { testDir: 'tests', use: { baseURL: process.env.BASE_URL || 'https://staging.acme.test', actionTimeout: 3000 }, expect: { timeout: 2000 },\n" +
+		"playwright.config.js": []byte("module.exports = { testDir: 'tests', use: { baseURL: process.env.BASE_URL || 'https://staging.acme.test', actionTimeout: 10000 }, expect: { timeout: 5000 },\n" +
 			"  projects: [{ name: 'chromium', use: { browserName: 'chromium' } }] };\n"),
 		"tests/login.spec.js": []byte(`const { test, expect } = require('@playwright/test');
 
