@@ -35,6 +35,10 @@ const (
 	ActionTimeout = 5 * time.Second
 )
 
+// actionWait is ActionTimeout as playwright-go's options take it, for the
+// page calls bounded like an action.
+func actionWait() *float64 { return playwright.Float(float64(ActionTimeout.Milliseconds())) }
+
 // Browser is a running Chromium shared by all of a process's jobs. If
 // Chromium dies, the next session relaunches it.
 type Browser struct {

@@ -197,7 +197,7 @@ func (s *Session) Elements(ctx context.Context) ([]Element, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	v, err := s.page.Locator(":root").Evaluate(elementsScript, maxElements, playwright.LocatorEvaluateOptions{Timeout: playwright.Float(5000)})
+	v, err := s.page.Locator(":root").Evaluate(elementsScript, maxElements, playwright.LocatorEvaluateOptions{Timeout: actionWait()})
 	if err != nil {
 		return nil, fmt.Errorf("list the page's elements: %w", err)
 	}

@@ -110,7 +110,7 @@ func (s *Session) fingerprintOf(v any, frames []string, ref string) *Fingerprint
 // resolves to, waiting at most 5 s, an action's own bound (resolving some role locators for
 // evaluation can stall to the default timeout).
 func evaluate(loc playwright.Locator, script string) (any, error) {
-	return loc.Evaluate(script, nil, playwright.LocatorEvaluateOptions{Timeout: playwright.Float(5000)})
+	return loc.Evaluate(script, nil, playwright.LocatorEvaluateOptions{Timeout: actionWait()})
 }
 
 // matchOne evaluates script on the one element loc matches in the page's

@@ -260,5 +260,5 @@ func (s *Session) Screenshot(fullPage bool) ([]byte, error) {
 // StepShot is a small picture of the viewport for a job's step timeline
 // (JPEG), masked as HideInPictures says.
 func (s *Session) StepShot() ([]byte, error) {
-	return s.picture(playwright.PageScreenshotOptions{Timeout: playwright.Float(5000)}, 60, false)
+	return s.picture(playwright.PageScreenshotOptions{Timeout: actionWait()}, 60, false)
 }

@@ -123,7 +123,7 @@ func (p *freshLoad) survives(t Target, bare string) bool {
 	// 5 s, as 2 s ran out on a loaded machine for a page with no script
 	// to wait for, and the check then gave no verdict.
 	if _, err := p.page.WaitForFunction(`() => !!`+atBarePathJS+`(`+string(arg)+`)`, nil,
-		playwright.PageWaitForFunctionOptions{Timeout: playwright.Float(5000)}); err != nil {
+		playwright.PageWaitForFunctionOptions{Timeout: actionWait()}); err != nil {
 		return true // not there on a fresh load: no verdict
 	}
 	loc, err := locatorOn(p.page.Locator(":root"), t)
@@ -134,7 +134,7 @@ func (p *freshLoad) survives(t Target, bare string) bool {
 	if err != nil || n != 1 {
 		return false
 	}
-	same, err := loc.Evaluate(`(e, path) => e === `+atBarePathJS+`(path)`, bare, playwright.LocatorEvaluateOptions{Timeout: playwright.Float(5000)})
+	same, err := loc.Evaluate(`(e, path) => e === `+atBarePathJS+`(path)`, bare, playwright.LocatorEvaluateOptions{Timeout: actionWait()})
 	return err == nil && same == true
 }
 

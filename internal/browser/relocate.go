@@ -76,7 +76,7 @@ const candidatesScript = `(root, want) => {
 func (s *Session) Relocate(ctx context.Context, old Fingerprint, o RelocateOptions) (Relocation, error) {
 	root := s.root(old.Frames)
 	v, err := root.Evaluate(candidatesScript, map[string]any{"tag": old.Tag, "role": old.Role, "visible": o.Visible, "max": maxCandidates},
-		playwright.LocatorEvaluateOptions{Timeout: playwright.Float(5000)})
+		playwright.LocatorEvaluateOptions{Timeout: actionWait()})
 	if err != nil {
 		return Relocation{}, fmt.Errorf("describe the page's elements: %w", err)
 	}
