@@ -125,12 +125,17 @@ func (s *Session) noteOpening(req playwright.Request) {
 	}
 }
 
-// pageOpening reports whether a page was seen opening within the last second.
+// pageOpening reports whether a page was seen opening lately: its
+// request seen, the page not yet announced (which took over a second on
+// a loaded machine, and the batch then ended without it).
 func (s *Session) pageOpening() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return !s.opening.IsZero() && time.Since(s.opening) < time.Second
+	return !s.opening.IsZero() && time.Since(s.opening) < pageAnnounce
 }
+
+// pageAnnounce bounds the wait for an opening page to be announced.
+const pageAnnounce = 3 * time.Second
 
 func (s *Session) pageNumberLocked(p playwright.Page) int {
 	for i, have := range s.pages {

@@ -412,6 +412,13 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 		rt, t := tests[id], last.tests[id]
 		if before[id] == "failed" {
 			switch {
+			case t.Status == "passed" && untouched(first.tests[id], rt.Title, changes):
+				// It failed on every attempt of the first run and passed
+				// later with nothing of it rewritten: the failure did not
+				// repeat (a loaded machine, a slow app), and there is no
+				// drift to heal nor a regression to report.
+				rt.Verdict, rt.Reason = VerdictFlaky, "failed on each attempt of the first run ("+failedAt(first.tests[id])+
+					"), then passed in a later run with nothing it runs rewritten: flaky, not drift"
 			case t.Status == "passed" && rt.Verdict == VerdictHealed:
 				// Healed by a longer wait (its reason says so).
 			case t.Status == "passed" && rt.Verdict != VerdictRegression:
@@ -815,6 +822,42 @@ func (last *trial) adopt(next trial) {
 	for id, t := range next.tests {
 		last.tests[id], last.dom[id] = t, next.dom[id]
 	}
+}
+
+// failedAt says where and how a test failed: its failing call's method
+// and site when the trace names it, and the error's first line.
+func failedAt(t TestOutcome) string {
+	why := clip(firstLine(t.Error), 160)
+	if f := t.Failure; f != nil && f.File != "" {
+		return fmt.Sprintf("%s at %s:%d: %s", f.Method, f.File, f.Line, why)
+	}
+	return why
+}
+
+// untouched reports whether a test that failed in the first run (first)
+// is known to run nothing the repair rewrote: no change names it, and
+// none rewrote the call it failed at or a locator its calls used. A test
+// the first run's trace says nothing of is never called untouched.
+func untouched(first TestOutcome, title string, changes []Change) bool {
+	if first.Failure == nil && len(first.Actions) == 0 {
+		return false
+	}
+	calls := first.Actions
+	if first.Failure != nil {
+		calls = append(slices.Clip(calls), *first.Failure)
+	}
+	for _, ch := range changes {
+		if slices.Contains(ch.Tests, title) {
+			return false
+		}
+		lit := strings.Trim(ch.Old, "'\"`")
+		for _, a := range calls {
+			if (a.File == ch.File && a.Line == ch.Line) || (lit != "" && strings.Contains(a.Selector, lit)) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // withTest adds ch to changes for the test titled title, or only the title

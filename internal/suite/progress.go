@@ -40,9 +40,10 @@ func runnerBudget(wall time.Duration) time.Duration {
 }
 
 // Budget is the time a run of tests may need at most: every test
-// running to its own timeout on every attempt its retries allow, workers
-// at a time, after the runner's start; between a floor and ceiling. A
-// test whose timeout is not known counts the runner's default, 30 s.
+// running to its own timeout on every attempt its retries allow, each
+// failed attempt followed by its worker's restart, workers at a time,
+// after the runner's start; between a floor and ceiling. A test whose
+// timeout is not known counts the runner's default, 30 s.
 func Budget(tests []TestOutcome, workers int, ceiling time.Duration) time.Duration {
 	var all time.Duration
 	for _, t := range tests {
@@ -50,17 +51,23 @@ func Budget(tests []TestOutcome, workers int, ceiling time.Duration) time.Durati
 		if timeout <= 0 {
 			timeout = 30 * time.Second
 		}
-		all += timeout * time.Duration(1+max(t.Retries, 0))
+		all += (timeout + workerRestart) * time.Duration(1+max(t.Retries, 0))
 	}
 	b := budgetStart + all/time.Duration(max(workers, 1))
 	return min(max(b, budgetFloor), ceiling)
 }
 
 // What a run's budget allows besides its tests: the runner's start (its
-// config compiled, a browser launched, on a busy machine) and a floor.
+// config compiled, a browser launched, on a busy machine), a worker's
+// restart after a failed attempt (a new node and browser: seconds quiet,
+// tens of seconds at a load of 20) and a floor. A budget too short
+// leaves tests "not run" that would have failed, and so hides what they
+// say: a few failing tests of 5 s timeouts ran out of two minutes on a
+// loaded machine.
 const (
-	budgetStart = time.Minute
-	budgetFloor = 2 * time.Minute
+	budgetStart   = time.Minute
+	workerRestart = 10 * time.Second
+	budgetFloor   = 3 * time.Minute
 )
 
 // progressLine is one line of the progress reporter's.
