@@ -593,7 +593,7 @@ func healedInListPage(t *testing.T, v api.JobView) string {
 
 // TestATenantsPlanBoundsEveryRunOfItsTests: a tenant created with
 // max_run_seconds has every run of its own tests end within it, below the
-// deployment's ceiling: a file whose budget would be two minutes runs for
+// deployment's ceiling: a file whose budget would be minutes runs for
 // one, keeps the verdict of the test that finished, names the one it did
 // not reach, and reserves browser time for one minute only. A ceiling
 // under a minute is a 400 naming the field.
