@@ -621,7 +621,8 @@ func (r ProjectRunner) timingTrial(ctx context.Context, cur *Project, last *tria
 		ch     Change
 		test   *edit // the test's longer timeout, once it ran out of its own
 		testCh Change
-		whole  bool // e is the test's longer timeout (the call had none)
+		whole  bool // e is the test's longer timeout (the call had none, or the test ran out during it)
+		key    edit // e as the candidate began: what the first trials know it by
 	}
 	var cands []candidate
 	for _, id := range order {
@@ -635,7 +636,7 @@ func (r ProjectRunner) timingTrial(ctx context.Context, cur *Project, last *tria
 			// test's: the test's is the one made longer.
 			if e, ch, err = testTimeoutEdit(*cur, t); err == nil {
 				ch.Tests = []string{rt.Title}
-				cands = append(cands, candidate{id: id, e: e, ch: ch, test: &e, testCh: ch, whole: true})
+				cands = append(cands, candidate{id: id, e: e, ch: ch, test: &e, testCh: ch, whole: true, key: e})
 			}
 			continue
 		}
@@ -643,7 +644,7 @@ func (r ProjectRunner) timingTrial(ctx context.Context, cur *Project, last *tria
 			continue
 		}
 		ch.Tests = []string{rt.Title}
-		cands = append(cands, candidate{id: id, e: e, ch: ch})
+		cands = append(cands, candidate{id: id, e: e, ch: ch, key: e})
 	}
 	site := func(a, b candidate) bool { return a.e.file == b.e.file && a.e.start == b.e.start }
 	// try runs the candidates' files, or only their own tests, with their
@@ -670,18 +671,37 @@ func (r ProjectRunner) timingTrial(ctx context.Context, cur *Project, last *tria
 		return p, next, passed, broke, nil
 	}
 	// longer gives a candidate that ran out of its test's timeout in the
-	// run next a longer one; it reports whether it did.
+	// run next a longer one; and one whose test, given longer, then ran
+	// out of its call's own wait (the test's time had ended during the
+	// call: a loaded machine, a slow start) a longer wait for the call
+	// too. It reports whether it did.
 	longer := func(c *candidate, next trial) bool {
 		t, ok := next.tests[c.id]
-		if !ok || c.test != nil || t.Status != "failed" {
+		if !ok || t.Status != "failed" {
 			return false
 		}
-		e, ch, err := testTimeoutEdit(*cur, t)
+		if c.test == nil {
+			e, ch, err := testTimeoutEdit(*cur, t)
+			if err != nil {
+				return false
+			}
+			ch.Tests = []string{tests[c.id].Title}
+			c.test, c.testCh = &e, ch
+			return true
+		}
+		if !c.whole || t.Failure == nil {
+			return false
+		}
+		f, ok := beforeEdit(*cur, *c.test, *t.Failure)
+		if !ok {
+			return false
+		}
+		e, ch, err := timingEdit(*cur, &f, t.Error)
 		if err != nil {
 			return false
 		}
 		ch.Tests = []string{tests[c.id].Title}
-		c.test, c.testCh = &e, ch
+		c.e, c.ch, c.whole = e, ch, false
 		return true
 	}
 	// First one test per call site: under a regression every candidate
@@ -712,7 +732,7 @@ func (r ProjectRunner) timingTrial(ctx context.Context, cur *Project, last *tria
 			for _, c := range pending {
 				switch {
 				case passed[c.id]:
-					good[c.e] = c
+					good[c.key] = c
 				case longer(&c, next):
 					again = append(again, c)
 				}
@@ -721,7 +741,7 @@ func (r ProjectRunner) timingTrial(ctx context.Context, cur *Project, last *tria
 		}
 		var next []candidate
 		for _, c := range cands {
-			if rep, ok := good[c.e]; ok {
+			if rep, ok := good[c.key]; ok {
 				if rep.id == c.id {
 					c = rep // with the test's longer timeout, if it took one
 				}

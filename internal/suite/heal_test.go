@@ -230,6 +230,47 @@ func TestASlowAppGetsLongerWaitsWhereTheTestRanOutOfTime(t *testing.T) {
 		"+  test.setTimeout(36000);")
 }
 
+// TestATestThatRanOutDuringACallGetsLongerWaitsForBoth: adding takes
+// the app 7 s, and the test's own 5 s end while its click (which would
+// wait 5 s of its own) is still waiting for the added entry's button.
+// Given longer, the test then fails on the click's own wait: the click
+// gets a longer one too, and the test passes with both. (The click was
+// dropped when the test alone was given longer, and the entry reported
+// lost: a regression where the app was only slow.)
+func TestATestThatRanOutDuringACallGetsLongerWaitsForBoth(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	spec := []byte(`const { test, expect } = require('@playwright/test');
+
+const item = 'Apples';
+
+test('deletes what it added', async ({ page }) => {
+  await page.goto('/list');
+  await page.getByRole('textbox', { name: 'New item' }).fill(item);
+  await page.getByRole('textbox', { name: 'New item' }).press('Enter');
+  await page.getByRole('button', { name: ` + "`Delete ${item}`" + ` }).click();
+  await expect(page.locator('#items')).not.toContainText(item);
+});
+`)
+	project := func(config string) suite.Project {
+		p, err := suite.NewProject(map[string][]byte{"playwright.config.js": []byte(config), "tests/entries.spec.js": spec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// The prints come from a run with room to spare (the same test, so
+	// the same id and call sites), whatever the machine's load.
+	prints := passingPrints(t, b, project("module.exports = { testDir: 'tests', timeout: 60000, use: { baseURL: process.env.BASE_URL } };\n"), 1)
+	p := project("module.exports = { testDir: 'tests', timeout: 5000, use: { baseURL: process.env.BASE_URL, actionTimeout: 5000 } };\n")
+	if err := b.app.SetVariant(demoapp.SlowAdd); err != nil {
+		t.Fatal(err)
+	}
+	b.healedBy(t, p, b.repair(t, p, prints), 1, "click now waits 25000 ms (it waited 5000 ms), and the test may take 15000 ms (it had 5000 ms)", 2,
+		"+  await page.getByRole('button', { name: `Delete ${item}` }).click({ timeout: 25000 });",
+		"+  test.setTimeout(15000);")
+}
+
 // TestACallThatWaitsOutItsTestsTimeoutIsDiagnosedAsItsOwnWouldBe: a suite
 // with no action timeout (as npm init playwright writes it) waits on a
 // gone element until the whole test runs out of time, and the call never

@@ -337,6 +337,30 @@ func testTimeoutEdit(p Project, t TestOutcome) (edit, Change, error) {
 	return e, ch, nil
 }
 
+// beforeEdit maps a call site read in a run of p with e applied (a
+// test's longer timeout, a line inserted at the top of its body) back to
+// p as it is: the lines after the insertion moved down. It reports false
+// for a site inside the inserted text.
+func beforeEdit(p Project, e edit, f TraceAction) (TraceAction, bool) {
+	if f.File != e.file {
+		return f, true
+	}
+	file, ok := p.File(e.file)
+	if !ok || e.start > e.end || e.end > len(file.Content) {
+		return f, false
+	}
+	at := 1 + bytes.Count(file.Content[:e.start], []byte("\n")) // the line the edit begins on
+	added := strings.Count(e.text, "\n") - bytes.Count(file.Content[e.start:e.end], []byte("\n"))
+	switch {
+	case f.Line <= at:
+		return f, true
+	case f.Line > at+added:
+		f.Line -= added
+		return f, true
+	}
+	return f, false
+}
+
 // msLiteral writes ms as the file writes its numbers: with digit
 // separators (10_000) where it uses them.
 func msLiteral(src []byte, ms int) string {

@@ -2,7 +2,7 @@ import { defineConfig, devices } from '@playwright/test';
 
 export default defineConfig({
   testDir: './tests',
-  timeout: 20_000,
+  timeout: 30_000,
   expect: { timeout: 2_000 },
   fullyParallel: true,
   retries: 0,
