@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/webpilot/webpilot/internal/demoapp"
@@ -170,13 +173,21 @@ func TestARepairHealsDriftWhereTheLocatorIsDefinedAndNeverARegression(t *testing
 	})
 }
 
+// slowConfig has waits shorter than the slow app's 7 s.
+const slowConfig = "module.exports = { testDir: 'tests', timeout: 12000, use: { baseURL: process.env.BASE_URL, actionTimeout: 3000 }, expect: { timeout: 2000 } };\n"
+
+// roomyConfig is the config of a run whose tests must pass to record
+// their elements: room to spare on a loaded machine (the same tests keep
+// their ids and call sites under any config).
+const roomyConfig = "module.exports = { testDir: 'tests', timeout: 60000, use: { baseURL: process.env.BASE_URL } };\n"
+
 // slowProject adds what it later needs, with waits shorter than the slow
 // app's 7 s: a click on a button named after the entry, and a loop of two
 // additions that outlasts the test's own timeout once each waits enough.
-func slowProject(t *testing.T, loop bool) suite.Project {
+func slowProject(t *testing.T, loop bool, config string) suite.Project {
 	t.Helper()
 	files := map[string][]byte{
-		"playwright.config.js": []byte("module.exports = { testDir: 'tests', timeout: 12000, use: { baseURL: process.env.BASE_URL, actionTimeout: 3000 }, expect: { timeout: 2000 } };\n"),
+		"playwright.config.js": []byte(config),
 		"tests/entries.spec.js": []byte(`const { test, expect } = require('@playwright/test');
 
 const item = 'Apples';
@@ -219,8 +230,8 @@ test('counts two additions', async ({ page }) => {
 func TestASlowAppGetsLongerWaitsWhereTheTestRanOutOfTime(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := slowProject(t, true)
-	prints := passingPrints(t, b, p, 2)
+	p := slowProject(t, true, slowConfig)
+	prints := passingPrints(t, b, slowProject(t, true, roomyConfig), 2)
 	if err := b.app.SetVariant(demoapp.SlowAdd); err != nil {
 		t.Fatal(err)
 	}
@@ -231,15 +242,49 @@ func TestASlowAppGetsLongerWaitsWhereTheTestRanOutOfTime(t *testing.T) {
 }
 
 // TestATestThatRanOutDuringACallGetsLongerWaitsForBoth: adding takes
-// the app 7 s, and the test's own 5 s end while its click (which would
-// wait 5 s of its own) is still waiting for the added entry's button.
+// the app 12 s, and the test's own 10 s end while its click (which would
+// wait 9.5 s of its own) is still waiting for the added entry's button.
 // Given longer, the test then fails on the click's own wait: the click
 // gets a longer one too, and the test passes with both. (The click was
 // dropped when the test alone was given longer, and the entry reported
-// lost: a regression where the app was only slow.)
+// lost: a regression where the app was only slow.) A machine quick
+// enough to reach the click within half a second comes to the same patch
+// the other way: the click's wait first, then the test's.
 func TestATestThatRanOutDuringACallGetsLongerWaitsForBoth(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	var slow atomic.Bool
+	list := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/list" {
+			http.NotFound(w, r)
+			return
+		}
+		delay := 0
+		if slow.Load() {
+			delay = 12000
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<!doctype html><title>List</title>
+<form><label>New item <input name="item"></label> <button>Add</button></form>
+<ul id="items"></ul>
+<script>
+document.querySelector('form').addEventListener('submit', async (ev) => {
+  ev.preventDefault();
+  const input = document.querySelector('input'), value = input.value.trim();
+  if (!value) return;
+  await new Promise((r) => setTimeout(r, %d));
+  const li = document.createElement('li'), del = document.createElement('button');
+  li.textContent = value + ' ';
+  del.textContent = 'Delete ' + value;
+  del.onclick = () => li.remove();
+  li.append(del);
+  document.getElementById('items').append(li);
+  input.value = '';
+});
+</script>`, delay)
+	}))
+	t.Cleanup(list.Close)
+	b := *setup(t, list.URL)
+	b.url = list.URL
 	spec := []byte(`const { test, expect } = require('@playwright/test');
 
 const item = 'Apples';
@@ -259,16 +304,12 @@ test('deletes what it added', async ({ page }) => {
 		}
 		return p
 	}
-	// The prints come from a run with room to spare (the same test, so
-	// the same id and call sites), whatever the machine's load.
-	prints := passingPrints(t, b, project("module.exports = { testDir: 'tests', timeout: 60000, use: { baseURL: process.env.BASE_URL } };\n"), 1)
-	p := project("module.exports = { testDir: 'tests', timeout: 5000, use: { baseURL: process.env.BASE_URL, actionTimeout: 5000 } };\n")
-	if err := b.app.SetVariant(demoapp.SlowAdd); err != nil {
-		t.Fatal(err)
-	}
-	b.healedBy(t, p, b.repair(t, p, prints), 1, "click now waits 25000 ms (it waited 5000 ms), and the test may take 15000 ms (it had 5000 ms)", 2,
-		"+  await page.getByRole('button', { name: `Delete ${item}` }).click({ timeout: 25000 });",
-		"+  test.setTimeout(15000);")
+	prints := passingPrints(t, &b, project(roomyConfig), 1)
+	p := project("module.exports = { testDir: 'tests', timeout: 10000, use: { baseURL: process.env.BASE_URL, actionTimeout: 9500 } };\n")
+	slow.Store(true)
+	b.healedBy(t, p, b.repair(t, p, prints), 1, "click now waits 30000 ms (it waited 9500 ms), and the test may take 30000 ms (it had 10000 ms)", 2,
+		"+  await page.getByRole('button', { name: `Delete ${item}` }).click({ timeout: 30000 });",
+		"+  test.setTimeout(30000);")
 }
 
 // TestACallThatWaitsOutItsTestsTimeoutIsDiagnosedAsItsOwnWouldBe: a suite
@@ -428,8 +469,8 @@ func onlyWaitsLengthened(diff string) error {
 func TestAnEntryTheAppLostIsNeverWaitedIntoAPass(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := slowProject(t, false)
-	prints := passingPrints(t, b, p, 1)
+	p := slowProject(t, false, slowConfig)
+	prints := passingPrints(t, b, slowProject(t, false, roomyConfig), 1)
 	if err := b.app.SetVariant(demoapp.DeadAdd); err != nil {
 		t.Fatal(err)
 	}
