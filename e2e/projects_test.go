@@ -518,12 +518,13 @@ func TestASuiteRedOnArrivalIsRepairedFromTheCustomersOwnRun(t *testing.T) {
 	// adding test's check fails. The agent is asked once, about the click
 	// that submits (in the page object), gives a value, and the step is
 	// written there: every adding test is healed by it, and the console
-	// shows it as the agent's step.
+	// shows it as the agent's step. Only the list's file is repaired, as
+	// a customer names the file they know broke: one job, no children.
 	if err := s.app.SetVariant(demoapp.NeedsQty); err != nil {
 		t.Fatal(err)
 	}
 	var fj api.JobView
-	s.mustJSON(t, "POST", "/v1/projects/cold-shop/repair", key, map[string]any{"base_url": s.demo,
+	s.mustJSON(t, "POST", "/v1/projects/cold-shop/repair", key, map[string]any{"base_url": s.demo, "files": []string{"tests/list.spec.ts"},
 		"secrets": map[string]string{"E2E_PASSWORD": demoapp.Password}}, http.StatusAccepted, &fj)
 	fdone := s.waitEnd(t, key, fj.ID, 4*time.Minute)
 	var flow struct {
@@ -531,6 +532,7 @@ func TestASuiteRedOnArrivalIsRepairedFromTheCustomersOwnRun(t *testing.T) {
 		Repair     struct {
 			Verified bool `json:"verified"`
 			Tests    []struct {
+				File    string `json:"file"`
 				Title   string `json:"title"`
 				Verdict string `json:"verdict"`
 			} `json:"tests"`
@@ -547,6 +549,12 @@ func TestASuiteRedOnArrivalIsRepairedFromTheCustomersOwnRun(t *testing.T) {
 		if tc.Verdict == suite.VerdictHealed {
 			healed++
 		}
+		if tc.File != "tests/list.spec.ts" {
+			t.Errorf("the repair of the list's file reports %s › %s", tc.File, tc.Title)
+		}
+	}
+	if fdone.Suite != nil && len(fdone.Suite.Children) > 0 {
+		t.Errorf("the repair of one file fanned out: %+v", fdone.Suite)
 	}
 	const step = "await this.page.getByLabel('Quantity').fill('2');"
 	if fdone.State != "succeeded" || fdone.Verdict != "healed" || !flow.Repair.Verified || healed != 3 || flow.ModelCalls != 1 ||

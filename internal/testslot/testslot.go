@@ -82,6 +82,34 @@ func Take(t testing.TB) {
 	})
 }
 
+// Idle runs fn with the test's slot given back, for a test that waits on
+// something outside it (a database kept down, an app's delay) and keeps
+// the machine's cores free meanwhile; it takes a slot again, waiting its
+// turn, before it returns. A slot the test shares with its subtests, or
+// none (the bound off), is simply kept.
+func Idle(t testing.TB, fn func()) {
+	t.Helper()
+	top, _, _ := strings.Cut(t.Name(), "/")
+	mu.Lock()
+	s := held[top]
+	if s == nil || s.users != 1 {
+		mu.Unlock()
+		fn()
+		return
+	}
+	free := s.f
+	mu.Unlock()
+	_ = free.Close()
+	fn()
+	f, err := acquire(slots())
+	if err != nil {
+		t.Fatalf("testslot: %v", err)
+	}
+	mu.Lock()
+	s.f = f
+	mu.Unlock()
+}
+
 func slots() int {
 	if v, ok := os.LookupEnv("WEBPILOT_TEST_SLOTS"); ok {
 		if n, err := strconv.Atoi(v); err == nil && n >= 0 {

@@ -57,6 +57,52 @@ func TestSubtestsOfOneTestShareItsSlot(t *testing.T) {
 	}
 }
 
+// TestAnIdleTestLendsItsSlot: with the one slot held, another taker gets
+// it while the holder is idle, and the holder has it again afterwards
+// (the other waits until it lets go).
+func TestAnIdleTestLendsItsSlot(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	t.Setenv("WEBPILOT_TEST_SLOTS", "1")
+	Take(t)
+	Idle(t, func() {
+		lent := make(chan *os.File, 1)
+		go func() {
+			f, err := acquire(1)
+			if err != nil {
+				t.Error(err)
+			}
+			lent <- f
+		}()
+		select {
+		case f := <-lent:
+			_ = f.Close()
+		case <-time.After(5 * time.Second):
+			t.Fatal("no other taker got the slot of the idle test")
+		}
+	})
+	got := make(chan struct{})
+	go func() {
+		f, err := acquire(1)
+		if err != nil {
+			t.Error(err)
+		}
+		close(got)
+		_ = f.Close()
+	}()
+	select {
+	case <-got:
+		t.Fatal("another taker got the slot the test holds again")
+	case <-time.After(time.Second):
+	}
+	top := held[t.Name()]
+	_ = top.f.Close()
+	select {
+	case <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the slot taken back was never freed")
+	}
+}
+
 // TestTheLongestWaiterTakesTheFreedSlot: with the one slot held, a waiter
 // that began first takes it when it is freed, though a later one polls
 // as often; a waiter that died waiting keeps no one out.
