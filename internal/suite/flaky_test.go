@@ -48,7 +48,6 @@ func TestAFailureThatDoesNotRepeatIsFlakyNotHealed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	listing := b.run(t, p, suite.RunOptions{List: true}).Tests
 	rep := b.run(t, p, suite.RunOptions{Files: []string{"tests/b-list.spec.js"}, Trace: true})
 	prints := map[string][]suite.TraceAction{}
 	for i := range rep.Tests {
@@ -63,7 +62,7 @@ func TestAFailureThatDoesNotRepeatIsFlakyNotHealed(t *testing.T) {
 	}
 	tun := b.proxy.Open()
 	t.Cleanup(tun.Close)
-	got, err := b.runner.Repair(context.Background(), p, prints, suite.RunOptions{BaseURL: b.url, Listing: listing,
+	got, err := b.runner.Repair(context.Background(), p, prints, suite.RunOptions{BaseURL: b.url,
 		Env:   map[string]string{"STATUS_URL": status.URL},
 		Proxy: &suite.Proxy{Addr: strings.TrimPrefix(b.proxy.Server(), "http://"), Username: tun.User, Password: tun.Password}})
 	if err != nil {
