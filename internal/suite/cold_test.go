@@ -158,9 +158,7 @@ func TestARepairGoesOnPastAFileThatOutlastsItsBudget(t *testing.T) {
 		"playwright.config.js": []byte("module.exports = { testDir: './tests', timeout: 20000, expect: { timeout: 2000 }, use: { baseURL: process.env.BASE_URL, actionTimeout: 3000 } };\n"),
 		"tests/a-hangs.spec.js": []byte("const { test } = require('@playwright/test');\n" +
 			"test('waits for ever', async ({ page }) => {\n  test.setTimeout(0);\n  await page.goto('/list');\n  await page.waitForSelector('#never-there', { timeout: 0 });\n});\n"),
-		"tests/b-list.spec.js": []byte("const { test, expect } = require('@playwright/test');\n" +
-			"test('adds an item', async ({ page }) => {\n  await page.goto('/list');\n  await page.getByRole('textbox', { name: 'New item' }).fill('Tea');\n" +
-			"  await page.getByTestId('add-button').click();\n  await expect(page.locator('#items li').last()).toContainText('Tea');\n});\n"),
+		"tests/b-list.spec.js": []byte(listAddsTest),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -169,22 +167,13 @@ func TestARepairGoesOnPastAFileThatOutlastsItsBudget(t *testing.T) {
 	if len(listing) != 2 {
 		t.Fatalf("listed %+v", listing)
 	}
-	rep := b.run(t, p, suite.RunOptions{Files: []string{"tests/b-list.spec.js"}, Trace: true})
-	prints := map[string][]suite.TraceAction{}
-	for i := range rep.Tests {
-		tc := &rep.Tests[i]
-		if err := tc.Evidence(); err != nil || tc.Status != "passed" {
-			t.Fatalf("as written: %s %v %s", tc.Status, err, tc.Error)
-		}
-		prints[tc.ID] = tc.Actions
-	}
+	prints := listPrints(t, b, p)
 	if err := b.app.SetVariant(demoapp.RenamedIDs); err != nil {
 		t.Fatal(err)
 	}
-	tun := b.proxy.Open()
-	t.Cleanup(tun.Close)
-	got, err := b.runner.Repair(context.Background(), p, prints, suite.RunOptions{BaseURL: b.url, Listing: listing,
-		Proxy: &suite.Proxy{Addr: strings.TrimPrefix(b.proxy.Server(), "http://"), Username: tun.User, Password: tun.Password}})
+	o := b.repairOptions(t, nil)
+	o.Listing = listing
+	got, err := b.runner.Repair(context.Background(), p, prints, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,4 +280,26 @@ func TestATestASetupKeptFromRunningIsHealedFromTheBaselineToo(t *testing.T) {
 	if len(rep.Tests) != 3 || !rep.Verified {
 		t.Fatalf("verified %v: %+v", rep.Verified, rep.Tests)
 	}
+}
+
+// listAddsTest is a test file adding to the list through the Add button's
+// test id, which the RenamedIDs variant renames.
+const listAddsTest = "const { test, expect } = require('@playwright/test');\n" +
+	"test('adds an item', async ({ page }) => {\n  await page.goto('/list');\n  await page.getByRole('textbox', { name: 'New item' }).fill('Tea');\n" +
+	"  await page.getByTestId('add-button').click();\n  await expect(page.locator('#items li').last()).toContainText('Tea');\n});\n"
+
+// listPrints runs the project's tests/b-list.spec.js (listAddsTest) with
+// traces and answers its tests' calls, each test passing as written.
+func listPrints(t *testing.T, b *bench, p suite.Project) map[string][]suite.TraceAction {
+	t.Helper()
+	rep := b.run(t, p, suite.RunOptions{Files: []string{"tests/b-list.spec.js"}, Trace: true})
+	prints := map[string][]suite.TraceAction{}
+	for i := range rep.Tests {
+		tc := &rep.Tests[i]
+		if err := tc.Evidence(); err != nil || tc.Status != "passed" {
+			t.Fatalf("as written: %s %v %s", tc.Status, err, tc.Error)
+		}
+		prints[tc.ID] = tc.Actions
+	}
+	return prints
 }

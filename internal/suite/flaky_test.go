@@ -41,30 +41,18 @@ func TestAFailureThatDoesNotRepeatIsFlakyNotHealed(t *testing.T) {
 		"tests/a-status.spec.js": []byte("const { test, expect } = require('@playwright/test');\n" +
 			"test('starts the job', async ({ page }) => {\n  await page.goto(process.env.STATUS_URL);\n" +
 			"  await page.getByRole('button', { name: 'Start' }).click();\n  await expect(page.locator('#out')).toHaveText('done');\n});\n"),
-		"tests/b-list.spec.js": []byte("const { test, expect } = require('@playwright/test');\n" +
-			"test('adds an item', async ({ page }) => {\n  await page.goto('/list');\n  await page.getByRole('textbox', { name: 'New item' }).fill('Tea');\n" +
-			"  await page.getByTestId('add-button').click();\n  await expect(page.locator('#items li').last()).toContainText('Tea');\n});\n"),
+		"tests/b-list.spec.js": []byte(listAddsTest),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := b.run(t, p, suite.RunOptions{Files: []string{"tests/b-list.spec.js"}, Trace: true})
-	prints := map[string][]suite.TraceAction{}
-	for i := range rep.Tests {
-		tc := &rep.Tests[i]
-		if err := tc.Evidence(); err != nil || tc.Status != "passed" {
-			t.Fatalf("as written: %s %v %s", tc.Status, err, tc.Error)
-		}
-		prints[tc.ID] = tc.Actions
-	}
+	prints := listPrints(t, b, p)
 	if err := b.app.SetVariant(demoapp.RenamedIDs); err != nil {
 		t.Fatal(err)
 	}
-	tun := b.proxy.Open()
-	t.Cleanup(tun.Close)
-	got, err := b.runner.Repair(context.Background(), p, prints, suite.RunOptions{BaseURL: b.url,
-		Env:   map[string]string{"STATUS_URL": status.URL},
-		Proxy: &suite.Proxy{Addr: strings.TrimPrefix(b.proxy.Server(), "http://"), Username: tun.User, Password: tun.Password}})
+	o := b.repairOptions(t, nil)
+	o.Env["STATUS_URL"] = status.URL
+	got, err := b.runner.Repair(context.Background(), p, prints, o)
 	if err != nil {
 		t.Fatal(err)
 	}
