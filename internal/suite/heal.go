@@ -271,6 +271,9 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 			rt.Verdict = VerdictPassed
 		case "flaky":
 			rt.Verdict = VerdictFlaky
+			if t.Error != "" {
+				rt.Reason = "failed, then passed on a retry in the same run: " + firstLine(t.Error)
+			}
 		case "failed":
 			rt.Evidence, rt.ConsoleErrors = t.Failure, t.ConsoleErrors
 		case StatusNotRun:

@@ -134,7 +134,9 @@ type TestOutcome struct {
 	// Status is the runner's verdict: passed, failed, flaky, skipped.
 	Status   string        `json:"status,omitempty"`
 	Duration time.Duration `json:"duration_ns,omitempty"`
-	Error    string        `json:"error,omitempty"`
+	// Error is the last failed attempt's first error: a flaky test's
+	// says why its first attempt failed.
+	Error string `json:"error,omitempty"`
 	// Trace is where the last attempt's trace is inside RunDir (the run's
 	// directory on the host, while it exists): read only through
 	// ReadTrace, as everything a run leaves is untrusted.
@@ -666,11 +668,10 @@ func (rep *RunReport) read(raw []byte, dir, root string, locked bool) error {
 				}
 				for _, res := range t.Results {
 					o.Duration += time.Duration(res.Duration * float64(time.Millisecond))
-					o.Error = ""
-					for _, e := range res.Errors {
-						if o.Error == "" {
-							o.Error = lastBytes(stripANSI(e.Message), 2000)
-						}
+					// The last attempt's error; a flaky test's passing retry
+					// has none, and keeps the one that says why it failed.
+					if len(res.Errors) > 0 {
+						o.Error = lastBytes(stripANSI(res.Errors[0].Message), 2000)
 					}
 					for _, a := range res.Attachments {
 						if a.Name == "trace" {
