@@ -300,7 +300,9 @@ func startPeer(ctx context.Context) (*peerProc, error) {
 	if err := os.WriteFile(filepath.Join(dir, "config.json"), b, 0o600); err != nil {
 		return nil, err
 	}
-	cmd := exec.Command("node", cli, "--config", filepath.Join(dir, "config.json"), "--output-dir", dir)
+	// Its Chromium at the priority webpilot's own runs at (unraised).
+	line := append(browser.Unraised(), "node", cli, "--config", filepath.Join(dir, "config.json"), "--output-dir", dir)
+	cmd := exec.Command(line[0], line[1:]...)
 	cmd.Dir = dir // the workspace its snapshot links are relative to
 	cmd.Stderr = os.Stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "webpilot-bench", Version: "1"}, nil)

@@ -46,6 +46,10 @@ type Browser struct {
 	pw      *playwright.Playwright
 	mu      sync.Mutex
 	browser playwright.Browser
+	// exe is what the driver starts: Chromium, or its launcher
+	// (withoutRaisedPriority), which done removes.
+	exe  string
+	done func()
 }
 
 var chromiumArgs = []string{
@@ -71,8 +75,13 @@ func Launch(ctx context.Context, cfg Config) (*Browser, error) {
 		return nil, fmt.Errorf("start playwright driver: %w", err)
 	}
 	b := &Browser{cfg: cfg, pw: pw}
+	if b.exe, b.done, err = withoutRaisedPriority(cfg.ExecutablePath); err != nil {
+		_ = pw.Stop()
+		return nil, err
+	}
 	if b.browser, err = b.launch(); err != nil {
 		_ = pw.Stop()
+		b.done()
 		return nil, err
 	}
 	return b, nil
@@ -80,7 +89,7 @@ func Launch(ctx context.Context, cfg Config) (*Browser, error) {
 
 func (b *Browser) launch() (playwright.Browser, error) {
 	br, err := b.pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{
-		ExecutablePath: playwright.String(b.cfg.ExecutablePath),
+		ExecutablePath: playwright.String(b.exe),
 		Headless:       playwright.Bool(!b.cfg.Headful),
 		Args:           chromiumArgs,
 	})
@@ -124,6 +133,7 @@ func (b *Browser) Close() error {
 	if serr := b.pw.Stop(); err == nil {
 		err = serr
 	}
+	b.done()
 	return err
 }
 

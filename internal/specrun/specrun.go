@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/webpilot/webpilot/internal/browser"
 )
 
 // Runner is an installation of @playwright/test and the Chromium it drives.
@@ -121,7 +123,10 @@ func (r Runner) Run(ctx context.Context, spec string, o Options) (string, error)
 	if o.Repeat > 1 {
 		args = append(args, "--repeat-each="+strconv.Itoa(o.Repeat), "--workers=1")
 	}
-	cmd := exec.CommandContext(ctx, "node", args...)
+	// The runner's Chromium runs no higher than the worker (as root it
+	// would raise its threads to nice -8).
+	line := append(browser.Unraised(), "node")
+	cmd := exec.CommandContext(ctx, line[0], append(line[1:], args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1", "CI=1")
 	if p := o.Proxy; p != nil {

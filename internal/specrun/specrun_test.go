@@ -58,3 +58,46 @@ test('run %d', async ({ page }) => {
 		t.Errorf("runs wrote their output into the shared %s", shared)
 	}
 }
+
+// TestARunsChromiumNeverRunsAboveTheWorker: as root, the runner's Chromium
+// raised its UI and compositor threads to nice -8, above the worker that
+// verifies the spec. A spec that has rendered a page reads the nice value
+// of every thread of the Chromium processes beneath its own worker.
+func TestARunsChromiumNeverRunsAboveTheWorker(t *testing.T) {
+	t.Parallel()
+	r := specrun.Runner{Dir: browsertest.RunnerDir(), Chromium: os.Getenv("WEBPILOT_CHROMIUM")}
+	spec := `import { test, expect } from '@playwright/test';
+import * as fs from 'fs';
+
+const stat = (p: string) => { const s = fs.readFileSync(p, 'utf8'); return s.slice(s.lastIndexOf(')') + 2).split(' '); };
+
+test('no thread above nice 0', async ({ page }) => {
+  await page.setContent('<h1>rendered</h1>');
+  await page.screenshot();
+  const parent = new Map<string, string>();
+  for (const p of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try { parent.set(p, stat('/proc/' + p + '/stat')[1]); } catch {}
+  }
+  const beneath = (p: string) => { for (let q = parent.get(p); q && q !== '1'; q = parent.get(q)) if (q === String(process.pid)) return true; return false; };
+  const raised: string[] = [];
+  let threads = 0;
+  for (const p of parent.keys()) {
+    let comm = '';
+    try { comm = fs.readFileSync('/proc/' + p + '/comm', 'utf8'); } catch {}
+    if (!beneath(p) || !comm.startsWith('chrom')) continue;
+    for (const task of fs.readdirSync('/proc/' + p + '/task')) {
+      try {
+        threads++;
+        const nice = Number(stat('/proc/' + p + '/task/' + task + '/stat')[16]);
+        if (nice < 0) raised.push(p + '/' + task + ' at ' + nice);
+      } catch {}
+    }
+  }
+  expect(threads).toBeGreaterThan(0);
+  expect(raised).toEqual([]);
+});
+`
+	if out, err := r.Run(context.Background(), spec, specrun.Options{}); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}

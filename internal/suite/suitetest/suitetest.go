@@ -24,6 +24,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/webpilot/webpilot/internal/browser"
 	"github.com/webpilot/webpilot/internal/suite"
 )
 
@@ -133,7 +134,10 @@ func Outside(ctx context.Context, p suite.Project, dir, runner, browsers string,
 			args = append(args, "--project="+pr)
 		}
 	}
-	cmd := exec.CommandContext(ctx, "node", args...)
+	// Its Chromium at the priority the worker's runs get (as root it would
+	// raise its threads above every other test's).
+	line := append(browser.Unraised(), "node")
+	cmd := exec.CommandContext(ctx, line[0], append(line[1:], args...)...)
 	cmd.Dir = dir
 	report := filepath.Join(dir, "reference.json")
 	cmd.Env = append(os.Environ(), "PLAYWRIGHT_JSON_OUTPUT_NAME="+report, "PLAYWRIGHT_BROWSERS_PATH="+browsers, "CI=1")
