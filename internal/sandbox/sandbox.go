@@ -149,7 +149,17 @@ type Config struct {
 	// FirstUID is the first of the 1000 host uids runs get when the worker
 	// runs as root (DefaultFirstUID).
 	FirstUID int
+	// EqualPriority runs the runs' processes at the caller's own priority
+	// rather than RunNice below it: for a process that has no work of its
+	// own the runs should yield to (the suite package's tests, where the
+	// runs would yield only to the other tests' browsers).
+	EqualPriority bool
 }
+
+// RunNice is how far below the worker's priority (nice(1)'s increment)
+// a run's processes are scheduled: they yield the CPU to the worker's own
+// (its heartbeats, its agent's browser).
+const RunNice = 5
 
 // Sandbox runs commands in bubblewrap sandboxes.
 type Sandbox struct {
@@ -365,8 +375,11 @@ func (s *Sandbox) Run(ctx context.Context, r Run) (Result, error) {
 		args = append([]string{"/usr/bin/node", helperDir + "/forward.js", ProxyAddr, helperDir + "/egress.sock"}, args...)
 	}
 
-	// The run's processes yield the CPU to the worker's own.
-	cmdline := []string{s.nice, "-n", "5", s.prlimit,
+	nice := RunNice
+	if s.cfg.EqualPriority {
+		nice = 0
+	}
+	cmdline := []string{s.nice, "-n", strconv.Itoa(nice), s.prlimit,
 		"--cpu=" + strconv.Itoa(int(lim.CPU.Seconds())),
 		"--data=" + strconv.FormatInt(lim.Memory, 10),
 		"--nproc=" + strconv.Itoa(lim.Procs),

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -298,4 +299,46 @@ func TestRunsOfDifferentWorkersDoNotShareTheProcessLimit(t *testing.T) {
 			t.Errorf("a run holding %d of its %d processes: %+v, %v, output %q", held, procs, o.res, o.err, o.out)
 		}
 	}
+}
+
+// TestARunYieldsToTheWorker: a run's processes are scheduled RunNice
+// below the worker's own (they yield it the CPU); with EqualPriority, at
+// the caller's.
+func TestARunYieldsToTheWorker(t *testing.T) {
+	t.Parallel()
+	own := syscallNice(t)
+	for _, c := range []struct {
+		equal bool
+		want  int
+	}{{false, own + sandbox.RunNice}, {true, own}} {
+		s, err := sandbox.New(sandbox.Config{Runner: browsertest.RunnerDir(), EqualPriority: c.equal})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		dir := runDir(t, "nice")
+		res, err := s.Run(context.Background(), sandbox.Run{Dir: dir, Stdout: &out, Stderr: &out,
+			Args: []string{"/usr/bin/node", "-e", "const s = require('fs').readFileSync('/proc/self/stat', 'utf8'); console.log(s.slice(s.lastIndexOf(')') + 2).split(' ')[16])"}})
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("%v %+v: %s", err, res, out.String())
+		}
+		if got := strings.TrimSpace(out.String()); got != strconv.Itoa(c.want) {
+			t.Errorf("equal priority %v: the run's nice is %s, want %d", c.equal, got, c.want)
+		}
+	}
+}
+
+// syscallNice is this process's nice value.
+func syscallNice(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	n, err := strconv.Atoi(strings.Fields(s[strings.LastIndexByte(s, ')')+2:])[16])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -149,7 +149,7 @@ func TestARepairGoesOnPastAFileThatOutlastsItsBudget(t *testing.T) {
 	// The first file outlasts any budget; the budget is what a run of the
 	// second's one test needs on a slow machine (a 40 s one left it not
 	// run there, its trial cut short).
-	sb, err := sandbox.New(sandbox.Config{Runner: browsertest.RunnerDir(), Limits: sandbox.Limits{Wall: 90 * time.Second}})
+	sb, err := sandbox.New(sandbox.Config{Runner: browsertest.RunnerDir(), EqualPriority: true, Limits: sandbox.Limits{Wall: 90 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}

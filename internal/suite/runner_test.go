@@ -80,7 +80,7 @@ func setup(t *testing.T, also ...string) *bench {
 	app := demoapp.New(demoapp.Options{})
 	srv := httptest.NewServer(app)
 	t.Cleanup(srv.Close)
-	sb, err := sandbox.New(sandbox.Config{Runner: browsertest.RunnerDir()})
+	sb, err := sandbox.New(sandbox.Config{Runner: browsertest.RunnerDir(), EqualPriority: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -701,7 +701,7 @@ test.describe('login', () => {
 		t.Fatal(err)
 	}
 	ref := outside(t, p, app)
-	sb, err := sandbox.New(sandbox.Config{Runner: browsertest.RunnerDir()})
+	sb, err := sandbox.New(sandbox.Config{Runner: browsertest.RunnerDir(), EqualPriority: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -836,7 +836,7 @@ func TestAFileWhoseTestsWaitOutTheirTimeoutsGetsEveryVerdict(t *testing.T) {
 		// The third test takes 2.5 GB: the sandbox stops the whole run
 		// before the runner writes its report.
 		q := waitingOut(t, strings.Replace(config, "fullyParallel: true, workers: 2", "workers: 1", 1), true)
-		sb, err := sandbox.New(sandbox.Config{Runner: browsertest.RunnerDir(), Limits: sandbox.Limits{MemoryBudget: 1200 << 20}})
+		sb, err := sandbox.New(sandbox.Config{Runner: browsertest.RunnerDir(), EqualPriority: true, Limits: sandbox.Limits{MemoryBudget: 1200 << 20}})
 		if err != nil {
 			t.Fatal(err)
 		}
