@@ -17,3 +17,6 @@ func (s *Session) Patched() int {
 	defer s.mu.Unlock()
 	return s.patched
 }
+
+// HoldsSysNice says whether this process may raise a priority.
+func HoldsSysNice() bool { return holdsCap(capSysNice) }

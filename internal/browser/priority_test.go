@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/webpilot/webpilot/internal/browser"
 	"github.com/webpilot/webpilot/internal/browser/browsertest"
 )
 
@@ -19,7 +20,7 @@ import (
 // loaded and shown, runs at the worker's own priority or below.
 func TestChromiumNeverRunsAboveTheWorker(t *testing.T) {
 	t.Parallel()
-	if !holdsSysNice() {
+	if !browser.HoldsSysNice() {
 		t.Skip("this process cannot raise a priority (no CAP_SYS_NICE): there is nothing to hold back")
 	}
 	s := browsertest.Session(t)
@@ -49,17 +50,6 @@ func TestChromiumNeverRunsAboveTheWorker(t *testing.T) {
 		t.Fatal("no Chromium thread found beneath this process")
 	}
 	t.Logf("%d Chromium threads, none above nice %d", threads, own)
-}
-
-func holdsSysNice() bool {
-	b, _ := os.ReadFile("/proc/self/status")
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "CapEff:"); ok {
-			v, err := strconv.ParseUint(strings.TrimSpace(rest), 16, 64)
-			return err == nil && v&(1<<23) != 0
-		}
-	}
-	return false
 }
 
 // niceOf reads the nice value of a /proc stat file (its 19th field,
