@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export PLAYWRIGHT_DRIVER_PATH := $(CURDIR)/.cache/playwright-driver-1.52.0
 export WEBPILOT_SPEC_RUNNER := $(CURDIR)/.cache/pwtest
 
-.PHONY: setup demo test lint bench build pg-start pg-stop
+.PHONY: setup demo test test-long lint bench build pg-start pg-stop
 
 setup:
 	@bash scripts/setup.sh
@@ -16,6 +16,10 @@ demo: setup build
 
 test: setup
 	@bash scripts/test.sh
+
+# Every test, the long tier too (see docs/operations.md).
+test-long: setup
+	@WEBPILOT_TEST_LONG=1 bash scripts/test.sh
 
 lint:
 	@bash scripts/lint.sh

@@ -17,6 +17,7 @@ import (
 	"github.com/webpilot/webpilot/internal/llm"
 	"github.com/webpilot/webpilot/internal/llm/llmtest"
 	"github.com/webpilot/webpilot/internal/store"
+	"github.com/webpilot/webpilot/internal/testslot"
 )
 
 // buildWorker compiles cmd/worker for the test.
@@ -182,6 +183,7 @@ func (s *stack) killWorker(t *testing.T, w *exec.Cmd, jobID string) {
 }
 
 func TestWorkerKilledBetweenFillAndClickResumesExactly(t *testing.T) {
+	testslot.Long(t)
 	t.Parallel()
 	bin := buildWorker(t)
 	s := newStack(t, 2*time.Second, 0)

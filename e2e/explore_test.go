@@ -14,6 +14,7 @@ import (
 	"github.com/webpilot/webpilot/internal/explore/exploretest"
 	"github.com/webpilot/webpilot/internal/llm"
 	"github.com/webpilot/webpilot/internal/llm/llmtest"
+	"github.com/webpilot/webpilot/internal/testslot"
 )
 
 // TestExplorationOfTheShopThroughTheStack explores the demo shop from the
@@ -23,6 +24,7 @@ import (
 // findings stream as they are found; bad requests are 400s naming the
 // field; another tenant cannot read them.
 func TestExplorationOfTheShopThroughTheStack(t *testing.T) {
+	testslot.Long(t)
 	t.Parallel()
 	bin := buildCmd(t, "webpilot")
 	s := newStack(t, 10*time.Second, 0)

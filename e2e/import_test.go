@@ -13,6 +13,7 @@ import (
 	"github.com/webpilot/webpilot/internal/browser/browsertest"
 	"github.com/webpilot/webpilot/internal/demoapp"
 	"github.com/webpilot/webpilot/internal/orchestrator"
+	"github.com/webpilot/webpilot/internal/testslot"
 )
 
 // TestImportedSpecsReplayPassAndHeal imports a folder of specs written the
@@ -22,6 +23,7 @@ import (
 // app drifted: healed by re-location, with no model at all. A file with
 // unsupported constructs is refused by line and stores nothing.
 func TestImportedSpecsReplayPassAndHeal(t *testing.T) {
+	testslot.Long(t)
 	t.Parallel()
 	bin := buildCmd(t, "webpilot")
 	s := newStack(t, 10*time.Second, 0)

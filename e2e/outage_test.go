@@ -26,6 +26,7 @@ func TestPostgresOutageMidRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 60 s outage")
 	}
+	testslot.Long(t)
 	t.Parallel()
 	bin := buildWorker(t)
 	cluster, err := storetest.StartCluster()

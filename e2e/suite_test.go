@@ -21,6 +21,7 @@ import (
 	"github.com/webpilot/webpilot/internal/llm/llmtest"
 	"github.com/webpilot/webpilot/internal/reconcile"
 	"github.com/webpilot/webpilot/internal/store"
+	"github.com/webpilot/webpilot/internal/testslot"
 	"github.com/webpilot/webpilot/internal/worker"
 )
 
@@ -113,6 +114,7 @@ func (s *stack) sseTests(t *testing.T, key, id string) (wait func() map[string]i
 // child is duplicated or lost; the tokens are charged to the suite's one
 // hold and the ledger adds up; progress streams one event per test.
 func TestBulkRepairOfASuiteSurvivesAWorkerKill(t *testing.T) {
+	testslot.Long(t)
 	t.Parallel()
 	bin := buildWorker(t)
 	s := newStack(t, 3*time.Second, 0)

@@ -100,6 +100,7 @@ func TestClusterDrill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a few minutes of real processes")
 	}
+	testslot.Long(t)
 	t.Parallel()
 	testslot.Take(t)
 	ctx := context.Background()

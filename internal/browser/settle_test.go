@@ -71,7 +71,10 @@ func TestSettleSeesAFetchStartedAfterTheClick(t *testing.T) {
 		}
 		for i := 1; i <= 8; i++ {
 			start := time.Now()
-			if out := s.Execute(ctx, browser.Command{Action: browser.ActionClick, Target: browser.Target{Role: "button", Name: "Count"}}, browser.ExecOptions{}); out.Err != nil {
+			// The click is not what is measured: on a loaded machine its
+			// default 5 s ran out (CI at load 25) before settling began.
+			click := browser.Command{Action: browser.ActionClick, Target: browser.Target{Role: "button", Name: "Count"}}
+			if out := s.Execute(ctx, click, browser.ExecOptions{Timeout: 30 * time.Second}); out.Err != nil {
 				t.Fatal(out.Err)
 			}
 			rep := s.Settle(ctx, browser.SettleOptions{Since: start, Acted: true})

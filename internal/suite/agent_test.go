@@ -11,6 +11,7 @@ import (
 	"github.com/webpilot/webpilot/internal/llm/llmtest"
 	"github.com/webpilot/webpilot/internal/suite"
 	"github.com/webpilot/webpilot/internal/suite/suitetest"
+	"github.com/webpilot/webpilot/internal/testslot"
 )
 
 // modelAsker asks the scripted model through the real client and prices
@@ -198,6 +199,7 @@ func TestWithNothingRecordedTheAgentNamesTheElementAndOnlyAVerifiedHealIsKept(t 
 // tests, which then fail on their own reworded field and button, are
 // asked about in turn (they were left unrepairable, never asked).
 func TestTheAgentsHealOfASetupProjectRunsTheTestsThatDependOnIt(t *testing.T) {
+	testslot.Long(t)
 	t.Parallel()
 	b := setup(t)
 	p := corpusProject(t, "auth", nil, "tests/signed-out.spec.ts")

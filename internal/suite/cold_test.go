@@ -15,6 +15,7 @@ import (
 	"github.com/webpilot/webpilot/internal/sandbox"
 	"github.com/webpilot/webpilot/internal/suite"
 	"github.com/webpilot/webpilot/internal/suite/suitetest"
+	"github.com/webpilot/webpilot/internal/testslot"
 )
 
 // TestASuiteRedOnArrivalIsHealedFromItsBaseline: a suite no run on
@@ -27,6 +28,7 @@ import (
 // elements). A regression is flagged with its evidence whatever the
 // baseline, never healed.
 func TestASuiteRedOnArrivalIsHealedFromItsBaseline(t *testing.T) {
+	testslot.Long(t)
 	t.Parallel()
 	release := httptest.NewServer(demoapp.New(demoapp.Options{}))
 	t.Cleanup(release.Close)
@@ -199,6 +201,7 @@ func TestARepairGoesOnPastAFileThatOutlastsItsBudget(t *testing.T) {
 // patch, as the parent does); a serial file runs whole, its tests
 // depending on the ones before them.
 func TestAFilesRepairInAFannedOutRepairTrialsOnlyWhatItJudges(t *testing.T) {
+	testslot.Long(t)
 	t.Parallel()
 	app := demoapp.New(demoapp.Options{})
 	var helps atomic.Int32
@@ -263,6 +266,7 @@ func TestAFilesRepairInAFannedOutRepairTrialsOnlyWhatItJudges(t *testing.T) {
 // their elements, and healed (they were called broken by the patch, and
 // the whole repair unverified).
 func TestATestASetupKeptFromRunningIsHealedFromTheBaselineToo(t *testing.T) {
+	testslot.Long(t)
 	t.Parallel()
 	release := httptest.NewServer(demoapp.New(demoapp.Options{}))
 	t.Cleanup(release.Close)

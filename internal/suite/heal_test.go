@@ -17,6 +17,7 @@ import (
 
 	"github.com/webpilot/webpilot/internal/demoapp"
 	"github.com/webpilot/webpilot/internal/suite"
+	"github.com/webpilot/webpilot/internal/testslot"
 )
 
 // passingPrints runs the project as written and keeps each passing test's
@@ -231,6 +232,7 @@ test('counts two additions', async ({ page }) => {
 // (the click's test, at about 8 s, has room to spare even under load).
 // Nothing else changes, and the patch passes as its owner runs it.
 func TestASlowAppGetsLongerWaitsWhereTheTestRanOutOfTime(t *testing.T) {
+	testslot.Long(t)
 	t.Parallel()
 	b := setup(t)
 	p := slowProject(t, true, slowConfig)
@@ -256,6 +258,7 @@ func TestASlowAppGetsLongerWaitsWhereTheTestRanOutOfTime(t *testing.T) {
 // enough to reach the click within half a second comes to the same patch
 // the other way: the click's wait first, then the test's.
 func TestATestThatRanOutDuringACallGetsLongerWaitsForBoth(t *testing.T) {
+	testslot.Long(t)
 	t.Parallel()
 	var slow atomic.Bool
 	list := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -556,6 +559,7 @@ test('adds from the home page', async ({ page }) => {
 // another (an empty name, which the app refuses without asking) is
 // answered where the first test called it, and the other still passes.
 func TestAConfirmationTheAppNowAsksForIsAnsweredAfterTheActionThatOpensIt(t *testing.T) {
+	testslot.Long(t)
 	t.Parallel()
 	b := setup(t)
 	p, err := suite.NewProject(map[string][]byte{
@@ -639,6 +643,7 @@ test('an empty name is not added', async ({ page }) => {
 // test whose check holds without the click (an empty name is not added):
 // a form's submit is never a step the app stopped asking for.
 func TestAStepTheAppNoLongerAsksForIsTakenOutButNeverAStepItNeeds(t *testing.T) {
+	testslot.Long(t)
 	t.Parallel()
 	b := setup(t)
 	p, err := suite.NewProject(map[string][]byte{

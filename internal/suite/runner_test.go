@@ -246,6 +246,7 @@ func depsCache(t *testing.T) *suite.Deps {
 }
 
 func TestALockfilesPackagesAreInstalledAndUsed(t *testing.T) {
+	testslot.Long(t)
 	t.Parallel()
 	b := setup(t)
 	b.runner.Deps = depsCache(t)

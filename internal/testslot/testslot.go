@@ -209,3 +209,23 @@ func first(queue, me string) bool {
 	}
 	return true
 }
+
+// LongEnv is the variable that admits the long tier (make test-long).
+const LongEnv = "WEBPILOT_TEST_LONG"
+
+// Long skips the test unless LongEnv is set to a true value: a heavy test
+// that goes again, by another route or at a larger size, over what a test
+// of make test already covers (a variant of a flow heal, a second cold
+// mode, an outage beside the crash drill's). make test runs the rest on
+// two cores in the time CI gives; make test-long runs every test.
+func Long(t testing.TB) {
+	t.Helper()
+	if !long() {
+		t.Skipf("long tier: runs under make test-long (%s=1)", LongEnv)
+	}
+}
+
+func long() bool {
+	v, err := strconv.ParseBool(os.Getenv(LongEnv))
+	return err == nil && v
+}

@@ -144,3 +144,22 @@ func TestTheLongestWaiterTakesTheFreedSlot(t *testing.T) {
 		}
 	}
 }
+
+// TestTheLongTierRunsOnlyWhenAsked: a long test is skipped in make test
+// and runs when the tier is asked for, by any true spelling.
+func TestTheLongTierRunsOnlyWhenAsked(t *testing.T) {
+	for _, tc := range []struct {
+		v    string
+		runs bool
+	}{{"", false}, {"0", false}, {"false", false}, {"yes", false}, {"1", true}, {"true", true}} {
+		t.Setenv(LongEnv, tc.v)
+		ran := false
+		t.Run(LongEnv+"="+tc.v, func(t *testing.T) {
+			Long(t)
+			ran = true // a skip ends the subtest before this
+		})
+		if ran != tc.runs {
+			t.Errorf("%s=%q: ran %v, want %v", LongEnv, tc.v, ran, tc.runs)
+		}
+	}
+}
