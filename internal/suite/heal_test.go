@@ -258,7 +258,6 @@ func TestASlowAppGetsLongerWaitsWhereTheTestRanOutOfTime(t *testing.T) {
 // enough to reach the click within half a second comes to the same patch
 // the other way: the click's wait first, then the test's.
 func TestATestThatRanOutDuringACallGetsLongerWaitsForBoth(t *testing.T) {
-	testslot.Long(t)
 	t.Parallel()
 	var slow atomic.Bool
 	list := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
