@@ -206,13 +206,17 @@ func TestAProjectRunsAsItsOwnerRunsIt(t *testing.T) {
 		t.Fatalf("listed %q (errors %v), want %q", titles, listed.Errors, want)
 	}
 
+	// The runs are of one grocery: the loop's other two tests make the
+	// same calls, and under the regression each failing test restarts the
+	// runner's browser.
+	p = shoppingProject(t, true)
 	for _, tc := range []struct {
 		name    string
 		variant []demoapp.Variation
 		failing []string
 	}{
 		{"as written", nil, nil},
-		{"a regression", []demoapp.Variation{demoapp.WrongCount}, []string{"adds Milk", "adds Eggs", "adds Apples", "starts with bread", "deletes bread"}},
+		{"a regression", []demoapp.Variation{demoapp.WrongCount}, []string{"adds Milk", "starts with bread", "deletes bread"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := b.app.SetVariant(tc.variant...); err != nil {
@@ -222,8 +226,8 @@ func TestAProjectRunsAsItsOwnerRunsIt(t *testing.T) {
 			got := verdicts(rep)
 			ref := outside(t, p, b.url)
 			b.agree(t, p, rep, ref)
-			if len(got) != len(ref) || len(got) != 7 {
-				t.Errorf("%d verdicts in the sandbox, %d outside, want 7: %v", len(got), len(ref), got)
+			if len(got) != len(ref) || len(got) != 5 {
+				t.Errorf("%d verdicts in the sandbox, %d outside, want 5: %v", len(got), len(ref), got)
 			}
 			for _, o := range rep.Tests {
 				failing := slices.ContainsFunc(tc.failing, func(s string) bool { return strings.HasSuffix(o.Title(), s) })
