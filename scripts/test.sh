@@ -44,18 +44,33 @@ fi
 # machine makes the run longer, not the tests' own timeouts decide their
 # verdicts. A package's timeout is for a hung test, not for the time its
 # tests wait for a slot.
+# The race and fuzz passes below build every package again, instrumented:
+# on a machine whose build cache is cold that is minutes of compiling. It
+# is done beside the pass above, at a lower priority, so that it takes the
+# CPU the tests leave idle (a test waiting out its timeouts) rather than
+# adding to the run.
+race=(./api/... ./internal/console ./internal/outbox ./internal/store ./internal/reconcile ./internal/config ./internal/metrics ./internal/jobs ./internal/netguard ./internal/scenario ./internal/llm ./internal/webhook)
+warm=
+if [ $# -eq 0 ]; then
+  ( nice -n 10 go test -race -short -count=1 -run '^$' "${race[@]}" && nice -n 10 go test -run='^$' -fuzz=FuzzSubmitJob -fuzztime=1x ./api/ ) >/dev/null 2>&1 &
+  warm=$!
+fi
 go tool gotestsum --format standard-quiet --jsonfile "$report" -- -count=1 -timeout 85m -p 3 "${pkgs[@]}" || status=$?
 echo "test: the 15 slowest tests"
 go tool gotestsum tool slowest --jsonfile "$report" --num 15 || true
 [ -n "${WEBPILOT_TEST_REPORT:-}" ] || rm -f "$report"
-[ "$status" -eq 0 ] || exit "$status"
+if [ "$status" -ne 0 ]; then
+  [ -z "$warm" ] || wait "$warm" || true
+  exit "$status"
+fi
 if [ $# -eq 0 ]; then
   # The race detector where its cost is affordable: the packages whose
   # goroutines share state (the API, the outbox sender, the store's pool,
   # the reconciler) and the pure ones. -short leaves out only what runs
   # other processes (the clustered queue's nats-servers), which the pass
   # above ran.
-  go test -race -short -count=1 -timeout 10m -p 2 ./api/... ./internal/console ./internal/outbox ./internal/store ./internal/reconcile ./internal/config ./internal/metrics ./internal/jobs ./internal/netguard ./internal/scenario ./internal/llm ./internal/webhook
+  wait "$warm" || true # its builds only: the pass below reports
+  go test -race -short -count=1 -timeout 10m -p 2 "${race[@]}"
   # Brief fuzzing of the API's bad-input paths: any 5xx is a failure.
   go test -run='^$' -fuzz=FuzzSubmitJob -fuzztime=6s ./api/
   go test -run='^$' -fuzz=FuzzAdminAPI -fuzztime=6s ./api/
