@@ -243,7 +243,7 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 	// The evidence: one retry tells a flaky test from a failing one; the
 	// CI's two would only triple the time every failing test waits out.
 	eo := o
-	eo.MaxRetries = cmp.Or(eo.MaxRetries, 1)
+	eo.MaxRetries, eo.TraceFailures = cmp.Or(eo.MaxRetries, 1), true
 	first, fileErrs, err := r.evidence(ctx, cur, inPhase(eo, "evidence", nil))
 	if err != nil {
 		return RepairReport{}, err

@@ -60,6 +60,10 @@ type RunOptions struct {
 	Proxy *Proxy
 	// Trace records a Playwright trace of every test.
 	Trace bool
+	// TraceFailures, with Trace, records only what the failing tests did
+	// (their retries' traces when the run retries): a repair's first run
+	// reads nothing of a passing test's trace.
+	TraceFailures bool
 	// Only limits the run to the tests defined at these places, in these
 	// projects when Projects is set; Files is then not read.
 	Only []TestSite
@@ -304,7 +308,12 @@ const cap = wp.workers || 1;
 const own = typeof base.workers === 'string' && /^[0-9.]+%%$/.test(base.workers) ? Math.round((cap * parseFloat(base.workers)) / 100) : base.workers;
 const timeout = wp.globalTimeout && base.globalTimeout ? Math.min(wp.globalTimeout, base.globalTimeout) : wp.globalTimeout || base.globalTimeout;
 const projects = (base.projects || []).filter((p) => only(p.use)).map((p) => (p.retries === undefined ? p : { ...p, retries: retries(p.retries) }));
-const browser = (use) => {
+// A repair's first run needs the traces of what fails only: recording a
+// passing test's is most of a trace's cost. With a retry the failing
+// tests' retries are traced; without one, every test is, and only the
+// failing ones' are kept.
+const traceMode = (n) => (!wp.traceFailures ? 'on' : n > 0 ? 'on-first-retry' : 'retain-on-failure');
+const browser = (use, n) => {
   const out = { ...(use || {}) };
   delete out.channel;
   out.launchOptions = { ...(out.launchOptions || {}), executablePath: wp.chromium };
@@ -313,13 +322,13 @@ const browser = (use) => {
   if (wp.remapsTLS) out.ignoreHTTPSErrors = true;
   // The trace is read for its calls, their DOM snapshots and console: its
   // screencast (a JPEG per paint) is never looked at.
-  if (wp.trace) out.trace = { mode: 'on', screenshots: false, snapshots: true, sources: true };
+  if (wp.trace) out.trace = { mode: traceMode(n), screenshots: false, snapshots: true, sources: true };
   return out;
 };
 export default defineConfig({
   ...base,
-  projects: base.projects && base.projects.length ? projects.map((p) => ({ ...p, use: browser({ ...(base.use || {}), ...(p.use || {}) }) })) : undefined,
-  use: browser(base.use),
+  projects: base.projects && base.projects.length ? projects.map((p) => ({ ...p, use: browser({ ...(base.use || {}), ...(p.use || {}) }, p.retries === undefined ? retries(base.retries || 0) : p.retries) })) : undefined,
+  use: browser(base.use, retries(base.retries || 0)),
   reporter: [['json', { outputFile: wp.report }], [wp.progress.reporter, { outputFile: wp.progress.file }]],
   outputDir: wp.output,
   retries: retries(base.retries),
@@ -418,6 +427,7 @@ func (r ProjectRunner) Run(ctx context.Context, p Project, o RunOptions) (RunRep
 	wall := min(cmp.Or(o.Wall, ceiling), ceiling)
 	settings := map[string]any{"chromium": chromium, "report": sandbox.WorkDir + "/" + reportPath,
 		"output": sandbox.WorkDir + "/.webpilot/results", "trace": o.Trace && !o.List,
+		"traceFailures": o.TraceFailures,
 		"progress":      map[string]string{"reporter": sandbox.WorkDir + "/" + progressReporter, "file": sandbox.WorkDir + "/" + progressPath},
 		"workers":       max(r.Workers, 1),
 		"globalTimeout": runnerBudget(wall).Milliseconds()}

@@ -242,6 +242,60 @@ func TestAProjectRunsAsItsOwnerRunsIt(t *testing.T) {
 	}
 }
 
+// TestARepairsFirstRunTracesOnlyWhatFails: recording a passing test's
+// trace is most of what tracing costs, and a repair's first run reads the
+// failing tests' only. With a retry only the failing test's retry is
+// traced; without one only its trace is kept. Either way its failing call
+// is read from it, as from a run that traces everything.
+func TestARepairsFirstRunTracesOnlyWhatFails(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const spec = `const { test, expect } = require('@playwright/test');
+test('passes', async ({ page }) => {
+  await page.goto('/list');
+  await expect(page.locator('#count')).toHaveText('1 item');
+});
+test('fails', async ({ page }) => {
+  await page.goto('/list');
+  await expect(page.locator('#count')).toHaveText('9 items');
+});
+`
+	for _, c := range []struct {
+		retries  int
+		failures bool
+		passing  bool // the passing test has a trace
+	}{{0, true, false}, {1, true, false}, {1, false, true}} {
+		t.Run(fmt.Sprintf("retries %d, failures only %v", c.retries, c.failures), func(t *testing.T) {
+			p, err := suite.NewProject(map[string][]byte{
+				"playwright.config.js": []byte(fmt.Sprintf("module.exports = { testDir: 'tests', retries: %d, expect: { timeout: 1000 }, use: { baseURL: process.env.BASE_URL } };\n", c.retries)),
+				"tests/count.spec.js":  []byte(spec),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep := b.run(t, p, suite.RunOptions{Trace: true, TraceFailures: c.failures})
+			if len(rep.Tests) != 2 {
+				t.Fatalf("%d tests: %+v", len(rep.Tests), rep.Tests)
+			}
+			for _, o := range rep.Tests {
+				if err := o.Evidence(); err != nil {
+					t.Fatalf("%s: %v", o.Title(), err)
+				}
+				switch o.Title() {
+				case "passes":
+					if o.Status != "passed" || (o.Trace != "") != c.passing {
+						t.Errorf("the passing test: %s, trace %q", o.Status, o.Trace)
+					}
+				case "fails":
+					if o.Status != "failed" || o.Trace == "" || o.Failure == nil || o.Failure.Selector != "#count" || o.Failure.Line != 8 {
+						t.Errorf("the failing test: %s, trace %q, failure %+v", o.Status, o.Trace, o.Failure)
+					}
+				}
+			}
+		})
+	}
+}
+
 // depsCache is where tests install lockfiles' packages: the worker's own
 // default, so one installation serves every test run on a machine.
 func depsCache(t *testing.T) *suite.Deps {
