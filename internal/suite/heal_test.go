@@ -227,9 +227,9 @@ test('counts two additions', async ({ page }) => {
 
 // TestASlowAppGetsLongerWaitsWhereTheTestRanOutOfTime: adding takes the
 // app 7 s. The click on the added entry's button gets a longer timeout of
-// its own; the loop's assertion gets one too, and the test, which then
-// runs out of its own 12 s, gets a longer timeout first in its body
-// (the click's test, at about 8 s, has room to spare even under load).
+// its own, and its test, which that wait outlasts, a longer one with it;
+// the loop's assertion gets one too, and the test, which then runs out of
+// its own 12 s, gets a longer timeout first in its body.
 // Nothing else changes, and the patch passes as its owner runs it.
 func TestASlowAppGetsLongerWaitsWhereTheTestRanOutOfTime(t *testing.T) {
 	testslot.Long(t)
@@ -256,7 +256,8 @@ func TestASlowAppGetsLongerWaitsWhereTheTestRanOutOfTime(t *testing.T) {
 // dropped when the test alone was given longer, and the entry reported
 // lost: a regression where the app was only slow.) A machine quick
 // enough to reach the click within half a second comes to the same patch
-// the other way: the click's wait first, then the test's.
+// the other way: the click's wait, and with it the test's, which that
+// wait outlasts.
 func TestATestThatRanOutDuringACallGetsLongerWaitsForBoth(t *testing.T) {
 	t.Parallel()
 	var slow atomic.Bool

@@ -291,6 +291,22 @@ func testTimeoutEdit(p Project, t TestOutcome) (edit, Change, error) {
 		return edit{}, Change{}, fmt.Errorf("the test did not run out of its timeout")
 	}
 	waited, _ := strconv.Atoi(m[1])
+	return testTimeoutLonger(p, t, waited)
+}
+
+// outlasts says whether a call's longer wait (a timing edit's Change)
+// cannot end within the test's own time: the test would run out of its
+// timeout during the very wait it was given, and a second trial would be
+// needed to find out. The test's time is its project's timeout; one the
+// test sets itself is not known here.
+func outlasts(ch Change, t TestOutcome) bool {
+	wait, err := strconv.Atoi(strings.TrimSuffix(ch.New, " ms"))
+	return err == nil && t.TimeoutMS > 0 && wait >= t.TimeoutMS
+}
+
+// testTimeoutLonger is testTimeoutEdit for a test whose time, waited ms,
+// is known without it having run out.
+func testTimeoutLonger(p Project, t TestOutcome, waited int) (edit, Change, error) {
 	longer := min(waited*3, maxTestTimeout)
 	if longer <= waited {
 		return edit{}, Change{}, fmt.Errorf("the test already waited %d ms", waited)

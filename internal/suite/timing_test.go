@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -134,6 +135,57 @@ func TestATestThatRanOutOfTimeGetsLonger(t *testing.T) {
 			}
 			if ch.Old != "15000 ms" || ch.New != "45000 ms" || ch.Line != line {
 				t.Errorf("change %+v", ch)
+			}
+		})
+	}
+}
+
+// TestALongerWaitThatOutlastsItsTestGivesTheTestLongerWithIt: a call
+// whose longer wait cannot end within the test's own time (its project's
+// timeout) takes the test's longer timeout in the same trial, three times
+// the project's; one that ends within it, or a test of unknown time, does
+// not. (A regression's trial waited the call's longer wait, ran out of
+// the test's time, and took a second trial to wait it again.)
+func TestALongerWaitThatOutlastsItsTestGivesTheTestLongerWithIt(t *testing.T) {
+	t.Parallel()
+	src := "test('adds', async ({ page }) => {\n  await expect(page.locator('#count')).toHaveText('2 items');\n});\n"
+	p := Project{Files: []File{{Path: "a.spec.ts", Content: []byte(src)}}}
+	f := &TraceAction{File: "a.spec.ts", Line: 2, Column: 40, Method: "toHaveText"}
+	for _, tc := range []struct {
+		name     string
+		waited   string // the assertion's wait, in its error
+		testMS   int    // the project's timeout
+		outlasts bool
+	}{
+		{"a 5 s wait made 25 s in a test of 20 s", "5000", 20000, true},
+		{"a 5 s wait made 25 s in a test of 25 s", "5000", 25000, true},
+		{"a 2 s wait made 10 s in a test of 30 s", "2000", 30000, false},
+		{"a test whose time is not known", "5000", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			to := TestOutcome{File: "a.spec.ts", Line: 1, Column: 1, Status: "failed", TimeoutMS: tc.testMS,
+				Error: "Error: Timed out " + tc.waited + "ms waiting for expect(locator).toHaveText(expected)"}
+			_, ch, err := timingEdit(p, f, to.Error)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := outlasts(ch, to); got != tc.outlasts {
+				t.Fatalf("outlasts(%s, a test of %d ms) = %v", ch.New, tc.testMS, got)
+			}
+			if !tc.outlasts {
+				return
+			}
+			e, tch, err := testTimeoutLonger(p, to, to.TimeoutMS)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := fmt.Sprintf("test('adds', async ({ page }) => {\n  test.setTimeout(%d);\n", 3*tc.testMS)
+			if got := edited(t, p, e); !strings.HasPrefix(got, want) {
+				t.Fatalf("got\n%s\nwant it to begin\n%s", got, want)
+			}
+			if tch.Old != fmt.Sprintf("%d ms", tc.testMS) || tch.New != fmt.Sprintf("%d ms", 3*tc.testMS) {
+				t.Errorf("change %+v", tch)
 			}
 		})
 	}
