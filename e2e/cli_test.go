@@ -235,7 +235,9 @@ func TestCLIRunsAndRepairsASuite(t *testing.T) {
 // shows its progress and leaves a verified patch git apply takes, after
 // which the project's own runner passes again; a regression leaves none.
 func TestCLIUploadsAndRepairsAProject(t *testing.T) {
-	t.Parallel()
+	// Not parallel: one of the package's longest tests, run first,
+	// before the parallel tests resume, so that make test does not end on
+	// it alone.
 	bin := buildCmd(t, "webpilot")
 	s := newStack(t, 30*time.Second, 0)
 	s.startWorker(t, nil)

@@ -35,7 +35,8 @@ func (a modelAsker) Ask(ctx context.Context, req llm.Request) (llm.Reply, int64,
 // reported with its evidence, never healed. Each test says what its
 // questions cost; no secret is in any question.
 func TestWithNothingRecordedTheAgentNamesTheElementAndOnlyAVerifiedHealIsKept(t *testing.T) {
-	t.Parallel()
+	// Not parallel: the package's longest test runs first, before the
+	// parallel tests resume, so that make test does not end on it alone.
 	b := setup(t)
 	p := shoppingProject(t, false)
 	repair := func(t *testing.T, variant demoapp.Variation, misled bool) (suite.RepairReport, []llmtest.Request) {
