@@ -173,3 +173,71 @@ func TestAHealRewritesTheLiteralTheCallUsed(t *testing.T) {
 		t.Fatalf("change %+v, edit at line %d", ch, 1+strings.Count(src[:e.start], "\n"))
 	}
 }
+
+// TestALaterCallThatDriftedTooIsHealedInTheSameTrial: a test failed on
+// its field's renamed id; the button it clicks next (recorded by a
+// passing run) is on the failure's page already with a renamed test id,
+// and the test id it names is on it nowhere: it is healed with the field,
+// in the page object's idiom, instead of failing the trial in turn. A
+// button that still carries its test id, one not on the page yet, one
+// that carries none now, and a locator by role and name (which can name
+// an element only in some states) are left to their own failures.
+func TestALaterCallThatDriftedTooIsHealedInTheSameTrial(t *testing.T) {
+	t.Parallel()
+	src := "exports.Legacy = class Legacy {\n  constructor(page) {\n    this.page = page;\n    this.input = page.locator('#item');\n" +
+		"    this.submit = page.getByTestId('add-button');\n    this.title = page.getByRole('heading', { name: 'List' });\n  }\n\n" +
+		"  async add(name) {\n    await this.input.fill(name);\n    await this.submit.click();\n    await this.title.click();\n  }\n};\n"
+	p, err := NewProject(map[string][]byte{"playwright.config.js": []byte("module.exports = {};\n"), "pages/legacy.js": []byte(src),
+		"tests/a.spec.js": []byte("const { test } = require('@playwright/test');\nconst { Legacy } = require('../pages/legacy');\n" +
+			"test('adds', async ({ page }) => {\n  await new Legacy(page).add('Tea');\n});\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sites, err := projectSites(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	input := SnapshotElement{Tag: "input", Attributes: map[string]string{"id": "item", "name": "item"}, Path: "html/body/form/input"}
+	button := SnapshotElement{Tag: "button", Attributes: map[string]string{"data-testid": "add-button", "type": "submit"}, Text: "Add", Path: "html/body/form/button"}
+	heading := SnapshotElement{Tag: "h1", Text: "List", Path: "html/body/h1"}
+	prints := []TraceAction{
+		{API: "locator.fill", Method: "fill", Selector: "#item", File: "pages/legacy.js", Line: 10, Column: 21, Target: &input},
+		{API: "locator.click", Method: "click", Selector: `internal:testid=[data-testid="add-button"s]`, File: "pages/legacy.js", Line: 11, Column: 23, Target: &button},
+		{API: "locator.click", Method: "click", Selector: `internal:role=heading[name="List"i]`, File: "pages/legacy.js", Line: 12, Column: 22, Target: &heading},
+	}
+	failing := prints[0]
+	failing.Target, failing.Error = nil, "locator.fill: Timeout 3000ms exceeded."
+	test := TestOutcome{File: "tests/a.spec.js", Status: "failed", Failure: &failing}
+	renamed := SnapshotElement{Tag: "input", Attributes: map[string]string{"id": "entry", "name": "item"}, Path: "html/body/form/input"}
+	with := func(b SnapshotElement) []SnapshotElement {
+		return []SnapshotElement{renamed, b, {Tag: "h2", Text: "Lists", Path: "html/body/h2"}}
+	}
+	for _, tc := range []struct {
+		name string
+		dom  []SnapshotElement
+		want string // the button's new test id; "" for none
+	}{
+		{"the button's test id renamed", with(SnapshotElement{Tag: "button", Attributes: map[string]string{"data-testid": "add-entry-btn", "type": "submit"}, Text: "Add", Path: "html/body/form/button"}), "'add-entry-btn'"},
+		{"the button as it was", with(button), ""},
+		{"the button without a test id now", with(SnapshotElement{Tag: "button", Attributes: map[string]string{"type": "submit"}, Text: "Add", Path: "html/body/form/button"}), ""},
+		{"the button not on the page yet", []SnapshotElement{renamed}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := aheadHeals(test, prints, tc.dom, sites)
+			if tc.want == "" {
+				if len(got) != 0 {
+					t.Fatalf("healed %+v", got)
+				}
+				return
+			}
+			if len(got) != 1 {
+				t.Fatalf("%d heals: %+v", len(got), got)
+			}
+			ch, e := got[0].ch, got[0].e
+			if ch.File != "pages/legacy.js" || ch.Line != 5 || ch.Old != "add-button" || ch.New != tc.want || src[e.start:e.end] != "'add-button'" {
+				t.Fatalf("change %+v, edit %q", ch, src[e.start:e.end])
+			}
+		})
+	}
+}

@@ -341,15 +341,23 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 				}
 				continue
 			}
-			if !slices.ContainsFunc(edits[e.file], func(x edit) bool { return x.start == e.start }) {
-				edits[e.file] = append(edits[e.file], e)
-				ch.Tests = []string{rt.Title}
-				changes = append(changes, ch)
-			} else {
+			add := func(ch Change, e edit) {
+				if !slices.ContainsFunc(edits[e.file], func(x edit) bool { return x.start == e.start }) {
+					edits[e.file] = append(edits[e.file], e)
+					ch.Tests = []string{rt.Title}
+					changes = append(changes, ch)
+					return
+				}
 				for i := range changes {
-					if changes[i].File == ch.File && changes[i].Line == ch.Line {
+					if changes[i].File == ch.File && changes[i].Line == ch.Line && !slices.Contains(changes[i].Tests, rt.Title) {
 						changes[i].Tests = append(changes[i].Tests, rt.Title)
 					}
+				}
+			}
+			add(ch, e)
+			if !overlay {
+				for _, h := range aheadHeals(t, prints[id], last.dom[id], sites) {
+					add(h.ch, h.e)
 				}
 			}
 			healing = append(healing, id)
@@ -1322,4 +1330,74 @@ func escapeRegex(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// staticSelector reads a selector that names an element by an attribute
+// that does not change with the page's state (a test id, an id): the
+// attribute and its value. Others (a role and its name, a text) may name
+// an element only in some states, and are not read.
+func staticSelector(sel string) (attr, value string, ok bool) {
+	if m := testIDSelector.FindStringSubmatch(sel); m != nil {
+		return m[1], strings.ReplaceAll(strings.ReplaceAll(m[2], `\"`, `"`), `\\`, `\`), true
+	}
+	if m := idSelector.FindStringSubmatch(sel); m != nil {
+		return "id", m[1], true
+	}
+	return "", "", false
+}
+
+// aheadHeal is one of aheadHeals: the change and its edit.
+type aheadHeal struct {
+	ch Change
+	e  edit
+}
+
+var (
+	testIDSelector = regexp.MustCompile(`^internal:testid=\[([\w-]+)="((?:[^"\\]|\\.)*)"s\]$`)
+	idSelector     = regexp.MustCompile(`^#([A-Za-z][\w-]*)$`)
+)
+
+// aheadHeals are the heals of the calls a failing test makes after its
+// failing one (as a passing run recorded them, prints) whose element is
+// on the failure's page already and no longer carries the test id or id
+// the call's locator names, while the element most like it carries
+// another: the same drift, a few calls on, healed in the same trial
+// instead of a trial each (a renamed field, then the renamed button
+// beside it). A call whose locator still names something on the page, or
+// whose element is not there yet, is left to its own failure.
+func aheadHeals(t TestOutcome, prints []TraceAction, dom []SnapshotElement, sites []LocatorSite) []aheadHeal {
+	f := t.Failure
+	if f == nil || len(dom) == 0 {
+		return nil
+	}
+	at := slices.IndexFunc(prints, func(a TraceAction) bool { return a.File == f.File && a.Line == f.Line && a.Column == f.Column })
+	if at < 0 {
+		return nil
+	}
+	var out []aheadHeal
+	seen := map[string]bool{f.Selector: true}
+	for _, a := range prints[at+1:] {
+		if a.Target == nil || seen[a.Selector] {
+			continue
+		}
+		seen[a.Selector] = true
+		attr, value, ok := staticSelector(a.Selector)
+		if !ok || a.Target.Attributes[attr] != value {
+			continue
+		}
+		if slices.ContainsFunc(dom, func(e SnapshotElement) bool { return e.Attributes[attr] == value }) {
+			continue // the locator still finds it
+		}
+		cand, _, ok := relocateIn(*a.Target, dom)
+		if !ok || cand.Attributes[attr] == "" {
+			continue
+		}
+		old := *a.Target
+		ch, e, verdict, _ := healAt(&a, func(LocatorSite) SnapshotElement { return old }, cand, sites,
+			a.Method == "expect" || strings.HasPrefix(a.API, "expect"))
+		if verdict == "" {
+			out = append(out, aheadHeal{ch, e})
+		}
+	}
+	return out
 }
