@@ -1,7 +1,6 @@
 package suite
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -240,10 +239,12 @@ func (r ProjectRunner) budgetOf(listing []TestOutcome, files []string, ceiling t
 // only a verified patch is reported.
 func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string][]TraceAction, o RunOptions) (RepairReport, error) {
 	cur := p
-	// The evidence: one retry tells a flaky test from a failing one; the
-	// CI's two would only triple the time every failing test waits out.
+	// The evidence: each test runs once, whatever the CI's retries (each
+	// retry of a failing test waits out its timeouts again); confirm runs
+	// again, once, the failures of tests the config retries that a second
+	// run could tell from flakiness.
 	eo := o
-	eo.MaxRetries, eo.TraceFailures = cmp.Or(eo.MaxRetries, 1), true
+	eo.NoRetries, eo.MaxRetries, eo.TraceFailures = true, 0, true
 	first, fileErrs, err := r.evidence(ctx, cur, inPhase(eo, "evidence", nil))
 	if err != nil {
 		return RepairReport{}, err
@@ -252,6 +253,10 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 		if prints, err = r.baselinePrints(ctx, cur, first, prints, inPhase(o, "baseline", nil)); err != nil {
 			return RepairReport{}, err
 		}
+	}
+	again, err := r.confirm(ctx, cur, &first, prints, inPhase(o, "confirm", nil))
+	if err != nil {
+		return RepairReport{}, err
 	}
 	before := map[string]string{} // each test's status before any patch
 	for id, t := range first.tests {
@@ -271,7 +276,9 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 			rt.Verdict = VerdictPassed
 		case "flaky":
 			rt.Verdict = VerdictFlaky
-			if t.Error != "" {
+			if again[id] {
+				rt.Reason = "failed in the first run (" + failedAt(t) + "), then passed when run again with nothing changed: flaky, not drift"
+			} else if t.Error != "" {
 				rt.Reason = "failed, then passed on a retry in the same run: " + firstLine(t.Error)
 			}
 		case "failed":
@@ -428,7 +435,7 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 				// later with nothing of it rewritten: the failure did not
 				// repeat (a loaded machine, a slow app), and there is no
 				// drift to heal nor a regression to report.
-				rt.Verdict, rt.Reason = VerdictFlaky, "failed on each attempt of the first run ("+failedAt(first.tests[id])+
+				rt.Verdict, rt.Reason = VerdictFlaky, "failed in the first run ("+failedAt(first.tests[id])+
 					"), then passed in a later run with nothing it runs rewritten: flaky, not drift"
 			case t.Status == "passed" && rt.Verdict == VerdictHealed:
 				// Healed by a longer wait (its reason says so).
@@ -856,6 +863,96 @@ func (r ProjectRunner) retry(ctx context.Context, cur Project, last *trial, edit
 		}
 	}
 	return p, next, broke, nil
+}
+
+// confirm runs once more, on their own, the tests that failed in the
+// repair's first run and that their config retries (it says they may be
+// flaky), but for a failure that is plainly drift (renamed): a test that
+// then passes is flaky (its status in first says so), never healed, sent
+// to the agent or reported a regression on one failure. It answers the
+// tests that passed when run again. A test its config does not retry is
+// taken at its one run, as the config asks; a later trial may still find
+// its failure does not repeat.
+func (r ProjectRunner) confirm(ctx context.Context, p Project, first *trial, prints map[string][]TraceAction, o RunOptions) (map[string]bool, error) {
+	sites, err := projectSites(p)
+	if err != nil {
+		return nil, err
+	}
+	var ids, files []string
+	for id, t := range first.tests {
+		if t.Status == "failed" && t.Retries > 0 && !renamed(t, prints[id], first.dom[id], sites) {
+			ids = append(ids, id)
+			if !slices.Contains(files, t.File) {
+				files = append(files, t.File)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	slices.Sort(ids)
+	// A file whose tests run in order runs whole: its test alone is not
+	// the test as it ran.
+	only := !slices.ContainsFunc(files, func(f string) bool {
+		src, _ := p.File(f)
+		return serialMode.Match(src.Content)
+	})
+	if budget := r.budgetOf(o.Listing, files, o.Ceiling); budget > 0 {
+		o.Wall = budget
+	}
+	_, next, _, err := r.retry(ctx, p, first, nil, ids, only, o)
+	if err != nil {
+		return nil, err
+	}
+	passed := map[string]bool{}
+	for _, id := range ids {
+		if t, ok := next.tests[id]; ok && (t.Status == "passed" || t.Status == "flaky") {
+			ft := first.tests[id]
+			ft.Status = "flaky"
+			first.tests[id], passed[id] = ft, true
+		}
+	}
+	return passed, nil
+}
+
+// renamed reports whether a failing test's failure is plainly drift, which
+// running it again would only repeat: its failing call names an element by
+// a test id or id that is nowhere on the failure's page, while the element
+// it found before (prints) is there carrying another value of it, and the
+// call heals.
+func renamed(t TestOutcome, prints []TraceAction, dom []SnapshotElement, sites []LocatorSite) bool {
+	f := t.Failure
+	if f == nil || len(dom) == 0 {
+		return false
+	}
+	at := slices.IndexFunc(prints, func(a TraceAction) bool { return a.File == f.File && a.Line == f.Line && a.Column == f.Column })
+	if at < 0 || prints[at].Selector != f.Selector {
+		return false
+	}
+	if _, ok := renamedOn(prints[at], dom); !ok {
+		return false
+	}
+	_, _, verdict, _ := diagnose(t, prints, dom, sites)
+	return verdict == ""
+}
+
+// renamedOn is the element of dom most like a's (as a passing run
+// recorded it) when a's locator names it by a test id or id that is
+// nowhere on dom, and that element carries another value of it: the
+// attribute was renamed on a page that is otherwise there.
+func renamedOn(a TraceAction, dom []SnapshotElement) (SnapshotElement, bool) {
+	attr, value, ok := staticSelector(a.Selector)
+	if !ok || a.Target == nil || a.Target.Attributes[attr] != value {
+		return SnapshotElement{}, false
+	}
+	if slices.ContainsFunc(dom, func(e SnapshotElement) bool { return e.Attributes[attr] == value }) {
+		return SnapshotElement{}, false // the locator still finds it
+	}
+	cand, _, ok := relocateIn(*a.Target, dom)
+	if !ok || cand.Attributes[attr] == "" {
+		return SnapshotElement{}, false
+	}
+	return cand, true
 }
 
 // adopt takes the outcomes of a later run as the latest.
@@ -1381,15 +1478,8 @@ func aheadHeals(t TestOutcome, prints []TraceAction, dom []SnapshotElement, site
 			continue
 		}
 		seen[a.Selector] = true
-		attr, value, ok := staticSelector(a.Selector)
-		if !ok || a.Target.Attributes[attr] != value {
-			continue
-		}
-		if slices.ContainsFunc(dom, func(e SnapshotElement) bool { return e.Attributes[attr] == value }) {
-			continue // the locator still finds it
-		}
-		cand, _, ok := relocateIn(*a.Target, dom)
-		if !ok || cand.Attributes[attr] == "" {
+		cand, ok := renamedOn(a, dom)
+		if !ok {
 			continue
 		}
 		old := *a.Target

@@ -147,8 +147,8 @@ type TestOutcome struct {
 	Trace  string `json:"-"`
 	RunDir string `json:"-"`
 	// TimeoutMS and Retries are the test's own time limit and retries, as
-	// its project in the config sets them (read at listing): what a run of
-	// it may take.
+	// its project in the config sets them (a run that retries less still
+	// reports the config's): what a run of it may take.
 	TimeoutMS int `json:"timeout_ms,omitempty"`
 	Retries   int `json:"retries,omitempty"`
 	// Failure is the call that failed, from the trace: its call site in
@@ -307,7 +307,10 @@ const retries = (n) => (wp.noRetries ? 0 : wp.maxRetries && n > wp.maxRetries ? 
 const cap = wp.workers || 1;
 const own = typeof base.workers === 'string' && /^[0-9.]+%%$/.test(base.workers) ? Math.round((cap * parseFloat(base.workers)) / 100) : base.workers;
 const timeout = wp.globalTimeout && base.globalTimeout ? Math.min(wp.globalTimeout, base.globalTimeout) : wp.globalTimeout || base.globalTimeout;
-const projects = (base.projects || []).filter((p) => only(p.use)).map((p) => (p.retries === undefined ? p : { ...p, retries: retries(p.retries) }));
+// Each project's metadata keeps the retries its config gives it, for the
+// report: a run may retry less.
+const configured = (p) => ({ ...(p.metadata || base.metadata || {}), webpilotRetries: p.retries === undefined ? base.retries || 0 : p.retries });
+const projects = (base.projects || []).filter((p) => only(p.use)).map((p) => ({ ...p, metadata: configured(p), ...(p.retries === undefined ? {} : { retries: retries(p.retries) }) }));
 // A repair's first run needs the traces of what fails only: recording a
 // passing test's is most of a trace's cost. With a retry the failing
 // tests' retries are traced; without one, every test is, and only the
@@ -329,6 +332,7 @@ export default defineConfig({
   ...base,
   projects: base.projects && base.projects.length ? projects.map((p) => ({ ...p, use: browser({ ...(base.use || {}), ...(p.use || {}) }, p.retries === undefined ? retries(base.retries || 0) : p.retries) })) : undefined,
   use: browser(base.use, retries(base.retries || 0)),
+  metadata: configured(base),
   reporter: [['json', { outputFile: wp.report }], [wp.progress.reporter, { outputFile: wp.progress.file }]],
   outputDir: wp.output,
   retries: retries(base.retries),
@@ -590,9 +594,13 @@ type report struct {
 	Config struct {
 		RootDir  string `json:"rootDir"`
 		Projects []struct {
-			Name    string `json:"name"`
-			Timeout int    `json:"timeout"`
-			Retries int    `json:"retries"`
+			Name     string `json:"name"`
+			Timeout  int    `json:"timeout"`
+			Retries  int    `json:"retries"`
+			Metadata struct {
+				// Retries is the config's own, when the run retried less.
+				Retries *int `json:"webpilotRetries"`
+			} `json:"metadata"`
 		} `json:"projects"`
 	} `json:"config"`
 	Suites []reportSuite `json:"suites"`
@@ -674,6 +682,9 @@ func (rep *RunReport) read(raw []byte, dir, root string, locked bool) error {
 				for _, pr := range r.Config.Projects {
 					if pr.Name == o.Project {
 						o.TimeoutMS, o.Retries = pr.Timeout, pr.Retries
+						if pr.Metadata.Retries != nil {
+							o.Retries = *pr.Metadata.Retries
+						}
 					}
 				}
 				for _, res := range t.Results {

@@ -453,10 +453,15 @@ test('passes on a second retry', async ({}, info) => { expect(info.retry).toBeGr
 		if got := statuses(rep); !maps.Equal(got, c.want) {
 			t.Errorf("%s: ran %v, want %v", c.name, got, c.want)
 		}
-		// A test that failed on an attempt says why, though a retry passed.
+		// A test that failed on an attempt says why, though a retry passed;
+		// each reports the retries its config gives it, however many the
+		// run allowed (a repair confirms a failure its config retries).
 		for _, o := range rep.Tests {
 			if failedOnce := o.Status != "passed"; failedOnce != strings.Contains(o.Error, "toBeGreaterThan") {
 				t.Errorf("%s: %s %s with the error %q", c.name, o.Project, o.Title(), o.Error)
+			}
+			if o.Retries != 2 {
+				t.Errorf("%s: %s %s reports %d retries, its config 2", c.name, o.Project, o.Title(), o.Retries)
 			}
 		}
 	}
