@@ -244,7 +244,7 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 	// again, once, the failures of tests the config retries that a second
 	// run could tell from flakiness.
 	eo := o
-	eo.NoRetries, eo.MaxRetries, eo.TraceFailures = true, 0, true
+	eo.NoRetries, eo.TraceFailures = true, true
 	first, fileErrs, err := r.evidence(ctx, cur, inPhase(eo, "evidence", nil))
 	if err != nil {
 		return RepairReport{}, err
