@@ -53,7 +53,7 @@ func main() {
 	flag.IntVar(&mcpRounds, "mcp-rounds", 5, "times each MCP task runs on each tool")
 	flag.StringVar(&suitesProjects, "suites-projects", "", "comma-separated corpus projects the suites area measures; all when empty")
 	flag.StringVar(&coldModeList, "cold-modes", strings.Join(coldModes, ","), "comma-separated modes the suites_cold area measures (warm is always measured: it is the reference)")
-	flag.IntVar(&scaleTests, "scale-tests", 500, "tests of the suites_scale area's generated project (0 skips it)")
+	flag.IntVar(&scaleTests, "scale-tests", 500, "tests of the suites_scale area's generated project (0 skips it; -scale-growth still runs)")
 	flag.IntVar(&scaleFiles, "scale-files", 50, "test files of the suites_scale area's generated project")
 	flag.StringVar(&scaleGrowth, "scale-growth", "100,250,500", "sizes at which suites_scale measures the repair after a run with the same 50 failing tests (empty skips it)")
 	only := flag.String("only", "", "comma-separated areas to run (dispatcher, jobs, page, repair, exploration, explore_site, lexical, suites, suites_cold, suites_scale, sandbox, projects_e2e, mcp, scaling, peer, chaos, cluster); all when empty")

@@ -32,7 +32,7 @@ var (
 // project on the same machine; then, at each size of -scale-growth with
 // the same failing tests, a run and the repair that follows it.
 func suitesScaleBench(ctx context.Context) error {
-	if scaleTests == 0 {
+	if scaleTests == 0 && scaleGrowth == "" {
 		return nil
 	}
 	target := demoapp.New(demoapp.Options{})
@@ -51,7 +51,24 @@ func suitesScaleBench(ctx context.Context) error {
 		return err
 	}
 	defer os.RemoveAll(work)
+	// The target drifted and regressed; the release is where the suite passes.
+	if err := target.SetVariant(demoapp.RenamedIDs, demoapp.WrongCount); err != nil {
+		return err
+	}
+	if scaleTests > 0 {
+		if err := scaleMain(ctx, s, tsrv.URL, release.URL, work, runner, browsers); err != nil {
+			return err
+		}
+	}
+	if scaleGrowth == "" {
+		return nil
+	}
+	return scaleGrowthBench(ctx, s, tsrv.URL, release.URL)
+}
 
+// scaleMain repairs the generated project of -scale-tests tests from the
+// release as its baseline and sets its time against one plain pass.
+func scaleMain(ctx context.Context, s *procStack, base, releaseURL, work, runner, browsers string) error {
 	shape := suitetest.Scale{Tests: scaleTests, Files: scaleFiles, DriftFiles: max(scaleFiles/10, 1), RegressionFiles: max(scaleFiles/50, 1)}
 	files, kinds := suitetest.Scaled(shape)
 	p, err := suite.NewProject(files)
@@ -60,7 +77,7 @@ func suitesScaleBench(ctx context.Context) error {
 	}
 	// One plain pass, as the owner runs it, on the app where it passes.
 	start := time.Now()
-	ref, err := suitetest.Outside(ctx, p, filepath.Join(work, "outside"), runner, browsers, map[string]string{"BASE_URL": release.URL}, nil)
+	ref, err := suitetest.Outside(ctx, p, filepath.Join(work, "outside"), runner, browsers, map[string]string{"BASE_URL": releaseURL}, nil)
 	if err != nil {
 		return fmt.Errorf("the plain pass: %w", err)
 	}
@@ -74,10 +91,7 @@ func suitesScaleBench(ctx context.Context) error {
 	if passed != scaleTests {
 		return fmt.Errorf("the generated project passes %d of %d tests outside on its own app", passed, len(ref.Tests))
 	}
-	if err := target.SetVariant(demoapp.RenamedIDs, demoapp.WrongCount); err != nil {
-		return err
-	}
-	cold, err := scaleRepair(ctx, s, files, kinds, tsrv.URL, release.URL, false)
+	cold, err := scaleRepair(ctx, s, files, kinds, base, releaseURL, false)
 	if err != nil {
 		return err
 	}
@@ -93,10 +107,12 @@ func suitesScaleBench(ctx context.Context) error {
 	}
 	fmt.Printf("bench suites_scale: tests=%d files=%d failing=%d healed=%d flagged=%d wrongly_healed=%d repair_s=%.0f runner_s=%.0f ratio=%.2f\n\n",
 		scaleTests, scaleFiles, cold.drift+cold.regressed, cold.healed, cold.flagged, cold.wrongly, cold.took.Seconds(), runnerS, ratio)
+	return nil
+}
 
-	if scaleGrowth == "" {
-		return nil
-	}
+// scaleGrowthBench measures, at each size of -scale-growth, a run and the
+// repair that follows it.
+func scaleGrowthBench(ctx context.Context, s *procStack, base, releaseURL string) error {
 	// The same 50 failing tests (four drifted files, one regressed) in
 	// projects of growing size: a run, then the repair that follows it
 	// (from the same baseline).
@@ -108,7 +124,7 @@ func suitesScaleBench(ctx context.Context) error {
 			return fmt.Errorf("-scale-growth: %q is not a size of at least 50 tests", f)
 		}
 		files, kinds := suitetest.Scaled(suitetest.Scale{Tests: n, Files: n / 10, DriftFiles: 4, RegressionFiles: 1})
-		r, err := scaleRepair(ctx, s, files, kinds, tsrv.URL, release.URL, true)
+		r, err := scaleRepair(ctx, s, files, kinds, base, releaseURL, true)
 		if err != nil {
 			return err
 		}
