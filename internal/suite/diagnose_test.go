@@ -117,17 +117,28 @@ func TestAnEntryTheAppLostIsARegression(t *testing.T) {
 		}
 		return out
 	}
-	_, _, verdict, why := diagnose(TestOutcome{Status: "failed", Error: f.Error, Failure: f, Actions: actions}, passing, page("Bread"), nil)
-	if verdict != VerdictRegression || !strings.Contains(why, `"Apples"`) || !strings.Contains(why, "support/options.ts:20") {
-		t.Fatalf("verdict %q (%s), want a regression naming the entry and where it was made", verdict, why)
+	// With a record of the button, and with none (a suite red on
+	// arrival): the locator's own name holds the entry.
+	for _, record := range [][]TraceAction{passing, nil} {
+		_, _, verdict, why := diagnose(TestOutcome{Status: "failed", Error: f.Error, Failure: f, Actions: actions}, record, page("Bread"), nil)
+		if verdict != VerdictRegression || !strings.Contains(why, `"Apples"`) || !strings.Contains(why, "support/options.ts:20") {
+			t.Fatalf("recorded %d: verdict %q (%s), want a regression naming the entry and where it was made", len(record), verdict, why)
+		}
+		// Reworded: "Remove Apples" is on the page; the entry is not lost.
+		reworded := page("Bread", "Apples")
+		for i := range reworded {
+			reworded[i].Text = strings.ReplaceAll(reworded[i].Text, "Delete", "Remove")
+		}
+		if _, _, verdict, why := diagnose(TestOutcome{Status: "failed", Error: f.Error, Failure: f, Actions: actions}, record, reworded, nil); strings.Contains(why, "shows it nowhere") {
+			t.Fatalf("recorded %d: verdict %q (%s): the entry is on the page", len(record), verdict, why)
+		}
 	}
-	// Reworded: "Remove Apples" is on the page; the entry is not lost.
-	reworded := page("Bread", "Apples")
-	for i := range reworded {
-		reworded[i].Text = strings.ReplaceAll(reworded[i].Text, "Delete", "Remove")
-	}
-	if _, _, verdict, why := diagnose(TestOutcome{Status: "failed", Error: f.Error, Failure: f, Actions: actions}, passing, reworded, nil); strings.Contains(why, "shows it nowhere") {
-		t.Fatalf("verdict %q (%s): the entry is on the page", verdict, why)
+	// With no record, a locator that does not name the entry (a test id)
+	// is left to the agent.
+	byID := *f
+	byID.Selector = `internal:testid=[data-testid="delete"s]`
+	if _, _, verdict, why := diagnose(TestOutcome{Status: "failed", Error: f.Error, Failure: &byID, Actions: actions}, nil, page("Bread"), nil); why != reasonNoRecord {
+		t.Fatalf("verdict %q (%s), want %q", verdict, why, reasonNoRecord)
 	}
 }
 

@@ -1151,13 +1151,22 @@ func diagnose(t TestOutcome, passing []TraceAction, dom []SnapshotElement, sites
 			}
 		}
 	}
+	if old == nil && len(dom) > 0 {
+		// No record of the element, but its locator's own words may name
+		// what the test entered (a button "Delete Apples" after a fill of
+		// "Apples"): shown nowhere, the app lost it, whatever the element.
+		if v, at, ok := lostEntry(namedBy(f.Selector), t.Actions, f, dom); ok {
+			return Change{}, edit{}, VerdictRegression, fmt.Sprintf("the element the test needs is named for %q, which the test entered (%s:%d), and the page shows it nowhere: the app did not keep it",
+				clip(v, 80), at.File, at.Line)
+		}
+	}
 	if old == nil {
 		return Change{}, edit{}, VerdictUnrepairable, reasonNoRecord
 	}
 	if len(dom) == 0 {
 		return Change{}, edit{}, VerdictUnrepairable, "the trace holds no picture of the page at the failure"
 	}
-	if v, at, ok := lostEntry(*old, t.Actions, f, dom); ok {
+	if v, at, ok := lostEntry(old.Text+"\n"+old.Attributes["aria-label"], t.Actions, f, dom); ok {
 		// The element held what the test entered, and the page shows that
 		// nowhere: the app did not keep the entry (or has not yet: a
 		// longer wait is tried), and no other element is the one.
@@ -1223,11 +1232,25 @@ func healAt(f *TraceAction, old func(LocatorSite) SnapshotElement, cand Snapshot
 	return Change{}, edit{}, VerdictUnrepairable, errNoSite.Error() + ": " + f.Selector
 }
 
+// namedWords is a selector's accessible name, text or label filter.
+var namedWords = regexp.MustCompile(`(?:\[name|internal:has-text|internal:text|internal:label)="((?:[^"\\]|\\.)*)"`)
+
+// namedBy is the words a selector finds its element by (a role's name, a
+// text, a label), one per line.
+func namedBy(selector string) string {
+	var words []string
+	for _, m := range namedWords.FindAllStringSubmatch(selector, -1) {
+		words = append(words, strings.ReplaceAll(m[1], `\"`, `"`))
+	}
+	return strings.Join(words, "\n")
+}
+
 // lostEntry finds what the test entered before its failure (a fill, a
-// type) that the element it needed held, and the failure's page shows in
-// no element: the entry and the call that made it.
-func lostEntry(old SnapshotElement, actions []TraceAction, failure *TraceAction, dom []SnapshotElement) (string, TraceAction, bool) {
-	held := strings.ToLower(old.Text + "\n" + old.Attributes["aria-label"])
+// type) that the element it needed held (its text and label, or the words
+// its locator names it by), and the failure's page shows in no element:
+// the entry and the call that made it.
+func lostEntry(held string, actions []TraceAction, failure *TraceAction, dom []SnapshotElement) (string, TraceAction, bool) {
+	held = strings.ToLower(held)
 	for _, a := range actions {
 		if a.Error != "" && a.File == failure.File && a.Line == failure.Line && a.Column == failure.Column {
 			break // only what was entered before the failure
