@@ -126,9 +126,11 @@ func TestARunIsBoundedAsAWhole(t *testing.T) {
 					t.Errorf("the run held %d MiB, over its %d MiB budget", res.PeakMemory>>20, budget>>20)
 				}
 				// The host's available memory moves with everything else
-				// the machine runs (other tests, on CI): 768 MiB is left for
-				// that, well under the 2 GiB more the run would have taken.
-				if fell := before - lowest; fell > budget+768<<20 {
+				// the machine runs (other tests, a bench beside them: 985
+				// MiB once): half of the 2 GiB more that the run would
+				// have taken unbounded (4 GiB) is left for that, so a cap
+				// that counted one of the two processes still fails here.
+				if fell := before - lowest; fell > budget+(4<<30-budget)/2 {
 					t.Errorf("the host's available memory fell by %d MiB, more than the %d MiB budget", fell>>20, budget>>20)
 				}
 			}
