@@ -2,6 +2,7 @@ package browser
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -70,8 +71,14 @@ func (s *Session) SetOfMarks(ctx context.Context, snap Snapshot, limit int) ([]b
 		if err != nil {
 			continue
 		}
-		// The element exists (its ref resolved): a generous timeout only matters on a loaded machine.
+		// The element exists (its ref resolved): the wait only matters on
+		// a loaded machine, where 2 s once dropped a button's mark; a
+		// timed-out box is asked for once more, for longer, before its
+		// mark is left out.
 		box, err := loc.BoundingBox(playwright.LocatorBoundingBoxOptions{Timeout: playwright.Float(2000)})
+		if errors.Is(err, playwright.ErrTimeout) && ctx.Err() == nil {
+			box, err = loc.BoundingBox(playwright.LocatorBoundingBoxOptions{Timeout: playwright.Float(10000)})
+		}
 		if err != nil || box == nil || box.Width == 0 || (vp != nil && (box.Y+box.Height < 0 || box.Y > float64(vp.Height))) {
 			continue
 		}
