@@ -1151,16 +1151,14 @@ func diagnose(t TestOutcome, passing []TraceAction, dom []SnapshotElement, sites
 			}
 		}
 	}
-	if old == nil && len(dom) > 0 {
+	if old == nil {
 		// No record of the element, but its locator's own words may name
 		// what the test entered (a button "Delete Apples" after a fill of
 		// "Apples"): shown nowhere, the app lost it, whatever the element.
-		if v, at, ok := lostEntry(namedBy(f.Selector), t.Actions, f, dom); ok {
+		if v, at, ok := lostEntry(namedBy(f.Selector), t.Actions, f, dom); ok && len(dom) > 0 {
 			return Change{}, edit{}, VerdictRegression, fmt.Sprintf("the element the test needs is named for %q, which the test entered (%s:%d), and the page shows it nowhere: the app did not keep it",
 				clip(v, 80), at.File, at.Line)
 		}
-	}
-	if old == nil {
 		return Change{}, edit{}, VerdictUnrepairable, reasonNoRecord
 	}
 	if len(dom) == 0 {
