@@ -23,7 +23,7 @@ ENTRYPOINT ["/app/dispatcher"]
 
 FROM debian:bookworm-slim AS worker
 RUN apt-get update \
- && apt-get install -y --no-install-recommends chromium nodejs npm ca-certificates tini bubblewrap \
+ && apt-get install -y --no-install-recommends chromium chromium-headless-shell nodejs npm ca-certificates tini bubblewrap \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /opt/pw
 RUN npm pack playwright-core@1.52.0 --silent \
@@ -33,7 +33,7 @@ WORKDIR /opt/pwtest
 RUN npm install --no-audit --no-fund --silent @playwright/test@1.52.0 axe-core@4.10.3
 RUN useradd --system --uid 10001 --home-dir /home/webpilot --create-home webpilot
 COPY --from=build /out/worker /app/worker
-ENV PLAYWRIGHT_DRIVER_PATH=/opt/pw WEBPILOT_CHROMIUM=/usr/lib/chromium/chromium WEBPILOT_SPEC_RUNNER=/opt/pwtest \
+ENV PLAYWRIGHT_DRIVER_PATH=/opt/pw WEBPILOT_CHROMIUM=/usr/lib/chromium/chromium-headless-shell WEBPILOT_SPEC_RUNNER=/opt/pwtest \
     WEBPILOT_METRICS_ADDR=0.0.0.0:9090 WEBPILOT_DATA_DIR=/home/webpilot/data
 USER 10001:10001
 WORKDIR /home/webpilot

@@ -68,7 +68,7 @@ cp "$SPEC" "$RUN/demo.spec.ts"
 cat >"$RUN/playwright.config.ts" <<CFG
 import { defineConfig } from '@playwright/test';
 export default defineConfig({ testDir: '.', outputDir: './test-results', reporter: 'list', retries: 0,
-  use: { launchOptions: { executablePath: '/usr/lib/chromium/chromium', args: ['--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-dev-shm-usage'] } } });
+  use: { launchOptions: { executablePath: '/usr/lib/chromium/chromium-headless-shell', args: ['--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-dev-shm-usage'] } } });
 CFG
 (cd "$RUN" && PASSWORD='s3cret-pass' node "$ROOT/.cache/pwtest/node_modules/@playwright/test/cli.js" test --config playwright.config.ts)
 

@@ -11,7 +11,10 @@ RUNNER=$CACHE/pwtest
 AXE_VERSION=4.10.3
 
 need_apt=()
-[ -x /usr/lib/chromium/chromium ] || need_apt+=(chromium)
+# The old headless shell is the browser every headless run uses (as
+# @playwright/test's own default); the full browser is for headful use. Both
+# come from one source package and are installed together, at one version.
+[ -x /usr/lib/chromium/chromium ] && [ -x /usr/lib/chromium/chromium-headless-shell ] || need_apt+=(chromium chromium-headless-shell)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql)
 command -v node >/dev/null || need_apt+=(nodejs)
 command -v npm >/dev/null || need_apt+=(npm)
@@ -62,4 +65,4 @@ if [ "${1:-}" = peer ]; then
 fi
 
 go mod download
-echo "setup: ok (chromium $(/usr/lib/chromium/chromium --version 2>/dev/null | awk '{print $2}'), playwright driver $PW_VERSION, $(ls -d /usr/lib/postgresql/*/ | xargs -n1 basename | sed 's/^/postgres /'))"
+echo "setup: ok (chromium $(/usr/lib/chromium/chromium --version 2>/dev/null | awk '{print $2}') and its headless shell, playwright driver $PW_VERSION, $(ls -d /usr/lib/postgresql/*/ | xargs -n1 basename | sed 's/^/postgres /'))"

@@ -24,7 +24,7 @@ import (
 type Runner struct {
 	// Dir holds node_modules/@playwright/test (make setup installs it).
 	Dir string
-	// Chromium is the browser executable; default /usr/lib/chromium/chromium.
+	// Chromium is the browser executable; default browser.DefaultChromium.
 	Chromium string
 	// Timeout bounds one run; default 3 minutes.
 	Timeout time.Duration
@@ -96,7 +96,7 @@ func (r Runner) Run(ctx context.Context, spec string, o Options) (string, error)
 	defer os.RemoveAll(dir)
 	exe := r.Chromium
 	if exe == "" {
-		exe = "/usr/lib/chromium/chromium"
+		exe = browser.DefaultChromium
 	}
 	proxy := ""
 	if p := o.Proxy; p != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
+	"github.com/webpilot/webpilot/internal/browser"
 	"github.com/webpilot/webpilot/internal/sandbox"
 )
 
@@ -425,7 +426,7 @@ func (r ProjectRunner) Run(ctx context.Context, p Project, o RunOptions) (RunRep
 	}
 	chromium := r.Chromium
 	if chromium == "" {
-		chromium = "/usr/lib/chromium/chromium"
+		chromium = browser.DefaultChromium
 	}
 	ceiling := r.ceiling(o.Ceiling)
 	wall := min(cmp.Or(o.Wall, ceiling), ceiling)

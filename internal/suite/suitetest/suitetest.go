@@ -87,19 +87,21 @@ func BrowsersPath(dir, runner string) error {
 		return err
 	}
 	for _, b := range reg.Browsers {
-		var exe string
+		// Each of the runner's browsers is Debian's of the same kind:
+		// headless runs take the headless shell, as at the owner's.
+		var exe, debian string
 		switch b.Name {
 		case "chromium":
-			exe = filepath.Join(dir, "chromium-"+b.Revision, "chrome-linux", "chrome")
+			exe, debian = filepath.Join(dir, "chromium-"+b.Revision, "chrome-linux", "chrome"), browser.FullChromium
 		case "chromium-headless-shell":
-			exe = filepath.Join(dir, "chromium_headless_shell-"+b.Revision, "chrome-linux", "headless_shell")
+			exe, debian = filepath.Join(dir, "chromium_headless_shell-"+b.Revision, "chrome-linux", "headless_shell"), browser.DefaultChromium
 		default:
 			continue
 		}
 		if err := os.MkdirAll(filepath.Dir(exe), 0o755); err != nil {
 			return err
 		}
-		if err := os.Symlink("/usr/lib/chromium/chromium", exe); err != nil && !os.IsExist(err) {
+		if err := os.Symlink(debian, exe); err != nil && !os.IsExist(err) {
 			return err
 		}
 	}
