@@ -83,10 +83,21 @@ const (
 	policyFile = "/etc/chromium/policies/managed/webpilot.json"
 )
 
-// browserPolicy is the policy every Chromium a run starts reads: file:
-// URLs are refused in project runs as in scenario jobs (the sandbox's own
-// files are not the app under test).
+// browserPolicy is the managed policy the full Chromium reads, should a
+// run start it: file: URLs refused, as in scenario jobs. The headless shell
+// a run's tests use reads no policy; its file: URLs show what the run's own
+// code reads anyway, so what a run may see is bounded by its filesystem
+// (accounts included: see accounts), not by a browser's setting.
 const browserPolicy = `{"URLBlocklist": ["file://*"], "FileSelectionDialogsEnabled": false}`
+
+// accounts are the run's /etc/passwd and /etc/group: its own user (uid
+// 1000 inside) and nobody. The host's would name its accounts to any test
+// (fs, or a browser's file: URL); node and Chromium need only the run's
+// own entry.
+var accounts = map[string]string{
+	"passwd": "sandbox:x:1000:1000:sandbox:/tmp:/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+	"group":  "sandbox:x:1000:\nnogroup:x:65534:\n",
+}
 
 // Defaults of Limits' zero fields.
 const (
@@ -360,7 +371,8 @@ func (s *Sandbox) Run(ctx context.Context, r Run) (Result, error) {
 			return Result{}, fmt.Errorf("sandbox: %w", err)
 		}
 	}
-	for name, content := range map[string][]byte{"forward.js": forwarder, "policy.json": []byte(browserPolicy)} {
+	for name, content := range map[string][]byte{"forward.js": forwarder, "policy.json": []byte(browserPolicy),
+		"passwd": []byte(accounts["passwd"]), "group": []byte(accounts["group"])} {
 		if err := os.WriteFile(filepath.Join(helper, name), content, 0o644); err != nil {
 			return Result{}, fmt.Errorf("sandbox: %w", err)
 		}
@@ -492,8 +504,8 @@ func (s *Sandbox) binds(dir, helper, deps string) []string {
 	}
 	// What a browser and node read of /etc; nothing else of it (no
 	// credentials, no host configuration).
-	for _, f := range []string{"/etc/ssl", "/etc/fonts", "/etc/ld.so.cache", "/etc/alternatives", "/etc/passwd",
-		"/etc/group", "/etc/nsswitch.conf", "/etc/localtime", "/etc/mime.types"} {
+	for _, f := range []string{"/etc/ssl", "/etc/fonts", "/etc/ld.so.cache", "/etc/alternatives",
+		"/etc/nsswitch.conf", "/etc/localtime", "/etc/mime.types"} {
 		b = append(b, "--ro-bind-try", f, f)
 	}
 	if deps != "" {
@@ -503,6 +515,8 @@ func (s *Sandbox) binds(dir, helper, deps string) []string {
 		"--ro-bind", s.cfg.Runner, RunnerDir,
 		"--ro-bind", helper, helperDir,
 		"--ro-bind", filepath.Join(helper, "policy.json"), policyFile,
+		"--ro-bind", filepath.Join(helper, "passwd"), "/etc/passwd",
+		"--ro-bind", filepath.Join(helper, "group"), "/etc/group",
 		"--bind", dir, WorkDir,
 		// Nothing but /work and /tmp may be written.
 		"--remount-ro", "/")

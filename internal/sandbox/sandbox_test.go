@@ -57,6 +57,9 @@ type probeResult struct {
 	HostSecret      *string  `json:"host_secret"`
 	OtherRun        *string  `json:"other_run"`
 	Root            []string `json:"work_dir_listing"`
+	Passwd          *string  `json:"passwd"`
+	Group           *string  `json:"group"`
+	User            string   `json:"user"`
 	WriteUsr        bool     `json:"write_usr"`
 	WriteEtc        bool     `json:"write_etc"`
 	WriteRunner     bool     `json:"write_runner"`
@@ -70,11 +73,26 @@ type probeResult struct {
 	} `json:"fork"`
 }
 
+// hostAccounts says whether an /etc/passwd or /etc/group a run read names
+// any account but the run's own and nobody's.
+func hostAccounts(file *string) bool {
+	if file == nil {
+		return false
+	}
+	for line := range strings.Lines(*file) {
+		name, _, _ := strings.Cut(line, ":")
+		if name = strings.TrimSpace(name); name != "" && name != "sandbox" && name != "nobody" && name != "nogroup" {
+			return true
+		}
+	}
+	return false
+}
+
 // TestAHostileSuiteGetsNothing runs code that tries every way out a
 // hostile suite might: the worker's environment, the sandbox's PID 1
 // environment, the worker's data directory, another run's files, NATS,
-// Postgres or any loopback service, writing outside its directory, and a
-// fork bomb. Each gets nothing; the one way out, the job's egress proxy,
+// Postgres or any loopback service, writing outside its directory, a
+// fork bomb, and the host's accounts (/etc/passwd, /etc/group). Each gets nothing; the one way out, the job's egress proxy,
 // works.
 func TestAHostileSuiteGetsNothing(t *testing.T) {
 	const secret = "sealing-key-0123456789abcdef"
@@ -156,6 +174,7 @@ func TestAHostileSuiteGetsNothing(t *testing.T) {
 		"writing /etc":                     p.WriteEtc,
 		"writing the runner":               p.WriteRunner,
 		"a fork bomb":                      !p.Fork.Refused || p.Fork.Started >= 64,
+		"the host's accounts":              hostAccounts(p.Passwd) || hostAccounts(p.Group),
 	}
 	for what, got := range escapes {
 		if got {
@@ -164,6 +183,9 @@ func TestAHostileSuiteGetsNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(os.TempDir(), marker)); err == nil {
 		t.Error("a file written in the sandbox's /tmp appeared in the host's")
+	}
+	if p.User != "sandbox" {
+		t.Errorf("the run's user has no name of its own: %q", p.User)
 	}
 	if !p.WriteWork || !p.WriteTmpPrivate {
 		t.Errorf("the run could not write its own directory or /tmp: %+v", p)

@@ -13,6 +13,9 @@ out.init_environ = tryRead('/proc/1/environ');
 out.host_secret = tryRead(hostSecretFile);
 out.other_run = tryRead(otherRunFile);
 out.work_dir_listing = fs.readdirSync('/').sort();
+out.passwd = tryRead('/etc/passwd');
+out.group = tryRead('/etc/group');
+out.user = (() => { try { return require('os').userInfo().username; } catch (e) { return 'error: ' + e.message; } })();
 
 const tryWrite = (p) => { try { fs.writeFileSync(p, 'x'); return true; } catch { return false; } };
 out.write_usr = tryWrite('/usr/escape');
