@@ -471,6 +471,32 @@ test('passes on a second retry', async ({}, info) => { expect(info.retry).toBeGr
 // text and checks the value itself (no locator assertion fails); the
 // evidence is the read whose answer holds the value received (not the
 // read after it), with the element it read and the check's error.
+// TestAProjectThatAsksForAWindowRunsHeadless: configs often say headless:
+// false (left from debugging at a desk); the sandbox has no display, and
+// the full browser asked for a window failed every test there. The
+// headless shell the runs use draws none: the tests run and pass.
+func TestAProjectThatAsksForAWindowRunsHeadless(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p, err := suite.NewProject(map[string][]byte{
+		"playwright.config.js": []byte("module.exports = { testDir: 'tests', use: { baseURL: process.env.BASE_URL, headless: false } };\n"),
+		"tests/list.spec.js": []byte(`const { test, expect } = require('@playwright/test');
+
+test('shows the list', async ({ page }) => {
+  await page.goto('/list');
+  await expect(page.getByRole('heading')).toBeVisible();
+});
+`),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := b.run(t, p, suite.RunOptions{})
+	if len(rep.Tests) != 1 || rep.Tests[0].Status != "passed" {
+		t.Fatalf("%+v\n%s", rep.Tests, rep.Output)
+	}
+}
+
 func TestAValueTheTestReadIsTheFailuresEvidence(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
