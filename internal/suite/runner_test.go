@@ -471,6 +471,23 @@ test('passes on a second retry', async ({}, info) => { expect(info.retry).toBeGr
 // text and checks the value itself (no locator assertion fails); the
 // evidence is the read whose answer holds the value received (not the
 // read after it), with the element it read and the check's error.
+// oneSpec is a project of one spec file, tests/one.spec.js (tests after
+// the import line), on the run's base URL with more of use's options.
+func oneSpec(t *testing.T, use, tests string) suite.Project {
+	t.Helper()
+	if use != "" {
+		use = ", " + use
+	}
+	p, err := suite.NewProject(map[string][]byte{
+		"playwright.config.js": []byte("module.exports = { testDir: 'tests', use: { baseURL: process.env.BASE_URL" + use + " } };\n"),
+		"tests/one.spec.js":    []byte("const { test, expect } = require('@playwright/test');\n\n" + tests),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // TestAProjectThatAsksForAWindowRunsHeadless: configs often say headless:
 // false (left from debugging at a desk); the sandbox has no display, and
 // the full browser asked for a window failed every test there. The
@@ -478,19 +495,11 @@ test('passes on a second retry', async ({}, info) => { expect(info.retry).toBeGr
 func TestAProjectThatAsksForAWindowRunsHeadless(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p, err := suite.NewProject(map[string][]byte{
-		"playwright.config.js": []byte("module.exports = { testDir: 'tests', use: { baseURL: process.env.BASE_URL, headless: false } };\n"),
-		"tests/list.spec.js": []byte(`const { test, expect } = require('@playwright/test');
-
-test('shows the list', async ({ page }) => {
+	p := oneSpec(t, "headless: false", `test('shows the list', async ({ page }) => {
   await page.goto('/list');
   await expect(page.getByRole('heading')).toBeVisible();
 });
-`),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	rep := b.run(t, p, suite.RunOptions{})
 	if len(rep.Tests) != 1 || rep.Tests[0].Status != "passed" {
 		t.Fatalf("%+v\n%s", rep.Tests, rep.Output)
@@ -500,21 +509,13 @@ test('shows the list', async ({ page }) => {
 func TestAValueTheTestReadIsTheFailuresEvidence(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p, err := suite.NewProject(map[string][]byte{
-		"playwright.config.js": []byte("module.exports = { testDir: 'tests', use: { baseURL: process.env.BASE_URL } };\n"),
-		"tests/count.spec.js": []byte(`const { test, expect } = require('@playwright/test');
-
-test('reads the counter', async ({ page }) => {
+	p := oneSpec(t, "", `test('reads the counter', async ({ page }) => {
   await page.goto('/list');
   const text = await page.locator('#count').textContent();
   await page.getByRole('heading').isVisible();
   expect(Number(text.split(' ')[0]), 'the counter').toBe(2);
 });
-`),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	rep := b.run(t, p, suite.RunOptions{Trace: true})
 	if len(rep.Tests) != 1 || rep.Tests[0].Status != "failed" {
 		t.Fatalf("%+v", rep.Tests)
