@@ -87,17 +87,16 @@ const (
 // run start it: file: URLs refused, as in scenario jobs. The headless shell
 // a run's tests use reads no policy; its file: URLs show what the run's own
 // code reads anyway, so what a run may see is bounded by its filesystem
-// (accounts included: see accounts), not by a browser's setting.
+// (accounts included: see runPasswd), not by a browser's setting.
 const browserPolicy = `{"URLBlocklist": ["file://*"], "FileSelectionDialogsEnabled": false}`
 
-// accounts are the run's /etc/passwd and /etc/group: its own user (uid
-// 1000 inside) and nobody. The host's would name its accounts to any test
-// (fs, or a browser's file: URL); node and Chromium need only the run's
-// own entry.
-var accounts = map[string]string{
-	"passwd": "sandbox:x:1000:1000:sandbox:/tmp:/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
-	"group":  "sandbox:x:1000:\nnogroup:x:65534:\n",
-}
+// The run's /etc/passwd and /etc/group: its own user (uid 1000 inside) and
+// nobody. The host's would name its accounts to any test (fs, or a
+// browser's file: URL); node and Chromium need only the run's own entry.
+const (
+	runPasswd = "sandbox:x:1000:1000:sandbox:/tmp:/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+	runGroup  = "sandbox:x:1000:\nnogroup:x:65534:\n"
+)
 
 // Defaults of Limits' zero fields.
 const (
@@ -372,7 +371,7 @@ func (s *Sandbox) Run(ctx context.Context, r Run) (Result, error) {
 		}
 	}
 	for name, content := range map[string][]byte{"forward.js": forwarder, "policy.json": []byte(browserPolicy),
-		"passwd": []byte(accounts["passwd"]), "group": []byte(accounts["group"])} {
+		"passwd": []byte(runPasswd), "group": []byte(runGroup)} {
 		if err := os.WriteFile(filepath.Join(helper, name), content, 0o644); err != nil {
 			return Result{}, fmt.Errorf("sandbox: %w", err)
 		}

@@ -92,8 +92,8 @@ func hostAccounts(file *string) bool {
 // hostile suite might: the worker's environment, the sandbox's PID 1
 // environment, the worker's data directory, another run's files, NATS,
 // Postgres or any loopback service, writing outside its directory, a
-// fork bomb, and the host's accounts (/etc/passwd, /etc/group). Each gets nothing; the one way out, the job's egress proxy,
-// works.
+// fork bomb, and the host's accounts (/etc/passwd, /etc/group). Each gets
+// nothing; the one way out, the job's egress proxy, works.
 func TestAHostileSuiteGetsNothing(t *testing.T) {
 	const secret = "sealing-key-0123456789abcdef"
 	t.Setenv("WEBPILOT_SECRET_KEY", secret) // the worker's own environment

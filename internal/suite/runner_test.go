@@ -467,10 +467,6 @@ test('passes on a second retry', async ({}, info) => { expect(info.retry).toBeGr
 	}
 }
 
-// TestAValueTheTestReadIsTheFailuresEvidence: a test reads the counter's
-// text and checks the value itself (no locator assertion fails); the
-// evidence is the read whose answer holds the value received (not the
-// read after it), with the element it read and the check's error.
 // oneSpec is a project of one spec file, tests/one.spec.js (tests after
 // the import line), on the run's base URL with more of use's options.
 func oneSpec(t *testing.T, use, tests string) suite.Project {
@@ -506,6 +502,10 @@ func TestAProjectThatAsksForAWindowRunsHeadless(t *testing.T) {
 	}
 }
 
+// TestAValueTheTestReadIsTheFailuresEvidence: a test reads the counter's
+// text and checks the value itself (no locator assertion fails); the
+// evidence is the read whose answer holds the value received (not the
+// read after it), with the element it read and the check's error.
 func TestAValueTheTestReadIsTheFailuresEvidence(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
