@@ -252,3 +252,64 @@ func TestALaterCallThatDriftedTooIsHealedInTheSameTrial(t *testing.T) {
 		})
 	}
 }
+
+// TestALocatorInsideAnExpectFindsItsElement: expect(locator).toBeVisible()
+// checks that an element is there; a control's name or label in its
+// locator is how it is found, and a reworded control is drift healed as
+// any locator is. The content an assertion checks (a getByText, a
+// heading's name) is what the app shows, and a change of it is a
+// regression, never rewritten.
+func TestALocatorInsideAnExpectFindsItsElement(t *testing.T) {
+	t.Parallel()
+	src := "import { test, expect } from '@playwright/test';\n" +
+		"test('adds', async ({ page }) => {\n" +
+		"  await expect(page.getByRole('button', { name: /Add Element/i })).toBeVisible();\n" +
+		"  await expect(page.getByLabel('Username')).toBeVisible();\n" +
+		"  await expect(page.getByRole('heading', { name: 'Add/Remove Elements' })).toBeVisible();\n" +
+		"  await expect(page.getByText('You logged into a secure area!')).toBeVisible();\n" +
+		"});\n"
+	p, err := NewProject(map[string][]byte{"playwright.config.ts": []byte("export default {};\n"), "tests/add.spec.ts": []byte(src)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sites, err := projectSites(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	el := func(tag, text string, attrs map[string]string) SnapshotElement {
+		if attrs == nil {
+			attrs = map[string]string{}
+		}
+		return SnapshotElement{Tag: tag, Text: text, Path: "html body div " + tag, Attributes: attrs}
+	}
+	for _, tc := range []struct {
+		name, selector string
+		line, col      int
+		before, after  SnapshotElement
+		verdict, new   string
+	}{
+		{"a reworded button", `internal:role=button[name=/Add Element/i]`, 3, 16,
+			el("button", "Add Element", map[string]string{"onclick": "addElement()"}),
+			el("button", "Add New Element", map[string]string{"onclick": "addElement()"}), "", "/Add New Element/i"},
+		{"a relabelled field", `internal:label="Username"i`, 4, 16,
+			el("input", "", map[string]string{"id": "username", "name": "username", "type": "text", "label": "Username"}),
+			el("input", "", map[string]string{"id": "user-name", "name": "username", "type": "text", "label": "User name"}), "", "'User name'"},
+		{"a heading that reads otherwise", `internal:role=heading[name="Add/Remove Elements"i]`, 5, 16,
+			el("h3", "Add/Remove Elements", nil), el("h3", "Add or Remove", nil), VerdictRegression, ""},
+		{"a message that reads otherwise", `internal:text="You logged into a secure area!"i`, 6, 16,
+			el("div", "You logged into a secure area!", map[string]string{"id": "flash", "class": "flash success"}),
+			el("div", "Your username is invalid!", map[string]string{"id": "flash", "class": "flash error"}), VerdictRegression, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			msg := "Error: expect(locator).toBeVisible() failed\n\nExpected: visible\nReceived: <element(s) not found>\nCall log:\n  - waiting for " + tc.selector
+			f := &TraceAction{API: "expect.toBeVisible", Method: "expect", Expect: "to.be.visible", Selector: tc.selector,
+				File: "tests/add.spec.ts", Line: tc.line, Column: tc.col, Error: msg}
+			passing := []TraceAction{{API: "expect.toBeVisible", Method: "expect", Selector: tc.selector, File: f.File, Line: f.Line, Column: f.Column, Target: &tc.before}}
+			dom := []SnapshotElement{el("h1", "Welcome to the-internet", nil), tc.after, el("a", "Elemental Selenium", map[string]string{"href": "http://elementalselenium.com/"})}
+			ch, _, verdict, why := diagnose(TestOutcome{Status: "failed", Error: msg, Failure: f}, passing, dom, sites)
+			if verdict != tc.verdict || ch.New != tc.new {
+				t.Fatalf("verdict %q (%s), change %+v; want %q %s", verdict, why, ch, tc.verdict, tc.new)
+			}
+		})
+	}
+}

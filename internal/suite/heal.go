@@ -1211,8 +1211,12 @@ func healAt(f *TraceAction, old func(LocatorSite) SnapshotElement, cand Snapshot
 			if lit == nil && why == errAsserted {
 				// The element is there and its text is not what the test
 				// checks: the app changed, not the test.
+				checked := s.Arg
+				if s.Name != nil {
+					checked = *s.Name
+				}
 				return Change{}, edit{}, VerdictRegression, fmt.Sprintf("the element is there but reads %q, not what the test checks (%s)",
-					clip(cmpOr(cand.Attributes["aria-label"], cand.Text), 80), stringOf(s, s.Arg))
+					clip(cmpOr(cand.Attributes["aria-label"], cand.Text), 80), stringOf(s, checked))
 			}
 			if lit == nil {
 				return Change{}, edit{}, VerdictUnrepairable, why
@@ -1340,12 +1344,13 @@ func cmpOr(vals ...string) string {
 // rewrite writes a site's literal anew for the relocated element, in the
 // site's idiom: a test id stays a test id, a role stays a role and name, a
 // regular expression stays one (with its flags), a CSS id stays an id. In
-// an assertion, a text the test reads (a name, label or text) is what it
-// checks and is never changed.
+// an assertion, a text that is the content the test checks (a getByText,
+// a heading's or an alert's name) is never changed; a control's name or
+// label is how the assertion finds it, and drifts as any locator does.
 func rewrite(s LocatorSite, old, cand SnapshotElement, assertion bool) (*Literal, string, string) {
 	name := cmpOr(cand.Attributes["aria-label"], cand.Attributes["label"], cand.Text)
 	textual := func(l Literal, now string) (*Literal, string, string) {
-		if assertion {
+		if assertion && checksContent(s) {
 			return nil, "", errAsserted
 		}
 		if now == "" {
@@ -1356,7 +1361,7 @@ func rewrite(s LocatorSite, old, cand SnapshotElement, assertion bool) (*Literal
 			if err == nil && re.MatchString(now) {
 				return nil, "", "the regular expression still matches the element; the drift is elsewhere"
 			}
-			return &l, "/" + escapeRegex(now) + "/" + l.Flags, ""
+			return &l, regexLike(l, now), ""
 		}
 		return &l, quoteLike(l, now), ""
 	}
@@ -1397,6 +1402,24 @@ func rewrite(s LocatorSite, old, cand SnapshotElement, assertion bool) (*Literal
 	return nil, "", "a locator of this kind is not rewritten"
 }
 
+// contentRoles are the roles whose accessible name is their content (a
+// heading's text, an alert's message): in an assertion that name is what
+// the test checks, not how it finds a control.
+var contentRoles = map[string]bool{"heading": true, "alert": true, "status": true, "log": true, "marquee": true,
+	"timer": true, "paragraph": true, "cell": true, "gridcell": true, "columnheader": true, "rowheader": true,
+	"row": true, "listitem": true, "note": true, "tooltip": true, "caption": true, "term": true, "definition": true,
+	"blockquote": true, "code": true, "emphasis": true, "strong": true, "mark": true, "text": true}
+
+// checksContent says a locator's text is the content an assertion on it
+// checks (expect(page.getByText('Saved')).toBeVisible() checks that Saved
+// is shown), not the name a control is found by
+// (expect(page.getByRole('button', { name: 'Add' })).toBeVisible() checks
+// that the button is there). Only a text matcher's own expected value
+// (toHaveText('…')) is asserted otherwise, and no locator holds that.
+func checksContent(s LocatorSite) bool {
+	return s.Method == "getByText" || (s.Method == "getByRole" && contentRoles[s.Arg.Value])
+}
+
 // errAsserted is why a text a test asserts is never rewritten.
 const errAsserted = "the assertion checks this text; it is never rewritten"
 
@@ -1407,47 +1430,11 @@ func clip(s string, n int) string {
 	return s
 }
 
-// quoteLike writes v as a string literal with l's own quote character.
-func quoteLike(l Literal, v string) string {
-	q := "'"
-	if l.Quote != 0 {
-		q = string(l.Quote)
-	}
-	return q + strings.ReplaceAll(strings.ReplaceAll(v, `\`, `\\`), q, `\`+q) + q
-}
-
 // replaceToken replaces a CSS #id token only where it ends (#count must not
 // rewrite #counter).
 func replaceToken(css, old, new string) string {
 	re := regexp.MustCompile(regexp.QuoteMeta(old) + `($|[^\w-])`)
 	return re.ReplaceAllString(css, strings.ReplaceAll(new, "$", "$$")+"${1}")
-}
-
-// jsRegex turns a JavaScript pattern and its flags into Go's syntax
-// (enough for names: the i, s and m flags).
-func jsRegex(pattern, flags string) string {
-	f := ""
-	for _, c := range flags {
-		if c == 'i' || c == 's' || c == 'm' {
-			f += string(c)
-		}
-	}
-	if f != "" {
-		return "(?" + f + ")" + pattern
-	}
-	return pattern
-}
-
-// escapeRegex escapes text for a JavaScript regular expression literal.
-func escapeRegex(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`\^$.*+?()[]{}|/`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // staticSelector reads a selector that names an element by an attribute

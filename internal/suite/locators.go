@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/file"
@@ -22,6 +24,9 @@ type Literal struct {
 	Regex      bool
 	Flags      string
 	Quote      byte // a string's quote character as written
+	// Raw is the literal as written (its escapes as they are spelled): a
+	// rewrite spells its new value the same way.
+	Raw string
 }
 
 // LocatorSite is where the project's source builds a locator: a call such
@@ -80,8 +85,11 @@ func FindLocatorSites(name string, src []byte) ([]LocatorSite, error) {
 	} else if strings.HasSuffix(name, ".tsx") {
 		loader = api.LoaderTSX
 	}
+	// UTF-8 output keeps a literal's characters as written (the ASCII
+	// default would escape a regular expression's, which then reads
+	// differently from the file).
 	out := api.Transform(string(src), api.TransformOptions{Loader: loader, Format: api.FormatCommonJS, Target: api.ES2020,
-		Sourcemap: api.SourceMapExternal, Sourcefile: name})
+		Sourcemap: api.SourceMapExternal, Sourcefile: name, Charset: api.CharsetUTF8})
 	if len(out.Errors) > 0 {
 		return nil, fmt.Errorf("%s: %s", name, out.Errors[0].Text)
 	}
@@ -94,20 +102,22 @@ func FindLocatorSites(name string, src []byte) ([]LocatorSite, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	gen := string(out.Code)
-	lines := lineStarts(string(src))
+	text := string(src)
+	lines := lineStarts(text)
 	// original maps a position of the generated code to the file's bytes.
+	// A source map counts columns in UTF-16 units, on both sides.
 	original := func(idx file.Idx) (int, bool) {
 		off := int(idx) - 1
 		if off < 0 || off > len(gen) {
 			return 0, false
 		}
 		line := strings.Count(gen[:off], "\n") + 1
-		col := off - (strings.LastIndex(gen[:off], "\n") + 1)
-		_, _, l, c, ok := sm.Source(line, col)
+		start := strings.LastIndex(gen[:off], "\n") + 1
+		_, _, l, c, ok := sm.Source(line, utf16Len(gen[start:off]))
 		if !ok || l < 1 || l > len(lines) {
 			return 0, false
 		}
-		return lines[l-1] + c, true
+		return byteAt(text, lines[l-1], c), true
 	}
 	// Constants and object literals of constants, so a locator built from
 	// selectors.input or a const is patched where the value is written.
@@ -215,7 +225,7 @@ func literalAt(e ast.Expression, src []byte, original func(file.Idx) (int, bool)
 		if !ok {
 			return Literal{}, false
 		}
-		return Literal{Start: start, End: end, Value: string(v.Value), Quote: src[start]}, true
+		return Literal{Start: start, End: end, Value: v.Value.String(), Quote: src[start], Raw: string(src[start:end])}, true
 	case *ast.TemplateLiteral:
 		// A template with no substitution is a string.
 		if len(v.Expressions) > 0 || len(v.Elements) != 1 {
@@ -229,16 +239,37 @@ func literalAt(e ast.Expression, src []byte, original func(file.Idx) (int, bool)
 		if !ok {
 			return Literal{}, false
 		}
-		return Literal{Start: start, End: end, Value: string(v.Elements[0].Parsed), Quote: '`'}, true
+		return Literal{Start: start, End: end, Value: v.Elements[0].Parsed.String(), Quote: '`', Raw: string(src[start:end])}, true
 	case *ast.RegExpLiteral:
 		lit := strings.TrimRightFunc(v.Literal, unicode.IsSpace)
 		start, ok := original(v.Idx)
 		if !ok || start >= len(src) || src[start] != '/' || !strings.HasPrefix(string(src[start:]), lit) {
 			return Literal{}, false
 		}
-		return Literal{Start: start, End: start + len(lit), Value: v.Pattern, Regex: true, Flags: v.Flags}, true
+		return Literal{Start: start, End: start + len(lit), Value: v.Pattern, Regex: true, Flags: v.Flags, Raw: lit}, true
 	}
 	return Literal{}, false
+}
+
+// utf16Len is how many UTF-16 units s takes (a source map's columns).
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
+
+// byteAt is the byte offset of the UTF-16 column col of the line that
+// starts at byte start of text.
+func byteAt(text string, start, col int) int {
+	i := start
+	for i < len(text) && col > 0 && text[i] != '\n' {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		col -= max(utf16.RuneLen(r), 1)
+		i += size
+	}
+	return i
 }
 
 // scanString finds the end of the quoted string starting at start.
