@@ -325,7 +325,9 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 		quiet := quietSites(last.tests)
 		for _, id := range order {
 			t, rt := last.tests[id], tests[id]
-			if t.Status != "failed" || rt.Verdict == VerdictRegression || rt.Verdict == VerdictUnrepairable {
+			if t.Status != "failed" || rt.Verdict == VerdictRegression || rt.Verdict == VerdictUnrepairable || rt.Verdict == VerdictFlaky {
+				// A test seen flaky before any patch fails by its nature
+				// as often as not: its failure in a trial is no drift.
 				continue
 			}
 			// An overlay that took the action is a flow change, not the
@@ -464,6 +466,13 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 			if rt.Verdict != VerdictRegression && rt.Verdict != VerdictUnrepairable {
 				rt.Verdict, rt.Reason = VerdictUnrepairable, "skipped while a test it depends on failed; with the repair it runs and fails: "+clip(firstLine(t.Error), 200)
 			}
+		} else if t.Status == "failed" && (rt.Verdict == VerdictFlaky || untouched(t, rt.Title, changes)) {
+			// It was seen flaky, or it runs nothing the repair rewrote: its
+			// failure in a trial (each test once there, whatever the
+			// config's retries) is its own, and it vetoes no heal.
+			rt.Verdict = VerdictFlaky
+			rt.Reason = "passed before the repair and failed in a trial with nothing it runs rewritten: flaky, not broken by the patch (" +
+				failedAt(t) + ")"
 		} else if t.Status == "failed" {
 			// A patch broke a test that passed: nothing is proposed.
 			rep.Verified = false
@@ -988,9 +997,12 @@ func untouched(first TestOutcome, title string, changes []Change) bool {
 		if slices.Contains(ch.Tests, title) {
 			return false
 		}
-		lit := strings.Trim(ch.Old, "'\"`")
+		// A run of the patched project names the new literal, one before
+		// it the old.
+		lit, neu := strings.Trim(ch.Old, "'\"`"), strings.Trim(ch.New, "'\"`")
 		for _, a := range calls {
-			if (a.File == ch.File && a.Line == ch.Line) || (lit != "" && strings.Contains(a.Selector, lit)) {
+			if (a.File == ch.File && a.Line == ch.Line) || (lit != "" && strings.Contains(a.Selector, lit)) ||
+				(neu != "" && strings.Contains(a.Selector, neu)) {
 				return false
 			}
 		}

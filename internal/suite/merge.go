@@ -203,8 +203,11 @@ func (r ProjectRunner) MergeRepairs(ctx context.Context, p Project, parts []Repa
 	if len(files) == 0 {
 		return rep, nil
 	}
+	// Each test is judged as the runner judges it, with the project's
+	// retries: a test flaky by nature passes on a retry as in the
+	// customer's CI, and vetoes no heal it has nothing to do with.
 	ro := o
-	ro.Files, ro.NoRetries, ro.Trace, ro.Only = files, true, false, nil
+	ro.Files, ro.NoRetries, ro.Trace, ro.Only = files, false, false, nil
 	if budget := r.budgetOf(o.Listing, files, o.Ceiling); budget > 0 {
 		ro.Wall = budget
 	}
@@ -225,12 +228,15 @@ func (r ProjectRunner) MergeRepairs(ctx context.Context, p Project, parts []Repa
 			continue
 		}
 		switch now := got[t.ID].Status; {
-		case t.Verdict == VerdictHealed && now != "passed":
+		case t.Verdict == VerdictHealed && now != "passed" && now != "flaky":
 			rep.Verified = false
 			t.Reason += fmt.Sprintf("; with every file's heals it %s", cmpOr(now, "did not run"))
-		case (t.Verdict == VerdictPassed || t.Verdict == VerdictFlaky) && now == "failed":
+		case t.Verdict == VerdictPassed && now == "failed":
 			rep.Verified = false
-			t.Reason = "passed, and fails with every file's heals merged"
+			t.Reason = "passed, and fails with every file's heals merged, on every retry the project allows"
+		case t.Verdict == VerdictFlaky && now == "failed":
+			// Seen flaky before any patch: its failure is its own.
+			t.Reason = cmpOr(t.Reason, "flaky") + "; failed again with every file's heals merged"
 		}
 	}
 	if rep.Verified {

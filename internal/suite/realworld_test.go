@@ -1,0 +1,173 @@
+package suite_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/webpilot/webpilot/internal/browser/browsertest"
+	"github.com/webpilot/webpilot/internal/demoapp"
+	"github.com/webpilot/webpilot/internal/netguard"
+	"github.com/webpilot/webpilot/internal/sandbox"
+	"github.com/webpilot/webpilot/internal/suite"
+	"github.com/webpilot/webpilot/internal/suite/suitetest"
+	"github.com/webpilot/webpilot/internal/testslot"
+)
+
+// TestTheRealWorldCorpusIsMarkedAsTheRunnerSeesIt: each real-world
+// project, run as its owner runs it (npx playwright test, its own config,
+// CI=1), passes against the practice app's release (a test flaky by
+// nature may need its retry), and fails against each changed app in
+// exactly the tests its hand marks say drifted or regressed: the marks
+// the repair is measured against are the runner's own verdicts.
+func TestTheRealWorldCorpusIsMarkedAsTheRunnerSeesIt(t *testing.T) {
+	testslot.Long(t)
+	t.Parallel()
+	serve := func(changes ...demoapp.PracticeChange) string {
+		app := demoapp.NewPractice()
+		app.Set(changes...)
+		srv := httptest.NewServer(app)
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	browsers := t.TempDir()
+	if err := suitetest.BrowsersPath(browsers, browsertest.RunnerDir()); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range suitetest.RealWorld() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			p, err := suitetest.RealWorldProject(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			marks := suitetest.RealWorldMarks[name]
+			for _, v := range []struct {
+				name  string
+				url   string
+				marks map[string]suitetest.Mark
+			}{
+				{"release", serve(), nil},
+				{"drift", serve(demoapp.PracticeDrift), marks.Drift},
+				{"regressed", serve(demoapp.PracticeDrift, demoapp.PracticeRejectsLogin), marks.Regressed},
+			} {
+				testslot.Take(t)
+				rep, err := suitetest.Outside(context.Background(), p, t.TempDir(), browsertest.RunnerDir(), browsers,
+					map[string]string{"BASE_URL": v.url}, nil)
+				if err != nil {
+					t.Fatalf("%s: %v", v.name, err)
+				}
+				if len(rep.Tests) != len(marks.Drift) {
+					t.Errorf("%s: %d tests ran, %d are marked", v.name, len(rep.Tests), len(marks.Drift))
+				}
+				for _, o := range rep.Tests {
+					title := o.Titles[len(o.Titles)-1]
+					m, ok := v.marks[title]
+					if v.marks == nil {
+						m, ok = suitetest.Passes, true
+						if marks.Drift[title] == suitetest.Flaky {
+							m = suitetest.Flaky
+						}
+					}
+					want := map[suitetest.Mark][]string{suitetest.Passes: {"passed"}, suitetest.Flaky: {"passed", "flaky"},
+						suitetest.Drift: {"failed", "skipped"}, suitetest.Regression: {"failed", "skipped"}}[m]
+					if !ok || !contains(want, o.Status) {
+						t.Errorf("%s: %q %s, marked %q: %s", v.name, title, o.Status, m, o.Error)
+					}
+				}
+			}
+		})
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// practiceBench serves the practice app for a project's runs.
+func practiceBench(t *testing.T) (*bench, *demoapp.Practice) {
+	t.Helper()
+	testslot.Take(t)
+	app := demoapp.NewPractice()
+	srv := httptest.NewServer(app)
+	t.Cleanup(srv.Close)
+	sb, err := sandbox.New(sandbox.Config{Runner: browsertest.RunnerDir(), EqualPriority: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy, err := netguard.NewProxy(netguard.New([]string{strings.TrimPrefix(srv.URL, "http://")}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = proxy.Close() })
+	return &bench{url: srv.URL, proxy: proxy, runner: suite.ProjectRunner{Sandbox: sb}}, app
+}
+
+// TestAFlakyNeighbourVetoesNoHeal: a file holds a test flaky by nature
+// (the menu's Gallery link comes and goes between loads; the config
+// retries) beside tests the app's drift broke. The flaky test fails in
+// the repair's trials (each test once there) and, by chance, in the
+// merged verification's first attempt; it vetoes neither: the drifted
+// dropdown is healed, the patch verified and proposed, and the flaky test
+// reported flaky, never healed or called broken by the patch.
+func TestAFlakyNeighbourVetoesNoHeal(t *testing.T) {
+	t.Parallel()
+	b, app := practiceBench(t)
+	p, err := suitetest.RealWorldProject("flaky-neighbour")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prints := map[string][]suite.TraceAction{}
+	for i := range 2 { // two runs: the flaky test passes in one of them
+		rep := b.run(t, p, suite.RunOptions{Trace: true, NoRetries: true})
+		for j := range rep.Tests {
+			tc := &rep.Tests[j]
+			if err := tc.Evidence(); err != nil {
+				t.Fatal(err)
+			}
+			if tc.Status == "passed" && (i == 0 || prints[tc.ID] == nil) {
+				prints[tc.ID] = tc.Actions
+			}
+		}
+	}
+	if len(prints) != 5 {
+		t.Fatalf("%d of 5 tests passed on the release", len(prints))
+	}
+	app.Set(demoapp.PracticeDrift)
+	o := b.repairOptions(t, nil)
+	rep, err := b.runner.Repair(context.Background(), p, prints, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	verdicts := map[string]string{}
+	for _, tc := range rep.Tests {
+		verdicts[tc.Title] = tc.Verdict + ": " + tc.Reason
+	}
+	if !strings.HasPrefix(verdicts["widgets › dropdown selects option 2"], suite.VerdictHealed) ||
+		!strings.HasPrefix(verdicts["widgets › menu shows the gallery link"], suite.VerdictFlaky) || !rep.Verified || rep.Patched == nil {
+		t.Fatalf("verified %v, verdicts %q", rep.Verified, verdicts)
+	}
+	if !strings.Contains(rep.Diff, "'#dropdown-list'") {
+		t.Fatalf("the patch:\n%s", rep.Diff)
+	}
+	gitApply(t, p, rep.Diff)
+
+	// The file's heals merged as a fanned-out repair merges them, and
+	// verified with the project's retries.
+	listing := b.run(t, p, suite.RunOptions{List: true}).Tests
+	o.Listing = listing
+	merged, err := b.runner.MergeRepairs(context.Background(), p, []suite.RepairPart{{Files: []string{"tests/widgets.spec.ts"},
+		Report: rep, Patched: suite.PatchedFiles(p, *rep.Patched)}}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !merged.Verified || merged.Diff != rep.Diff {
+		t.Fatalf("merged: verified %v, %+v", merged.Verified, merged.Tests)
+	}
+}
