@@ -19,6 +19,7 @@ test: setup
 
 # Every test, the long tier too (see docs/operations.md).
 test-long: setup
+	@bash scripts/setup.sh peer
 	@WEBPILOT_TEST_LONG=1 bash scripts/test.sh
 
 lint:

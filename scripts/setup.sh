@@ -54,7 +54,11 @@ fi
 
 # make bench measures webpilot side by side with Playwright MCP (the peer),
 # driving the same Chromium: `setup.sh peer` installs it.
+# It also installs Debian's ffmpeg, which the reference runs of projects that
+# record videos need (the runner cannot download its own).
 if [ "${1:-}" = peer ]; then
+  command -v ffmpeg >/dev/null || { SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo; $SUDO apt-get update -qq;
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq ffmpeg >/dev/null; }
   PEER=$CACHE/pwmcp PEER_VERSION=0.0.83
   if [ ! -f "$PEER/node_modules/@playwright/mcp/package.json" ] || ! grep -q "\"version\": \"$PEER_VERSION\"" "$PEER/node_modules/@playwright/mcp/package.json"; then
     echo "setup: installing @playwright/mcp@$PEER_VERSION for the side-by-side bench"

@@ -327,6 +327,10 @@ const browser = (use, n) => {
   // The trace is read for its calls, their DOM snapshots and console: its
   // screencast (a JPEG per paint) is never looked at.
   if (wp.trace) out.trace = { mode: traceMode(n), screenshots: false, snapshots: true, sources: true };
+  // A video is never read, costs an encoder per page, and needs the
+  // runner's own ffmpeg, which it cannot download: a config that records
+  // one (video: 'on') ran no test at all.
+  out.video = 'off';
   return out;
 };
 export default defineConfig({

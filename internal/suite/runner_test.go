@@ -502,6 +502,29 @@ func TestAProjectThatAsksForAWindowRunsHeadless(t *testing.T) {
 	}
 }
 
+// TestAProjectThatRecordsVideosRuns: configs often record videos (video:
+// 'on', 'retain-on-failure'); the runner's encoder is a download it cannot
+// make, and every test of such a project failed before it began. A run
+// records none (webpilot never reads one): the tests run and pass, a
+// full-page screenshot in an afterEach too.
+func TestAProjectThatRecordsVideosRuns(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := oneSpec(t, "video: 'on'", `test.afterEach(async ({ page }, testInfo) => {
+  await page.screenshot({ path: testInfo.outputPath('final.png'), fullPage: true });
+});
+
+test('shows the list', async ({ page }) => {
+  await page.goto('/list');
+  await expect(page.getByRole('heading')).toBeVisible();
+});
+`)
+	rep := b.run(t, p, suite.RunOptions{})
+	if len(rep.Tests) != 1 || rep.Tests[0].Status != "passed" {
+		t.Fatalf("%+v\n%s", rep.Tests, rep.Output)
+	}
+}
+
 // TestAValueTheTestReadIsTheFailuresEvidence: a test reads the counter's
 // text and checks the value itself (no locator assertion fails); the
 // evidence is the read whose answer holds the value received (not the

@@ -95,6 +95,13 @@ func BrowsersPath(dir, runner string) error {
 			exe, debian = filepath.Join(dir, "chromium-"+b.Revision, "chrome-linux", "chrome"), browser.FullChromium
 		case "chromium-headless-shell":
 			exe, debian = filepath.Join(dir, "chromium_headless_shell-"+b.Revision, "chrome-linux", "headless_shell"), browser.DefaultChromium
+		case "ffmpeg":
+			// A config that records videos needs it; Debian's encodes the
+			// runner's VP8 (setup.sh peer installs it).
+			if _, err := os.Stat("/usr/bin/ffmpeg"); err != nil {
+				continue
+			}
+			exe, debian = filepath.Join(dir, "ffmpeg-"+b.Revision, "ffmpeg-linux"), "/usr/bin/ffmpeg"
 		default:
 			continue
 		}
