@@ -216,6 +216,10 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 	asked := map[string]bool{}
 	flowAt := map[CallSite]flowStep{} // the steps written before a form's submitting call
 	flowWas := map[string]string{}    // a test's reading without a model, before the flow question
+	// A locator asked about is not asked about again, in this round or a
+	// later one: the tests failing on it take the same answer (an element,
+	// a regression, or that the agent cannot tell).
+	named := map[string]locatorAnswer{}
 	for round := 0; round < maxRepairRounds; round++ {
 		sites, err := projectSites(*cur)
 		if err != nil {
@@ -225,9 +229,6 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 		var files []string
 		var inserted []agentEdit // this round's statements written in
 		wide := false            // an edit outside the test files: every file in scope runs
-		// A locator asked about this round is not asked about again: the
-		// tests failing on it take the same element.
-		named := map[string]*SnapshotElement{}
 		for _, id := range order {
 			t, rt := last.tests[id], tests[id]
 			if made[id] == nil && flowCandidate(t, rt, last.dom[id]) {
@@ -291,19 +292,17 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 				rt.Verdict, rt.Reason = VerdictUnrepairable, reasonNoRecord+"; the trace holds no picture of the page at the failure to ask the agent about"
 				continue
 			}
-			var el *SnapshotElement
-			var regression, unsure string
-			if n, ok := named[f.Selector]; ok {
-				el = n
-			} else {
+			ans, ok := named[f.Selector]
+			if !ok {
 				var credits int64
-				el, regression, unsure, credits, err = askAgent(ctx, o.Agent, *cur, t, last.dom[id], sites)
+				ans.el, ans.regression, ans.unsure, credits, err = askAgent(ctx, o.Agent, *cur, t, last.dom[id], sites)
 				rt.ModelCalls++
 				rt.ModelCreditsMicro += credits
-				if err == nil && el != nil {
-					named[f.Selector] = el
+				if err == nil {
+					named[f.Selector] = ans
 				}
 			}
+			el, regression, unsure := ans.el, ans.regression, ans.unsure
 			switch {
 			case ctx.Err() != nil:
 				return nil, ctx.Err()
@@ -414,6 +413,13 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 	// The tests run again as the patch now stands.
 	wide := slices.ContainsFunc(undo, func(e agentEdit) bool { return !slices.Contains(files, e.file) })
 	return changes, r.agentTrial(ctx, *cur, last, files, wide, tests, "agent, taken back", o)
+}
+
+// locatorAnswer is what the agent said of a locator: the element it
+// meant, else a regression, else why it cannot tell.
+type locatorAnswer struct {
+	el                 *SnapshotElement
+	regression, unsure string
 }
 
 // agentTrial runs files (every file in scope when wide) once each, and

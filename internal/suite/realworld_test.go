@@ -8,6 +8,8 @@ import (
 
 	"github.com/webpilot/webpilot/internal/browser/browsertest"
 	"github.com/webpilot/webpilot/internal/demoapp"
+	"github.com/webpilot/webpilot/internal/llm"
+	"github.com/webpilot/webpilot/internal/llm/llmtest"
 	"github.com/webpilot/webpilot/internal/netguard"
 	"github.com/webpilot/webpilot/internal/sandbox"
 	"github.com/webpilot/webpilot/internal/suite"
@@ -169,5 +171,49 @@ func TestAFlakyNeighbourVetoesNoHeal(t *testing.T) {
 	}
 	if !merged.Verified || merged.Diff != rep.Diff {
 		t.Fatalf("merged: verified %v, %+v", merged.Verified, merged.Tests)
+	}
+}
+
+// TestOneQuestionPerDriftedLocator: three tests of a file fail on the one
+// label the app reworded, with no record of it; the agent is asked once,
+// and its answer (here, that it cannot tell) is every test's, charged
+// once.
+func TestOneQuestionPerDriftedLocator(t *testing.T) {
+	t.Parallel()
+	b, app := practiceBench(t)
+	app.Set(demoapp.PracticeDrift)
+	fill := "  await page.goto('/login');\n  await page.getByLabel('Username').fill('%s');\n"
+	src := "const { test } = require('@playwright/test');\n"
+	for _, u := range []string{"tomsmith", "nobody", "admin"} {
+		src += "test('types " + u + "', async ({ page }) => {\n" + strings.ReplaceAll(fill, "%s", u) + "});\n"
+	}
+	p, err := suite.NewProject(map[string][]byte{
+		"playwright.config.js": []byte("module.exports = { testDir: 'tests', use: { baseURL: process.env.BASE_URL, actionTimeout: 2000 } };\n"),
+		"tests/login.spec.js":  []byte(src),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := llmtest.New(t)
+	for range 6 {
+		model.Push(llmtest.Reply{Content: `{"unsure": "two fields could be the one"}`, PromptTokens: 1500, CompletionTokens: 20})
+	}
+	ask := modelAsker{llm.New(llm.Config{BaseURL: model.BaseURL(), Model: "gpt-4o-mini", APIKey: "test"})}
+	rep, err := b.runner.Repair(context.Background(), p, nil, b.repairOptions(t, ask))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(model.Requests()); n != 1 {
+		t.Errorf("the agent was asked %d times about one locator", n)
+	}
+	calls := 0
+	for _, tc := range rep.Tests {
+		calls += tc.ModelCalls
+		if tc.Verdict != suite.VerdictUnrepairable || !strings.Contains(tc.Reason, "two fields could be the one") {
+			t.Errorf("%s: %s (%s)", tc.Title, tc.Verdict, tc.Reason)
+		}
+	}
+	if calls != 1 || len(rep.Tests) != 3 {
+		t.Errorf("%d tests, charged %d calls", len(rep.Tests), calls)
 	}
 }
