@@ -313,3 +313,62 @@ func TestALocatorInsideAnExpectFindsItsElement(t *testing.T) {
 		})
 	}
 }
+
+// TestAContainersRenamedIDIsDrift: a CSS locator reaches its element
+// through a container's id (#checkboxes input), and the app renamed the
+// form's id: the checkboxes are there as they were, two alike. The id is
+// rewritten where the locator is written, in the selector's own form (a
+// tag before the id kept), never read as a regression. Where no container
+// carries an id like the old one, the element being there as it was
+// (twice) is no regression either: which one was meant cannot be told.
+func TestAContainersRenamedIDIsDrift(t *testing.T) {
+	t.Parallel()
+	src := "const { test, expect } = require('@playwright/test');\n" +
+		"test('ticks', async ({ page }) => {\n" +
+		"  await page.locator('#checkboxes input').first().check();\n" +
+		"  expect(await page.isChecked('form#checkboxes input:nth-of-type(2)')).toBe(true);\n" +
+		"  await page.locator('.first-box').check();\n" +
+		"});\n"
+	p, err := NewProject(map[string][]byte{"playwright.config.js": []byte("module.exports = {};\n"), "tests/boxes.spec.js": []byte(src)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sites, err := projectSites(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	el := func(tag, path string, attrs map[string]string) SnapshotElement {
+		if attrs == nil {
+			attrs = map[string]string{}
+		}
+		return SnapshotElement{Tag: tag, Path: path, Attributes: attrs}
+	}
+	box := func() SnapshotElement {
+		return el("input", "html body div div div form input", map[string]string{"type": "checkbox"})
+	}
+	dom := []SnapshotElement{el("html", "html", nil), el("body", "html body", nil), el("div", "html body div", map[string]string{"class": "row"}),
+		el("div", "html body div div", map[string]string{"id": "content"}), el("div", "html body div div div", map[string]string{"class": "example"}),
+		el("h3", "html body div div div h3", nil), el("form", "html body div div div form", map[string]string{"id": "checkbox-form"}),
+		box(), box(), el("footer", "html body footer", nil)}
+	for _, tc := range []struct {
+		name, selector, method string
+		line, col              int
+		verdict, new           string
+	}{
+		{"a locator", "#checkboxes input >> nth=0", "check", 3, 22, "", "'#checkbox-form input'"},
+		{"a selector string with its tag", "form#checkboxes input:nth-of-type(2)", "isChecked", 4, 30, "", "'form#checkbox-form input:nth-of-type(2)'"},
+		{"a class no container explains", ".first-box", "check", 5, 22, VerdictUnrepairable, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			msg := "Error: locator." + tc.method + ": Timeout 5000ms exceeded.\nCall log:\n  - waiting for locator('" + tc.selector + "')"
+			f := &TraceAction{API: "locator." + tc.method, Method: tc.method, Selector: tc.selector, File: "tests/boxes.spec.js", Line: tc.line, Column: tc.col, Error: msg}
+			before := box()
+			before.Path = "html body div div div form input"
+			passing := []TraceAction{{API: f.API, Method: f.Method, Selector: f.Selector, File: f.File, Line: f.Line, Column: f.Column, Target: &before}}
+			ch, _, verdict, why := diagnose(TestOutcome{Status: "failed", Error: msg, Failure: f}, passing, dom, sites)
+			if verdict != tc.verdict || ch.New != tc.new {
+				t.Fatalf("verdict %q (%s), change %+v; want %q %s", verdict, why, ch, tc.verdict, tc.new)
+			}
+		})
+	}
+}

@@ -1183,7 +1183,15 @@ func diagnose(t TestOutcome, passing []TraceAction, dom []SnapshotElement, sites
 		return Change{}, edit{}, VerdictRegression, fmt.Sprintf("the element the test needs held %q, which the test entered (%s:%d), and the page shows it nowhere: the app did not keep it",
 			clip(v, 80), at.File, at.Line)
 	}
+	if ch, e, ok := ancestorIDHeal(f, *old, dom, sites); ok {
+		return ch, e, "", ""
+	}
 	cand, why, ok := relocateIn(*old, dom)
+	if !ok && bestLike(*old, dom) >= 0.95 {
+		// The element is there as it was, more than once: which one the
+		// locator meant is what changed, and nothing the app does.
+		return Change{}, edit{}, VerdictUnrepairable, "the element is on the page as it was, but not alone: " + why
+	}
 	if !ok {
 		return Change{}, edit{}, VerdictRegression, reasonGone + why
 	}
@@ -1325,6 +1333,15 @@ func relocateIn(old SnapshotElement, dom []SnapshotElement) (SnapshotElement, st
 		return SnapshotElement{}, fmt.Sprintf("two elements are about as like it (%.2f, %.2f)", all[0].score, all[1].score), false
 	}
 	return all[0].el, "", true
+}
+
+// bestLike is the similarity of the element of dom most like old.
+func bestLike(old SnapshotElement, dom []SnapshotElement) float64 {
+	of, best := asFingerprint(old), 0.0
+	for _, e := range dom {
+		best = max(best, browser.Similarity(of, asFingerprint(e)))
+	}
+	return best
 }
 
 // asFingerprint describes a snapshot element the way re-location compares.
