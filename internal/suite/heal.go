@@ -136,7 +136,11 @@ func (r ProjectRunner) evidenceRun(ctx context.Context, p Project, o RunOptions)
 	for _, t := range rep.Tests {
 		_ = t.Evidence()
 		if t.Status == "failed" && t.Trace != "" {
-			if dom, err := FailureDOM(t.RunDir, t.Trace); err == nil {
+			call := ""
+			if t.Failure != nil {
+				call = t.Failure.callID
+			}
+			if dom, err := FailureDOM(t.RunDir, t.Trace, call); err == nil {
 				out.dom[t.ID] = dom
 			}
 		}

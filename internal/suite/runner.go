@@ -179,18 +179,25 @@ func (t *TestOutcome) Evidence() error {
 		return err
 	}
 	t.Actions = tr.Actions
-	for i := range tr.Actions {
-		if a := tr.Actions[i]; a.Error != "" && a.File != "" {
-			t.Failure = &a
-		}
-	}
-	if t.Failure == nil && t.Status == "failed" {
-		// The test timed out during a call: that call never ended.
+	// The test's own failure, before its after hooks' (a logout in an
+	// afterEach fails too when the test failed before signing in).
+	for _, hooks := range []bool{false, true} {
 		for i := range tr.Actions {
-			if a := tr.Actions[i]; a.Pending && a.File != "" && a.Selector != "" {
-				a.Error = t.Error
+			if a := tr.Actions[i]; a.Error != "" && a.File != "" && (hooks || !a.afterHook) {
 				t.Failure = &a
 			}
+		}
+		if t.Failure == nil && t.Status == "failed" {
+			// The test timed out during a call: that call never ended.
+			for i := range tr.Actions {
+				if a := tr.Actions[i]; a.Pending && a.File != "" && a.Selector != "" && (hooks || !a.afterHook) {
+					a.Error = t.Error
+					t.Failure = &a
+				}
+			}
+		}
+		if t.Failure != nil {
+			break
 		}
 	}
 	if t.Failure == nil && t.Status == "failed" && valueCheck.MatchString(t.Error) {

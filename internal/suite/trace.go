@@ -62,6 +62,12 @@ type TraceAction struct {
 	// call ended, when the call opened one (the dialog is new in the
 	// page's snapshot after it): what a flow heal answers.
 	Dialog []string `json:"-"`
+	// callID is the call's id in the trace, whose snapshots show the page
+	// as the call saw it.
+	callID string
+	// afterHook says an after hook made the call (afterEach, afterAll, a
+	// fixture's teardown): it ran after the test's own failure.
+	afterHook bool
 }
 
 // CallSite is a place in the project's source.
@@ -111,6 +117,7 @@ type traceEvent struct {
 	Type      string          `json:"type"`
 	CallID    string          `json:"callId"`
 	StepID    string          `json:"stepId"`
+	ParentID  string          `json:"parentId"` // the runner's steps'
 	APIName   string          `json:"apiName"`
 	Method    string          `json:"method"`
 	StartTime float64         `json:"startTime"`
@@ -209,9 +216,13 @@ func ReadTrace(dir, rel, root string) (Trace, error) {
 	// The runner's steps carry the call sites; the context's calls carry
 	// selectors, timings, outcomes and snapshots.
 	sites := map[string]traceEvent{}
+	steps := map[string]traceEvent{} // the runner's steps, by id
 	for _, e := range testEvents {
-		if e.Type == "before" && len(e.Stack) > 0 {
-			sites[e.CallID] = e
+		if e.Type == "before" {
+			steps[e.CallID] = e
+			if len(e.Stack) > 0 {
+				sites[e.CallID] = e
+			}
 		}
 	}
 	ends := map[string]traceEvent{}
@@ -250,7 +261,8 @@ func ReadTrace(dir, rel, root string) (Trace, error) {
 		if e.Type != "before" || e.StepID == "" {
 			continue
 		}
-		a := TraceAction{API: e.APIName, Method: e.Method, Selector: e.Params.Selector, Expect: e.Params.Expression, Negated: e.Params.IsNot}
+		a := TraceAction{API: e.APIName, Method: e.Method, Selector: e.Params.Selector, Expect: e.Params.Expression, Negated: e.Params.IsNot,
+			callID: e.CallID, afterHook: inAfterHooks(steps, e.StepID)}
 		switch e.Method {
 		case "fill":
 			a.Typed = e.Params.Value
@@ -307,6 +319,23 @@ func ReadTrace(dir, rel, root string) (Trace, error) {
 		tr.Actions = append(tr.Actions, a)
 	}
 	return tr, nil
+}
+
+// inAfterHooks says a runner's step is inside its After Hooks (or Worker
+// Cleanup): the afterEach and afterAll hooks and the fixtures' teardown,
+// which run after the test's own failure.
+func inAfterHooks(steps map[string]traceEvent, id string) bool {
+	for range 100 { // a trace is untrusted: no cycle of parents holds the reader
+		st, ok := steps[id]
+		if !ok {
+			return false
+		}
+		if st.ParentID == "" {
+			return st.APIName == "After Hooks" || st.APIName == "Worker Cleanup"
+		}
+		id = st.ParentID
+	}
+	return false
 }
 
 // readStacks reads the client's stacks file ({"files": [...], "stacks":
@@ -638,8 +667,11 @@ func elementsOf(frame []*frameSnapshot, at int) []SnapshotElement {
 // FailureDOM lists the elements of the page, in the main frame, as the
 // trace last saw it around the failing call (after it when the runner
 // took that snapshot, else before it): where re-location looks for the
-// element a drifted locator no longer finds.
-func FailureDOM(dir, rel string) ([]SnapshotElement, error) {
+// element a drifted locator no longer finds. The failing call is the one
+// whose id is callID, else the last that ended with an error, else the
+// last that never ended (the test ran out of time during it): never a
+// later call's page (an afterEach's navigation away, a closing page).
+func FailureDOM(dir, rel, callID string) ([]SnapshotElement, error) {
 	zr, closer, err := openTrace(dir, rel)
 	if err != nil {
 		return nil, err
@@ -656,10 +688,21 @@ func FailureDOM(dir, rel string) ([]SnapshotElement, error) {
 			events = append(events, ev...)
 		}
 	}
-	failed := ""
+	failed := callID
+	ended := map[string]bool{}
 	for _, e := range events {
-		if e.Type == "after" && e.Error != nil {
-			failed = e.CallID
+		if e.Type == "after" {
+			ended[e.CallID] = true
+			if e.Error != nil && callID == "" {
+				failed = e.CallID
+			}
+		}
+	}
+	if failed == "" {
+		for _, e := range events {
+			if e.Type == "before" && e.Params.Selector != "" && !ended[e.CallID] {
+				failed = e.CallID
+			}
 		}
 	}
 	snaps := map[string][]*frameSnapshot{}

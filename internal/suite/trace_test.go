@@ -54,3 +54,40 @@ func FuzzSnapshotTarget(f *testing.F) {
 		}
 	})
 }
+
+// TestThePageAtTheFailureIsTheFailingCalls: a test ran out of time during
+// its click (no action timeout, as many suites have none), then its
+// afterEach went on: clicked Logout, which failed too, and navigated to
+// about:blank (testdata/traces/pending-then-hook-*.spec.js, traces the
+// runner wrote). The failure is the test's own pending click, not the
+// hook's, and the page read for it is the login page it waited on, not
+// the blank page the hook left.
+func TestThePageAtTheFailureIsTheFailingCalls(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"pending-then-hook-navigates.zip", "pending-then-hook-fails.zip"} {
+		t.Run(name, func(t *testing.T) {
+			o := TestOutcome{RunDir: "testdata/traces", Trace: name, Status: "failed", Error: "Error: locator.click: Test timeout of 4000ms exceeded."}
+			if err := o.Evidence(); err != nil {
+				t.Fatal(err)
+			}
+			if f := o.Failure; f == nil || f.Selector != `internal:role=button[name="Login"i]` || !f.Pending {
+				t.Fatalf("the failure: %+v", o.Failure)
+			}
+			for _, call := range []string{o.Failure.callID, ""} {
+				dom, err := FailureDOM(o.RunDir, o.Trace, call)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var text []string
+				for _, e := range dom {
+					if e.Tag == "button" || e.Tag == "label" {
+						text = append(text, e.Text)
+					}
+				}
+				if strings.Join(text, ",") != "User name,Log in" {
+					t.Errorf("call %q: the page at the failure holds %d elements, its labels and buttons %q", call, len(dom), text)
+				}
+			}
+		})
+	}
+}
