@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/webpilot/webpilot/internal/jobs"
+	"github.com/webpilot/webpilot/internal/suite"
 )
 
 // TestWatchFailsWhenTheStreamEndsBeforeTheJob: a stream cut before the
@@ -89,5 +90,27 @@ func TestSubmitAttachesFiles(t *testing.T) {
 	}
 	if _, err := readFiles([]string{"nopath"}); err == nil {
 		t.Fatal("a reference without a path was taken")
+	}
+}
+
+// TestTheCIStepSaysWhyEachTestIsLeftRed: the CI step's summary names every
+// test the repair left red and why (an app regression, a test it could not
+// heal, one that did not run), not the regressions alone.
+func TestTheCIStepSaysWhyEachTestIsLeftRed(t *testing.T) {
+	t.Parallel()
+	var out strings.Builder
+	counts := repairSummary(&out, []suite.RepairedTest{
+		{File: "tests/login.spec.ts", Title: "logs in", Verdict: suite.VerdictRegression, Reason: "the element is there but reads \"Your username is invalid!\""},
+		{File: "tests/login.spec.ts", Title: "logs out", Verdict: suite.VerdictUnrepairable, Reason: "no passing run recorded the element this call acted on\nmore"},
+		{File: "tests/list.spec.ts", Title: "adds", Verdict: suite.VerdictNotRun, Reason: "its file's run did not reach it within its time budget"},
+		{File: "tests/list.spec.ts", Title: "counts", Verdict: suite.VerdictHealed},
+		{File: "tests/list.spec.ts", Title: "menu", Verdict: suite.VerdictFlaky},
+	})
+	want := "1 passed, 1 healed, 1 app regressions, 1 unrepairable, 1 not run\n" +
+		"  app regression: tests/login.spec.ts > logs in: the element is there but reads \"Your username is invalid!\"\n" +
+		"  unrepairable: tests/login.spec.ts > logs out: no passing run recorded the element this call acted on\n" +
+		"  not run: tests/list.spec.ts > adds: its file's run did not reach it within its time budget\n"
+	if out.String() != want || counts[suite.VerdictUnrepairable] != 1 {
+		t.Fatalf("the summary:\n%s\nwant:\n%s", out.String(), want)
 	}
 }

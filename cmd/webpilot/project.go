@@ -412,17 +412,7 @@ func projectRepairDir(c *client, dir string, o projectJobOptions, out io.Writer)
 	if rerr != nil {
 		return errors.Join(err, rerr)
 	}
-	counts := map[string]int{}
-	for _, t := range res.Repair.Tests {
-		counts[t.Verdict]++
-	}
-	fmt.Fprintf(out, "%d passed, %d healed, %d app regressions, %d unrepairable, %d not run\n", counts[suite.VerdictPassed]+counts[suite.VerdictFlaky],
-		counts[suite.VerdictHealed], counts[suite.VerdictRegression], counts[suite.VerdictUnrepairable], counts[suite.VerdictNotRun])
-	for _, t := range res.Repair.Tests {
-		if t.Verdict == suite.VerdictRegression {
-			fmt.Fprintf(out, "  app regression: %s > %s: %s\n", t.File, t.Title, firstLine(t.Reason, 200))
-		}
-	}
+	counts := repairSummary(out, res.Repair.Tests)
 	switch {
 	case counts[suite.VerdictRegression] > 0:
 		return fmt.Errorf("%d app regressions: the app no longer does what these tests check (never healed)", counts[suite.VerdictRegression])
@@ -433,6 +423,28 @@ func projectRepairDir(c *client, dir string, o projectJobOptions, out io.Writer)
 		return err // healed but not verified: no patch to trust
 	}
 	return nil
+}
+
+// repairSummary writes a repair's counts, then each test it left red with
+// why: the app regressions, the tests it could not heal, those that did
+// not run. It answers the counts by verdict.
+func repairSummary(out io.Writer, tests []suite.RepairedTest) map[string]int {
+	counts := map[string]int{}
+	for _, t := range tests {
+		counts[t.Verdict]++
+	}
+	fmt.Fprintf(out, "%d passed, %d healed, %d app regressions, %d unrepairable, %d not run\n", counts[suite.VerdictPassed]+counts[suite.VerdictFlaky],
+		counts[suite.VerdictHealed], counts[suite.VerdictRegression], counts[suite.VerdictUnrepairable], counts[suite.VerdictNotRun])
+	for _, v := range []struct{ verdict, label string }{
+		{suite.VerdictRegression, "app regression"}, {suite.VerdictUnrepairable, "unrepairable"}, {suite.VerdictNotRun, "not run"},
+	} {
+		for _, t := range tests {
+			if t.Verdict == v.verdict {
+				fmt.Fprintf(out, "  %s: %s > %s: %s\n", v.label, t.File, t.Title, firstLine(t.Reason, 200))
+			}
+		}
+	}
+	return counts
 }
 
 // repairResult is a finished project repair's result.
