@@ -259,7 +259,7 @@ type RunReport struct {
 	Runner string `json:"runner,omitempty"`
 	// NotRun counts the tests the run did not reach before its time
 	// budget ended (each in Tests with status StatusNotRun).
-	NotRun int `json:"not_run,omitempty"`
+	NotRun int `json:"not_run"`
 	// Dir is the run's directory on the host (its traces); the caller
 	// removes it.
 	Dir string `json:"-"`

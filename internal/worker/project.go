@@ -192,6 +192,8 @@ type ProjectFileResult struct {
 	Tests   []suite.TestOutcome `json:"tests"`
 	Errors  []string            `json:"errors,omitempty"`
 	Limit   string              `json:"limit,omitempty"`
+	// NotRun counts the tests the run did not reach within its budget.
+	NotRun int `json:"not_run"`
 	// Runner is which @playwright/test ran, when not the worker's own.
 	Runner string `json:"runner,omitempty"`
 	// BrowserSeconds is how long the run held the sandbox's browser and
@@ -255,7 +257,7 @@ func (w *Worker) runProjectFile(ctx context.Context, claim store.Claim, log *slo
 		return failed("the runner failed: " + err.Error())
 	}
 	res := ProjectFileResult{Project: req.Name, Version: req.Version, File: strings.Join(req.Files, ","), Tests: rep.Tests,
-		Errors: rep.Errors, Limit: rep.Limit, Runner: rep.Runner, Verdict: fileVerdict(rep),
+		Errors: rep.Errors, Limit: rep.Limit, NotRun: rep.NotRun, Runner: rep.Runner, Verdict: fileVerdict(rep),
 		BrowserSeconds: took.Seconds(), CreditsMicro: charged}
 	// A passing test's targets, per version: what re-location starts from
 	// when the app drifts.
