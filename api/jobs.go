@@ -25,18 +25,21 @@ import (
 
 // JobView is a job as the API returns it.
 type JobView struct {
-	ID              string             `json:"id"`
-	Kind            string             `json:"kind"`
-	State           string             `json:"state"`
-	Name            string             `json:"name,omitempty"`
-	Attempt         int                `json:"attempt"`
-	Error           string             `json:"error,omitempty"`
-	CancelRequested bool               `json:"cancel_requested,omitempty"`
-	HoldCredits     float64            `json:"hold_credits"`
-	ChargedCredits  float64            `json:"charged_credits"`
-	Usage           *store.UsageTotals `json:"usage,omitempty"`
-	Progress        Progress           `json:"progress"`
-	Steps           json.RawMessage    `json:"steps,omitempty"`
+	ID              string `json:"id"`
+	Kind            string `json:"kind"`
+	State           string `json:"state"`
+	Name            string `json:"name,omitempty"`
+	Attempt         int    `json:"attempt"`
+	Error           string `json:"error,omitempty"`
+	CancelRequested bool   `json:"cancel_requested,omitempty"`
+	// ParentID is the bulk job a child belongs to: it holds nothing of
+	// its own, and charges its parent's hold.
+	ParentID       string             `json:"parent_id,omitempty"`
+	HoldCredits    float64            `json:"hold_credits"`
+	ChargedCredits float64            `json:"charged_credits"`
+	Usage          *store.UsageTotals `json:"usage,omitempty"`
+	Progress       Progress           `json:"progress"`
+	Steps          json.RawMessage    `json:"steps,omitempty"`
 	// Tiers counts the steps so far by the tier that took them:
 	// deterministic, lexical and cached cost no tokens; agent does.
 	Tiers map[string]int `json:"tiers,omitempty"`
@@ -90,7 +93,7 @@ func credits(micro int64) float64 { return float64(micro) / store.MicroCredits }
 // the last checkpoint while running.
 func view(j store.Job, detail bool) JobView {
 	v := JobView{ID: j.ID, Kind: j.Kind, State: string(j.State), Attempt: j.Attempt, Error: j.Error, CancelRequested: j.CancelRequested,
-		HoldCredits: credits(j.HoldMicro), ChargedCredits: credits(j.ChargedMicro), CreatedAt: j.CreatedAt,
+		ParentID: j.ParentID, HoldCredits: credits(j.HoldMicro), ChargedCredits: credits(j.ChargedMicro), CreatedAt: j.CreatedAt,
 		StartedAt: j.StartedAt, FinishedAt: j.FinishedAt}
 	var in struct {
 		Name  string            `json:"name"`

@@ -133,3 +133,35 @@ func TestEveryJobPageRenders(t *testing.T) {
 		}
 	}
 }
+
+// TestAFilesPageSaysWhoseHoldItCharges: a project repair's file job holds
+// nothing of its own and has no steps; its page said "0/0" and "charged
+// of 0 held". It says what it charged to its parent's hold, with a link
+// to the parent, and shows no step count it does not have.
+func TestAFilesPageSaysWhoseHoldItCharges(t *testing.T) {
+	t.Parallel()
+	st := storetest.New(t)
+	views := map[string]api.JobView{}
+	srv := newConsoleWith(t, st, viewsAPI{noAPI{st}, views})
+	tn, key := storetest.Tenant(t, st, "acme", 100)
+	parent, err := st.SubmitJob(context.Background(), store.NewJob{TenantID: tn.ID, Kind: string(jobs.KindProjectRepair), Input: []byte(`{"name":"shop"}`),
+		Hold: 1, Subject: "jobs.project_repair." + tn.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, err := st.SubmitJob(context.Background(), store.NewJob{TenantID: tn.ID, Kind: string(jobs.KindProjectRepairFile), Input: []byte(`{"name":"shop"}`),
+		Hold: 1, Subject: "jobs.project_repair_file." + tn.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := report(t, jobs.KindProjectFile)
+	v.ParentID, v.HoldCredits, v.ChargedCredits = parent.ID, 0, 0.5
+	views[child.ID] = v
+	c := client(t)
+	signIn(t, c, srv, key)
+	code, body := get(t, c, srv.URL+"/console/jobs/"+child.ID)
+	if code != http.StatusOK || !strings.Contains(body, `0.5 charged to the hold of <a href="/console/jobs/`+parent.ID+`">its parent job</a>`) ||
+		strings.Contains(body, "of 0 held") || strings.Contains(body, ">0/0<") {
+		t.Fatalf("%d\n%s", code, body)
+	}
+}

@@ -37,3 +37,42 @@ func TestArtifactsAreKeptForTheRetentionPeriod(t *testing.T) {
 		t.Fatalf("the new picture is gone (%v)", err)
 	}
 }
+
+// TestABulkJobsUsageHoldsItsChildren: a project repair's model calls and
+// browser time are its file jobs', charged to its hold; its usage counts
+// them (its page said "0 calls" and "browser time 0.0 s" beside a charge).
+func TestABulkJobsUsageHoldsItsChildren(t *testing.T) {
+	t.Parallel()
+	st := storetest.New(t)
+	ctx := context.Background()
+	tn, _ := storetest.Tenant(t, st, "acme", 10)
+	submit := func() store.Job {
+		j, err := st.SubmitJob(ctx, store.NewJob{TenantID: tn.ID, Kind: "project_repair", Input: []byte(`{}`), Hold: 1, Subject: "jobs.project_repair." + tn.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	parent, child, other := submit(), submit(), submit()
+	exec := func(sql string, args ...any) {
+		if _, err := st.Pool().Exec(ctx, sql, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec(`UPDATE jobs SET parent_id = $1 WHERE id = $2`, parent.ID, child.ID)
+	use := `INSERT INTO token_usage (job_id, attempt, seq, model, prompt_tokens, cached_tokens, completion_tokens, credits, seconds) VALUES ($1, 1, $2, $3, $4, 0, $5, $6, $7)`
+	exec(use, parent.ID, 1, store.BrowserTime, 0, 0, 100, 2.0)
+	exec(use, child.ID, 1, "gpt-4o-mini", 1500, 20, 300, 0.0)
+	exec(use, child.ID, 2, store.BrowserTime, 0, 0, 900, 18.0)
+	exec(use, other.ID, 1, "gpt-4o-mini", 999, 9, 999, 0.0)
+	u, err := st.JobUsage(ctx, parent.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Calls != 1 || u.PromptTokens != 1500 || u.BrowserSeconds != 20 || u.CreditsMicro != 1300 || u.BrowserCreditsMicro != 1000 {
+		t.Fatalf("%+v", u)
+	}
+	if j, err := st.GetJob(ctx, tn.ID, child.ID); err != nil || j.ParentID != parent.ID {
+		t.Fatalf("the child's parent: %q %v", j.ParentID, err)
+	}
+}

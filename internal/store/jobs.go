@@ -36,7 +36,10 @@ type Job struct {
 	CancelRequested bool
 	HoldMicro       int64
 	ChargedMicro    int64
-	CreatedAt       time.Time
+	// ParentID is the bulk job a child job belongs to ("" for none): a
+	// child holds nothing of its own and charges its parent's hold.
+	ParentID  string
+	CreatedAt time.Time
 	StartedAt       *time.Time
 	FinishedAt      *time.Time
 }
@@ -45,13 +48,13 @@ const jobColumns = `j.id::text, j.tenant_id::text, j.kind, j.state, j.input, j.r
 	COALESCE(j.script, ''), COALESCE(j.error, ''), j.attempt, j.cancel_requested,
 	COALESCE(h.amount, 0),
 	COALESCE(h.consumed, (SELECT -sum(e.amount) FROM credit_entries e WHERE e.job_id = j.id AND j.parent_id IS NOT NULL), 0)::bigint,
-	j.created_at, j.started_at, j.finished_at`
+	COALESCE(j.parent_id::text, ''), j.created_at, j.started_at, j.finished_at`
 
 func scanJob(r pgx.Row) (Job, error) {
 	var j Job
 	err := r.Scan(&j.ID, &j.TenantID, &j.Kind, &j.State, &j.Input, &j.Result, &j.Checkpoint,
 		&j.Script, &j.Error, &j.Attempt, &j.CancelRequested, &j.HoldMicro, &j.ChargedMicro,
-		&j.CreatedAt, &j.StartedAt, &j.FinishedAt)
+		&j.ParentID, &j.CreatedAt, &j.StartedAt, &j.FinishedAt)
 	return j, err
 }
 

@@ -25,10 +25,13 @@ type UsageTotals struct {
 	BrowserCreditsMicro int64   `json:"browser_credits_micro"`
 }
 
-// JobUsage returns the totals of a job's token usage over all attempts.
+// JobUsage returns the totals of a job's usage over all attempts, its
+// children's included: a bulk job's model calls and browser time are
+// mostly its children's, charged to its hold.
 func (s *Store) JobUsage(ctx context.Context, jobID string) (UsageTotals, error) {
 	var t UsageTotals
-	err := s.db.QueryRow(ctx, `SELECT `+usageColumns+` FROM token_usage WHERE job_id = $1`, jobID, BrowserTime).Scan(t.fields()...)
+	err := s.db.QueryRow(ctx, `SELECT `+usageColumns+` FROM token_usage
+		WHERE job_id = $1 OR job_id IN (SELECT id FROM jobs WHERE parent_id = $1)`, jobID, BrowserTime).Scan(t.fields()...)
 	if err != nil {
 		return t, fmt.Errorf("sum usage: %w", err)
 	}
