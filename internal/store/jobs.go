@@ -38,10 +38,10 @@ type Job struct {
 	ChargedMicro    int64
 	// ParentID is the bulk job a child job belongs to ("" for none): a
 	// child holds nothing of its own and charges its parent's hold.
-	ParentID  string
-	CreatedAt time.Time
-	StartedAt       *time.Time
-	FinishedAt      *time.Time
+	ParentID   string
+	CreatedAt  time.Time
+	StartedAt  *time.Time
+	FinishedAt *time.Time
 }
 
 const jobColumns = `j.id::text, j.tenant_id::text, j.kind, j.state, j.input, j.result, j.checkpoint,
