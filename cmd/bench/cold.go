@@ -170,61 +170,20 @@ func coldProject(ctx context.Context, pr suite.ProjectRunner, name, work, runner
 	for _, t := range listed.Tests {
 		projects[t.Project] = true
 	}
-	// The warm repair's record: a passing run on webpilot, on the release.
-	as := suite.RunOptions{BaseURL: release.URL, Env: secrets, Proxy: tunnel(), Trace: true}
-	in, err := pr.Run(ctx, p, as)
-	if err != nil {
-		return r, fmt.Errorf("%s: %w", name, err)
-	}
-	prints := map[string][]suite.TraceAction{}
-	for i := range in.Tests {
-		if t := &in.Tests[i]; t.Evidence() == nil && t.Status == "passed" {
-			prints[t.ID] = t.Actions
-		}
-	}
-	_ = os.RemoveAll(in.Dir)
-	// The customer's own green run, with traces, as their CI keeps it.
-	ci, err := os.MkdirTemp(work, name+"-ci-")
-	if err != nil {
-		return r, err
-	}
 	env := map[string]string{"BASE_URL": release.URL, "APP_URL": release.URL, "E2E_PASSWORD": demoapp.Password}
-	if _, err := suitetest.Outside(ctx, p, ci, runner, browsers, env, keys(projects), "--trace=on"); err != nil {
-		return r, fmt.Errorf("%s: the customer's run: %w", name, err)
-	}
-	archive, err := suitetest.CIArtifacts(ci)
+	in, err := recordRelease(ctx, pr, p, listed.Tests, release.URL, secrets, env, keys(projects), tunnel, work, runner, browsers, name)
 	if err != nil {
 		return r, err
 	}
-	imp, err := suite.ImportTraces(archive, listed.Tests)
-	if err != nil {
-		return r, fmt.Errorf("%s: import the customer's run: %w", name, err)
-	}
-	model := llmtest.Start()
-	defer model.Close()
-	for range 400 {
-		model.Push(llmtest.Reply{Respond: releaseReader(prints), PromptTokens: 1500, CompletionTokens: 20})
-	}
-	agent := benchAsker{llm.New(llm.Config{BaseURL: model.BaseURL(), Model: "gpt-4o-mini", APIKey: "bench"})}
+	defer in.model.Close()
+	prints := in.prints
 
 	for _, v := range coldVariants {
 		if err := app.SetVariant(v.v); err != nil {
 			return r, err
 		}
 		for _, mode := range measuredModes() {
-			o := suite.RunOptions{BaseURL: srv.URL, Env: secrets, Proxy: tunnel()}
-			var from map[string][]suite.TraceAction
-			switch mode {
-			case "warm":
-				from = prints
-			case "baseline":
-				o.Baseline = &suite.Baseline{BaseURL: release.URL, Proxy: tunnel()}
-			case "traces":
-				from = imp.Prints
-			case "agent":
-				o.Agent = agent
-			}
-			rep, err := pr.Repair(ctx, p, from, o)
+			rep, err := in.repair(ctx, pr, p, mode, suite.RunOptions{BaseURL: srv.URL, Env: secrets, Proxy: tunnel()}, release.URL, tunnel)
 			if err != nil {
 				return r, fmt.Errorf("%s %s repair under %s: %w", name, mode, v.v, err)
 			}
@@ -255,6 +214,74 @@ func coldProject(ctx context.Context, pr suite.ProjectRunner, name, work, runner
 		}
 	}
 	return r, nil
+}
+
+// released is what a cold repair starts from, recorded on the release: a
+// passing run on webpilot (the warm repair's), the customer's own green
+// run's traces, and the scripted model that answers from the first.
+type released struct {
+	prints, traces map[string][]suite.TraceAction
+	model          *llmtest.Server
+	agent          suite.Asker
+}
+
+// recordRelease runs p on the release (at url) on webpilot with traces,
+// and outside it as the customer's CI does (env, on projects), and starts
+// the model; the caller closes it.
+func recordRelease(ctx context.Context, pr suite.ProjectRunner, p suite.Project, listed []suite.TestOutcome, url string, secrets, env map[string]string,
+	projects []string, tunnel func() *suite.Proxy, work, runner, browsers, name string) (released, error) {
+	var out released
+	in, err := pr.Run(ctx, p, suite.RunOptions{BaseURL: url, Env: secrets, Proxy: tunnel(), Trace: true})
+	if err != nil {
+		return out, fmt.Errorf("%s: %w", name, err)
+	}
+	out.prints = map[string][]suite.TraceAction{}
+	for i := range in.Tests {
+		if t := &in.Tests[i]; t.Evidence() == nil && t.Status == "passed" {
+			out.prints[t.ID] = t.Actions
+		}
+	}
+	_ = os.RemoveAll(in.Dir)
+	ci, err := os.MkdirTemp(work, name+"-ci-")
+	if err != nil {
+		return out, err
+	}
+	if _, err := suitetest.Outside(ctx, p, ci, runner, browsers, env, projects, "--trace=on"); err != nil {
+		return out, fmt.Errorf("%s: the customer's run: %w", name, err)
+	}
+	archive, err := suitetest.CIArtifacts(ci)
+	if err != nil {
+		return out, err
+	}
+	imp, err := suite.ImportTraces(archive, listed)
+	if err != nil {
+		return out, fmt.Errorf("%s: import the customer's run: %w", name, err)
+	}
+	out.traces = imp.Prints
+	out.model = llmtest.Start()
+	for range 400 {
+		out.model.Push(llmtest.Reply{Respond: releaseReader(out.prints), PromptTokens: 1500, CompletionTokens: 20})
+	}
+	out.agent = benchAsker{llm.New(llm.Config{BaseURL: out.model.BaseURL(), Model: "gpt-4o-mini", APIKey: "bench"})}
+	return out, nil
+}
+
+// repair repairs p in a mode: from the passing run (warm), the release as
+// baseline, the customer's traces, or the agent.
+func (in released) repair(ctx context.Context, pr suite.ProjectRunner, p suite.Project, mode string, o suite.RunOptions, release string,
+	tunnel func() *suite.Proxy) (suite.RepairReport, error) {
+	var from map[string][]suite.TraceAction
+	switch mode {
+	case "warm":
+		from = in.prints
+	case "baseline":
+		o.Baseline = &suite.Baseline{BaseURL: release, Proxy: tunnel()}
+	case "traces":
+		from = in.traces
+	case "agent":
+		o.Agent = in.agent
+	}
+	return pr.Repair(ctx, p, from, o)
 }
 
 // benchAsker asks the scripted model through the real client.

@@ -15,8 +15,6 @@ import (
 
 	"github.com/webpilot/webpilot/internal/browser/browsertest"
 	"github.com/webpilot/webpilot/internal/demoapp"
-	"github.com/webpilot/webpilot/internal/llm"
-	"github.com/webpilot/webpilot/internal/llm/llmtest"
 	"github.com/webpilot/webpilot/internal/netguard"
 	"github.com/webpilot/webpilot/internal/sandbox"
 	"github.com/webpilot/webpilot/internal/suite"
@@ -151,58 +149,17 @@ func realProject(ctx context.Context, pr suite.ProjectRunner, name, work, runner
 	if err != nil {
 		return r, fmt.Errorf("%s: list: %w", name, err)
 	}
-	// The warm repair's record: a passing run on webpilot, on the release.
-	in, err := pr.Run(ctx, p, suite.RunOptions{BaseURL: release.URL, Proxy: tunnel(), Trace: true})
-	if err != nil {
-		return r, fmt.Errorf("%s: %w", name, err)
-	}
-	prints := map[string][]suite.TraceAction{}
-	for i := range in.Tests {
-		if t := &in.Tests[i]; t.Evidence() == nil && t.Status == "passed" {
-			prints[t.ID] = t.Actions
-		}
-	}
-	_ = os.RemoveAll(in.Dir)
-	// The customer's own green run, with traces, as their CI keeps it.
-	ci, err := os.MkdirTemp(work, name+"-ci-")
+	in, err := recordRelease(ctx, pr, p, listed.Tests, release.URL, nil, map[string]string{"BASE_URL": release.URL}, nil, tunnel, work, runner, browsers, name)
 	if err != nil {
 		return r, err
 	}
-	if _, err := suitetest.Outside(ctx, p, ci, runner, browsers, map[string]string{"BASE_URL": release.URL}, nil, "--trace=on"); err != nil {
-		return r, fmt.Errorf("%s: the customer's run: %w", name, err)
-	}
-	archive, err := suitetest.CIArtifacts(ci)
-	if err != nil {
-		return r, err
-	}
-	imp, err := suite.ImportTraces(archive, listed.Tests)
-	if err != nil {
-		return r, fmt.Errorf("%s: import the customer's run: %w", name, err)
-	}
-	model := llmtest.Start()
-	defer model.Close()
-	for range 400 {
-		model.Push(llmtest.Reply{Respond: releaseReader(prints), PromptTokens: 1500, CompletionTokens: 20})
-	}
-	agent := benchAsker{llm.New(llm.Config{BaseURL: model.BaseURL(), Model: "gpt-4o-mini", APIKey: "bench"})}
+	defer in.model.Close()
 
 	for _, v := range realVariants {
 		app.Set(v.changes...)
 		want := v.marks(marks)
 		for _, mode := range measuredModes() {
-			o := suite.RunOptions{BaseURL: srv.URL, Proxy: tunnel()}
-			var from map[string][]suite.TraceAction
-			switch mode {
-			case "warm":
-				from = prints
-			case "baseline":
-				o.Baseline = &suite.Baseline{BaseURL: release.URL, Proxy: tunnel()}
-			case "traces":
-				from = imp.Prints
-			case "agent":
-				o.Agent = agent
-			}
-			rep, err := pr.Repair(ctx, p, from, o)
+			rep, err := in.repair(ctx, pr, p, mode, suite.RunOptions{BaseURL: srv.URL, Proxy: tunnel()}, release.URL, tunnel)
 			if err != nil {
 				return r, fmt.Errorf("%s %s repair under %s: %w", name, mode, v.name, err)
 			}
