@@ -372,3 +372,74 @@ func TestAContainersRenamedIDIsDrift(t *testing.T) {
 		})
 	}
 }
+
+// TestAnIconGlyphTheMarkupDoesNotHoldIsKept: a login button's name, as
+// copied from the accessibility tree, starts with an icon font's glyph
+// that CSS draws (::before); the trace's snapshot of the markup reads
+// "Login" alone. Reworded to "Log in", the name is rewritten with the
+// glyph kept, as the file writes it (the glyph itself, or its escape):
+// without it an exact name finds nothing.
+func TestAnIconGlyphTheMarkupDoesNotHoldIsKept(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ literal, want string }{
+		{"'\uF090 Login'", "'\uF090 Log in'"},
+		{`'\uF090 Login'`, `'\uF090 Log in'`},
+		{"' Login'", "' Log in'"},
+	} {
+		t.Run(tc.literal, func(t *testing.T) {
+			src := "const { test } = require('@playwright/test');\ntest('logs in', async ({ page }) => {\n" +
+				"  await page.getByRole('button', { name: " + tc.literal + ", exact: true }).click();\n});\n"
+			p, err := NewProject(map[string][]byte{"playwright.config.js": []byte("module.exports = {};\n"), "tests/login.spec.js": []byte(src)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sites, err := projectSites(p)
+			if err != nil || len(sites) != 1 {
+				t.Fatalf("%v %+v", err, sites)
+			}
+			f := &TraceAction{API: "locator.click", Method: "click", Selector: sites[0].Selector, File: "tests/login.spec.js", Line: 3, Column: 50,
+				Error: "Error: locator.click: Timeout 5000ms exceeded.\nCall log:\n  - waiting for getByRole('button', { name: 'x' })"}
+			button := func(text string) SnapshotElement {
+				return SnapshotElement{Tag: "button", Text: text, Path: "html body div form button", Attributes: map[string]string{"type": "submit", "class": "radius"}}
+			}
+			before := button("Login")
+			passing := []TraceAction{{API: f.API, Method: f.Method, Selector: f.Selector, File: f.File, Line: f.Line, Column: f.Column, Target: &before}}
+			dom := []SnapshotElement{{Tag: "h2", Text: "Login Page", Path: "html body div h2", Attributes: map[string]string{}}, button("Log in")}
+			ch, _, verdict, why := diagnose(TestOutcome{Status: "failed", Error: f.Error, Failure: f}, passing, dom, sites)
+			if verdict != "" || ch.New != tc.want {
+				t.Fatalf("verdict %q (%s), change %+v; want %s", verdict, why, ch, tc.want)
+			}
+		})
+	}
+}
+
+// TestACallMovedByAnEarlierHealOnItsLineKeepsItsRecord: an earlier trial
+// rewrote the call's literal (Sign in → Log on), and the call failed
+// again: its column and selector are not the ones the passing run
+// recorded, and the one call of its method on that line is still the
+// record of its element.
+func TestACallMovedByAnEarlierHealOnItsLineKeepsItsRecord(t *testing.T) {
+	t.Parallel()
+	src := "const { test } = require('@playwright/test');\ntest('logs in', async ({ page }) => {\n" +
+		"  await page.getByRole('button', { name: 'Log on' }).click();\n});\n"
+	p, err := NewProject(map[string][]byte{"playwright.config.js": []byte("module.exports = {};\n"), "tests/login.spec.js": []byte(src)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sites, err := projectSites(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := `internal:role=button[name="Log on"i]`
+	f := &TraceAction{API: "locator.click", Method: "click", Selector: sel, File: "tests/login.spec.js", Line: 3, Column: 61,
+		Error: "Error: locator.click: Timeout 5000ms exceeded.\nCall log:\n  - waiting for getByRole('button')"}
+	before := SnapshotElement{Tag: "button", Text: "Sign in", Path: "html body form button", Attributes: map[string]string{"type": "submit"}}
+	passing := []TraceAction{{API: f.API, Method: f.Method, Selector: `internal:role=button[name="Sign in"i]`,
+		File: f.File, Line: 3, Column: 74, Target: &before}}
+	dom := []SnapshotElement{{Tag: "form", Path: "html body form", Attributes: map[string]string{}},
+		{Tag: "button", Text: "Log in", Path: "html body form button", Attributes: map[string]string{"type": "submit"}}}
+	ch, _, verdict, why := diagnose(TestOutcome{Status: "failed", Error: f.Error, Failure: f}, passing, dom, sites)
+	if verdict != "" || ch.New != "'Log in'" {
+		t.Fatalf("verdict %q (%s), change %+v", verdict, why, ch)
+	}
+}

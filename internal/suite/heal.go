@@ -1168,6 +1168,19 @@ func diagnose(t TestOutcome, passing []TraceAction, dom []SnapshotElement, sites
 		}
 	}
 	if old == nil {
+		// A heal earlier on the line moved the call's column (a literal
+		// rewritten longer or shorter): the one call of its method there.
+		var on []*SnapshotElement
+		for i := range passing {
+			if a := passing[i]; a.File == f.File && a.Line == f.Line && a.Method == f.Method && a.Target != nil {
+				on = append(on, a.Target)
+			}
+		}
+		if len(on) == 1 {
+			old = on[0]
+		}
+	}
+	if old == nil {
 		// No record of the element, but its locator's own words may name
 		// what the test entered (a button "Delete Apples" after a fill of
 		// "Apples"): shown nowhere, the app lost it, whatever the element.
@@ -1382,6 +1395,7 @@ func cmpOr(vals ...string) string {
 // label is how the assertion finds it, and drifts as any locator does.
 func rewrite(s LocatorSite, old, cand SnapshotElement, assertion bool) (*Literal, string, string) {
 	name := cmpOr(cand.Attributes["aria-label"], cand.Attributes["label"], cand.Text)
+	was := cmpOr(old.Attributes["aria-label"], old.Attributes["label"], old.Text)
 	textual := func(l Literal, now string) (*Literal, string, string) {
 		if assertion && checksContent(s) {
 			return nil, "", errAsserted
@@ -1396,7 +1410,7 @@ func rewrite(s LocatorSite, old, cand SnapshotElement, assertion bool) (*Literal
 			}
 			return &l, regexLike(l, now), ""
 		}
-		return &l, quoteLike(l, now), ""
+		return &l, quoteLike(l, keepAround(l.Value, was, now)), ""
 	}
 	switch s.Method {
 	case "getByTestId":
@@ -1433,6 +1447,24 @@ func rewrite(s LocatorSite, old, cand SnapshotElement, assertion bool) (*Literal
 		return textual(s.Arg, cand.Attributes["title"])
 	}
 	return nil, "", "a locator of this kind is not rewritten"
+}
+
+// keepAround writes now as lit wrote was: what lit holds around the
+// element's text as the page's markup holds it stays around the new text.
+// A name copied from the accessibility tree holds what no snapshot of the
+// markup shows, such as an icon font's glyph drawn by CSS (' Login',
+// the button's markup reading "Login"); the new name keeps it (' Log
+// in'), or the button is found by no name at all.
+func keepAround(lit, was, now string) string {
+	was = strings.Join(strings.Fields(was), " ")
+	if was == "" {
+		return now
+	}
+	i := strings.Index(strings.ToLower(lit), strings.ToLower(was))
+	if i < 0 || len(strings.ToLower(lit)) != len(lit) {
+		return now
+	}
+	return lit[:i] + now + lit[i+len(was):]
 }
 
 // contentRoles are the roles whose accessible name is their content (a

@@ -11,14 +11,14 @@ test.describe('home', () => {
 test.describe('login page', () => {
   test('the login button carries its icon', async ({ page }) => {
     await page.goto('/login');
-    await expect(page.getByRole('button', { name: ' Login', exact: true })).toBeEnabled();
+    await expect(page.getByRole('button', { name: ' Login', exact: true })).toBeEnabled();
   });
 
   test('logs in and out', async ({ page }) => {
     await page.goto('/login');
     await page.getByLabel('Username', { exact: true }).fill('tomsmith');
     await page.getByLabel('Password', { exact: true }).fill('SuperSecretPassword!');
-    await page.getByRole('button', { name: ' Login', exact: true }).click();
+    await page.getByRole('button', { name: ' Login', exact: true }).click();
     await expect(page.getByText('You logged into a secure area!')).toBeVisible();
     await page.getByRole('link', { name: 'Logout' }).click();
     await expect(page.getByText('You logged out of the secure area!')).toBeVisible();

@@ -17,7 +17,7 @@ test.describe('Form Authentication', () => {
       await page.getByLabel('Password').fill('SuperSecretPassword!');
     });
     await test.step('submit', async () => {
-      await page.getByRole('button', { name: ' Login' }).click();
+      await page.getByRole('button', { name: ' Login' }).click();
     });
     await expect(page.locator('#flash')).toContainText('You logged into a secure area!');
     await expect(page).toHaveURL(/\/secure/);
@@ -26,21 +26,21 @@ test.describe('Form Authentication', () => {
   test('should show an error for an invalid password', async ({ page }) => {
     await page.getByLabel('Username').fill('tomsmith');
     await page.getByLabel('Password').fill('wrongpassword');
-    await page.getByRole('button', { name: ' Login' }).click();
+    await page.getByRole('button', { name: ' Login' }).click();
     await expect(page.locator('#flash')).toContainText('Your password is invalid!');
   });
 
   test('should show an error for an unknown user', async ({ page }) => {
     await page.getByLabel('Username').fill('nobody');
     await page.getByLabel('Password').fill('SuperSecretPassword!');
-    await page.getByRole('button', { name: ' Login' }).click();
+    await page.getByRole('button', { name: ' Login' }).click();
     await expect(page.locator('#flash')).toContainText('Your username is invalid!');
   });
 
   test('should logout', async ({ page }) => {
     await page.getByLabel('Username').fill('tomsmith');
     await page.getByLabel('Password').fill('SuperSecretPassword!');
-    await page.getByRole('button', { name: ' Login' }).click();
+    await page.getByRole('button', { name: ' Login' }).click();
     await page.getByRole('link', { name: 'Logout' }).click();
     await expect(page.locator('#flash')).toContainText('You logged out of the secure area!');
   });
