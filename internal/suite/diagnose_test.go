@@ -443,3 +443,25 @@ func TestACallMovedByAnEarlierHealOnItsLineKeepsItsRecord(t *testing.T) {
 		t.Fatalf("verdict %q (%s), change %+v", verdict, why, ch)
 	}
 }
+
+// TestAPageThatIsNotWhereTheTestChecksIsARegression: a check of where
+// the page is (toHaveURL, waitForURL) or what it is called (toHaveTitle)
+// names no element; when it fails after the test's steps did what they
+// did, the app went elsewhere: a regression with the page's address, never
+// "not on an element" left unrepaired.
+func TestAPageThatIsNotWhereTheTestChecksIsARegression(t *testing.T) {
+	t.Parallel()
+	for _, f := range []TraceAction{
+		{API: "page.waitForURL", Method: "waitForURL", File: "tests/auth.setup.ts", Line: 9, URL: "http://app.test/login?flash=invalid_user",
+			Error: "TimeoutError: page.waitForURL: Timeout 30000ms exceeded."},
+		{API: "expect.toHaveURL", Method: "expect", Expect: "to.have.url", File: "tests/login.spec.ts", Line: 20, URL: "http://app.test/login?flash=invalid_user",
+			Error: "Error: Timed out 5000ms waiting for expect(page).toHaveURL(expected)"},
+	} {
+		t.Run(f.Method+f.Expect, func(t *testing.T) {
+			_, _, verdict, why := diagnose(TestOutcome{Status: "failed", Error: f.Error, Failure: &f}, nil, nil, nil)
+			if verdict != VerdictRegression || !strings.Contains(why, "/login?flash=invalid_user") {
+				t.Fatalf("verdict %q (%s)", verdict, why)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -506,6 +507,13 @@ func (r ProjectRunner) stepTrial(ctx context.Context, cur *Project, last *trial,
 			// its loss is the app's, however little the test checks.
 			continue
 		}
+		if !samePage(t.Failure.URL, urlAt(prints[id], t.Failure)) {
+			// The test is on another page than it was at this call when it
+			// passed (a sign-in the app refused left it on the login
+			// page): an earlier step did not do what it did, and its next
+			// checks passing there proves nothing of this step.
+			continue
+		}
 		e, ch, err := removeStepEdit(*cur, t.Failure)
 		if err != nil {
 			continue
@@ -548,6 +556,28 @@ func (r ProjectRunner) stepTrial(ctx context.Context, cur *Project, last *trial,
 		cands = kept
 	}
 	return nil, nil
+}
+
+// urlAt is the page's URL when a passing run made the call at f ("":
+// not recorded).
+func urlAt(passing []TraceAction, f *TraceAction) string {
+	for _, a := range passing {
+		if a.File == f.File && a.Line == f.Line && a.Column == f.Column {
+			return a.URL
+		}
+	}
+	return ""
+}
+
+// samePage says two URLs are the same page (path; query and fragment
+// aside), or one is unknown.
+func samePage(a, b string) bool {
+	ua, ea := url.Parse(a)
+	ub, eb := url.Parse(b)
+	if a == "" || b == "" || ea != nil || eb != nil {
+		return true
+	}
+	return strings.TrimSuffix(ua.Path, "/") == strings.TrimSuffix(ub.Path, "/")
 }
 
 // recorded is the element a passing run recorded the call at f acting on

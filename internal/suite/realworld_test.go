@@ -217,3 +217,48 @@ func TestOneQuestionPerDriftedLocator(t *testing.T) {
 		t.Errorf("%d tests, charged %d calls", len(rep.Tests), calls)
 	}
 }
+
+// TestAStepIsNotTakenOutWhereTheTestIsElsewhere: the app refuses a valid
+// sign-in; the test's next step, Logout, is not on the login page it was
+// left on, and the check after it (the page is the login page) passes
+// there by chance. Taking the step out made the test green: it is a
+// regression, never healed, because the test was not on the page it was
+// on at that step when it passed.
+func TestAStepIsNotTakenOutWhereTheTestIsElsewhere(t *testing.T) {
+	t.Parallel()
+	b, app := practiceBench(t)
+	p, err := suite.NewProject(map[string][]byte{
+		"playwright.config.js": []byte("module.exports = { testDir: 'tests', use: { baseURL: process.env.BASE_URL, actionTimeout: 2000 } };\n"),
+		"tests/out.spec.js": []byte(`const { test, expect } = require('@playwright/test');
+
+test('signs out again', async ({ page }) => {
+  await page.goto('/login');
+  await page.locator('#username').fill('tomsmith');
+  await page.locator('#password').fill('SuperSecretPassword!');
+  await page.locator('button[type="submit"]').click();
+  await page.getByRole('link', { name: 'Logout' }).click();
+  await expect(page).toHaveURL(/\/login/);
+});
+`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := b.run(t, p, suite.RunOptions{Trace: true})
+	prints := map[string][]suite.TraceAction{}
+	for i := range rep.Tests {
+		if tc := &rep.Tests[i]; tc.Evidence() == nil && tc.Status == "passed" {
+			prints[tc.ID] = tc.Actions
+		}
+	}
+	if len(prints) != 1 {
+		t.Fatalf("on the release: %+v", rep.Tests)
+	}
+	app.Set(demoapp.PracticeRejectsLogin)
+	r, err := b.runner.Repair(context.Background(), p, prints, b.repairOptions(t, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Tests) != 1 || r.Tests[0].Verdict != suite.VerdictRegression || r.Patched != nil {
+		t.Fatalf("%+v\n%s", r.Tests, r.Diff)
+	}
+}
