@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/webpilot/webpilot/internal/browser"
 )
@@ -11,13 +12,15 @@ import (
 // cssIDToken is an id token of a CSS selector, with the tag written before it.
 var cssIDToken = regexp.MustCompile(`([A-Za-z][\w-]*)?#([A-Za-z][\w-]*)`)
 
-// ancestorIDHeal heals a CSS locator that reaches its element through a
-// container's id the app renamed (#checkboxes input, after the form's id
+// ancestorIDHeal heals a CSS locator whose id the app renamed, the
+// element's own (#dropdown, now dropdown-list) or a container's it
+// reaches the element through (#checkboxes input, after the form's id
 // became checkbox-form): the id it names is nowhere on the failure's
-// page, elements like the one it found before are there, and one of
-// their containers carries an id most like the old one (the same tag
-// where the selector gives it). The id is rewritten, nothing else; the
-// trial that runs the heal is what proves it.
+// page, elements like the one it found before are there, and one of them
+// (or of their containers) carries an id most like the old one (of the
+// tag the selector gives). The id is rewritten, nothing else, even where
+// two elements are about as like the old one; the trial that runs the
+// heal is what proves it.
 func ancestorIDHeal(f *TraceAction, old SnapshotElement, dom []SnapshotElement, sites []LocatorSite) (Change, edit, bool) {
 	onPage := map[string]bool{}
 	for _, e := range dom {
@@ -34,12 +37,24 @@ func ancestorIDHeal(f *TraceAction, old SnapshotElement, dom []SnapshotElement, 
 			}
 			for _, m := range cssIDToken.FindAllStringSubmatch(s.Arg.Value, -1) {
 				tag, gone := strings.ToLower(m[1]), m[2]
-				if onPage[gone] || gone == old.Attributes["id"] {
-					continue // still there, or the element's own id (healed as such)
+				if onPage[gone] {
+					continue // still there
 				}
+				own := gone == old.Attributes["id"]
 				best, score := "", 0.5
 				for i, e := range dom {
-					if e.Tag != old.Tag || browser.Similarity(of, asFingerprint(e)) < browser.RelocateMinScore {
+					sim := browser.Similarity(of, asFingerprint(e))
+					if e.Tag != old.Tag || sim < browser.RelocateMinScore {
+						continue
+					}
+					if own {
+						// The element's own id: the element like it whose id
+						// is most like the old one (a select and the field
+						// beside it can be alike in all but their ids).
+						id := e.Attributes["id"]
+						if r := idLikeness(gone, id); sim >= ownIDSimilarity && id != "" && !strings.Contains(s.Arg.Value, "#"+id) && r > score {
+							best, score = id, r
+						}
 						continue
 					}
 					for p := parents[i]; p >= 0; p = parents[p] {
@@ -47,7 +62,7 @@ func ancestorIDHeal(f *TraceAction, old SnapshotElement, dom []SnapshotElement, 
 						if id == "" || (tag != "" && dom[p].Tag != tag) || strings.Contains(s.Arg.Value, "#"+id) {
 							continue
 						}
-						if r := prefixShare(gone, id); r > score {
+						if r := idLikeness(gone, id); r > score {
 							best, score = id, r
 						}
 					}
@@ -63,6 +78,11 @@ func ancestorIDHeal(f *TraceAction, old SnapshotElement, dom []SnapshotElement, 
 	}
 	return Change{}, edit{}, false
 }
+
+// ownIDSimilarity is how like the old element one must be for its id to
+// replace the old element's own: all but the id alike, not merely a
+// button of the same kind.
+const ownIDSimilarity = 0.8
 
 // parentsOf finds each element's parent in a page listed in document
 // order with its root-to-element path (-1: none).
@@ -81,12 +101,25 @@ func parentsOf(dom []SnapshotElement) []int {
 	return out
 }
 
-// prefixShare is how much of old a new id keeps from its start
-// (checkboxes → checkbox-form: 0.8).
-func prefixShare(old, new string) float64 {
+// idLikeness is how much of old a new id keeps from its start, letters
+// and digits only (checkboxes → checkbox-form: 0.8; username → user-name:
+// 1).
+func idLikeness(old, new string) float64 {
+	norm := func(s string) string {
+		return strings.Map(func(r rune) rune {
+			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+				return unicode.ToLower(r)
+			}
+			return -1
+		}, s)
+	}
+	old, new = norm(old), norm(new)
 	n := 0
 	for n < len(old) && n < len(new) && old[n] == new[n] {
 		n++
+	}
+	if len(old) == 0 {
+		return 0
 	}
 	return float64(n) / float64(len(old))
 }

@@ -318,7 +318,8 @@ func TestALocatorInsideAnExpectFindsItsElement(t *testing.T) {
 // through a container's id (#checkboxes input), and the app renamed the
 // form's id: the checkboxes are there as they were, two alike. The id is
 // rewritten where the locator is written, in the selector's own form (a
-// tag before the id kept), never read as a regression. Where no container
+// tag before the id kept), never read as a regression; so is an
+// element's own id beside another element alike in all but its id. Where no container
 // carries an id like the old one, the element being there as it was
 // (twice) is no regression either: which one was meant cannot be told.
 func TestAContainersRenamedIDIsDrift(t *testing.T) {
@@ -328,6 +329,7 @@ func TestAContainersRenamedIDIsDrift(t *testing.T) {
 		"  await page.locator('#checkboxes input').first().check();\n" +
 		"  expect(await page.isChecked('form#checkboxes input:nth-of-type(2)')).toBe(true);\n" +
 		"  await page.locator('.first-box').check();\n" +
+		"  await page.locator('#dropdown').selectOption('1');\n" +
 		"});\n"
 	p, err := NewProject(map[string][]byte{"playwright.config.js": []byte("module.exports = {};\n"), "tests/boxes.spec.js": []byte(src)})
 	if err != nil {
@@ -349,7 +351,8 @@ func TestAContainersRenamedIDIsDrift(t *testing.T) {
 	dom := []SnapshotElement{el("html", "html", nil), el("body", "html body", nil), el("div", "html body div", map[string]string{"class": "row"}),
 		el("div", "html body div div", map[string]string{"id": "content"}), el("div", "html body div div div", map[string]string{"class": "example"}),
 		el("h3", "html body div div div h3", nil), el("form", "html body div div div form", map[string]string{"id": "checkbox-form"}),
-		box(), box(), el("footer", "html body footer", nil)}
+		box(), box(), el("select", "html body div div div select", map[string]string{"id": "dropdown-list"}),
+		el("select", "html body div div div select", map[string]string{"id": "sort-by"}), el("footer", "html body footer", nil)}
 	for _, tc := range []struct {
 		name, selector, method string
 		line, col              int
@@ -358,12 +361,15 @@ func TestAContainersRenamedIDIsDrift(t *testing.T) {
 		{"a locator", "#checkboxes input >> nth=0", "check", 3, 22, "", "'#checkbox-form input'"},
 		{"a selector string with its tag", "form#checkboxes input:nth-of-type(2)", "isChecked", 4, 30, "", "'form#checkbox-form input:nth-of-type(2)'"},
 		{"a class no container explains", ".first-box", "check", 5, 22, VerdictUnrepairable, ""},
+		{"the element's own id, beside one alike", "#dropdown", "selectOption", 6, 31, "", "'#dropdown-list'"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			msg := "Error: locator." + tc.method + ": Timeout 5000ms exceeded.\nCall log:\n  - waiting for locator('" + tc.selector + "')"
 			f := &TraceAction{API: "locator." + tc.method, Method: tc.method, Selector: tc.selector, File: "tests/boxes.spec.js", Line: tc.line, Column: tc.col, Error: msg}
 			before := box()
-			before.Path = "html body div div div form input"
+			if tc.method == "selectOption" {
+				before = el("select", "html body div div div select", map[string]string{"id": "dropdown"})
+			}
 			passing := []TraceAction{{API: f.API, Method: f.Method, Selector: f.Selector, File: f.File, Line: f.Line, Column: f.Column, Target: &before}}
 			ch, _, verdict, why := diagnose(TestOutcome{Status: "failed", Error: msg, Failure: f}, passing, dom, sites)
 			if verdict != tc.verdict || ch.New != tc.new {
