@@ -12,15 +12,14 @@ import (
 // cssIDToken is an id token of a CSS selector, with the tag written before it.
 var cssIDToken = regexp.MustCompile(`([A-Za-z][\w-]*)?#([A-Za-z][\w-]*)`)
 
-// ancestorIDHeal heals a CSS locator whose id the app renamed, the
-// element's own (#dropdown, now dropdown-list) or a container's it
-// reaches the element through (#checkboxes input, after the form's id
-// became checkbox-form): the id it names is nowhere on the failure's
-// page, elements like the one it found before are there, and one of them
-// (or of their containers) carries an id most like the old one (of the
-// tag the selector gives). The id is rewritten, nothing else, even where
-// two elements are about as like the old one; the trial that runs the
-// heal is what proves it.
+// ancestorIDHeal heals a CSS locator that reaches its element through a
+// container's id the app renamed (#checkboxes input, after the form's id
+// became checkbox-form; #dropdown, whose option a selectOption marks):
+// the id it names is nowhere on the failure's page, elements like the one
+// it found before are there (two alike, often), and one of their
+// containers carries an id most like the old one (of the tag the selector
+// gives). The id is rewritten, nothing else; the trial that runs the heal
+// is what proves it.
 func ancestorIDHeal(f *TraceAction, old SnapshotElement, dom []SnapshotElement, sites []LocatorSite) (Change, edit, bool) {
 	onPage := map[string]bool{}
 	for _, e := range dom {
@@ -37,24 +36,12 @@ func ancestorIDHeal(f *TraceAction, old SnapshotElement, dom []SnapshotElement, 
 			}
 			for _, m := range cssIDToken.FindAllStringSubmatch(s.Arg.Value, -1) {
 				tag, gone := strings.ToLower(m[1]), m[2]
-				if onPage[gone] {
-					continue // still there
+				if onPage[gone] || gone == old.Attributes["id"] {
+					continue // the element's own id is healed as the element is
 				}
-				own := gone == old.Attributes["id"]
 				best, score := "", 0.5
 				for i, e := range dom {
-					sim := browser.Similarity(of, asFingerprint(e))
-					if e.Tag != old.Tag || sim < browser.RelocateMinScore {
-						continue
-					}
-					if own {
-						// The element's own id: the element like it whose id
-						// is most like the old one (a select and the field
-						// beside it can be alike in all but their ids).
-						id := e.Attributes["id"]
-						if r := idLikeness(gone, id); sim >= ownIDSimilarity && id != "" && !strings.Contains(s.Arg.Value, "#"+id) && r > score {
-							best, score = id, r
-						}
+					if e.Tag != old.Tag || browser.Similarity(of, asFingerprint(e)) < browser.RelocateMinScore {
 						continue
 					}
 					for p := parents[i]; p >= 0; p = parents[p] {
@@ -78,11 +65,6 @@ func ancestorIDHeal(f *TraceAction, old SnapshotElement, dom []SnapshotElement, 
 	}
 	return Change{}, edit{}, false
 }
-
-// ownIDSimilarity is how like the old element one must be for its id to
-// replace the old element's own: all but the id alike, not merely a
-// button of the same kind.
-const ownIDSimilarity = 0.8
 
 // parentsOf finds each element's parent in a page listed in document
 // order with its root-to-element path (-1: none).

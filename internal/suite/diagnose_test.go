@@ -318,9 +318,9 @@ func TestALocatorInsideAnExpectFindsItsElement(t *testing.T) {
 // through a container's id (#checkboxes input), and the app renamed the
 // form's id: the checkboxes are there as they were, two alike. The id is
 // rewritten where the locator is written, in the selector's own form (a
-// tag before the id kept), never read as a regression; so is an
-// element's own id where its container reads about as like it (a
-// select's options are its container's text too). Where no container
+// tag before the id kept), never read as a regression; so is a select's
+// id where the runner marked the option a selectOption chose, and the
+// options are about as like it. Where no container
 // carries an id like the old one, the element being there as it was
 // (twice) is no regression either: which one was meant cannot be told.
 func TestAContainersRenamedIDIsDrift(t *testing.T) {
@@ -351,14 +351,19 @@ func TestAContainersRenamedIDIsDrift(t *testing.T) {
 		e.Text = "Please select an option Option 1 Option 2"
 		return e
 	}
+	option := func(text, value string) SnapshotElement {
+		e := el("option", "html body div div div select option", map[string]string{"value": value})
+		e.Text = text
+		return e
+	}
 	box := func() SnapshotElement {
 		return el("input", "html body div div div form input", map[string]string{"type": "checkbox"})
 	}
 	dom := []SnapshotElement{el("html", "html", nil), el("body", "html body", nil), el("div", "html body div", map[string]string{"class": "row"}),
 		el("div", "html body div div", map[string]string{"id": "content"}), el("div", "html body div div div", map[string]string{"class": "example"}),
 		el("h3", "html body div div div h3", nil), el("form", "html body div div div form", map[string]string{"id": "checkbox-form"}),
-		box(), box(), options("div", "html body div div div", map[string]string{"class": "example"}),
-		options("select", "html body div div div select", map[string]string{"id": "dropdown-list"}), el("footer", "html body footer", nil)}
+		box(), box(), options("select", "html body div div div select", map[string]string{"id": "dropdown-list"}),
+		option("Please select an option", ""), option("Option 1", "1"), option("Option 2", "2"), el("footer", "html body footer", nil)}
 	for _, tc := range []struct {
 		name, selector, method string
 		line, col              int
@@ -367,14 +372,16 @@ func TestAContainersRenamedIDIsDrift(t *testing.T) {
 		{"a locator", "#checkboxes input >> nth=0", "check", 3, 22, "", "'#checkbox-form input'"},
 		{"a selector string with its tag", "form#checkboxes input:nth-of-type(2)", "isChecked", 4, 30, "", "'form#checkbox-form input:nth-of-type(2)'"},
 		{"a class no container explains", ".first-box", "check", 5, 22, VerdictUnrepairable, ""},
-		{"the element's own id, its container about as like it", "#dropdown", "selectOption", 6, 31, "", "'#dropdown-list'"},
+		{"a select's id, its option marked", "#dropdown", "selectOption", 6, 31, "", "'#dropdown-list'"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			msg := "Error: locator." + tc.method + ": Timeout 5000ms exceeded.\nCall log:\n  - waiting for locator('" + tc.selector + "')"
 			f := &TraceAction{API: "locator." + tc.method, Method: tc.method, Selector: tc.selector, File: "tests/boxes.spec.js", Line: tc.line, Column: tc.col, Error: msg}
 			before := box()
 			if tc.method == "selectOption" {
-				before = options("select", "html body div div div select", map[string]string{"id": "dropdown"})
+				// The runner marks the option a selectOption chose.
+				before = el("option", "html body div div div select option", map[string]string{"value": "1"})
+				before.Text = "Option 1"
 			}
 			passing := []TraceAction{{API: f.API, Method: f.Method, Selector: f.Selector, File: f.File, Line: f.Line, Column: f.Column, Target: &before}}
 			ch, _, verdict, why := diagnose(TestOutcome{Status: "failed", Error: msg, Failure: f}, passing, dom, sites)
