@@ -50,7 +50,13 @@ type projectTest struct {
 	LastJob string   // the job of that run
 	History []string // the verdicts of the runs kept, newest first (at most historyRuns)
 	Flaky   bool     // it passed and failed in those runs, or passed on a retry
+	// Repaired is the last repair's verdict of it (healed, app_regression,
+	// ...; "" when none), RepairJob that repair, and Why its reason.
+	Repaired, RepairJob, Why string
 }
+
+// repairRuns is how many of a project's repairs its page reads.
+const repairRuns = 20
 
 // historyRuns is how many of a test's runs its history shows.
 const historyRuns = 10
@@ -83,8 +89,35 @@ func (c *Console) project(w http.ResponseWriter, r *http.Request, s session) {
 		c.fail(w, r, err)
 		return
 	}
-	c.render(w, r, http.StatusOK, "project", projectData{page: s.page("Project " + name), Current: cur, Versions: versions,
-		Tests: withHistory(listing(cur), runs)})
+	repairs, err := c.store.ProjectRepairs(r.Context(), s.Tenant.ID, name, repairRuns)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	tests := withHistory(listing(cur), runs)
+	withRepairs(tests, repairs)
+	c.render(w, r, http.StatusOK, "project", projectData{page: s.page("Project " + name), Current: cur, Versions: versions, Tests: tests})
+}
+
+// withRepairs gives each test the verdict of the last repair that judged
+// it: a project repaired without a run of its own has no run history, and
+// its page showed nothing of the repair.
+func withRepairs(tests []projectTest, repairs []store.FileRun) {
+	at := map[string]int{}
+	for i, t := range tests {
+		at[t.ID] = i
+	}
+	for _, rep := range repairs {
+		var res suite.ProjectRepairResult
+		if json.Unmarshal(rep.Result, &res) != nil {
+			continue
+		}
+		for _, t := range res.Repair.Tests {
+			if i, ok := at[t.ID]; ok && tests[i].Repaired == "" {
+				tests[i].Repaired, tests[i].RepairJob, tests[i].Why = t.Verdict, rep.JobID, t.Reason
+			}
+		}
+	}
 }
 
 // withHistory gives each listed test its verdicts in the file runs (any

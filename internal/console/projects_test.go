@@ -61,6 +61,18 @@ func TestTheProjectsPagesShowVersionsAndEachTestsVerdicts(t *testing.T) {
 		}
 		last = j.ID
 	}
+	// A repair of the project, no run of its own before it: each test it
+	// judged shows its verdict and links the repair.
+	repaired, _ := json.Marshal(suite.ProjectRepairResult{Project: "shop", Version: up.Digest, Verdict: "app_regression", Repair: suite.RepairReport{
+		Tests: []suite.RepairedTest{{ID: "t-new", Title: "signs in", Verdict: suite.VerdictRegression, Reason: "the page is not where the test checks it is"}}}})
+	in, _ := json.Marshal(jobs.ProjectRequest{Name: "shop", Version: up.Digest})
+	rj, err := st.SubmitJob(ctx, store.NewJob{TenantID: tn.ID, Kind: string(jobs.KindProjectRepair), Input: in, Hold: 1, Subject: "jobs.project_repair." + tn.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Pool().Exec(ctx, `UPDATE jobs SET state = 'succeeded', result = $2, finished_at = now() WHERE id = $1`, rj.ID, repaired); err != nil {
+		t.Fatal(err)
+	}
 	c := client(t)
 	signIn(t, c, srv, key)
 	code, body := get(t, c, srv.URL+"/console/projects")
@@ -90,8 +102,9 @@ func TestTheProjectsPagesShowVersionsAndEachTestsVerdicts(t *testing.T) {
 	if r := row("list › counts"); strings.Contains(r, "flaky") || strings.Count(r, `title="passed"`) != 3 {
 		t.Errorf("the steady test's row:\n%s", r)
 	}
-	if r := row("signs in"); !strings.Contains(r, "<td>–</td>") {
-		t.Errorf("a test never run:\n%s", r)
+	if r := row("signs in"); !strings.Contains(r, "<td>–</td>") || !strings.Contains(r, "not run on its own yet") ||
+		!strings.Contains(r, fmt.Sprintf(`href="/console/jobs/%s"><span class="verdict verdict-app_regression" title="the page is not where the test checks it is">app_regression</span>`, rj.ID)) {
+		t.Errorf("a test never run, judged by a repair:\n%s", r)
 	}
 	for _, want := range []string{"repair of <code>aaaaaaaaaaaa</code>", "bbbbbbbbbbbb", "<strong>current</strong>"} {
 		if !strings.Contains(body, want) {

@@ -214,11 +214,21 @@ type FileRun struct {
 // ProjectFileRuns lists the ended runs of a project's test files (its
 // project_file jobs with a result), newest first, at most limit.
 func (s *Store) ProjectFileRuns(ctx context.Context, tenantID, project string, limit int) ([]FileRun, error) {
+	return s.projectJobs(ctx, tenantID, project, "project_file", limit)
+}
+
+// ProjectRepairs lists the ended repairs of a project (its project_repair
+// jobs with a result: every test's verdict), newest first, at most limit.
+func (s *Store) ProjectRepairs(ctx context.Context, tenantID, project string, limit int) ([]FileRun, error) {
+	return s.projectJobs(ctx, tenantID, project, "project_repair", limit)
+}
+
+func (s *Store) projectJobs(ctx context.Context, tenantID, project, kind string, limit int) ([]FileRun, error) {
 	rows, err := s.db.Query(ctx, `SELECT id, COALESCE(input->>'version', ''), result, finished_at FROM jobs
-		WHERE tenant_id = $1 AND kind = 'project_file' AND input->>'name' = $2 AND result IS NOT NULL AND finished_at IS NOT NULL
-		ORDER BY finished_at DESC LIMIT $3`, tenantID, project, limit)
+		WHERE tenant_id = $1 AND kind = $4 AND input->>'name' = $2 AND result IS NOT NULL AND finished_at IS NOT NULL
+		ORDER BY finished_at DESC LIMIT $3`, tenantID, project, limit, kind)
 	if err != nil {
-		return nil, fmt.Errorf("list project file runs: %w", err)
+		return nil, fmt.Errorf("list %s jobs of project: %w", kind, err)
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (FileRun, error) {
 		var f FileRun
