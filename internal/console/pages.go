@@ -256,11 +256,23 @@ type finalView struct {
 	// ProjectRepair is a customer project's repair: its tests' verdicts,
 	// the literals rewritten and the patch.
 	ProjectRepair *suite.ProjectRepairResult
-	Suite         *store.BulkReport
+	// ProjectRun is a run of a project's file(s): every test's verdict,
+	// with its error and the call it failed at.
+	ProjectRun *projectRunView
+	Suite      *store.BulkReport
 	Exploration   *explore.Result
 	Findings      []findingView
 	History       []store.HistoryEntry
 	HistoryMore   int
+}
+
+// projectRunView is what a project_file job's result says of its tests.
+type projectRunView struct {
+	File    string              `json:"file"`
+	Verdict string              `json:"verdict"`
+	Tests   []suite.TestOutcome `json:"tests"`
+	Errors  []string            `json:"errors"`
+	NotRun  int                 `json:"not_run"`
 }
 
 // findingView is a finding with its evidence and reproduction read.
@@ -333,6 +345,12 @@ func (c *Console) final(ctx context.Context, s session, j store.Job, v api.JobVi
 		f.ProjectRepair = &suite.ProjectRepairResult{}
 		if json.Unmarshal(v.Project, f.ProjectRepair) != nil {
 			f.ProjectRepair = nil
+		}
+	}
+	if j.Kind == string(jobs.KindProjectFile) && len(v.Project) > 0 {
+		f.ProjectRun = &projectRunView{}
+		if json.Unmarshal(v.Project, f.ProjectRun) != nil {
+			f.ProjectRun = nil
 		}
 	}
 	if len(v.Exploration) > 0 {

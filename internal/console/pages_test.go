@@ -123,6 +123,10 @@ func TestEveryJobPageRenders(t *testing.T) {
 		if len(views[p.id].Steps) > 0 && !strings.Contains(body, "0.0015 credits</span>") {
 			t.Errorf("%s %s: the step does not show its cost", p.kind, p.state)
 		}
+		// A file's run shows each test with its error and failing call.
+		if p.kind == jobs.KindProjectFile && (!strings.Contains(body, "locator.click: Timeout") || !strings.Contains(body, "failed at pages/cart.ts:7 click #add")) {
+			t.Errorf("%s %s: the run's page lacks its test's error", p.kind, p.state)
+		}
 		// A running project job shows how far its run is.
 		if views[p.id].RunProgress != nil {
 			for _, want := range []string{"trial 1</span>: 12/30 tests ended (4 passed, 8 failed); healed 0, flagged 1, left 3", "running: tests/cart.spec.ts › adds"} {
