@@ -196,9 +196,10 @@ func settleParent(ctx context.Context, tx pgx.Tx, parentID string, childState Jo
 		}
 	}
 	var state JobState
+	var kind string
 	var cancel, resumes bool
-	if err := tx.QueryRow(ctx, `SELECT state, cancel_requested, resumes FROM jobs WHERE id = $1 FOR UPDATE`, parentID).
-		Scan(&state, &cancel, &resumes); err != nil {
+	if err := tx.QueryRow(ctx, `SELECT state, kind, cancel_requested, resumes FROM jobs WHERE id = $1 FOR UPDATE`, parentID).
+		Scan(&state, &kind, &cancel, &resumes); err != nil {
 		return nil, fmt.Errorf("lock parent: %w", err)
 	}
 	if state != JobStateWaiting {
@@ -227,6 +228,10 @@ func settleParent(ctx context.Context, tx pgx.Tx, parentID string, childState Jo
 		final, msg = JobStateCancelled, "cancelled"
 	case rep.States[JobStateBudgetExhausted] > 0:
 		final, msg = JobStateBudgetExhausted, "the suite's credit budget was spent before every test had a verdict"
+	case kind == "project_run" && rep.States[JobStateFailed] > 0:
+		// A run of a project is red when a file of it is, as the runner's
+		// own exit says (a file's job fails when a test of it does).
+		final, msg = JobStateFailed, fmt.Sprintf("%d of %d files failed", rep.States[JobStateFailed], len(rep.Children))
 	}
 	result, err := json.Marshal(map[string]any{"suite": rep})
 	if err != nil {

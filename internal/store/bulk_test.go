@@ -354,3 +354,56 @@ func TestBulkJob(t *testing.T) {
 		}
 	})
 }
+
+// TestAProjectRunIsRedWhenAFileIs: a project run whose files' jobs end
+// failed (a test of each failed) ends failed, saying how many files did,
+// as the runner's own exit is red; one whose files all passed succeeds
+// (it was shown succeeded with both its files failed).
+func TestAProjectRunIsRedWhenAFileIs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		files []store.JobState
+		want  store.JobState
+		why   string
+	}{
+		{[]store.JobState{store.JobStateFailed, store.JobStateFailed}, store.JobStateFailed, "2 of 2 files failed"},
+		{[]store.JobState{store.JobStateSucceeded, store.JobStateFailed}, store.JobStateFailed, "1 of 2 files failed"},
+		{[]store.JobState{store.JobStateSucceeded, store.JobStateSucceeded}, store.JobStateSucceeded, ""},
+	} {
+		t.Run(tc.why, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			st, _ := storetest.InTx(t)
+			tn, _ := storetest.Tenant(t, st, "runs", 10)
+			run, err := st.SubmitJob(ctx, store.NewJob{TenantID: tn.ID, Kind: "project_run", Input: json.RawMessage(`{"name":"shop"}`),
+				Hold: 1_000_000, Subject: "jobs.project_run." + tn.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.ClaimJob(ctx, run.ID, "w1", time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			var children []store.Child
+			for _, f := range []string{"tests/a.spec.ts", "tests/b.spec.ts"} {
+				children = append(children, store.Child{Key: f, Kind: "project_file", Subject: "jobs.project_file." + tn.ID,
+					Input: func(string) (json.RawMessage, error) { return json.Marshal(map[string]any{"name": "shop", "files": []string{f}}) }})
+			}
+			items, err := st.FanOut(ctx, run.ID, 1, children)
+			if err != nil || len(items) != 2 {
+				t.Fatalf("fan out: %v %d", err, len(items))
+			}
+			for i, it := range items {
+				if _, err := st.ClaimJob(ctx, it.JobID, "w1", time.Minute); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := st.FinishJob(ctx, store.Finish{JobID: it.JobID, Attempt: 1, State: tc.files[i], Result: json.RawMessage(`{}`)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			j := jobState(t, st, tn.ID, run.ID)
+			if j.State != tc.want || j.Error != tc.why {
+				t.Fatalf("the run ended %s (%q), want %s (%q)", j.State, j.Error, tc.want, tc.why)
+			}
+		})
+	}
+}
