@@ -258,12 +258,12 @@ type finalView struct {
 	ProjectRepair *suite.ProjectRepairResult
 	// ProjectRun is a run of a project's file(s): every test's verdict,
 	// with its error and the call it failed at.
-	ProjectRun *projectRunView
-	Suite      *store.BulkReport
-	Exploration   *explore.Result
-	Findings      []findingView
-	History       []store.HistoryEntry
-	HistoryMore   int
+	ProjectRun  *projectRunView
+	Suite       *store.BulkReport
+	Exploration *explore.Result
+	Findings    []findingView
+	History     []store.HistoryEntry
+	HistoryMore int
 }
 
 // projectRunView is what a project_file job's result says of its tests.

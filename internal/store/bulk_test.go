@@ -386,7 +386,9 @@ func TestAProjectRunIsRedWhenAFileIs(t *testing.T) {
 			var children []store.Child
 			for _, f := range []string{"tests/a.spec.ts", "tests/b.spec.ts"} {
 				children = append(children, store.Child{Key: f, Kind: "project_file", Subject: "jobs.project_file." + tn.ID,
-					Input: func(string) (json.RawMessage, error) { return json.Marshal(map[string]any{"name": "shop", "files": []string{f}}) }})
+					Input: func(string) (json.RawMessage, error) {
+						return json.Marshal(map[string]any{"name": "shop", "files": []string{f}})
+					}})
 			}
 			items, err := st.FanOut(ctx, run.ID, 1, children)
 			if err != nil || len(items) != 2 {
