@@ -471,7 +471,7 @@ func TestACallMovedByAnEarlierHealOnItsLineKeepsItsRecord(t *testing.T) {
 func TestAPageThatIsNotWhereTheTestChecksIsARegression(t *testing.T) {
 	t.Parallel()
 	for _, f := range []TraceAction{
-		{API: "page.waitForURL", Method: "waitForURL", File: "tests/auth.setup.ts", Line: 9, URL: "http://app.test/login?flash=invalid_user",
+		{API: "page.waitForURL", Method: "waitForEventInfo", File: "tests/auth.setup.ts", Line: 9, URL: "http://app.test/login?flash=invalid_user",
 			Error: "TimeoutError: page.waitForURL: Timeout 30000ms exceeded."},
 		{API: "expect.toHaveURL", Method: "expect", Expect: "to.have.url", File: "tests/login.spec.ts", Line: 20, URL: "http://app.test/login?flash=invalid_user",
 			Error: "Error: Timed out 5000ms waiting for expect(page).toHaveURL(expected)"},

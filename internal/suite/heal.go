@@ -1128,11 +1128,11 @@ var notFound = regexp.MustCompile(`(?i)waiting for (?:get|locator|internal)|elem
 // edit) or why it is not (a verdict and a reason).
 func diagnose(t TestOutcome, passing []TraceAction, dom []SnapshotElement, sites []LocatorSite) (Change, edit, string, string) {
 	f := t.Failure
-	if f != nil && f.Selector == "" && (f.Method == "waitForURL" || f.Expect == "to.have.url" || f.Expect == "to.have.title") {
+	if f != nil && f.Selector == "" && f.checksPage() {
 		// Where the page is, or what it is called, is what the call
 		// checks: the app went elsewhere (a longer wait is tried).
 		return Change{}, edit{}, VerdictRegression, fmt.Sprintf("the page is not where the test checks it is (%s at %s:%d; the page was at %s): %s",
-			f.Method, f.File, f.Line, cmpOr(f.URL, "an unknown address"), firstLine(f.Error))
+			cmpOr(f.API, f.Method), f.File, f.Line, cmpOr(f.URL, "an unknown address"), firstLine(f.Error))
 	}
 	if f == nil || f.Selector == "" {
 		return Change{}, edit{}, VerdictUnrepairable, "the failure is not on an element the trace names"

@@ -190,7 +190,7 @@ func (t *TestOutcome) Evidence() error {
 		if t.Failure == nil && t.Status == "failed" {
 			// The test timed out during a call: that call never ended.
 			for i := range tr.Actions {
-				if a := tr.Actions[i]; a.Pending && a.File != "" && a.Selector != "" && (hooks || !a.afterHook) {
+				if a := tr.Actions[i]; a.Pending && a.File != "" && (a.Selector != "" || a.checksPage()) && (hooks || !a.afterHook) {
 					a.Error = t.Error
 					t.Failure = &a
 				}

@@ -70,6 +70,14 @@ type TraceAction struct {
 	afterHook bool
 }
 
+// checksPage says the call checks where the page is or what it is
+// called (waitForURL, toHaveURL, toHaveTitle), on no element.
+func (a TraceAction) checksPage() bool {
+	// A wait for a URL is traced as the wait's event (waitForEventInfo)
+	// under the API's name.
+	return a.Selector == "" && (a.Method == "waitForURL" || strings.HasSuffix(a.API, ".waitForURL") || a.Expect == "to.have.url" || a.Expect == "to.have.title")
+}
+
 // CallSite is a place in the project's source.
 type CallSite struct {
 	File         string
