@@ -91,3 +91,22 @@ func TestThePageAtTheFailureIsTheFailingCalls(t *testing.T) {
 		})
 	}
 }
+
+// TestAWaitForAURLThatNeverEndedIsTheFailure: a test ran out of time in
+// page.waitForURL (testdata/traces/pending-wait-for-url.spec.js), which
+// the trace writes as an event wait on no element: that wait is the
+// failure, with the page's address, not "no failure the trace names".
+func TestAWaitForAURLThatNeverEndedIsTheFailure(t *testing.T) {
+	t.Parallel()
+	o := TestOutcome{RunDir: "testdata/traces", Trace: "pending-wait-for-url.zip", Status: "failed", Error: "Test timeout of 4000ms exceeded."}
+	if err := o.Evidence(); err != nil {
+		t.Fatal(err)
+	}
+	f := o.Failure
+	if f == nil || f.API != "page.waitForURL" || !f.Pending || !strings.HasSuffix(f.URL, "/login.html") {
+		t.Fatalf("the failure: %+v", f)
+	}
+	if _, _, verdict, why := diagnose(o, nil, nil, nil); verdict != VerdictRegression || !strings.Contains(why, "page.waitForURL") {
+		t.Fatalf("%s: %s", verdict, why)
+	}
+}
