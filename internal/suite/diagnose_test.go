@@ -268,14 +268,7 @@ func TestALocatorInsideAnExpectFindsItsElement(t *testing.T) {
 		"  await expect(page.getByRole('heading', { name: 'Add/Remove Elements' })).toBeVisible();\n" +
 		"  await expect(page.getByText('You logged into a secure area!')).toBeVisible();\n" +
 		"});\n"
-	p, err := NewProject(map[string][]byte{"playwright.config.ts": []byte("export default {};\n"), "tests/add.spec.ts": []byte(src)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sites, err := projectSites(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sites := sitesOf(t, "tests/add.spec.ts", src)
 	el := func(tag, text string, attrs map[string]string) SnapshotElement {
 		if attrs == nil {
 			attrs = map[string]string{}
@@ -332,14 +325,7 @@ func TestAContainersRenamedIDIsDrift(t *testing.T) {
 		"  await page.locator('.first-box').check();\n" +
 		"  await page.locator('#dropdown').selectOption('1');\n" +
 		"});\n"
-	p, err := NewProject(map[string][]byte{"playwright.config.js": []byte("module.exports = {};\n"), "tests/boxes.spec.js": []byte(src)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sites, err := projectSites(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sites := sitesOf(t, "tests/boxes.spec.js", src)
 	el := func(tag, path string, attrs map[string]string) SnapshotElement {
 		if attrs == nil {
 			attrs = map[string]string{}
@@ -441,14 +427,7 @@ func TestACallMovedByAnEarlierHealOnItsLineKeepsItsRecord(t *testing.T) {
 	t.Parallel()
 	src := "const { test } = require('@playwright/test');\ntest('logs in', async ({ page }) => {\n" +
 		"  await page.getByRole('button', { name: 'Log on' }).click();\n});\n"
-	p, err := NewProject(map[string][]byte{"playwright.config.js": []byte("module.exports = {};\n"), "tests/login.spec.js": []byte(src)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sites, err := projectSites(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sites := sitesOf(t, "tests/login.spec.js", src)
 	sel := `internal:role=button[name="Log on"i]`
 	f := &TraceAction{API: "locator.click", Method: "click", Selector: sel, File: "tests/login.spec.js", Line: 3, Column: 61,
 		Error: "Error: locator.click: Timeout 5000ms exceeded.\nCall log:\n  - waiting for getByRole('button')"}
@@ -483,4 +462,20 @@ func TestAPageThatIsNotWhereTheTestChecksIsARegression(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sitesOf lists the locator sites of a project of one spec file (and a
+// config of the file's kind).
+func sitesOf(t *testing.T, file, src string) []LocatorSite {
+	t.Helper()
+	config := map[bool]string{true: "playwright.config.ts", false: "playwright.config.js"}[strings.HasSuffix(file, ".ts")]
+	p, err := NewProject(map[string][]byte{config: []byte("module.exports = {};\n"), file: []byte(src)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sites, err := projectSites(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sites
 }
