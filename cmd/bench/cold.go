@@ -68,41 +68,18 @@ type coldRow struct {
 // call acted on in the release, or a regression when nothing is); each
 // against the warm repair, which heals from a run recorded on webpilot.
 func suitesColdBench(ctx context.Context) error {
-	runner := browsertest.RunnerDir()
-	sb, err := sandbox.New(sandbox.Config{Runner: runner})
+	rows, err := eachProject("bench-cold-", corpusNames(), func(pr suite.ProjectRunner, name, work, runner, browsers string) (coldRow, error) {
+		start := time.Now()
+		r, err := coldProject(ctx, pr, name, work, runner, browsers)
+		r.took = time.Since(start)
+		fmt.Fprintf(os.Stderr, "suites_cold: %s done in %s: drift %v of %v healed, flagged %v of %v, wrongly %d, err=%v\n",
+			name, r.took.Round(time.Second), r.healed, r.drift, r.flagged, r.regr, r.wrong, err)
+		for _, n := range r.notes {
+			fmt.Fprintf(os.Stderr, "suites_cold: %s: %s\n", name, n)
+		}
+		return r, err
+	})
 	if err != nil {
-		return err
-	}
-	work, browsers, err := outsideWork("bench-cold-", runner)
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(work)
-	pr := suite.ProjectRunner{Sandbox: sb, Deps: &suite.Deps{Dir: suite.DefaultDepsDir()}}
-	names := corpusNames()
-	rows := make([]coldRow, len(names))
-	errs := make([]error, len(names))
-	sem := make(chan struct{}, 2)
-	var wg sync.WaitGroup
-	for i, name := range names {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			start := time.Now()
-			rows[i], errs[i] = coldProject(ctx, pr, name, work, runner, browsers)
-			rows[i].took = time.Since(start)
-			r := rows[i]
-			fmt.Fprintf(os.Stderr, "suites_cold: %s done in %s: drift %v of %v healed, flagged %v of %v, wrongly %d, err=%v\n",
-				name, r.took.Round(time.Second), r.healed, r.drift, r.flagged, r.regr, r.wrong, errs[i])
-			for _, n := range r.notes {
-				fmt.Fprintf(os.Stderr, "suites_cold: %s: %s\n", name, n)
-			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
 		return err
 	}
 	fmt.Println("Suites red on arrival (the corpus, first upload, no passing run on webpilot): drift healed and regressions flagged by where the elements came from")
@@ -137,6 +114,38 @@ func suitesColdBench(ctx context.Context) error {
 	fmt.Printf("bench suites_cold: projects=%d drift_healed=%d/%d regressions_flagged=%d/%d wrongly_healed=%d baseline_healed=%s traces_healed=%s agent_healed=%s\n\n",
 		len(rows), cold, coldOf, flagged, regr, total.wrong, of("baseline"), of("traces"), of("agent"))
 	return nil
+}
+
+// eachProject measures each named project, two at a time, with a project
+// runner on the worker's sandbox and a directory for the runs outside
+// webpilot (their browsers laid out in it): the rows in the names' order.
+func eachProject[R any](prefix string, names []string, measure func(pr suite.ProjectRunner, name, work, runner, browsers string) (R, error)) ([]R, error) {
+	runner := browsertest.RunnerDir()
+	sb, err := sandbox.New(sandbox.Config{Runner: runner})
+	if err != nil {
+		return nil, err
+	}
+	work, browsers, err := outsideWork(prefix, runner)
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+	pr := suite.ProjectRunner{Sandbox: sb, Deps: &suite.Deps{Dir: suite.DefaultDepsDir()}}
+	rows := make([]R, len(names))
+	errs := make([]error, len(names))
+	sem := make(chan struct{}, 2)
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			rows[i], errs[i] = measure(pr, name, work, runner, browsers)
+		}()
+	}
+	wg.Wait()
+	return rows, errors.Join(errs...)
 }
 
 // coldProject measures one corpus project in every mode.

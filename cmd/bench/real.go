@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -10,13 +9,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/webpilot/webpilot/internal/browser/browsertest"
 	"github.com/webpilot/webpilot/internal/demoapp"
 	"github.com/webpilot/webpilot/internal/netguard"
-	"github.com/webpilot/webpilot/internal/sandbox"
 	"github.com/webpilot/webpilot/internal/suite"
 	"github.com/webpilot/webpilot/internal/suite/suitetest"
 )
@@ -51,43 +47,21 @@ type realRow struct {
 // outside webpilot, where it must fail exactly the tests marked
 // regressions.
 func suitesRealBench(ctx context.Context) error {
-	runner := browsertest.RunnerDir()
-	sb, err := sandbox.New(sandbox.Config{Runner: runner})
-	if err != nil {
-		return err
-	}
-	work, browsers, err := outsideWork("bench-real-", runner)
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(work)
-	pr := suite.ProjectRunner{Sandbox: sb, Deps: &suite.Deps{Dir: suite.DefaultDepsDir()}}
 	var names []string
 	for _, n := range suitetest.RealWorld() {
 		if suitesProjects == "" || slices.Contains(strings.Split(suitesProjects, ","), n) {
 			names = append(names, n)
 		}
 	}
-	rows := make([]realRow, len(names))
-	errs := make([]error, len(names))
-	sem := make(chan struct{}, 2)
-	var wg sync.WaitGroup
-	for i, name := range names {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			start := time.Now()
-			rows[i], errs[i] = realProject(ctx, pr, name, work, runner, browsers)
-			rows[i].took = time.Since(start)
-			r := rows[i]
-			fmt.Fprintf(os.Stderr, "suites_real: %s done in %s: drift %v of %v healed, flagged %v of %v, wrongly %d, patches %d of %d, err=%v\n",
-				name, r.took.Round(time.Second), r.healed, r.drift, r.flagged, r.regr, r.wrong, r.applied, r.patches, errs[i])
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	rows, err := eachProject("bench-real-", names, func(pr suite.ProjectRunner, name, work, runner, browsers string) (realRow, error) {
+		start := time.Now()
+		r, err := realProject(ctx, pr, name, work, runner, browsers)
+		r.took = time.Since(start)
+		fmt.Fprintf(os.Stderr, "suites_real: %s done in %s: drift %v of %v healed, flagged %v of %v, wrongly %d, patches %d of %d, err=%v\n",
+			name, r.took.Round(time.Second), r.healed, r.drift, r.flagged, r.regr, r.wrong, r.applied, r.patches, err)
+		return r, err
+	})
+	if err != nil {
 		return err
 	}
 	fmt.Println("Real-world suites (public styles, practice app), red on arrival: drift healed, regressions flagged, patches that hold outside, by mode")
