@@ -148,6 +148,24 @@ func eachProject[R any](prefix string, names []string, measure func(pr suite.Pro
 	return rows, errors.Join(errs...)
 }
 
+// tunnelsTo starts an egress proxy that lets runs reach the servers at
+// urls: a function that opens a tunnel through it for each run, and one
+// that stops it.
+func tunnelsTo(urls ...string) (func() *suite.Proxy, func(), error) {
+	var hosts []string
+	for _, u := range urls {
+		hosts = append(hosts, strings.TrimPrefix(u, "http://"))
+	}
+	proxy, err := netguard.NewProxy(netguard.New(hosts), nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return func() *suite.Proxy {
+		tun := proxy.Open()
+		return &suite.Proxy{Addr: strings.TrimPrefix(proxy.Server(), "http://"), Username: tun.User, Password: tun.Password}
+	}, func() { _ = proxy.Close() }, nil
+}
+
 // coldProject measures one corpus project in every mode.
 func coldProject(ctx context.Context, pr suite.ProjectRunner, name, work, runner, browsers string) (coldRow, error) {
 	r := coldRow{name: name, drift: map[string]int{}, healed: map[string]int{}, flagged: map[string]int{}, regr: map[string]int{}}
@@ -156,15 +174,11 @@ func coldProject(ctx context.Context, pr suite.ProjectRunner, name, work, runner
 	defer srv.Close()
 	release := httptest.NewServer(demoapp.New(demoapp.Options{}))
 	defer release.Close()
-	proxy, err := netguard.NewProxy(netguard.New([]string{strings.TrimPrefix(srv.URL, "http://"), strings.TrimPrefix(release.URL, "http://")}), nil)
+	tunnel, closeProxy, err := tunnelsTo(srv.URL, release.URL)
 	if err != nil {
 		return r, err
 	}
-	defer proxy.Close()
-	tunnel := func() *suite.Proxy {
-		tun := proxy.Open()
-		return &suite.Proxy{Addr: strings.TrimPrefix(proxy.Server(), "http://"), Username: tun.User, Password: tun.Password}
-	}
+	defer closeProxy()
 	secrets := map[string]string{"E2E_PASSWORD": demoapp.Password}
 	p, err := suitetest.Project(name)
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/webpilot/webpilot/internal/demoapp"
-	"github.com/webpilot/webpilot/internal/netguard"
 	"github.com/webpilot/webpilot/internal/suite"
 	"github.com/webpilot/webpilot/internal/suite/suitetest"
 )
@@ -104,15 +103,11 @@ func realProject(ctx context.Context, pr suite.ProjectRunner, name, work, runner
 	defer srv.Close()
 	release := httptest.NewServer(demoapp.NewPractice())
 	defer release.Close()
-	proxy, err := netguard.NewProxy(netguard.New([]string{strings.TrimPrefix(srv.URL, "http://"), strings.TrimPrefix(release.URL, "http://")}), nil)
+	tunnel, closeProxy, err := tunnelsTo(srv.URL, release.URL)
 	if err != nil {
 		return r, err
 	}
-	defer proxy.Close()
-	tunnel := func() *suite.Proxy {
-		tun := proxy.Open()
-		return &suite.Proxy{Addr: strings.TrimPrefix(proxy.Server(), "http://"), Username: tun.User, Password: tun.Password}
-	}
+	defer closeProxy()
 	p, err := suitetest.RealWorldProject(name)
 	if err != nil {
 		return r, err

@@ -961,7 +961,7 @@ func renamedOn(a TraceAction, dom []SnapshotElement) (SnapshotElement, bool) {
 	if slices.ContainsFunc(dom, func(e SnapshotElement) bool { return e.Attributes[attr] == value }) {
 		return SnapshotElement{}, false // the locator still finds it
 	}
-	cand, _, ok := relocateIn(*a.Target, dom)
+	cand, _, _, ok := relocateIn(*a.Target, dom)
 	if !ok || cand.Attributes[attr] == "" {
 		return SnapshotElement{}, false
 	}
@@ -1209,8 +1209,8 @@ func diagnose(t TestOutcome, passing []TraceAction, dom []SnapshotElement, sites
 	if ch, e, ok := ancestorIDHeal(f, *old, dom, sites); ok {
 		return ch, e, "", ""
 	}
-	cand, why, ok := relocateIn(*old, dom)
-	if !ok && bestLike(*old, dom) >= 0.95 {
+	cand, top, why, ok := relocateIn(*old, dom)
+	if !ok && top >= 0.95 {
 		// The element is there as it was, more than once: which one the
 		// locator meant is what changed, and nothing the app does.
 		return Change{}, edit{}, VerdictUnrepairable, "the element is on the page as it was, but not alone: " + why
@@ -1337,8 +1337,9 @@ func stringOf(s LocatorSite, l Literal) string {
 }
 
 // relocateIn finds the element of dom most like old, by the same weighted
-// similarity and thresholds as a live re-location.
-func relocateIn(old SnapshotElement, dom []SnapshotElement) (SnapshotElement, string, bool) {
+// similarity and thresholds as a live re-location, with the best score
+// (0 when nothing is like it).
+func relocateIn(old SnapshotElement, dom []SnapshotElement) (el SnapshotElement, top float64, why string, ok bool) {
 	of := asFingerprint(old)
 	type scored struct {
 		el    SnapshotElement
@@ -1350,21 +1351,12 @@ func relocateIn(old SnapshotElement, dom []SnapshotElement) (SnapshotElement, st
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].score > all[j].score })
 	if len(all) == 0 || all[0].score < browser.RelocateMinScore {
-		return SnapshotElement{}, "nothing on the page is like it", false
+		return SnapshotElement{}, 0, "nothing on the page is like it", false
 	}
 	if len(all) > 1 && all[0].score-all[1].score < browser.RelocateMinMargin {
-		return SnapshotElement{}, fmt.Sprintf("two elements are about as like it (%.2f, %.2f)", all[0].score, all[1].score), false
+		return SnapshotElement{}, all[0].score, fmt.Sprintf("two elements are about as like it (%.2f, %.2f)", all[0].score, all[1].score), false
 	}
-	return all[0].el, "", true
-}
-
-// bestLike is the similarity of the element of dom most like old.
-func bestLike(old SnapshotElement, dom []SnapshotElement) float64 {
-	of, best := asFingerprint(old), 0.0
-	for _, e := range dom {
-		best = max(best, browser.Similarity(of, asFingerprint(e)))
-	}
-	return best
+	return all[0].el, all[0].score, "", true
 }
 
 // asFingerprint describes a snapshot element the way re-location compares.
