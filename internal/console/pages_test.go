@@ -169,3 +169,47 @@ func TestAFilesPageSaysWhoseHoldItCharges(t *testing.T) {
 		t.Fatalf("%d\n%s", code, body)
 	}
 }
+
+// TestAResumedJobSaysWhyItHasAnotherAttempt: a project's parent job is
+// picked up again each time its files' jobs end, and its page said
+// "attempt 2" beside its charge as though it had failed once. It says it
+// resumed as its children ended; a job picked up again after its worker
+// stopped says that; a first attempt says nothing.
+func TestAResumedJobSaysWhyItHasAnotherAttempt(t *testing.T) {
+	t.Parallel()
+	st := storetest.New(t)
+	views := map[string]api.JobView{}
+	srv := newConsoleWith(t, st, viewsAPI{noAPI{st}, views})
+	tn, key := storetest.Tenant(t, st, "acme", 100)
+	c := client(t)
+	signIn(t, c, srv, key)
+	for _, tc := range []struct {
+		name     string
+		attempt  int
+		children bool
+		want     string
+	}{
+		{"a parent resumed", 3, true, `<span id="attempt">resumed 2 time(s) as its children ended</span>`},
+		{"a job picked up again", 2, false, `<span id="attempt">attempt 2: picked up again where the last attempt stopped</span>`},
+		{"a first attempt", 1, true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j, err := st.SubmitJob(context.Background(), store.NewJob{TenantID: tn.ID, Kind: string(jobs.KindProjectRepair), Input: []byte(`{"name":"shop"}`),
+				Hold: 1, Subject: "jobs.project_repair." + tn.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := report(t, jobs.KindProjectRepair)
+			v.ID, v.Attempt = j.ID, tc.attempt
+			if tc.children {
+				v.Suite = &store.BulkReport{Tests: 2, Children: []store.ChildReport{{JobID: "a"}, {JobID: "b"}}}
+			}
+			views[j.ID] = v
+			code, body := get(t, c, srv.URL+"/console/jobs/"+j.ID)
+			if code != http.StatusOK || tc.want != "" && !strings.Contains(body, tc.want) || strings.Contains(body, "· attempt") ||
+				tc.want == "" && strings.Contains(body, `id="attempt"`) {
+				t.Fatalf("%d: want %q in\n%.1500s", code, tc.want, body)
+			}
+		})
+	}
+}

@@ -479,3 +479,45 @@ func sitesOf(t *testing.T, file, src string) []LocatorSite {
 	}
 	return sites
 }
+
+// TestAFlashMessageTheAppNoLongerShowsIsARegression: a legacy suite waits
+// for the success message after signing in (page.waitForSelector, for
+// which the runner marks no element); the app refused the sign-in and
+// shows its error message in the same place instead. The message the test
+// waits for is gone: the app's doing, never a locator to rewrite.
+func TestAFlashMessageTheAppNoLongerShowsIsARegression(t *testing.T) {
+	t.Parallel()
+	flash := func(kind, text string) SnapshotElement {
+		return SnapshotElement{Tag: "div", Text: text + " ×", Path: "html body div div div",
+			Attributes: map[string]string{"class": "flash " + kind, "id": "flash"}}
+	}
+	ok := flash("success", "You logged into a secure area!")
+	dom := []SnapshotElement{
+		{Tag: "div", Path: "html body div div", Attributes: map[string]string{"id": "flash-messages", "class": "large-12 columns"}},
+		flash("error", "Your password is invalid!"),
+		{Tag: "h2", Text: "Login Page", Path: "html body div div h2", Attributes: map[string]string{}},
+		{Tag: "input", Path: "html body div div form div input", Attributes: map[string]string{"id": "user-name", "name": "username", "type": "text"}},
+		{Tag: "button", Text: "Log in", Path: "html body div div form button", Attributes: map[string]string{"type": "submit", "class": "radius"}},
+	}
+	wait := TraceAction{API: "page.waitForSelector", Method: "waitForSelector", File: "test/login.test.js", Line: 11, Column: 16,
+		Selector: ".flash.success", URL: "http://practice/login?flash=invalid_password",
+		Error: "TimeoutError: page.waitForSelector: Timeout 5000ms exceeded.\nCall log:\n  - waiting for locator('.flash.success') to be visible"}
+	passing := wait
+	passing.Error, passing.URL, passing.Target = "", "http://practice/secure?flash=signed_in", &ok
+	sites, err := FindLocatorSites("test/login.test.js", []byte("const { test } = require('@playwright/test');\n"+
+		strings.Repeat("\n", 8)+"test('logs in', async ({ page }) => {\n    await page.waitForSelector('.flash.success');\n});\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, verdict, why := diagnose(TestOutcome{Status: "failed", Error: wait.Error, Failure: &wait}, []TraceAction{passing}, dom, sites)
+	if verdict != VerdictRegression || !strings.Contains(why, "Your password is invalid!") {
+		t.Fatalf("verdict %q (%s), want a regression naming what the page shows", verdict, why)
+	}
+	// The same message under another class is the app's restyling, not a
+	// change of state: never a regression.
+	dom[1] = SnapshotElement{Tag: "div", Text: "You logged into a secure area! ×", Path: "html body div div div",
+		Attributes: map[string]string{"class": "alert alert-success", "id": "flash"}}
+	if _, _, verdict, why := diagnose(TestOutcome{Status: "failed", Error: wait.Error, Failure: &wait}, []TraceAction{passing}, dom, sites); verdict == VerdictRegression {
+		t.Fatalf("restyled: verdict %q (%s)", verdict, why)
+	}
+}

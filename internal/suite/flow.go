@@ -507,11 +507,7 @@ func (r ProjectRunner) stepTrial(ctx context.Context, cur *Project, last *trial,
 			// its loss is the app's, however little the test checks.
 			continue
 		}
-		if !samePage(t.Failure.URL, urlAt(prints[id], t.Failure)) {
-			// The test is on another page than it was at this call when it
-			// passed (a sign-in the app refused left it on the login
-			// page): an earlier step did not do what it did, and its next
-			// checks passing there proves nothing of this step.
+		if !onItsPage(prints[id], t.Failure) {
 			continue
 		}
 		e, ch, err := removeStepEdit(*cur, t.Failure)
@@ -569,13 +565,23 @@ func urlAt(passing []TraceAction, f *TraceAction) string {
 	return ""
 }
 
-// samePage says two URLs are the same page (path; query and fragment
-// aside), or one is unknown.
+// onItsPage says the failing call f ran on the page the same call ran on
+// when its test passed. When the test is elsewhere (a sign-in the app
+// refused left it on the login page), or where either was is not known,
+// an earlier step may not have done what it did, and the test's next
+// checks passing without the step would prove nothing of it.
+func onItsPage(passing []TraceAction, f *TraceAction) bool {
+	was, now := urlAt(passing, f), f.URL
+	return was != "" && now != "" && samePage(now, was)
+}
+
+// samePage says two known URLs are the same page (path; query and
+// fragment aside).
 func samePage(a, b string) bool {
 	ua, ea := url.Parse(a)
 	ub, eb := url.Parse(b)
-	if a == "" || b == "" || ea != nil || eb != nil {
-		return true
+	if ea != nil || eb != nil {
+		return false
 	}
 	return strings.TrimSuffix(ua.Path, "/") == strings.TrimSuffix(ub.Path, "/")
 }

@@ -268,3 +268,31 @@ const ListPageSource = `class ListPage {
 
 module.exports = { ListPage };
 `
+
+// TestAStepIsTakenOutOnlyWhereTheTestIsKnownToBeOnItsPage: a step whose
+// element is gone is tried out only when the failing call ran on the page
+// it ran on when the test passed. A loaded runner may write no snapshot
+// before the call, and an unknown address is no proof of the page.
+func TestAStepIsTakenOutOnlyWhereTheTestIsKnownToBeOnItsPage(t *testing.T) {
+	t.Parallel()
+	at := func(url string) TraceAction {
+		return TraceAction{File: "tests/out.spec.js", Line: 7, Column: 48, Method: "click", URL: url}
+	}
+	for _, tc := range []struct {
+		name, was, now string
+		want           bool
+	}{
+		{"the same page", "http://app/secure", "http://app/secure", true},
+		{"the same page, another query and fragment", "http://app/secure?x=1", "http://app/secure/#top", true},
+		{"another page", "http://app/secure", "http://app/login", false},
+		{"where it is now is not known", "http://app/secure", "", false},
+		{"where it was is not known", "", "http://app/secure", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := at(tc.now)
+			if got := onItsPage([]TraceAction{at(tc.was)}, &f); got != tc.want {
+				t.Errorf("onItsPage(was %q, now %q) = %v, want %v", tc.was, tc.now, got, tc.want)
+			}
+		})
+	}
+}

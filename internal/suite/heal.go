@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/aymanbagabas/go-udiff"
 
@@ -1218,6 +1219,13 @@ func diagnose(t TestOutcome, passing []TraceAction, dom []SnapshotElement, sites
 	if !ok {
 		return Change{}, edit{}, VerdictRegression, reasonGone + why
 	}
+	if !strings.Contains(f.Selector, "internal:") && !control(old) && old.Text != "" && !sameWords(old.Text, cand.Text) {
+		// A CSS selector found content (a flash message, a status) and the
+		// element most like it holds other words: the page is in another
+		// state (an error where a success was), which no selector changes.
+		return Change{}, edit{}, VerdictRegression, fmt.Sprintf("the element the test waits for held %q; the one most like it on the page holds %q",
+			clip(old.Text, 80), clip(cand.Text, 80))
+	}
 	return healAt(f, func(LocatorSite) SnapshotElement { return *old }, cand, sites, assertion)
 }
 
@@ -1463,6 +1471,35 @@ func keepAround(lit, was, now string) string {
 		return now
 	}
 	return lit[:i] + now + lit[i+len(was):]
+}
+
+// controlTags are the elements a user acts on: their text names them.
+var controlTags = map[string]bool{"a": true, "button": true, "input": true, "select": true, "textarea": true,
+	"option": true, "label": true, "summary": true}
+
+// control says el is something a user acts on rather than content shown.
+func control(el *SnapshotElement) bool {
+	_, role := el.Attributes["role"]
+	return controlTags[el.Tag] || role && !contentRoles[el.Attributes["role"]]
+}
+
+// sameWords says the text now holds at least half the words was held
+// (letters and digits; marks like × aside): the same content, reworded.
+func sameWords(was, now string) bool {
+	words := func(s string) []string {
+		return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	}
+	old, cur := words(was), words(now)
+	if len(old) == 0 {
+		return true
+	}
+	shared := 0
+	for _, w := range old {
+		if slices.Contains(cur, w) {
+			shared++
+		}
+	}
+	return 2*shared >= len(old)
 }
 
 // contentRoles are the roles whose accessible name is their content (a

@@ -225,10 +225,6 @@ func TestOneQuestionPerDriftedLocator(t *testing.T) {
 // regression, never healed, because the test was not on the page it was
 // on at that step when it passed.
 func TestAStepIsNotTakenOutWhereTheTestIsElsewhere(t *testing.T) {
-	// Long tier for now: in a loaded make test the step was taken out
-	// once all the same (the call's page address is read from the trace's
-	// snapshot, which a loaded run may not hold).
-	testslot.Long(t)
 	t.Parallel()
 	b, app := practiceBench(t)
 	p, err := suite.NewProject(map[string][]byte{

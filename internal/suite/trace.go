@@ -11,10 +11,14 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/andybalholm/cascadia"
+	"golang.org/x/net/html"
 
 	"github.com/webpilot/webpilot/internal/sandbox"
 )
@@ -302,8 +306,13 @@ func ReadTrace(dir, rel, root string) (Trace, error) {
 		} else {
 			a.Pending = true
 		}
-		if s := byName[e.BeforeSnapshot]; s != nil {
-			a.URL = s.FrameURL
+		// Where the page was when the call began; a loaded runner may not
+		// have written that snapshot, and its input's or its end's page is
+		// the next best.
+		for _, name := range []string{e.BeforeSnapshot, "input@" + e.CallID, "after@" + e.CallID} {
+			if s := byName[name]; s != nil && s.FrameURL != "" && a.URL == "" {
+				a.URL = s.FrameURL
+			}
 		}
 		// A dialog that opens is written whole in the snapshot after the
 		// call that opened it (a snapshot refers back only to nodes that
@@ -324,9 +333,52 @@ func ReadTrace(dir, rel, root string) (Trace, error) {
 				a.Target = s.target(snaps[s.FrameID], e.CallID)
 			}
 		}
+		if a.Target == nil && a.Error == "" && !a.Pending {
+			// The runner marks no target for some calls (a waitForSelector,
+			// a textContent): a plain CSS selector is matched on the page
+			// after the call, as the runner would have found it.
+			a.Target = cssTarget(a.Selector, snaps, byName["after@"+e.CallID], byName[e.BeforeSnapshot])
+		}
 		tr.Actions = append(tr.Actions, a)
 	}
 	return tr, nil
+}
+
+// engine is a selector of one of the runner's own engines (text=, id=,
+// xpath=, data-testid=…), which is not CSS.
+var engine = regexp.MustCompile(`^\s*[A-Za-z_-]+=`)
+
+// cssTarget is the first element of the first of snapshots that a plain
+// CSS selector (no engine of the runner's own, no chain) matches; nil when
+// the selector is not plain CSS or matches nothing. Only selectors an
+// element answers alone are matched (a tag, an id, classes, attributes):
+// one whose match depends on ancestors or siblings matches nothing here.
+func cssTarget(selector string, snaps map[string][]*frameSnapshot, snapshots ...*frameSnapshot) *SnapshotElement {
+	selector = strings.TrimPrefix(selector, "css=")
+	if selector == "" || strings.Contains(selector, "internal:") || strings.Contains(selector, ">>") ||
+		strings.HasPrefix(selector, "/") || strings.HasPrefix(selector, "(") || engine.MatchString(selector) {
+		return nil
+	}
+	m, err := cascadia.Parse(selector)
+	if err != nil {
+		return nil
+	}
+	for _, s := range snapshots {
+		if s == nil {
+			continue
+		}
+		frame := snaps[s.FrameID]
+		for _, el := range elementsOf(frame, slices.Index(frame, s)) {
+			n := &html.Node{Type: html.ElementNode, Data: el.Tag}
+			for k, v := range el.Attributes {
+				n.Attr = append(n.Attr, html.Attribute{Key: k, Val: v})
+			}
+			if m.Match(n) {
+				return &el
+			}
+		}
+	}
+	return nil
 }
 
 // inAfterHooks says a runner's step is inside its After Hooks (or Worker

@@ -110,3 +110,46 @@ func TestAWaitForAURLThatNeverEndedIsTheFailure(t *testing.T) {
 		t.Fatalf("%s: %s", verdict, why)
 	}
 }
+
+// TestAWaitForSelectorHasTheElementItWaitedFor: the runner marks no target
+// for page.waitForSelector (testdata/traces/wait-for-selector.spec.js), as
+// legacy suites wait for a flash message; the element its CSS selector
+// found on the page is its target, so a run that passed records what a
+// failing one waited for.
+func TestAWaitForSelectorHasTheElementItWaitedFor(t *testing.T) {
+	t.Parallel()
+	tr, err := ReadTrace("testdata/traces", "wait-for-selector.zip", "/tmp/sbx/work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wait *TraceAction
+	for i := range tr.Actions {
+		if tr.Actions[i].Method == "waitForSelector" {
+			wait = &tr.Actions[i]
+		}
+	}
+	if wait == nil || wait.Selector != ".flash.success" || wait.Line != 6 {
+		t.Fatalf("the wait: %+v", wait)
+	}
+	if el := wait.Target; el == nil || el.Tag != "div" || el.Attributes["id"] != "flash" || el.Text != "You logged in" {
+		t.Fatalf("the wait's target: %+v", wait.Target)
+	}
+	frames := map[string][]*frameSnapshot{"f": {{FrameID: "f", HTML: []byte(`["HTML",{},["BODY",{},["DIV",{"class":"flash success","id":"flash"},"You logged in"],["INPUT",{"type":"checkbox"}],["INPUT",{"type":"checkbox"}]]]`)}}}
+	if el := cssTarget("css=div#flash.success", frames, frames["f"][0]); el == nil || el.Text != "You logged in" {
+		t.Fatalf("css=div#flash.success found %+v", el)
+	}
+	for _, tc := range []struct{ name, selector string }{
+		{"an engine of the runner's own", "text=You logged in"},
+		{"a chain", ".flash >> text=You"},
+		{"XPath", "//div"},
+		{"a selector that does not parse", "div[[["},
+		{"a match that depends on siblings", "input:nth-of-type(2)"},
+		{"nothing on the page", ".flash.error"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if el := cssTarget(tc.selector, frames, frames["f"][0]); el != nil {
+				t.Errorf("%q found %+v", tc.selector, el)
+			}
+		})
+	}
+}

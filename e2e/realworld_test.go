@@ -1,0 +1,121 @@
+package e2e
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/webpilot/webpilot/api"
+	"github.com/webpilot/webpilot/internal/demoapp"
+	"github.com/webpilot/webpilot/internal/suite/suitetest"
+)
+
+// TestARealWorldSuiteIsRepairedInCIAndReadInTheConsole is a team's CI step
+// on a suite written as public suites are (page objects behind fixtures,
+// two files, a reporter and traces of its own) against an app built like
+// public practice apps: staging renamed a few controls and refuses valid
+// sign-ins, the release still passes. The CLI uploads the checkout,
+// repairs it against the release as its baseline, writes the patch for
+// the drift, and fails naming each regression; the console, in Chromium,
+// shows the same verdicts on the project's page, the repair's and each
+// file's, and what each charged.
+func TestARealWorldSuiteIsRepairedInCIAndReadInTheConsole(t *testing.T) {
+	t.Parallel()
+	bin := buildCmd(t, "webpilot")
+	s := newStack(t, 30*time.Second, 0)
+	s.startWorker(t, nil)
+	release, staging := demoapp.NewPractice(), demoapp.NewPractice()
+	staging.Set(demoapp.PracticeDrift, demoapp.PracticeRejectsLogin)
+	rs, ss := httptest.NewServer(release), httptest.NewServer(staging)
+	t.Cleanup(rs.Close)
+	t.Cleanup(ss.Close)
+	_, key := s.tenant(t, "practice-co", 20)
+
+	p, err := suitetest.RealWorldProject("pom-fixtures")
+	must(t, err)
+	checkout := filepath.Join(t.TempDir(), "pom-fixtures")
+	must(t, p.WriteTo(checkout))
+	work := t.TempDir()
+	cmd := exec.Command(bin, "project", "repair", checkout, "--base-url", ss.URL, "--baseline-url", rs.URL)
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "WEBPILOT_API="+s.api.URL, "WEBPILOT_API_KEY="+key)
+	b, err := cmd.CombinedOutput()
+	out := string(b)
+	t.Logf("the CI step printed:\n%s", out)
+	if err == nil || !strings.Contains(out, "uploaded "+checkout+" as project pom-fixtures") ||
+		!strings.Contains(out, "0 passed, 2 healed, 3 app regressions, 0 unrepairable, 0 not run") ||
+		!strings.Contains(out, "3 app regressions: the app no longer does") {
+		t.Fatalf("project repair DIR: %v\n%s", err, out)
+	}
+	for _, title := range []string{"user can sign in", "user can sign out again", "wrong password is refused"} {
+		if !regexp.MustCompile(`(?m)^  app regression: tests/auth\.spec\.ts > ` + regexp.QuoteMeta(title) + `: \S`).MatchString(out) {
+			t.Errorf("the CI step does not name %q as an app regression with its reason", title)
+		}
+	}
+	// The drift is healed where the page object defines the locator, and
+	// git takes the patch.
+	patch := filepath.Join(work, "webpilot.patch")
+	diff, err := os.ReadFile(patch)
+	if err != nil || !strings.Contains(string(diff), "+++ b/pages/DropdownPage.ts") || strings.Count(string(diff), "+++ ") != 1 {
+		t.Fatalf("webpilot.patch (%v):\n%s", err, diff)
+	}
+	apply := exec.Command("git", "apply", "--check", patch)
+	apply.Dir = checkout
+	if b, err := apply.CombinedOutput(); err != nil {
+		t.Fatalf("git apply --check: %v\n%s", err, b)
+	}
+	id := regexp.MustCompile(`submitted project_repair (\S+)`).FindStringSubmatch(out)
+	if id == nil {
+		t.Fatalf("no job id in:\n%s", out)
+	}
+	var repair api.JobView
+	s.mustJSON(t, "GET", "/v1/jobs/"+id[1], key, nil, http.StatusOK, &repair)
+	if repair.State != "failed" || repair.ChargedCredits <= 0 || repair.Suite == nil || len(repair.Suite.Children) != 2 {
+		t.Fatalf("the repair: %s %q, charged %v, suite %+v", repair.State, repair.Error, repair.ChargedCredits, repair.Suite)
+	}
+
+	// The console says the same, and what it cost.
+	_, pg := consoleSignIn(t, s, key, "/console/projects")
+	text := func(want ...string) string {
+		t.Helper()
+		body, err := pg.Locator("main").InnerText()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			if !strings.Contains(body, w) {
+				t.Errorf("%s does not show %q:\n%.3000s", pg.URL(), w, body)
+			}
+		}
+		return body
+	}
+	text("pom-fixtures")
+	must(t, pg.GetByRole("link", playwright.PageGetByRoleOptions{Name: "pom-fixtures", Exact: playwright.Bool(true)}).First().Click())
+	must(t, pg.WaitForURL(s.api.URL+"/console/projects/pom-fixtures"))
+	body := text("user can sign in", "selects Option 1", "app_regression", "healed")
+	t.Logf("the project's page:\n%s", body)
+	must(t, pg.Locator(`a[href="/console/jobs/`+repair.ID+`"]`).First().Click())
+	must(t, pg.WaitForURL(s.api.URL+"/console/jobs/"+repair.ID))
+	body = text("Repair of pom-fixtures", "app regression", "2 of 2 files")
+	t.Logf("the repair's page:\n%s", body)
+	for _, c := range repair.Suite.Children {
+		if _, err := pg.Goto(s.api.URL + "/console/jobs/" + c.JobID); err != nil {
+			t.Fatal(err)
+		}
+		body = text("charged to the hold of its parent job")
+		t.Logf("a file's page:\n%s", body)
+		for _, never := range []string{"0 calls", "browser time 0.0 s", "0/0", "charged of 0 held"} {
+			if strings.Contains(body, never) {
+				t.Errorf("%s shows %q", pg.URL(), never)
+			}
+		}
+	}
+}
