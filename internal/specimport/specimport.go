@@ -17,11 +17,10 @@ import (
 	"strings"
 
 	"github.com/dop251/goja/ast"
-	"github.com/dop251/goja/parser"
 	"github.com/dop251/goja/token"
-	esbuild "github.com/evanw/esbuild/pkg/api"
 
 	"github.com/webpilot/webpilot/internal/browser"
+	"github.com/webpilot/webpilot/internal/jssource"
 	"github.com/webpilot/webpilot/internal/orchestrator"
 	"github.com/webpilot/webpilot/internal/scenario"
 )
@@ -58,6 +57,9 @@ type Test struct {
 	Script   string // the spec as webpilot writes it for these commands
 }
 
+// MaxFileBytes is the largest spec file that is imported.
+const MaxFileBytes = 256 << 10
+
 // Options tune an import.
 type Options struct {
 	// BaseURL, when set, replaces the specs' own baseURL (test.use), so
@@ -79,37 +81,19 @@ func Parse(name, src string, o Options) (tests []Test, err error) {
 	if len(src) > MaxFileBytes {
 		return nil, &Error{Problems: []Problem{{File: name, Message: fmt.Sprintf("the file is larger than %d bytes", MaxFileBytes)}}}
 	}
-	if err := checkNesting(src, MaxNesting); err != nil {
-		var ne *NestingError
-		errors.As(err, &ne)
-		return nil, &Error{Problems: []Problem{{File: name, Line: ne.Line, Message: ne.Error()}}}
-	}
-	lines := strings.Split(src, "\n")
-	p := &importer{file: name, lines: lines, opts: o}
-	out := esbuild.Transform(src, esbuild.TransformOptions{Loader: esbuild.LoaderTS, Format: esbuild.FormatCommonJS,
-		Target: esbuild.ES2020, Sourcemap: esbuild.SourceMapInline, Sourcefile: name})
-	for _, m := range out.Errors {
-		line := 0
-		if m.Location != nil {
-			line = m.Location.Line
-		}
-		p.problem(line, "syntax: "+m.Text)
-	}
-	if len(p.problems) > 0 {
-		return nil, &Error{Problems: p.problems}
-	}
-	prog, err := parser.ParseFile(nil, name, string(out.Code), 0)
+	p := &importer{file: name, lines: strings.Split(src, "\n"), opts: o}
+	parsed, err := jssource.Parse(name, src, jssource.Options{TypeScript: true, InlineMap: true})
 	if err != nil {
-		var list parser.ErrorList
-		if errors.As(err, &list) {
-			for _, e := range list {
-				p.problem(e.Position.Line, "syntax: "+e.Message)
-			}
-		} else {
-			p.problem(0, "syntax: "+err.Error())
+		var je *jssource.Error
+		if !errors.As(err, &je) {
+			return nil, err
+		}
+		for _, pr := range je.Problems {
+			p.problem(pr.Line, pr.Message)
 		}
 		return nil, &Error{Problems: p.problems}
 	}
+	prog := parsed.Program
 	p.prog = prog
 	p.scope(prog.Body, suiteScope{base: o.BaseURL})
 	if len(p.problems) > 0 {

@@ -11,9 +11,9 @@ import (
 
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/file"
-	"github.com/dop251/goja/parser"
-	"github.com/evanw/esbuild/pkg/api"
 	"github.com/go-sourcemap/sourcemap"
+
+	"github.com/webpilot/webpilot/internal/jssource"
 )
 
 // Literal is a string or regular-expression literal in a project's source,
@@ -75,33 +75,21 @@ func onPage(e ast.Expression) bool {
 }
 
 // FindLocatorSites lists the locator-building calls of one source file
-// (.ts or .js, ESM or CommonJS): TypeScript is stripped by esbuild, the
-// JavaScript parsed by goja, and every literal mapped back through
-// esbuild's source map to its place in the file as written.
+// (.ts or .js, ESM or CommonJS), parsed by jssource (bounded, its types
+// stripped), every literal mapped back through the source map to its
+// place in the file as written. A file nesting deeper than any suite does
+// is refused before a parser sees it.
 func FindLocatorSites(name string, src []byte) ([]LocatorSite, error) {
-	loader := api.LoaderJS
-	if strings.HasSuffix(name, ".ts") || strings.HasSuffix(name, ".mts") || strings.HasSuffix(name, ".cts") {
-		loader = api.LoaderTS
-	} else if strings.HasSuffix(name, ".tsx") {
-		loader = api.LoaderTSX
+	parsed, err := jssource.Parse(name, string(src), jssource.Options{})
+	if err != nil {
+		return nil, err
 	}
-	// UTF-8 output keeps a literal's characters as written (the ASCII
-	// default would escape a regular expression's, which then reads
-	// differently from the file).
-	out := api.Transform(string(src), api.TransformOptions{Loader: loader, Format: api.FormatCommonJS, Target: api.ES2020,
-		Sourcemap: api.SourceMapExternal, Sourcefile: name, Charset: api.CharsetUTF8})
-	if len(out.Errors) > 0 {
-		return nil, fmt.Errorf("%s: %s", name, out.Errors[0].Text)
-	}
-	sm, err := sourcemap.Parse("", out.Map)
+	sm, err := sourcemap.Parse("", parsed.Map)
 	if err != nil {
 		return nil, fmt.Errorf("%s: source map: %w", name, err)
 	}
-	prog, err := parser.ParseFile(nil, name, string(out.Code), 0)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	gen := string(out.Code)
+	prog := parsed.Program
+	gen := parsed.Code
 	text := string(src)
 	lines := lineStarts(text)
 	// original maps a position of the generated code to the file's bytes.

@@ -2,6 +2,7 @@ package suite
 
 import (
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -162,5 +163,18 @@ func TestAnyNameRoundTripsInItsOwnSpelling(t *testing.T) {
 				t.Errorf("the patched file builds %v, not %q", again, want)
 			}
 		})
+	}
+}
+
+// TestAFileNestedTooDeepIsRefusedNotACrash: a project's source of 200,000
+// nested "[" (within a file's 2 MiB) once ended the worker with a Go
+// stack overflow in esbuild, with every job it held. Its locators are not
+// looked for, and the refusal says why.
+func TestAFileNestedTooDeepIsRefusedNotACrash(t *testing.T) {
+	defer debug.SetMaxStack(debug.SetMaxStack(64 << 20))
+	src := "const { test } = require('@playwright/test');\nconst a = " + strings.Repeat("[", 200000) + strings.Repeat("]", 200000) + ";\n"
+	sites, err := FindLocatorSites("tests/deep.spec.js", []byte(src))
+	if err == nil || sites != nil || !strings.Contains(err.Error(), "tests/deep.spec.js:2: nests deeper than") {
+		t.Fatalf("%d sites, %v", len(sites), err)
 	}
 }

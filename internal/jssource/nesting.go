@@ -1,19 +1,15 @@
-package specimport
+package jssource
 
 import (
 	"fmt"
 	"strings"
 )
 
-// Bounds every input meets before a parser sees it. Parsers recurse once per
-// level of nesting, and a Go stack overflow cannot be recovered: one file of
-// 200,000 "!" would end the process. Real specs nest a few dozen levels.
-const (
-	// MaxFileBytes is the largest spec file that is parsed.
-	MaxFileBytes = 256 << 10
-	// MaxNesting bounds the estimated nesting of a file's syntax.
-	MaxNesting = 200
-)
+// MaxNesting bounds the estimated nesting of a file's syntax. Parsers
+// recurse once per level of nesting, and a Go stack overflow cannot be
+// recovered: one file of 200,000 "!" would end the process. Real suites
+// nest a few dozen levels.
+const MaxNesting = 200
 
 // NestingError says where a file nests deeper than MaxNesting.
 type NestingError struct {
