@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -239,6 +240,9 @@ type TracesView struct {
 // uploadTraces records what the passing tests of a customer's own run
 // acted on, for the version it ran: a repair of a suite red on arrival
 // heals from it.
+// maxTracesImport bounds how long one upload of traces is read for.
+const maxTracesImport = 40 * time.Second
+
 func (s *Server) uploadTraces(w http.ResponseWriter, r *http.Request) {
 	if s.throttled(w, r) {
 		return
@@ -260,7 +264,19 @@ func (s *Server) uploadTraces(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusConflict, "the version's tests are not listed yet: upload the traces once its listing job has ended", nil)
 		return
 	}
-	imp, err := suite.ImportTraces(up.Archive, listing)
+	// Reading stops when the request is gone, and well before the
+	// server would stop writing its answer.
+	ctx, cancel := context.WithTimeout(r.Context(), maxTracesImport)
+	defer cancel()
+	imp, err := suite.ImportTraces(ctx, up.Archive, listing)
+	if errors.Is(err, context.DeadlineExceeded) {
+		writeError(w, http.StatusBadRequest, "invalid traces: reading them took more than "+maxTracesImport.String(),
+			[]scenario.FieldError{{Field: "archive", Message: "upload fewer tests' traces at a time"}})
+		return
+	}
+	if errors.Is(err, context.Canceled) {
+		return // the client is gone
+	}
 	var pe *suite.ProjectError
 	if errors.As(err, &pe) {
 		f := "archive"

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -438,6 +440,19 @@ func TestASuiteRedOnArrivalIsRepairedFromTheCustomersOwnRun(t *testing.T) {
 	s.mustJSON(t, "POST", "/v1/projects/red-shop/traces", key, api.ProjectTraces{Archive: src}, http.StatusBadRequest, &bad)
 	if len(bad.Fields) != 1 || bad.Fields[0].Field != "archive" || !strings.Contains(bad.Fields[0].Message, "no JSON report") {
 		t.Fatalf("sources for a run answered %+v", bad)
+	}
+	// A report of a million empty tests (3 MB, a few KB zipped) once cost
+	// the dispatcher over a gigabyte: it is refused by its count, unread.
+	var zb bytes.Buffer
+	zw := zip.NewWriter(&zb)
+	rf, err := zw.Create("results.json")
+	must(t, err)
+	_, err = rf.Write([]byte(`{"config":{"rootDir":"/ci/tests"},"suites":[{"title":"a","specs":[{"title":"t","tests":[` + strings.Repeat("{},", 999_999) + `{}]}]}]}`))
+	must(t, err)
+	must(t, zw.Close())
+	s.mustJSON(t, "POST", "/v1/projects/red-shop/traces", key, api.ProjectTraces{Archive: zb.Bytes()}, http.StatusBadRequest, &bad)
+	if len(bad.Fields) != 1 || bad.Fields[0].Field != `archive["results.json"]` || !strings.Contains(bad.Fields[0].Message, "more than 20000 tests") {
+		t.Fatalf("a report of a million tests answered %+v", bad)
 	}
 
 	var rj api.JobView

@@ -102,12 +102,27 @@ func TestARealWorldSuiteIsRepairedInCIAndReadInTheConsole(t *testing.T) {
 	text("pom-fixtures")
 	must(t, pg.GetByRole("link", playwright.PageGetByRoleOptions{Name: "pom-fixtures", Exact: playwright.Bool(true)}).First().Click())
 	must(t, pg.WaitForURL(s.api.URL+"/console/projects/pom-fixtures"))
-	body := text("user can sign in", "selects Option 1", "app_regression", "healed")
-	t.Logf("the project's page:\n%s", body)
+	// Each test's row links the repair that judged it.
+	for _, row := range []struct{ title, verdict string }{
+		{"user can sign in", "app_regression"}, {"user can sign out again", "app_regression"}, {"wrong password is refused", "app_regression"},
+		{"selects Option 1", "healed"}, {"selects Option 2", "healed"},
+	} {
+		tr := pg.Locator("tr", playwright.PageLocatorOptions{HasText: row.title})
+		if got, err := tr.Locator(`a[href="/console/jobs/` + repair.ID + `"]`).InnerText(); err != nil || got != row.verdict {
+			t.Errorf("the project's row of %q links the repair as %q (%v), want %q", row.title, got, err, row.verdict)
+		}
+	}
 	must(t, pg.Locator(`a[href="/console/jobs/`+repair.ID+`"]`).First().Click())
 	must(t, pg.WaitForURL(s.api.URL+"/console/jobs/"+repair.ID))
-	body = text("Repair of pom-fixtures", "app regression", fmt.Sprintf("%v charged of %v held", repair.ChargedCredits, repair.HoldCredits))
-	t.Logf("the repair's page:\n%s", body)
+	// The repair's page: what it charged, that it resumed as its files'
+	// jobs ended (not that it failed once), each verdict with its
+	// evidence (a regression says where the page was), and the patch.
+	body := text("Repair of pom-fixtures", fmt.Sprintf("%v charged of %v held", repair.ChargedCredits, repair.HoldCredits),
+		"tests/auth.spec.ts › user can sign in\tapp_regression", "when the test passed, this call ran at "+rs.URL+"/secure",
+		"tests/dropdown.spec.ts › dropdown › selects Option 1\thealed", "+    return this.page.locator('#dropdown-list');")
+	if repair.Attempt > 1 {
+		text(fmt.Sprintf("resumed %d time(s) as its files' jobs ended", repair.Attempt-1))
+	}
 	var children []store.ChildReport
 	if repair.Suite != nil {
 		children = repair.Suite.Children

@@ -276,7 +276,7 @@ func recordRelease(ctx context.Context, pr suite.ProjectRunner, p suite.Project,
 	if err != nil {
 		return out, err
 	}
-	imp, err := suite.ImportTraces(archive, listed)
+	imp, err := suite.ImportTraces(ctx, archive, listed)
 	if err != nil {
 		return out, fmt.Errorf("%s: import the customer's run: %w", name, err)
 	}

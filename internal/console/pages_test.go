@@ -170,11 +170,11 @@ func TestAFilesPageSaysWhoseHoldItCharges(t *testing.T) {
 	}
 }
 
-// TestAResumedJobSaysWhyItHasAnotherAttempt: a project's parent job is
-// picked up again each time its files' jobs end, and its page said
-// "attempt 2" beside its charge as though it had failed once. It says it
-// resumed as its children ended; a job picked up again after its worker
-// stopped says that; a first attempt says nothing.
+// TestAResumedJobSaysWhyItHasAnotherAttempt: a project's repair is picked
+// up again each time its files' jobs end, and its page said "attempt 2"
+// beside its charge as though it had failed once. It says it resumed as
+// its files' jobs ended; a job whose worker stopped says that; one handed
+// back (a worker draining) says that; a first attempt says nothing.
 func TestAResumedJobSaysWhyItHasAnotherAttempt(t *testing.T) {
 	t.Parallel()
 	st := storetest.New(t)
@@ -184,26 +184,24 @@ func TestAResumedJobSaysWhyItHasAnotherAttempt(t *testing.T) {
 	c := client(t)
 	signIn(t, c, srv, key)
 	for _, tc := range []struct {
-		name     string
-		attempt  int
-		children bool
-		want     string
+		name             string
+		kind             jobs.Kind
+		attempt, crashes int
+		want             string
 	}{
-		{"a parent resumed", 3, true, `<span id="attempt">resumed 2 time(s) as its children ended</span>`},
-		{"a job picked up again", 2, false, `<span id="attempt">attempt 2: picked up again where the last attempt stopped</span>`},
-		{"a first attempt", 1, true, ""},
+		{"a project's repair resumed", jobs.KindProjectRepair, 3, 0, `<span id="attempt">resumed 2 time(s) as its files' jobs ended</span>`},
+		{"a job whose worker stopped", jobs.KindProjectRepair, 2, 1, `<span id="attempt">attempt 2: its worker stopped 1 time(s), and it was picked up again where it stopped</span>`},
+		{"a job handed back", jobs.KindScenario, 2, 0, `<span id="attempt">attempt 2: handed back and picked up again where it stopped</span>`},
+		{"a first attempt", jobs.KindProjectRepair, 1, 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			j, err := st.SubmitJob(context.Background(), store.NewJob{TenantID: tn.ID, Kind: string(jobs.KindProjectRepair), Input: []byte(`{"name":"shop"}`),
-				Hold: 1, Subject: "jobs.project_repair." + tn.ID})
+			j, err := st.SubmitJob(context.Background(), store.NewJob{TenantID: tn.ID, Kind: string(tc.kind), Input: []byte(`{"name":"shop"}`),
+				Hold: 1, Subject: "jobs." + string(tc.kind) + "." + tn.ID})
 			if err != nil {
 				t.Fatal(err)
 			}
-			v := report(t, jobs.KindProjectRepair)
-			v.ID, v.Attempt = j.ID, tc.attempt
-			if tc.children {
-				v.Suite = &store.BulkReport{Tests: 2, Children: []store.ChildReport{{JobID: "a"}, {JobID: "b"}}}
-			}
+			v := report(t, tc.kind)
+			v.ID, v.Attempt, v.Crashes = j.ID, tc.attempt, tc.crashes
 			views[j.ID] = v
 			code, body := get(t, c, srv.URL+"/console/jobs/"+j.ID)
 			if code != http.StatusOK || tc.want != "" && !strings.Contains(body, tc.want) || strings.Contains(body, "· attempt") ||

@@ -23,16 +23,19 @@ type JobFilter struct {
 // Job is a job row. The API shows it through its own view (api.JobView),
 // so the row may change without changing the wire.
 type Job struct {
-	ID              string
-	TenantID        string
-	Kind            string
-	State           JobState
-	Input           json.RawMessage
-	Result          json.RawMessage
-	Checkpoint      json.RawMessage
-	Script          string
-	Error           string
-	Attempt         int
+	ID         string
+	TenantID   string
+	Kind       string
+	State      JobState
+	Input      json.RawMessage
+	Result     json.RawMessage
+	Checkpoint json.RawMessage
+	Script     string
+	Error      string
+	Attempt    int
+	// Crashes counts the attempts that ended with their worker gone
+	// (its lease lapsed while it held the job).
+	Crashes         int
 	CancelRequested bool
 	HoldMicro       int64
 	ChargedMicro    int64
@@ -45,7 +48,7 @@ type Job struct {
 }
 
 const jobColumns = `j.id::text, j.tenant_id::text, j.kind, j.state, j.input, j.result, j.checkpoint,
-	COALESCE(j.script, ''), COALESCE(j.error, ''), j.attempt, j.cancel_requested,
+	COALESCE(j.script, ''), COALESCE(j.error, ''), j.attempt, j.crashes, j.cancel_requested,
 	COALESCE(h.amount, 0),
 	COALESCE(h.consumed, (SELECT -sum(e.amount) FROM credit_entries e WHERE e.job_id = j.id AND j.parent_id IS NOT NULL), 0)::bigint,
 	COALESCE(j.parent_id::text, ''), j.created_at, j.started_at, j.finished_at`
@@ -53,7 +56,7 @@ const jobColumns = `j.id::text, j.tenant_id::text, j.kind, j.state, j.input, j.r
 func scanJob(r pgx.Row) (Job, error) {
 	var j Job
 	err := r.Scan(&j.ID, &j.TenantID, &j.Kind, &j.State, &j.Input, &j.Result, &j.Checkpoint,
-		&j.Script, &j.Error, &j.Attempt, &j.CancelRequested, &j.HoldMicro, &j.ChargedMicro,
+		&j.Script, &j.Error, &j.Attempt, &j.Crashes, &j.CancelRequested, &j.HoldMicro, &j.ChargedMicro,
 		&j.ParentID, &j.CreatedAt, &j.StartedAt, &j.FinishedAt)
 	return j, err
 }

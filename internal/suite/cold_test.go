@@ -80,7 +80,7 @@ func TestASuiteRedOnArrivalIsHealedFromItsBaseline(t *testing.T) {
 			t.Fatal(err)
 		}
 		listing := b.run(t, p, suite.RunOptions{List: true}).Tests
-		imp, err := suite.ImportTraces(archive, listing)
+		imp, err := suite.ImportTraces(context.Background(), archive, listing)
 		if err != nil || len(imp.Recorded) != 5 || len(imp.Prints) != 5 || len(imp.Skipped) != 0 {
 			t.Fatalf("imported %v, skipped %+v (%v)", imp.Recorded, imp.Skipped, err)
 		}
@@ -96,7 +96,7 @@ func TestASuiteRedOnArrivalIsHealedFromItsBaseline(t *testing.T) {
 			t.Fatalf("verdicts %v, verified %v, changes %+v", verdicts, rep.Verified, rep.Changes)
 		}
 		// A run of another version, or without its traces, gives nothing.
-		stale, err := suite.ImportTraces(archive, listing[:3])
+		stale, err := suite.ImportTraces(context.Background(), archive, listing[:3])
 		unlisted := 0
 		for _, sk := range stale.Skipped {
 			if strings.Contains(sk.Why, "listing has no such test") {
@@ -112,7 +112,7 @@ func TestASuiteRedOnArrivalIsHealedFromItsBaseline(t *testing.T) {
 			t.Fatal(err)
 		}
 		var pe *suite.ProjectError
-		if _, err := suite.ImportTraces(src, listing); !errors.As(err, &pe) || !strings.Contains(err.Error(), "no JSON report") {
+		if _, err := suite.ImportTraces(context.Background(), src, listing); !errors.As(err, &pe) || !strings.Contains(err.Error(), "no JSON report") {
 			t.Errorf("an archive without a report: %v", err)
 		}
 	})

@@ -510,7 +510,8 @@ func TestAFlashMessageTheAppNoLongerShowsIsARegression(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, verdict, why := diagnose(TestOutcome{Status: "failed", Error: wait.Error, Failure: &wait}, []TraceAction{passing}, dom, sites)
-	if verdict != VerdictRegression || !strings.Contains(why, "Your password is invalid!") {
+	if verdict != VerdictRegression || !strings.Contains(why, "Your password is invalid!") ||
+		!strings.Contains(why, "the page was at http://practice/login?flash=invalid_password; when the test passed, this call ran at http://practice/secure?flash=signed_in") {
 		t.Fatalf("verdict %q (%s), want a regression naming what the page shows", verdict, why)
 	}
 	// The same message under another class is the app's restyling, not a

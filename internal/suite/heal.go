@@ -1126,8 +1126,22 @@ func holdsOther(msg string) bool {
 var notFound = regexp.MustCompile(`(?i)waiting for (?:get|locator|internal)|element\(s\) not found|to be visible|resolved to 0 elements|strict mode violation: .* resolved to 0`)
 
 // diagnose says how a failing test's failure is healed (a change and its
-// edit) or why it is not (a verdict and a reason).
+// edit) or why it is not (a verdict and a reason). A regression found on
+// another page than the call ran on when the test passed says so: it is
+// the evidence a person reads first (a sign-in refused leaves the test on
+// the login page).
 func diagnose(t TestOutcome, passing []TraceAction, dom []SnapshotElement, sites []LocatorSite) (Change, edit, string, string) {
+	ch, e, verdict, why := diagnoseCall(t, passing, dom, sites)
+	if f := t.Failure; verdict == VerdictRegression && f != nil {
+		if was := urlAt(passing, f); was != "" && f.URL != "" && !samePage(f.URL, was) && !strings.Contains(why, f.URL) {
+			why += fmt.Sprintf(" (the page was at %s; when the test passed, this call ran at %s)", f.URL, was)
+		}
+	}
+	return ch, e, verdict, why
+}
+
+// diagnoseCall is diagnose, but for where the page was.
+func diagnoseCall(t TestOutcome, passing []TraceAction, dom []SnapshotElement, sites []LocatorSite) (Change, edit, string, string) {
 	f := t.Failure
 	if f != nil && f.Selector == "" && f.checksPage() {
 		// Where the page is, or what it is called, is what the call

@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -41,7 +42,7 @@ type ImportSkip struct {
 // that passed there, with a trace, has the elements its calls acted on
 // recorded, as a passing run on webpilot records them. Everything in the
 // archive is untrusted and bounded as an upload is.
-func ImportTraces(archive []byte, listing []TestOutcome) (TraceImport, error) {
+func ImportTraces(ctx context.Context, archive []byte, listing []TestOutcome) (TraceImport, error) {
 	files, err := readArchive(archive, func(name string) bool {
 		return strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".zip")
 	}, intakeLimits{files: maxTraceFiles, fileBytes: maxTraceFileBytes, totalBytes: MaxTraceUploadBytes})
@@ -60,6 +61,9 @@ func ImportTraces(archive []byte, listing []TestOutcome) (TraceImport, error) {
 	for _, n := range names {
 		if !strings.HasSuffix(n, ".json") {
 			continue
+		}
+		if err := checkReportShape(files[n]); err != nil {
+			return TraceImport{}, problem(n, "%v", err)
 		}
 		var r report
 		if json.Unmarshal(files[n], &r) != nil || r.Config.RootDir == "" || len(r.Suites) == 0 {
@@ -80,7 +84,16 @@ func ImportTraces(archive []byte, listing []TestOutcome) (TraceImport, error) {
 	}
 	defer os.RemoveAll(tmp)
 	out := TraceImport{Prints: map[string][]TraceAction{}}
+	byTitles := map[string][]TestOutcome{}
+	for _, l := range listing {
+		k := titleKey(l)
+		byTitles[k] = append(byTitles[k], l)
+	}
+	kept := 0 // bytes of the prints kept, as stored
 	for _, t := range rep.Tests {
+		if err := ctx.Err(); err != nil {
+			return TraceImport{}, err // the request is gone: stop reading for it
+		}
 		title := t.File + " › " + t.Title()
 		skip := func(why string, args ...any) {
 			out.Skipped = append(out.Skipped, ImportSkip{Test: title, Why: fmt.Sprintf(why, args...)})
@@ -89,7 +102,7 @@ func ImportTraces(archive []byte, listing []TestOutcome) (TraceImport, error) {
 			skip("it did not pass in that run (%s)", t.Status)
 			continue
 		}
-		l, ok := listed(listing, t)
+		l, ok := listed(byTitles[titleKey(t)], t)
 		if !ok {
 			skip("the version's listing has no such test")
 			continue
@@ -127,17 +140,41 @@ func ImportTraces(archive []byte, listing []TestOutcome) (TraceImport, error) {
 			skip("its trace holds no element the test acted on in the project's files (recorded without snapshots?)")
 			continue
 		}
+		if len(tr.Actions) > maxPrintActions {
+			skip("its trace holds %d calls, more than the %d a test's record keeps", len(tr.Actions), maxPrintActions)
+			continue
+		}
+		b, err := json.Marshal(tr.Actions)
+		if err != nil {
+			return TraceImport{}, err
+		}
+		if kept += len(b); kept > MaxPrintBytes {
+			return TraceImport{}, problem("", "the traces record more than %d MiB of calls and elements; upload fewer tests' traces at a time", MaxPrintBytes>>20)
+		}
 		out.Prints[l.ID] = tr.Actions
 		out.Recorded = append(out.Recorded, l.File+" › "+l.Title())
 	}
 	return out, nil
 }
 
+// What is kept of uploaded traces: a test's record of its calls, and all
+// of an upload's records together, as stored.
+const (
+	maxPrintActions = 5_000
+	// MaxPrintBytes bounds an upload's records together.
+	MaxPrintBytes = 16 << 20
+)
+
+// titleKey keys a test by its project and title path.
+func titleKey(t TestOutcome) string {
+	return t.Project + "\x00" + strings.Join(t.Titles, "\x00")
+}
+
 // listed is the test of the listing a report's test is: the same
-// project and title path, in the file the report names relative to its
-// test directory.
-func listed(listing []TestOutcome, t TestOutcome) (TestOutcome, bool) {
-	for _, l := range listing {
+// project and title path (the candidates share them), in the file the
+// report names relative to its test directory.
+func listed(candidates []TestOutcome, t TestOutcome) (TestOutcome, bool) {
+	for _, l := range candidates {
 		if l.Project == t.Project && slices.Equal(l.Titles, t.Titles) && (l.File == t.File || strings.HasSuffix(l.File, "/"+t.File)) {
 			return l, true
 		}

@@ -664,6 +664,9 @@ func ReadReport(raw []byte, root string) (RunReport, error) {
 // relative to the project's root. Locked says the project's packages came
 // from its lockfile.
 func (rep *RunReport) read(raw []byte, dir, root string, locked bool) error {
+	if err := checkReportShape(raw); err != nil {
+		return fmt.Errorf("read the runner's report: %w", err)
+	}
 	var r report
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return fmt.Errorf("read the runner's report: %w", err)

@@ -448,12 +448,27 @@ func readEvents(f *zip.File, budget *readBudget) ([]traceEvent, error) {
 	var out []traceEvent
 	for sc.Scan() {
 		var e traceEvent
-		if json.Unmarshal(sc.Bytes(), &e) == nil {
-			out = append(out, e)
+		if json.Unmarshal(sc.Bytes(), &e) != nil || !keptEvents[e.Type] {
+			continue // what is not read is not kept: a line of {} costs nothing
 		}
+		if budget.events++; budget.events > maxTraceEvents {
+			return nil, errEvents
+		}
+		out = append(out, e)
 	}
 	return out, sc.Err()
 }
+
+// keptEvents are the trace events a trace is read for.
+var keptEvents = map[string]bool{"before": true, "after": true, "frame-snapshot": true, "console": true, "resource-snapshot": true}
+
+// maxTraceEvents bounds the events kept of one trace: a decoded event
+// costs a few hundred bytes however short its line (a real test's trace
+// holds a few thousand).
+const maxTraceEvents = 100_000
+
+// errEvents means a trace holds more than maxTraceEvents events.
+var errEvents = fmt.Errorf("the trace holds more than %d events", maxTraceEvents)
 
 // projectPath names a call site's file relative to the project's root.
 func projectPath(file, root string) string {
@@ -835,7 +850,10 @@ func zipEntries(r io.ReaderAt, size int64) (int, error) {
 // readBudget is what is left of the bytes one trace may yield, across all
 // of its entries together: a trace whose entries each stay under a limit
 // can still inflate to any size in all.
-type readBudget struct{ left int64 }
+type readBudget struct {
+	left   int64 // bytes left to inflate
+	events int   // events kept so far
+}
 
 // errBudget means a trace inflates to more than maxTraceBytes.
 var errBudget = fmt.Errorf("the trace inflates to more than %d bytes", maxTraceBytes)
