@@ -63,8 +63,7 @@ export default defineConfig({
   retries: 0,
   reporter: 'line',
   use: {
-    launchOptions: { executablePath: %s, args: ['--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'] },%s
+    launchOptions: { executablePath: %s, args: %s },%s
   },
 });
 `
@@ -98,13 +97,17 @@ func (r Runner) Run(ctx context.Context, spec string, o Options) (string, error)
 	if exe == "" {
 		exe = browser.DefaultChromium
 	}
+	// The one definition of the browser's flags (WebRTC only through the
+	// proxy among them), as the worker's own browser is started.
+	flags, _ := json.Marshal(browser.ChromiumArgs())
+	chromiumArgs := string(flags)
 	proxy := ""
 	if p := o.Proxy; p != nil {
 		// Credentials come from the environment, not the file.
 		proxy = fmt.Sprintf("\n    proxy: { server: %s, username: process.env.WEBPILOT_PROXY_USER, password: process.env.WEBPILOT_PROXY_PASSWORD },",
 			strconv.Quote(p.Server))
 	}
-	if err := os.WriteFile(filepath.Join(dir, "playwright.config.ts"), []byte(fmt.Sprintf(config, strconv.Quote(exe), proxy)), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "playwright.config.ts"), []byte(fmt.Sprintf(config, strconv.Quote(exe), chromiumArgs, proxy)), 0o600); err != nil {
 		return "", err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "generated.spec.ts"), []byte(spec), 0o600); err != nil {
@@ -128,7 +131,9 @@ func (r Runner) Run(ctx context.Context, spec string, o Options) (string, error)
 	line := append(browser.Unraised(), "node")
 	cmd := exec.CommandContext(ctx, line[0], append(line[1:], args...)...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1", "CI=1")
+	// The runner gets what it needs, never the worker's environment (its
+	// database, queue and model credentials).
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=" + dir, "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1", "CI=1"}
 	if p := o.Proxy; p != nil {
 		cmd.Env = append(cmd.Env, "WEBPILOT_PROXY_USER="+p.Username, "WEBPILOT_PROXY_PASSWORD="+p.Password)
 	}

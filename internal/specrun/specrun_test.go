@@ -101,3 +101,31 @@ test('no thread above nice 0', async ({ page }) => {
 		t.Fatalf("%v\n%s", err, out)
 	}
 }
+
+// TestTheRunnerHoldsNoWorkerSecretAndItsBrowserNoDirectUDP: a spec's run
+// was handed the worker's whole environment (its database, queue and
+// model credentials) and started Chromium without the WebRTC switches the
+// worker's own browser needs to keep STUN inside the proxy. It gets only
+// what it needs and the secrets it is given, and its browser the one set
+// of flags.
+func TestTheRunnerHoldsNoWorkerSecretAndItsBrowserNoDirectUDP(t *testing.T) {
+	t.Setenv("WEBPILOT_WORKER_ONLY", "database-password")
+	r := specrun.Runner{Dir: browsertest.RunnerDir(), Chromium: os.Getenv("WEBPILOT_CHROMIUM")}
+	if err := r.Available(); err != nil {
+		t.Fatal(err)
+	}
+	spec := `import { test, expect } from '@playwright/test';
+import { execSync } from 'child_process';
+test('holds nothing of the worker', async ({ page }) => {
+  expect(process.env.WEBPILOT_WORKER_ONLY).toBeUndefined();
+  expect(process.env.GIVEN).toBe('to the spec');
+  await page.setContent('<p>x</p>');
+  const browsers = execSync('ps -o args= --ppid ' + process.pid).toString();
+  expect(browsers).toContain('--force-webrtc-ip-handling-policy=disable_non_proxied_udp');
+  expect(browsers).toContain('--webrtc-ip-handling-policy=disable_non_proxied_udp');
+});
+`
+	if out, err := r.Run(context.Background(), spec, specrun.Options{Env: map[string]string{"GIVEN": "to the spec"}}); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}

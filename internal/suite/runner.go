@@ -327,7 +327,10 @@ const traceMode = (n) => (!wp.traceFailures ? 'on' : n > 0 ? 'on-first-retry' : 
 const browser = (use, n) => {
   const out = { ...(use || {}) };
   delete out.channel;
-  out.launchOptions = { ...(out.launchOptions || {}), executablePath: wp.chromium };
+  // The browser's own flags (WebRTC only through the proxy among them)
+  // come after the config's, which cannot take them back.
+  const lo = out.launchOptions || {};
+  out.launchOptions = { ...lo, executablePath: wp.chromium, args: [...(Array.isArray(lo.args) ? lo.args : []), ...wp.chromiumArgs] };
   if (wp.proxy) out.proxy = { server: wp.proxy, username: process.env.WEBPILOT_PROXY_USER, password: process.env.WEBPILOT_PROXY_PASSWORD };
   if (wp.baseURL) out.baseURL = wp.baseURL;
   if (wp.remapsTLS) out.ignoreHTTPSErrors = true;
@@ -441,7 +444,7 @@ func (r ProjectRunner) Run(ctx context.Context, p Project, o RunOptions) (RunRep
 	}
 	ceiling := r.ceiling(o.Ceiling)
 	wall := min(cmp.Or(o.Wall, ceiling), ceiling)
-	settings := map[string]any{"chromium": chromium, "report": sandbox.WorkDir + "/" + reportPath,
+	settings := map[string]any{"chromium": chromium, "chromiumArgs": browser.ChromiumArgs(), "report": sandbox.WorkDir + "/" + reportPath,
 		"output": sandbox.WorkDir + "/.webpilot/results", "trace": o.Trace && !o.List,
 		"traceFailures": o.TraceFailures,
 		"progress":      map[string]string{"reporter": sandbox.WorkDir + "/" + progressReporter, "file": sandbox.WorkDir + "/" + progressPath},
