@@ -27,7 +27,7 @@ func TestSubmitRefusesWhatOnlyTheWorkerCaught(t *testing.T) {
 		{"backslashes", scenarioWith(`"Go to \\\\169.254.169.254\\latest"`), "scenario.steps[0].text", "169.254.169.254"},
 		{"slash and backslash", scenarioWith(`"Open /\\169.254.169.254/x"`), "scenario.steps[0].text", "169.254.169.254"},
 		{"navigate action", scenarioWith(`{"type":"action","action":"navigate","value":"\\\\169.254.169.254/x"}`), "scenario.steps[0].value", "169.254.169.254"},
-		{"javascript: login", `{"kind":"exploration","exploration":{"base_url":"http://127.0.0.1:1/","goal":"g","secrets":{"USERNAME":"u","PASSWORD":"p"},
+		{"javascript: login", `{"kind":"exploration","exploration":{"base_url":"http://127.0.0.1:1/","goal":"g","secrets":{"USERNAME":"user","PASSWORD":"pass-word"},
 			"login":{"url":"javascript:alert(1)"}}}`, "exploration.login.url", "must be a path or an http(s) URL"},
 		{"keys in another case", `{"kind":"scenario","scenario":{"name":"x","base_url":"http://127.0.0.1:1/","STEPS":["Go to /"]}}`, "scenario.STEPS", `did you mean \"steps\"`},
 		{"a kind in another case", `{"KIND":"scenario","scenario":{"name":"x","base_url":"http://127.0.0.1:1/","steps":["Go to /"]}}`, "KIND", `did you mean \"kind\"`},

@@ -56,9 +56,13 @@ func TestBadInputAndIsolation(t *testing.T) {
 		{"URL to metadata in a step", key, valid(func(sc map[string]any) { sc["steps"] = []any{"Go to http://169.254.169.254/latest"} }), 400, "scenario.steps[0].text"},
 		{"javascript in a step", key, valid(func(sc map[string]any) { sc["steps"] = []any{"Open javascript:alert(1)"} }), 400, "scenario.steps[0].text"},
 		{"secret in a URL", key, valid(func(sc map[string]any) {
-			sc["secrets"] = map[string]any{"PW": "x"}
+			sc["secrets"] = map[string]any{"PW": "pass-word"}
 			sc["steps"] = []any{"Go to /login?pw={{PW}}"}
 		}), 400, "scenario.steps[0]"},
+		{"a secret too short to take out", key, valid(func(sc map[string]any) {
+			sc["secrets"] = map[string]any{"PIN": "1"}
+			sc["steps"] = []any{`Fill "PIN" with "{{PIN}}"`}
+		}), 400, "scenario.secrets.PIN"},
 		{"no key", "", valid(nil), 401, ""},
 		{"wrong key", key + "x", valid(nil), 401, ""},
 		{"not enough credits", poorKey, valid(nil), 402, ""},

@@ -50,7 +50,7 @@ func TestExplorationOfTheShopThroughTheStack(t *testing.T) {
 		{"odd deny word", "exploration.safety.deny[0]", valid(func(e map[string]any) { e["safety"] = map[string]any{"deny": []string{"<script>"}} })},
 		{"login without its secret", "exploration.login.password", valid(func(e map[string]any) {
 			e["login"] = map[string]any{"url": "/login"}
-			e["secrets"] = map[string]string{"USERNAME": "u"}
+			e["secrets"] = map[string]string{"USERNAME": "user"}
 		})},
 	} {
 		raw, _ := json.Marshal(c.body)

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/webpilot/webpilot/internal/browser"
 )
@@ -284,11 +285,21 @@ func ValidateSecrets(v *ValidationError, at string, secrets map[string]string) {
 		if !placeholderName.MatchString(k) {
 			v.Add(at+".secrets", "name %q must be letters, digits and underscores", k)
 		}
-		if val == "" {
+		switch n := utf8.RuneCountInString(val); {
+		case n == 0:
 			v.Add(at+".secrets."+k, "must not be empty")
+		case n < MinSecretLength:
+			// A secret is taken out of everything a job returns wherever
+			// it appears: a value of a character or two is everywhere (the
+			// result would be withheld), and where it was gives it away
+			// ("{{PIN}} of 3").
+			v.Add(at+".secrets."+k, "must be at least %d characters: a shorter value appears by chance in what a job returns, and where it is taken out gives it away", MinSecretLength)
 		}
 	}
 }
+
+// MinSecretLength is the fewest characters a secret's value may have.
+const MinSecretLength = 4
 
 // Validate checks options at JSON path at (for example "scenario.options").
 func (o Options) Validate(v *ValidationError, at string, urls URLPolicy) {
