@@ -203,7 +203,7 @@ func (c *inflateCap) Read(p []byte) (int, error) {
 }
 
 func readZip(data []byte, in *intake) (map[string][]byte, error) {
-	if n, err := zipEntries(bytes.NewReader(data), int64(len(data))); err != nil {
+	if n, err := zipEntries(bytes.NewReader(data), int64(len(data)), 4*in.lim.files); err != nil {
 		return nil, problem("", "the archive is not a valid zip file: %v", err)
 	} else if n > 4*in.lim.files {
 		// Counted before the directory is read into memory.

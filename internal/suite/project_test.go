@@ -6,10 +6,13 @@ import (
 	"bytes"
 	"compress/flate"
 	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -240,5 +243,59 @@ func TestAnArchiveBombIsRefusedWithoutInflatingIt(t *testing.T) {
 				t.Errorf("took %s", took)
 			}
 		})
+	}
+}
+
+// TestAZipIsCountedByItsDirectoryNotItsClaim: a zip whose end record
+// claims 100 entries while its directory holds 65,636 (65,636 is 100
+// modulo 65,536, all a reader checks) was read whole into memory, as an
+// upload and as a trace. It is refused by its directory's own count,
+// without being read into memory.
+func TestAZipIsCountedByItsDirectoryNotItsClaim(t *testing.T) {
+	var buf bytes.Buffer
+	w := zip.NewWriter(&buf)
+	for i := range 65_636 {
+		if _, err := w.CreateHeader(&zip.FileHeader{Name: fmt.Sprintf("%x", i), Method: zip.Store}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The writer adds a zip64 record for so many entries; a hostile one
+	// writes the plain end record alone, claiming 100.
+	data := buf.Bytes()
+	eocd := bytes.LastIndex(data, []byte("PK\x05\x06"))
+	z64 := eocd - 76
+	if !bytes.HasPrefix(data[z64:], []byte("PK\x06\x06")) {
+		t.Fatal("no zip64 end record")
+	}
+	end := append([]byte(nil), data[eocd:]...)
+	binary.LittleEndian.PutUint16(end[8:], 100)
+	binary.LittleEndian.PutUint16(end[10:], 100)
+	binary.LittleEndian.PutUint32(end[12:], uint32(binary.LittleEndian.Uint64(data[z64+40:])))
+	binary.LittleEndian.PutUint32(end[16:], uint32(binary.LittleEndian.Uint64(data[z64+48:])))
+	data = append(data[:z64:z64], end...)
+	if zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data))); err != nil || len(zr.File) != 65_636 {
+		t.Fatalf("a reader of it: %v", err)
+	}
+	if n, err := zipEntries(bytes.NewReader(data), int64(len(data)), maxTraceEntries); err != nil || n <= maxTraceEntries {
+		t.Fatalf("counted %d (%v)", n, err)
+	}
+	var pe *ProjectError
+	if _, err := ReadArchive(data); !errors.As(err, &pe) || !strings.Contains(pe.Problem, "lists more than") {
+		t.Fatalf("an upload of it: %v", err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "trace.zip"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadTrace(dir, "trace.zip", "/work"); err == nil || !strings.Contains(err.Error(), "more than the 20000 a trace may") {
+		t.Fatalf("as a trace: %v", err)
+	}
+	// A zip as the runner writes it is counted as it is.
+	small := zipOf(t, entry{name: "a", body: "1"}, entry{name: "b/c", body: "2"})
+	if n, err := zipEntries(bytes.NewReader(small), int64(len(small)), 10); err != nil || n != 2 {
+		t.Fatalf("a zip of 2: %d (%v)", n, err)
 	}
 }

@@ -812,7 +812,7 @@ func openTrace(dir, rel string) (*zip.Reader, io.Closer, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("open trace: %w", err)
 	}
-	if n, err := zipEntries(f, size); err != nil || n > maxTraceEntries {
+	if n, err := zipEntries(f, size, maxTraceEntries); err != nil || n > maxTraceEntries {
 		_ = f.Close()
 		if err == nil {
 			err = fmt.Errorf("it lists %d files, more than the %d a trace may", n, maxTraceEntries)
@@ -827,10 +827,14 @@ func openTrace(dir, rel string) (*zip.Reader, io.Closer, error) {
 	return zr, f, nil
 }
 
-// zipEntries reads how many entries a zip's end-of-central-directory
-// record lists (a zip64 archive, which no trace is, counts as too many).
-func zipEntries(r io.ReaderAt, size int64) (int, error) {
-	const eocdLen, maxComment = 22, 0xffff
+// zipEntries counts a zip's entries as its central directory holds them,
+// up to one more than limit, without reading the directory into memory. The
+// count the end record gives is not enough: a reader keeps reading
+// headers past it (393,316 entries were read of an archive claiming 100,
+// which is 393,316 modulo 65,536). A zip64 archive, which no trace or
+// upload is, counts as too many.
+func zipEntries(r io.ReaderAt, size int64, limit int) (int, error) {
+	const eocdLen, maxComment, headerLen = 22, 0xffff, 46
 	tail := min(size, eocdLen+maxComment)
 	buf := make([]byte, tail)
 	if _, err := r.ReadAt(buf, size-tail); err != nil && !errors.Is(err, io.EOF) {
@@ -840,11 +844,24 @@ func zipEntries(r io.ReaderAt, size int64) (int, error) {
 	if i < 0 || len(buf)-i < eocdLen {
 		return 0, errors.New("not a zip archive")
 	}
-	n := int(binary.LittleEndian.Uint16(buf[i+10:]))
-	if n == 0xffff {
+	recorded := int(binary.LittleEndian.Uint16(buf[i+10:]))
+	dirSize := int64(binary.LittleEndian.Uint32(buf[i+12:]))
+	dirEnd := size - tail + int64(i) // the directory ends where the end record starts
+	if recorded == 0xffff || recorded > limit {
 		return math.MaxInt, nil
 	}
-	return n, nil
+	n := 0
+	var h [headerLen]byte
+	for at := dirEnd - dirSize; at >= 0 && at+headerLen <= dirEnd; {
+		if _, err := r.ReadAt(h[:], at); err != nil || !bytes.Equal(h[:4], []byte("PK\x01\x02")) {
+			break
+		}
+		if n++; n > limit {
+			return n, nil
+		}
+		at += headerLen + int64(binary.LittleEndian.Uint16(h[28:])) + int64(binary.LittleEndian.Uint16(h[30:])) + int64(binary.LittleEndian.Uint16(h[32:]))
+	}
+	return max(n, recorded), nil
 }
 
 // readBudget is what is left of the bytes one trace may yield, across all
