@@ -79,16 +79,23 @@ func (w *Worker) runProject(ctx context.Context, p suite.Project, o suite.RunOpt
 	if rep.Dir != "" {
 		defer os.RemoveAll(rep.Dir)
 	}
-	for i := range rep.Tests {
-		// Read while the run's directory still holds the traces.
-		if err := rep.Tests[i].Evidence(); err != nil {
-			w.log.Warn("trace unreadable", "test", rep.Tests[i].Title(), "err", err)
-		}
-	}
+	w.readEvidence(rep.Tests, o.Env) // while the run's directory still holds the traces
 	if blocked := tun.Blocked(); len(blocked) > 0 {
 		rep.Errors = append(rep.Errors, "the egress guard refused: "+strings.Join(blocked, "; "))
 	}
 	return rep, err
+}
+
+// readEvidence reads each test's trace for its evidence. What a test is
+// called and why its trace cannot be read are the customer's words, which
+// may hold the job's secrets: the log takes them out.
+func (w *Worker) readEvidence(tests []suite.TestOutcome, secrets map[string]string) {
+	log := orchestrator.RedactLogger(w.log, secrets)
+	for i := range tests {
+		if err := tests[i].Evidence(); err != nil {
+			log.Warn("trace unreadable", "test", tests[i].Title(), "err", err)
+		}
+	}
 }
 
 // runProjectList lists an uploaded version's tests with the runner.
