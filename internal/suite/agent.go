@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -308,7 +309,7 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 				return nil, ctx.Err()
 			case err != nil:
 				rt.ModelCalls-- // not answered
-				rt.Verdict, rt.Reason = VerdictUnrepairable, reasonNoRecord+"; the agent could not be asked: "+firstLine(err.Error())
+				rt.Verdict, rt.Reason = VerdictUnrepairable, reasonNoRecord+"; the agent could not be asked: "+askFailed(err)
 				continue
 			case regression != "":
 				rt.Verdict, rt.Reason, rt.Evidence = VerdictRegression, "the agent read the page at the failure: "+clip(regression, 300), f
@@ -470,3 +471,21 @@ func takeBack(p Project, undo []agentEdit) (Project, error) {
 	}
 	return out, nil
 }
+
+// askFailed says why the agent could not be asked, without where it is: a
+// reason is shown to the tenant, and the worker's model endpoint (an
+// address inside the operator's network) is not theirs to see.
+func askFailed(err error) string {
+	var ue *url.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return "the model did not answer in time"
+	case errors.As(err, &ue):
+		return "the model's endpoint could not be reached"
+	}
+	return endpointText.ReplaceAllString(firstLine(err.Error()), "the model's endpoint")
+}
+
+// endpointText is an address in an error's words: a URL, an IP address
+// with or without its port, or a host with its port.
+var endpointText = regexp.MustCompile(`(?i)\b(?:[a-z][a-z0-9+.-]*://\S+|(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?|\[[0-9a-f:.]+\](?::\d+)?|[a-z0-9-]+(?:\.[a-z0-9-]+)*:\d{2,5}\b)`)

@@ -312,7 +312,7 @@ func askFlowEdit(ctx context.Context, a Asker, p Project, t TestOutcome, rt *Rep
 		return nil, edit{}, ctx.Err()
 	case err != nil:
 		rt.ModelCalls-- // not answered
-		rt.Reason += "; the agent could not be asked whether the form now needs more: " + firstLine(err.Error())
+		rt.Reason += "; the agent could not be asked whether the form now needs more: " + askFailed(err)
 		return nil, edit{}, nil
 	case regression != "":
 		rt.Reason = reasonAgentRead + clip(regression, 300) + "; " + rt.Reason
