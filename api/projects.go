@@ -200,7 +200,9 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte(res.Repair.Diff))
 }
 
-// acceptProjectVersion makes a proposed version (a repair's) current.
+// acceptProjectVersion makes a version of the project current: a
+// repair's proposal, or any earlier version of the tenant's own (a
+// rollback); never another tenant's or another project's.
 func (s *Server) acceptProjectVersion(w http.ResponseWriter, r *http.Request) {
 	v, err := s.store.AcceptProjectVersion(r.Context(), tenantFrom(r.Context()).ID, r.PathValue("name"), r.PathValue("version"))
 	if errors.Is(err, store.ErrNotFound) {
@@ -237,11 +239,12 @@ type TracesView struct {
 	Skipped  []suite.ImportSkip `json:"skipped,omitempty"`
 }
 
+// maxTracesImport bounds how long one upload of traces is read for.
+const maxTracesImport = 40 * time.Second
+
 // uploadTraces records what the passing tests of a customer's own run
 // acted on, for the version it ran: a repair of a suite red on arrival
 // heals from it.
-// maxTracesImport bounds how long one upload of traces is read for.
-const maxTracesImport = 40 * time.Second
 
 func (s *Server) uploadTraces(w http.ResponseWriter, r *http.Request) {
 	if s.throttled(w, r) {
