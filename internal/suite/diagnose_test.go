@@ -522,3 +522,46 @@ func TestAFlashMessageTheAppNoLongerShowsIsARegression(t *testing.T) {
 		t.Fatalf("restyled: verdict %q (%s)", verdict, why)
 	}
 }
+
+// TestAChainedLocatorIsHealedWhereItNamesItsElement: a locator chained
+// from its container (page.getByRole('form').getByRole('button', …)) and
+// picked by position (.first()) names its element in its last part; the
+// heal stopped at the first part (the form, named by its role alone) and
+// called the reworded button unrepairable. The part that names the
+// element is rewritten; the container's is never given its element's
+// name.
+func TestAChainedLocatorIsHealedWhereItNamesItsElement(t *testing.T) {
+	t.Parallel()
+	src := "import { test } from '@playwright/test';\n" +
+		"test('signs in', async ({ page }) => {\n" +
+		"  await page.getByRole('form').getByRole('button', { name: 'Login' }).first().click();\n" +
+		"  await page.getByRole('dialog', { name: 'Cart' }).getByRole('button', { name: 'Checkout' }).click();\n" +
+		"});\n"
+	sites := sitesOf(t, "tests/login.spec.ts", src)
+	button := func(text string) SnapshotElement {
+		return SnapshotElement{Tag: "button", Text: text, Path: "html body form button", Attributes: map[string]string{"type": "submit"}}
+	}
+	for _, tc := range []struct {
+		name, selector string
+		line, col      int
+		before, after  SnapshotElement
+		verdict, new   string
+	}{
+		{"the button reworded", `internal:role=form >> internal:role=button[name="Login"i] >> nth=0`, 3, 78,
+			button("Login"), button("Log in"), "", "'Log in'"},
+		{"the dialog renamed, the button as it was", `internal:role=dialog[name="Cart"i] >> internal:role=button[name="Checkout"i]`, 4, 95,
+			button("Checkout"), button("Checkout"), VerdictUnrepairable, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			msg := "TimeoutError: locator.click: Timeout 5000ms exceeded.\nCall log:\n  - waiting for " + tc.selector
+			f := &TraceAction{API: "locator.click", Method: "click", Selector: tc.selector, File: "tests/login.spec.ts", Line: tc.line, Column: tc.col, Error: msg}
+			passing := []TraceAction{{API: "locator.click", Method: "click", Selector: tc.selector, File: f.File, Line: f.Line, Column: f.Column, Target: &tc.before}}
+			dom := []SnapshotElement{{Tag: "form", Path: "html body form", Attributes: map[string]string{}}, tc.after,
+				{Tag: "a", Text: "Home", Path: "html body a", Attributes: map[string]string{"href": "/"}}}
+			ch, _, verdict, why := diagnose(TestOutcome{Status: "failed", Error: msg, Failure: f}, passing, dom, sites)
+			if verdict != tc.verdict || ch.New != tc.new || tc.new != "" && ch.Selector != `internal:role=button[name="`+tc.before.Text+`"i]` {
+				t.Fatalf("verdict %q (%s), change %+v; want %q %s", verdict, why, ch, tc.verdict, tc.new)
+			}
+		})
+	}
+}

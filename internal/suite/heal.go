@@ -1258,7 +1258,13 @@ func healAt(f *TraceAction, old func(LocatorSite) SnapshotElement, cand Snapshot
 		// the text is what the app no longer shows.
 		return Change{}, edit{}, VerdictRegression, fmt.Sprintf("no element holds %q, which the test looks for", text)
 	}
-	for _, part := range selectorParts(f.Selector) {
+	// The last part of a chain with a call site of its own names the
+	// element (getByRole('form').getByRole('button', …): the button); the
+	// parts before it name its containers, which never take the element's
+	// name, and parts no call writes (nth=, a filter) are passed over.
+	parts := selectorParts(f.Selector)
+	for i := len(parts) - 1; i >= 0; i-- {
+		part := parts[i]
 		// The literal written on the call's own line is the one it used
 		// (two tests may each write page.fill('#password', …)); else the
 		// first that makes the selector (a page object's, a helper's).
@@ -1267,6 +1273,9 @@ func healAt(f *TraceAction, old func(LocatorSite) SnapshotElement, cand Snapshot
 			if s.Selector == part {
 				matching = append(matching, s)
 			}
+		}
+		if len(matching) == 0 {
+			continue
 		}
 		if i := slices.IndexFunc(matching, func(s LocatorSite) bool { return s.File == f.File && s.Line == f.Line }); i > 0 {
 			matching[0], matching[i] = matching[i], matching[0]
@@ -1286,7 +1295,7 @@ func healAt(f *TraceAction, old func(LocatorSite) SnapshotElement, cand Snapshot
 			if lit == nil {
 				return Change{}, edit{}, VerdictUnrepairable, why
 			}
-			if text == stringOf(s, *lit) {
+			if text == stringOf(s, *lit) || !lit.Regex && text == quoteLike(*lit, lit.Value) {
 				// The locator still names the element: it was there and
 				// the call waited for something else (it was covered or
 				// disabled until the test ran out of time).
