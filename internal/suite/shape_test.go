@@ -120,3 +120,34 @@ func TestATraceKeepsOnlyTheEventsItIsReadFor(t *testing.T) {
 		t.Fatalf("%d events: %v", maxTraceEvents+2, err)
 	}
 }
+
+// TestATracesSnapshotsAreDecodedWithinABudget: a trace's page snapshots
+// decode to many times their bytes (a snapshot of 3 MB of "[]," is
+// millions of values); a trace of twenty took a worker to gigabytes,
+// every one decoded for the calls that name it. What is decoded of one
+// trace is bounded: snapshots past the budget are read as absent.
+func TestATracesSnapshotsAreDecodedWithinABudget(t *testing.T) {
+	// Not parallel: what it allocates is measured.
+	var ev strings.Builder
+	page := `["HTML",{},` + strings.Repeat("[],", 1<<20) + `[]]`
+	for i := range 20 {
+		fmt.Fprintf(&ev, `{"type":"before","callId":"c%d","stepId":"s%d","apiName":"locator.click","method":"click","params":{"selector":"#x"},"beforeSnapshot":"before@c%d"}`+"\n", i, i, i)
+		fmt.Fprintf(&ev, `{"type":"frame-snapshot","snapshot":{"callId":"c%d","snapshotName":"before@c%d","frameId":"f","frameUrl":"http://app/","isMainFrame":true,"html":%s}}`+"\n", i, i, page)
+		fmt.Fprintf(&ev, `{"type":"after","callId":"c%d"}`+"\n", i)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "trace.zip"), zipOf(t, entry{name: "0-trace.trace", body: ev.String()}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	tr, err := ReadTrace(dir, "trace.zip", "/work")
+	runtime.ReadMemStats(&after)
+	if err != nil || len(tr.Actions) != 20 {
+		t.Fatalf("%v, %d actions", err, len(tr.Actions))
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 600<<20 {
+		t.Errorf("reading a trace of %d MB of snapshots allocated %d MB", ev.Len()>>20, alloc>>20)
+	}
+}

@@ -179,6 +179,10 @@ type frameSnapshot struct {
 	IsMainFrame  bool            `json:"isMainFrame"`
 	nodes        []any           // post-order, built on first use
 	tree         any
+	decoded      bool
+	// budget is what is left to decode of the trace's snapshots together
+	// (shared by them all; nil: unbounded, as in a fuzz of one snapshot).
+	budget *int
 }
 
 // maxVisits bounds the nodes one look into a snapshot visits.
@@ -240,6 +244,7 @@ func ReadTrace(dir, rel, root string) (Trace, error) {
 	ends := map[string]traceEvent{}
 	snaps := map[string][]*frameSnapshot{} // by frame, in order
 	byName := map[string]*frameSnapshot{}
+	decodeLeft := maxDecodedBytes
 	var tr Trace
 	for _, e := range ctxEvents {
 		switch e.Type {
@@ -247,6 +252,7 @@ func ReadTrace(dir, rel, root string) (Trace, error) {
 			ends[e.CallID] = e
 		case "frame-snapshot":
 			if s := e.Snapshot; s != nil {
+				s.budget = &decodeLeft
 				snaps[s.FrameID] = append(snaps[s.FrameID], s)
 				if s.IsMainFrame || byName[s.SnapshotName] == nil {
 					byName[s.SnapshotName] = s
@@ -478,6 +484,32 @@ func projectPath(file, root string) string {
 	return file
 }
 
+// What is decoded of a trace's page snapshots: a snapshot's JSON decodes
+// to many times its size, and a trace names which to read.
+const (
+	maxSnapshotBytes = 4 << 20
+	maxDecodedBytes  = 12 << 20
+)
+
+// decode parses the snapshot's tree once, within its trace's budget; a
+// snapshot past it has no tree, as though it had not been recorded.
+func (s *frameSnapshot) decode() {
+	if s.decoded {
+		return
+	}
+	s.decoded = true
+	if len(s.HTML) > maxSnapshotBytes {
+		return
+	}
+	if s.budget != nil {
+		if *s.budget < len(s.HTML) {
+			return
+		}
+		*s.budget -= len(s.HTML)
+	}
+	_ = json.Unmarshal(s.HTML, &s.tree)
+}
+
 // The snapshot format: a node is a string (text), [name, attributes,
 // ...children], or [[snapshotsAgo, index]]: the index-th node, in
 // post-order, of a snapshot that many before this one of the same frame.
@@ -487,9 +519,7 @@ func (s *frameSnapshot) postOrder() []any {
 	if s.nodes != nil {
 		return s.nodes
 	}
-	if s.tree == nil {
-		_ = json.Unmarshal(s.HTML, &s.tree)
-	}
+	s.decode()
 	var visit func(n any)
 	visit = func(n any) {
 		switch v := n.(type) {
@@ -535,9 +565,7 @@ func (s *frameSnapshot) target(frame []*frameSnapshot, callID string) *SnapshotE
 	if idx < 0 {
 		return nil
 	}
-	if s.tree == nil {
-		_ = json.Unmarshal(s.HTML, &s.tree)
-	}
+	s.decode()
 	var found *SnapshotElement
 	budget := maxVisits // references can point back up: bound the walk, not only its depth
 	var visit func(n any, at int, path []string, depth int)
@@ -651,9 +679,7 @@ func elementsOf(frame []*frameSnapshot, at int) []SnapshotElement {
 		return nil
 	}
 	s := frame[at]
-	if s.tree == nil {
-		_ = json.Unmarshal(s.HTML, &s.tree)
-	}
+	s.decode()
 	var out []SnapshotElement
 	labels := map[string]string{} // for= id → text
 	budget := maxVisits
@@ -781,12 +807,14 @@ func FailureDOM(dir, rel, callID string) ([]SnapshotElement, error) {
 		}
 	}
 	snaps := map[string][]*frameSnapshot{}
+	decodeLeft := maxDecodedBytes
 	var pick *frameSnapshot
 	for _, e := range events {
 		if e.Type != "frame-snapshot" || e.Snapshot == nil {
 			continue
 		}
 		s := e.Snapshot
+		s.budget = &decodeLeft
 		snaps[s.FrameID] = append(snaps[s.FrameID], s)
 		if s.IsMainFrame && (failed == "" || s.CallID == failed) {
 			pick = s // the last main-frame snapshot of the failing call
