@@ -318,6 +318,7 @@ func (a benchAsker) Ask(ctx context.Context, req llm.Request) (llm.Reply, int64,
 var (
 	failingCall = regexp.MustCompile(`(?m)^FAILING CALL: .+ at (\S+):(\d+)$`)
 	words       = regexp.MustCompile(`[a-z0-9]+`)
+	nthPart     = regexp.MustCompile(`(?m)^LOCATOR: .* >> nth=(\d+)\s*$`)
 )
 
 // releaseReader answers a repair's question as a capable model reads it,
@@ -354,6 +355,11 @@ func releaseReader(prints map[string][]suite.TraceAction) func(llmtest.Request) 
 			want[w] = true
 		}
 		_, page, _ := strings.Cut(q, "PAGE AT THE FAILURE:\n")
+		type scored struct {
+			ref   string
+			score float64
+		}
+		var seen []scored
 		best, second, ref := 0.0, 0.0, ""
 		for _, l := range strings.Split(page, "\n") {
 			id, rest, ok := strings.Cut(l, " ")
@@ -375,6 +381,7 @@ func releaseReader(prints map[string][]suite.TraceAction) func(llmtest.Request) 
 				}
 			}
 			score := float64(n) / float64(len(want))
+			seen = append(seen, scored{id, score})
 			switch {
 			case score > best:
 				best, second, ref = score, best, id
@@ -386,6 +393,20 @@ func releaseReader(prints map[string][]suite.TraceAction) func(llmtest.Request) 
 		case best < 0.5:
 			return llmtest.JSON(map[string]string{"regression": "nothing on the page is what the call acted on"})
 		case best-second < 0.15:
+			// Alike: as a model would, it takes the one the locator picks
+			// by position (.first(), .nth(i)), else it cannot tell.
+			if m := nthPart.FindStringSubmatch(q); m != nil {
+				n, _ := strconv.Atoi(m[1])
+				var tied []string
+				for _, c := range seen {
+					if c.score > best-0.15 {
+						tied = append(tied, c.ref)
+					}
+				}
+				if n < len(tied) {
+					return llmtest.JSON(map[string]string{"element": tied[n]})
+				}
+			}
 			return llmtest.JSON(map[string]string{"unsure": "two elements are about as like it"})
 		}
 		return llmtest.JSON(map[string]string{"element": ref})

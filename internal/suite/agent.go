@@ -320,6 +320,11 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 			}
 			assertion := f.Method == "expect" || strings.HasPrefix(f.API, "expect")
 			ch, e, verdict, why := healAt(f, oldFromSite, *el, sites, assertion)
+			if ach, ae, ok := ancestorIDHeal(f, *el, last.dom[id], sites); ok {
+				// The element is as it was and its container's id moved
+				// (#checkboxes input): the container's id is rewritten.
+				ch, e, verdict, why = ach, ae, "", ""
+			}
 			if verdict != "" {
 				rt.Verdict, rt.Reason, rt.Evidence = verdict, why, f
 				continue
@@ -358,6 +363,10 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 	}
 	// What did not make its tests pass is taken back, unless a test that
 	// passes needs it too.
+	sites, err := projectSites(*cur)
+	if err != nil {
+		return nil, err
+	}
 	keep := map[agentEdit]bool{}
 	for id, es := range made {
 		if last.tests[id].Status == "passed" {
@@ -385,6 +394,13 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 				strings.TrimPrefix(rt.Reason, reasonFlowSteps)+") it still fails"+at+": refused"
 		case rt.Verdict == VerdictRegression:
 			// Judged at a later call; the earlier element is taken back.
+		case regressedLater(t, last.dom[id], sites):
+			// With the agent's elements it went on, and failed at a later
+			// call on what the app does (a sign-in refused leaves it
+			// elsewhere): the regression is reported, the elements taken
+			// back with the test.
+			_, _, _, later := diagnose(t, nil, last.dom[id], sites)
+			rt.Verdict, rt.Reason, rt.Evidence = VerdictRegression, later+"; reached with the elements the agent named before it", t.Failure
 		case strings.HasPrefix(rt.Reason, "passes with the element the agent named"):
 			rt.Verdict, rt.Reason = VerdictUnrepairable, why
 		default:
@@ -489,3 +505,15 @@ func askFailed(err error) string {
 // endpointText is an address in an error's words: a URL, an IP address
 // with or without its port, or a host with its port.
 var endpointText = regexp.MustCompile(`(?i)\b(?:[a-z][a-z0-9+.-]*://\S+|(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?|\[[0-9a-f:.]+\](?::\d+)?|[a-z0-9-]+(?:\.[a-z0-9-]+)*:\d{2,5}\b)`)
+
+// regressedLater says a test the agent's elements took further failed at
+// a later call that reads as an app regression without any record (the
+// page is not where the test checks it is, a value read is not what it
+// checks).
+func regressedLater(t TestOutcome, dom []SnapshotElement, sites []LocatorSite) bool {
+	if t.Failure == nil {
+		return false
+	}
+	_, _, verdict, _ := diagnose(t, nil, dom, sites)
+	return verdict == VerdictRegression
+}
