@@ -275,18 +275,7 @@ func TestACustomersProjectIsListedAndRunAsWritten(t *testing.T) {
 func consoleWalk(t *testing.T, s *stack, key string, run, repair api.JobView, proposed string) {
 	t.Helper()
 	_, pg := consoleSignIn(t, s, key, "/console/projects")
-	text := func(want ...string) {
-		t.Helper()
-		body, err := pg.Locator("main").InnerText()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, w := range want {
-			if !strings.Contains(body, w) {
-				t.Errorf("%s does not show %q:\n%.2000s", pg.URL(), w, body)
-			}
-		}
-	}
+	text := func(want ...string) { t.Helper(); mainShows(t, pg, want...) }
 	text("shop-e2e")
 	must(t, pg.GetByRole("link", playwright.PageGetByRoleOptions{Name: "shop-e2e", Exact: playwright.Bool(true)}).First().Click())
 	must(t, pg.WaitForURL(s.api.URL+"/console/projects/shop-e2e"))
@@ -304,6 +293,22 @@ func consoleWalk(t *testing.T, s *stack, key string, run, repair api.JobView, pr
 	must(t, pg.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Accept: make it the project's current version"}).Click())
 	must(t, pg.WaitForURL(s.api.URL+"/console/projects/shop-e2e"))
 	text(short12(proposed))
+}
+
+// mainShows checks that the page's main content shows each of want, and
+// answers what it shows.
+func mainShows(t *testing.T, pg playwright.Page, want ...string) string {
+	t.Helper()
+	body, err := pg.Locator("main").InnerText()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range want {
+		if !strings.Contains(body, w) {
+			t.Errorf("%s does not show %q:\n%.3000s", pg.URL(), w, body)
+		}
+	}
+	return body
 }
 
 func short12(digest string) string {

@@ -86,19 +86,7 @@ func TestARealWorldSuiteIsRepairedInCIAndReadInTheConsole(t *testing.T) {
 
 	// The console says the same, and what it cost.
 	_, pg := consoleSignIn(t, s, key, "/console/projects")
-	text := func(want ...string) string {
-		t.Helper()
-		body, err := pg.Locator("main").InnerText()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, w := range want {
-			if !strings.Contains(body, w) {
-				t.Errorf("%s does not show %q:\n%.3000s", pg.URL(), w, body)
-			}
-		}
-		return body
-	}
+	text := func(want ...string) string { t.Helper(); return mainShows(t, pg, want...) }
 	text("pom-fixtures")
 	must(t, pg.GetByRole("link", playwright.PageGetByRoleOptions{Name: "pom-fixtures", Exact: playwright.Bool(true)}).First().Click())
 	must(t, pg.WaitForURL(s.api.URL+"/console/projects/pom-fixtures"))
