@@ -105,7 +105,7 @@ func TestARealWorldSuiteIsRepairedInCIAndReadInTheConsole(t *testing.T) {
 	// The repair's page: what it charged, that it resumed as its files'
 	// jobs ended (not that it failed once), each verdict with its
 	// evidence (a regression says where the page was), and the patch.
-	body := text("Repair of pom-fixtures", fmt.Sprintf("%v charged of %v held", repair.ChargedCredits, repair.HoldCredits),
+	text("Repair of pom-fixtures", fmt.Sprintf("%v charged of %v held", repair.ChargedCredits, repair.HoldCredits),
 		"tests/auth.spec.ts › user can sign in\tapp_regression", "when the test passed, this call ran at "+rs.URL+"/secure",
 		"tests/dropdown.spec.ts › dropdown › selects Option 1\thealed", "+    return this.page.locator('#dropdown-list');")
 	if repair.Attempt > 1 {
@@ -119,7 +119,7 @@ func TestARealWorldSuiteIsRepairedInCIAndReadInTheConsole(t *testing.T) {
 		if _, err := pg.Goto(s.api.URL + "/console/jobs/" + c.JobID); err != nil {
 			t.Fatal(err)
 		}
-		body = text("charged to the hold of its parent job")
+		body := text("charged to the hold of its parent job")
 		t.Logf("a file's page:\n%s", body)
 		for _, never := range []string{"0 calls", "browser time 0.0 s", "0/0", "charged of 0 held"} {
 			if strings.Contains(body, never) {
