@@ -463,7 +463,10 @@ func (r ProjectRunner) agentTrial(ctx context.Context, p Project, last *trial, f
 // that the lines of the others hold).
 func takeBack(p Project, undo []agentEdit) (Project, error) {
 	out := Project{Files: slices.Clone(p.Files)}
+	// The lowest first; on one line, the latest made first (a later round
+	// may have rewritten a literal an earlier one wrote).
 	undo = slices.Clone(undo)
+	slices.Reverse(undo)
 	slices.SortStableFunc(undo, func(a, b agentEdit) int { return b.line - a.line })
 	for _, e := range undo {
 		i := slices.IndexFunc(out.Files, func(f File) bool { return f.Path == e.file })

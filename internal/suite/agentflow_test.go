@@ -77,3 +77,21 @@ func TestOnlyAFieldAndAPlainValueAreWritten(t *testing.T) {
 		t.Errorf("quoted %s", got)
 	}
 }
+
+// TestALiteralRewrittenTwiceIsTakenBackToWhatWasWritten: one round wrote
+// the agent's first element into a literal, a later round rewrote it
+// again; taking both back ended the repair with "the agent's edit is not
+// where it was made". The later is taken back first, and the file is as
+// it was written.
+func TestALiteralRewrittenTwiceIsTakenBackToWhatWasWritten(t *testing.T) {
+	t.Parallel()
+	src := "test('logs in', async ({ page }) => {\n  await page.getByRole('button', { name: 'Login' }).click();\n});\n"
+	cur := strings.Replace(src, "'Login'", "'Sign in'", 1)
+	p := Project{Files: []File{{Path: "tests/login.spec.js", Content: []byte(cur)}}}
+	first := agentEdit{file: "tests/login.spec.js", line: 2, orig: "'Login'", text: "'Log in'"}
+	second := agentEdit{file: "tests/login.spec.js", line: 2, orig: "'Log in'", text: "'Sign in'"}
+	back, err := takeBack(p, []agentEdit{first, second})
+	if err != nil || string(back.Files[0].Content) != src {
+		t.Fatalf("%v\n%s", err, back.Files)
+	}
+}
