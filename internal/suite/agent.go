@@ -510,11 +510,13 @@ func askFailed(err error) string {
 var endpointText = regexp.MustCompile(`(?i)\b(?:[a-z][a-z0-9+.-]*://\S+|(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?|\[[0-9a-f:.]+\](?::\d+)?|[a-z0-9-]+(?:\.[a-z0-9-]+)*:\d{2,5}\b)`)
 
 // regressedLater says a test the agent's elements took further failed at
-// a later call that reads as an app regression without any record (the
-// page is not where the test checks it is, a value read is not what it
-// checks).
+// a later call that checks where the page is (its address, its title) and
+// found it elsewhere: what the app did with the steps (a sign-in refused),
+// not an element. A later check on an element proves nothing here: the
+// agent's element may have been the wrong one.
 func regressedLater(t TestOutcome, dom []SnapshotElement, sites []LocatorSite) bool {
-	if t.Failure == nil {
+	f := t.Failure
+	if f == nil || f.Selector != "" || !f.checksPage() {
 		return false
 	}
 	_, _, verdict, _ := diagnose(t, nil, dom, sites)
