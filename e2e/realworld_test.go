@@ -18,6 +18,7 @@ import (
 	"github.com/webpilot/webpilot/internal/demoapp"
 	"github.com/webpilot/webpilot/internal/store"
 	"github.com/webpilot/webpilot/internal/suite/suitetest"
+	"github.com/webpilot/webpilot/internal/testslot"
 )
 
 // TestARealWorldSuiteIsRepairedInCIAndReadInTheConsole is a team's CI step
@@ -30,6 +31,10 @@ import (
 // shows the same verdicts on the project's page, the repair's and each
 // file's, and what each charged.
 func TestARealWorldSuiteIsRepairedInCIAndReadInTheConsole(t *testing.T) {
+	// Long tier: about 4 minutes alone and 6 in make test, which it took
+	// past its time; TestCLIUploadsAndRepairsAProject walks the same pages
+	// for the shopping corpus there.
+	testslot.Long(t)
 	t.Parallel()
 	bin := buildCmd(t, "webpilot")
 	s := newStack(t, 30*time.Second, 0)

@@ -225,6 +225,9 @@ func TestOneQuestionPerDriftedLocator(t *testing.T) {
 // regression, never healed, because the test was not on the page it was
 // on at that step when it passed.
 func TestAStepIsNotTakenOutWhereTheTestIsElsewhere(t *testing.T) {
+	// Long tier: over 2 minutes in make test; the guard itself is
+	// TestAStepIsTakenOutOnlyWhereTheTestIsKnownToBeOnItsPage there.
+	testslot.Long(t)
 	t.Parallel()
 	b, app := practiceBench(t)
 	p, err := suite.NewProject(map[string][]byte{
