@@ -63,7 +63,12 @@ type JobView struct {
 	// Project is a project job's report: the tests the runner listed, or
 	// ran with their verdicts, file:line and errors.
 	Project json.RawMessage `json:"project,omitempty"`
-	Timing  json.RawMessage `json:"timing,omitempty"`
+	// Reports are a project run's reports as the runner writes them: its
+	// junit XML, its html report (zipped) and each failing test's trace,
+	// each at /v1/jobs/{job_id}/artifacts/{artifact} (the run's own id for
+	// the junit and html ones).
+	Reports *suite.RunReports `json:"reports,omitempty"`
+	Timing  json.RawMessage   `json:"timing,omitempty"`
 	// Blocked is what the egress guard refused outside any step (a
 	// redirect of the start URL); each step lists its own.
 	Blocked    []string   `json:"blocked,omitempty"`
@@ -115,6 +120,7 @@ func view(j store.Job, detail bool) JobView {
 		Suite    *store.BulkReport  `json:"suite"`
 		Blocked  []string           `json:"blocked"`
 		Project  *suite.RunProgress `json:"project_progress"`
+		Reports  *suite.RunReports  `json:"reports"`
 	}
 	src := j.Result
 	if len(src) == 0 {
@@ -141,6 +147,7 @@ func view(j store.Job, detail bool) JobView {
 		}
 		if detail {
 			v.Steps, v.Timing, v.QueueNS, v.Repair, v.Blocked = prog.Steps, prog.Timing, prog.QueueNS, prog.Repair, prog.Blocked
+			v.Reports = prog.Reports
 		}
 		if prog.Suite != nil {
 			v.suite(prog.Suite, detail)

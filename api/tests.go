@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -144,18 +145,32 @@ func (s *Server) artifact(w http.ResponseWriter, r *http.Request) {
 	if !s.found(w, r, err, "artifact not found") {
 		return
 	}
-	w.Header().Set("Content-Type", ArtifactType(kind, r.PathValue("name")))
+	ServeArtifact(w, kind, r.PathValue("name"), content)
+}
+
+// ServeArtifact writes an artifact with its media type; a report or a
+// trace is a download under its own name.
+func ServeArtifact(w http.ResponseWriter, kind, name string, content []byte) {
+	w.Header().Set("Content-Type", ArtifactType(kind, name))
+	if strings.HasSuffix(name, ".zip") || strings.HasSuffix(name, ".xml") {
+		w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
+	}
 	_, _ = w.Write(content)
 }
 
 // ArtifactType is the media type an artifact is served as: a step's
-// picture is a JPEG, a failing state's screenshot a PNG.
+// picture is a JPEG, a failing state's screenshot a PNG, a project run's
+// junit report XML, its html report, blob report and traces zips.
 func ArtifactType(kind, name string) string {
 	switch {
 	case strings.HasSuffix(name, ".jpg"):
 		return "image/jpeg"
 	case kind == "screenshot":
 		return "image/png"
+	case strings.HasSuffix(name, ".xml"):
+		return "application/xml"
+	case strings.HasSuffix(name, ".zip"):
+		return "application/zip"
 	}
 	return "application/octet-stream"
 }

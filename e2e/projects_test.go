@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -117,15 +118,32 @@ func TestACustomersProjectIsListedAndRunAsWritten(t *testing.T) {
 	s.mustJSON(t, "GET", "/v1/projects/shop-e2e", otherKey, nil, http.StatusNotFound, nil)
 
 	var lastRun api.JobView
+	// submit starts a run through the API, or through the CLI as a CI
+	// step does when it is given the CLI's arguments.
+	submit := func(cli ...string) string {
+		t.Helper()
+		if len(cli) == 0 {
+			var job api.JobView
+			s.mustJSON(t, "POST", "/v1/projects/shop-e2e/run", key, map[string]any{"base_url": s.demo,
+				"secrets": map[string]string{"E2E_PASSWORD": demoapp.Password}}, http.StatusAccepted, &job)
+			return job.ID
+		}
+		out, err := s.cliAs(buildCmd(t, "webpilot"), key, "SHOP_PASSWORD="+demoapp.Password)(
+			append([]string{"project", "run", "shop-e2e", "--base-url", s.demo, "--secret", "E2E_PASSWORD=env:SHOP_PASSWORD"}, cli...)...)
+		id := regexp.MustCompile(`submitted project_run (\S+)`).FindStringSubmatch(out)
+		// A run with a failing test fails the CI step, as the runner's does.
+		if id == nil || err == nil || !strings.Contains(out, "wrote the junit report") {
+			t.Fatalf("webpilot project run %v: %v\n%s", cli, err, out)
+		}
+		return id[1]
+	}
+	var cliArgs []string
 	run := func(variant ...demoapp.Variation) map[string]fileReport {
 		t.Helper()
 		if err := s.app.SetVariant(variant...); err != nil {
 			t.Fatal(err)
 		}
-		var job api.JobView
-		s.mustJSON(t, "POST", "/v1/projects/shop-e2e/run", key, map[string]any{"base_url": s.demo,
-			"secrets": map[string]string{"E2E_PASSWORD": demoapp.Password}}, http.StatusAccepted, &job)
-		v := s.waitEnd(t, key, job.ID, 4*time.Minute)
+		v := s.waitEnd(t, key, submit(cliArgs...), 4*time.Minute)
 		lastRun = v
 		if v.Suite == nil || v.Suite.Tests != 2 {
 			t.Fatalf("run: %s %s %+v", v.State, v.Error, v.Suite)
@@ -170,7 +188,13 @@ func TestACustomersProjectIsListedAndRunAsWritten(t *testing.T) {
 	if targets < 10 {
 		t.Errorf("only %d calls kept their target", targets)
 	}
+	// The regressed run is a CI step's, with the runner's reports written
+	// where CI systems read them.
+	ci := t.TempDir()
+	junit, report, traces := filepath.Join(ci, "junit.xml"), filepath.Join(ci, "playwright-report"), filepath.Join(ci, "traces")
+	cliArgs = []string{"--junit", junit, "--html", report, "--traces", traces}
 	regressed := run(demoapp.WrongCount)
+	cliArgs = nil
 	if fr := regressed["tests/login.spec.js"]; fr.Verdict != "passed" {
 		t.Errorf("the login file does not touch the count, yet: %+v", fr)
 	}
@@ -193,6 +217,9 @@ func TestACustomersProjectIsListedAndRunAsWritten(t *testing.T) {
 	if fr.Verdict != "failed" || failed != 3 {
 		t.Errorf("the list file under a regression: %s with %d failing: %+v", fr.Verdict, failed, fr.Tests)
 	}
+	// Its reports are the runner's own: junit, html, the failing traces.
+	checkRunReports(t, s, key, lastRun, regressed, demoapp.Password)
+	checkWrittenReports(t, lastRun, junit, report, traces)
 
 	// A miscount is a regression: the repair fails with it and proposes
 	// nothing. It follows the run that found it: the login file, which
@@ -254,7 +281,7 @@ func TestACustomersProjectIsListedAndRunAsWritten(t *testing.T) {
 	// A person looks at it all in the console, in Chromium, and accepts the
 	// patch there.
 	repaired := s.waitEnd(t, key, rj.ID, time.Second)
-	consoleWalk(t, s, key, lastRun, repaired, proposed)
+	consoleWalk(t, s, key, lastRun, repaired, proposed, failingTitle(regressed))
 	var accepted api.ProjectView
 	s.mustJSON(t, "GET", "/v1/projects/shop-e2e", key, nil, http.StatusOK, &accepted)
 	if accepted.Version != proposed || !accepted.Current || accepted.Parent != up.Version {
@@ -272,7 +299,7 @@ func TestACustomersProjectIsListedAndRunAsWritten(t *testing.T) {
 // project's page with each test's last verdict, the run's page and the
 // repair's with its patch, each showing what it charged; then it accepts
 // the patch with the repair page's button.
-func consoleWalk(t *testing.T, s *stack, key string, run, repair api.JobView, proposed string) {
+func consoleWalk(t *testing.T, s *stack, key string, run, repair api.JobView, proposed, failing string) {
 	t.Helper()
 	_, pg := consoleSignIn(t, s, key, "/console/projects")
 	text := func(want ...string) { t.Helper(); mainShows(t, pg, want...) }
@@ -288,11 +315,26 @@ func consoleWalk(t *testing.T, s *stack, key string, run, repair api.JobView, pr
 			t.Errorf("the %s job charged nothing", j.Kind)
 		}
 		text(fmt.Sprintf("%v charged of %v held", j.ChargedCredits, j.HoldCredits))
+		if j.ID == run.ID {
+			htmlReportShows(t, pg, failing)
+		}
 	}
 	text("Repair of shop-e2e", "Download the patch", "+++ b/pages/ListPage.ts", "healed")
 	must(t, pg.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Accept: make it the project's current version"}).Click())
 	must(t, pg.WaitForURL(s.api.URL+"/console/projects/shop-e2e"))
 	text(short12(proposed))
+}
+
+// failingTitle is the title of a failing test of a run.
+func failingTitle(files map[string]fileReport) string {
+	for _, fr := range files {
+		for _, tc := range fr.Tests {
+			if tc.Status == "failed" {
+				return tc.Titles[len(tc.Titles)-1]
+			}
+		}
+	}
+	return ""
 }
 
 // mainShows checks that the page's main content shows each of want, and

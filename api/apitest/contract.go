@@ -31,6 +31,8 @@ func init() {
 	openapi3filter.RegisterBodyDecoder("text/x-diff", openapi3filter.PlainBodyDecoder)
 	openapi3filter.RegisterBodyDecoder("image/png", openapi3filter.FileBodyDecoder)
 	openapi3filter.RegisterBodyDecoder("image/jpeg", openapi3filter.FileBodyDecoder)
+	openapi3filter.RegisterBodyDecoder("application/zip", openapi3filter.FileBodyDecoder)
+	openapi3filter.RegisterBodyDecoder("application/xml", openapi3filter.PlainBodyDecoder)
 }
 
 // Contract wraps the API's handler so every exchange through it is checked

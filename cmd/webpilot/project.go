@@ -2,7 +2,9 @@ package main
 
 import (
 	"archive/tar"
+	"archive/zip"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
@@ -13,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -88,6 +91,13 @@ type projectJobOptions struct {
 	origins, baseline       map[string]string
 	autoAccept, follow      bool
 	maxCredits              float64
+	// junit, html and traces are where a run's reports go once it ends.
+	junit, html, traces string
+}
+
+// wantsReports: the command waits for the job and writes its reports.
+func (o projectJobOptions) wantsReports() bool {
+	return o.junit != "" || o.html != "" || o.traces != ""
 }
 
 func (o *projectJobOptions) flags(cmd *cobra.Command, kind jobs.Kind) {
@@ -98,6 +108,11 @@ func (o *projectJobOptions) flags(cmd *cobra.Command, kind jobs.Kind) {
 	cmd.Flags().BoolVar(&o.follow, "watch", false, "follow the job until it ends")
 	cmd.Flags().Float64Var(&o.maxCredits, "max-credits", 0, "the most it may spend, its files' browser time together (default: the most its files can take)")
 	secretFlag(cmd, &o.secrets)
+	if kind == jobs.KindProjectRun {
+		cmd.Flags().StringVar(&o.junit, "junit", "", "wait for the run and write the runner's junit XML to this file")
+		cmd.Flags().StringVar(&o.html, "html", "", "wait for the run and write the runner's html report into this directory (npx playwright show-report DIR)")
+		cmd.Flags().StringVar(&o.traces, "traces", "", "wait for the run and write each failing test's trace.zip into this directory (npx playwright show-trace FILE)")
+	}
 	if kind == jobs.KindProjectRepair {
 		cmd.Flags().StringVar(&o.patch, "patch", "", "wait for the repair and write its verified patch to this file (git apply takes it)")
 		cmd.Flags().BoolVar(&o.autoAccept, "auto-accept", false, "make a verified repair the project's current version at once")
@@ -342,6 +357,14 @@ func projectJob(c *client, kind jobs.Kind, name string, o projectJobOptions, out
 		return "", err
 	}
 	what := fmt.Sprintf("submitted %s %s (%.2f credits held)", kind, v.ID, v.HoldCredits)
+	if o.wantsReports() {
+		fmt.Fprintln(out, what)
+		ended := watch(c, key, v.ID, out, asJSON)
+		if err := writeReports(c, key, v.ID, o, out); err != nil {
+			return v.ID, errors.Join(ended, err)
+		}
+		return v.ID, ended
+	}
 	if o.patch == "" {
 		return v.ID, submitted(c, key, v, what, o.follow, out, asJSON)
 	}
@@ -463,4 +486,123 @@ func repairResult(c *client, id string) (suite.ProjectRepairResult, error) {
 		return r, fmt.Errorf("the repair %s ended %s: %s", id, v.State, v.Error)
 	}
 	return r, nil
+}
+
+// writeReports writes an ended project run's reports where the flags
+// say: the runner's junit XML, its html report unpacked, and the failing
+// tests' traces, each named after its test.
+func writeReports(c *client, key, id string, o projectJobOptions, out io.Writer) error {
+	var v api.JobView
+	if err := c.do("GET", "/v1/jobs/"+id, key, nil, &v); err != nil {
+		return err
+	}
+	r := v.Reports
+	if r == nil {
+		return fmt.Errorf("job %s (%s) has no reports", id, v.State)
+	}
+	if r.Problem != "" {
+		fmt.Fprintln(out, "reports: "+r.Problem)
+	}
+	get := func(job, name string) ([]byte, error) {
+		var b string
+		err := c.do("GET", "/v1/jobs/"+job+"/artifacts/"+url.PathEscape(name), key, nil, &b)
+		return []byte(b), err
+	}
+	var errs []error
+	if o.junit != "" {
+		if r.JUnit == "" {
+			errs = append(errs, errors.New("the run has no junit report"))
+		} else if b, err := get(id, r.JUnit); err != nil {
+			errs = append(errs, fmt.Errorf("the junit report: %w", err))
+		} else if err := os.WriteFile(o.junit, b, 0o644); err != nil {
+			errs = append(errs, err)
+		} else {
+			fmt.Fprintf(out, "wrote the junit report to %s\n", o.junit)
+		}
+	}
+	if o.html != "" {
+		if r.HTML == "" {
+			errs = append(errs, errors.New("the run has no html report"))
+		} else if b, err := get(id, r.HTML); err != nil {
+			errs = append(errs, fmt.Errorf("the html report: %w", err))
+		} else if n, err := unzipInto(b, o.html); err != nil {
+			errs = append(errs, fmt.Errorf("the html report: %w", err))
+		} else {
+			fmt.Fprintf(out, "wrote the html report (%d files) to %s: npx playwright show-report %s\n", n, o.html, o.html)
+		}
+	}
+	if o.traces != "" {
+		if err := os.MkdirAll(o.traces, 0o755); err != nil {
+			return errors.Join(append(errs, err)...)
+		}
+		taken := map[string]bool{}
+		for _, t := range r.Traces {
+			b, err := get(t.JobID, t.Artifact)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("the trace of %s: %w", t.Test, err))
+				continue
+			}
+			name := traceName(t.Test, taken)
+			if err := os.WriteFile(filepath.Join(o.traces, name), b, 0o644); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		fmt.Fprintf(out, "wrote %d failing tests' traces to %s: npx playwright show-trace FILE\n", len(r.Traces), o.traces)
+	}
+	return errors.Join(errs...)
+}
+
+// nameUnsafe is what a file name made of a test's title leaves out.
+var nameUnsafe = regexp.MustCompile(`[^\p{L}\p{N}._-]+`)
+
+// traceName names a test's trace file after the test, once per run.
+func traceName(test string, taken map[string]bool) string {
+	base := strings.Trim(nameUnsafe.ReplaceAllString(test, "-"), "-.")
+	if r := []rune(base); len(r) > 100 {
+		base = string(r[:100])
+	}
+	base = cmp.Or(base, "test")
+	name := base + ".zip"
+	for i := 2; taken[name]; i++ {
+		name = fmt.Sprintf("%s-%d.zip", base, i)
+	}
+	taken[name] = true
+	return name
+}
+
+// unzipInto writes a zip's files under dir, refusing any that would land
+// outside it; it answers how many it wrote.
+func unzipInto(b []byte, dir string) (int, error) {
+	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, f := range zr.File {
+		if f.FileInfo().IsDir() {
+			continue
+		}
+		if !filepath.IsLocal(f.Name) {
+			return n, fmt.Errorf("%q is not a path inside the report", f.Name)
+		}
+		to := filepath.Join(dir, filepath.FromSlash(f.Name))
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			return n, err
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return n, err
+		}
+		w, err := os.Create(to)
+		if err == nil {
+			_, err = io.Copy(w, rc)
+			err = errors.Join(err, w.Close())
+		}
+		_ = rc.Close()
+		if err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }

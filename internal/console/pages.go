@@ -1,15 +1,20 @@
 package console
 
 import (
+	"archive/zip"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
 	"math"
+	"mime"
 	"net/http"
 	"net/url"
+	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -258,8 +263,11 @@ type finalView struct {
 	ProjectRepair *suite.ProjectRepairResult
 	// ProjectRun is a run of a project's file(s): every test's verdict,
 	// with its error and the call it failed at.
-	ProjectRun  *projectRunView
-	Suite       *store.BulkReport
+	ProjectRun *projectRunView
+	Suite      *store.BulkReport
+	// Reports are a project run's junit and html reports and its failing
+	// tests' traces.
+	Reports     *suite.RunReports
 	Exploration *explore.Result
 	Findings    []findingView
 	History     []store.HistoryEntry
@@ -334,7 +342,7 @@ func steps(v api.JobView) []stepView {
 }
 
 func (c *Console) final(ctx context.Context, s session, j store.Job, v api.JobView) (finalView, error) {
-	f := finalView{JobID: j.ID, CSRF: s.CSRF, Spec: j.Script, Suite: v.Suite}
+	f := finalView{JobID: j.ID, CSRF: s.CSRF, Spec: j.Script, Suite: v.Suite, Reports: v.Reports}
 	if len(v.Repair) > 0 {
 		f.Repair = &suite.Report{}
 		if json.Unmarshal(v.Repair, f.Repair) != nil {
@@ -439,20 +447,19 @@ func safeFile(name string) string {
 	return "job"
 }
 
-// artifact serves a picture of the tenant's job.
+// artifact serves a file of the tenant's job: a picture, a report, a trace.
 func (c *Console) artifact(w http.ResponseWriter, r *http.Request, s session) {
 	kind, content, err := c.store.Artifact(r.Context(), s.Tenant.ID, r.PathValue("id"), r.PathValue("name"))
 	if errors.Is(err, store.ErrNotFound) {
-		c.notFound(w, r, s, "No such picture of a job of yours (pictures are kept for a while, then deleted).")
+		c.notFound(w, r, s, "No such file of a job of yours (pictures, reports and traces are kept for a while, then deleted).")
 		return
 	}
 	if err != nil {
 		c.fail(w, r, err)
 		return
 	}
-	w.Header().Set("Content-Type", api.ArtifactType(kind, r.PathValue("name")))
 	w.Header().Set("Cache-Control", "private, max-age=86400")
-	_, _ = w.Write(content)
+	api.ServeArtifact(w, kind, r.PathValue("name"), content)
 }
 
 func (c *Console) cancel(w http.ResponseWriter, r *http.Request, s session) {
@@ -557,4 +564,40 @@ func (c *Console) decide(w http.ResponseWriter, r *http.Request, s session) {
 		return
 	}
 	http.Redirect(w, r, "/console/tests/"+url.PathEscape(r.PathValue("id")), http.StatusSeeOther)
+}
+
+// htmlReport serves a file of a project run's html report from its zip,
+// so that the report opens in the browser. What it shows is the
+// customer's tests' output: the page is sandboxed (an origin of its own,
+// no cookie, no form), its scripts and styles are the report's inline
+// ones. Its screenshots and traces open from the downloaded report
+// (npx playwright show-report).
+func (c *Console) htmlReport(w http.ResponseWriter, r *http.Request, s session) {
+	_, content, err := c.store.Artifact(r.Context(), s.Tenant.ID, r.PathValue("id"), suite.HTMLArtifact)
+	if errors.Is(err, store.ErrNotFound) {
+		c.notFound(w, r, s, "This job has no html report (a project run has one once its files have run).")
+		return
+	}
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	name := cmp.Or(r.PathValue("path"), "index.html")
+	zr, err := zip.NewReader(bytes.NewReader(content), int64(len(content)))
+	if err != nil {
+		c.fail(w, r, fmt.Errorf("the html report of %s: %w", r.PathValue("id"), err))
+		return
+	}
+	f, err := zr.Open(name)
+	if err != nil {
+		c.notFound(w, r, s, "The html report has no such file.")
+		return
+	}
+	defer f.Close()
+	h := w.Header()
+	h.Set("Content-Security-Policy", "sandbox allow-scripts allow-popups allow-downloads; default-src 'none'; "+
+		"script-src 'unsafe-inline' 'unsafe-eval' blob: data:; style-src 'unsafe-inline'; img-src data: blob:; font-src data:; "+
+		"connect-src data: blob:; worker-src blob: data:; form-action 'none'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("Content-Type", cmp.Or(mime.TypeByExtension(path.Ext(name)), "application/octet-stream"))
+	_, _ = io.Copy(w, f)
 }

@@ -222,17 +222,7 @@ func settleParent(ctx context.Context, tx pgx.Tx, parentID string, childState Jo
 	if err != nil {
 		return nil, err
 	}
-	final, msg := JobStateSucceeded, ""
-	switch {
-	case cancel:
-		final, msg = JobStateCancelled, "cancelled"
-	case rep.States[JobStateBudgetExhausted] > 0:
-		final, msg = JobStateBudgetExhausted, "the suite's credit budget was spent before every test had a verdict"
-	case kind == "project_run" && rep.States[JobStateFailed] > 0:
-		// A run of a project is red when a file of it is, as the runner's
-		// own exit says (a file's job fails when a test of it does).
-		final, msg = JobStateFailed, fmt.Sprintf("%d of %d files failed", rep.States[JobStateFailed], len(rep.Children))
-	}
+	final, msg := rep.settled(kind, cancel)
 	result, err := json.Marshal(map[string]any{"suite": rep})
 	if err != nil {
 		return nil, fmt.Errorf("encode suite report: %w", err)
@@ -241,6 +231,43 @@ func settleParent(ctx context.Context, tx pgx.Tx, parentID string, childState Jo
 		return nil, fmt.Errorf("finish parent: %w", err)
 	}
 	return nil, releaseHold(ctx, tx, parentID)
+}
+
+// settled is the state a bulk job ends in once its children have, and
+// why when it is not success.
+func (rep BulkReport) settled(kind string, cancel bool) (JobState, string) {
+	switch {
+	case cancel:
+		return JobStateCancelled, "cancelled"
+	case rep.States[JobStateBudgetExhausted] > 0:
+		return JobStateBudgetExhausted, "the suite's credit budget was spent before every test had a verdict"
+	case kind == "project_run" && rep.States[JobStateFailed] > 0:
+		// A run of a project is red when a file of it is, as the runner's
+		// own exit says (a file's job fails when a test of it does).
+		return JobStateFailed, fmt.Sprintf("%d of %d files failed", rep.States[JobStateFailed], len(rep.Children))
+	}
+	return JobStateSucceeded, ""
+}
+
+// SettledReport is a resumed bulk job's report of its ended children and
+// the state it ends in, as a parent that does not resume would have
+// ended: what it finishes with after its own work.
+func (s *Store) SettledReport(ctx context.Context, tenantID, parentID string) (BulkReport, JobState, string, error) {
+	var kind string
+	var cancel bool
+	err := s.db.QueryRow(ctx, `SELECT kind, cancel_requested FROM jobs WHERE id = $1 AND tenant_id = $2`, parentID, tenantID).Scan(&kind, &cancel)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return BulkReport{}, "", "", ErrNotFound
+	}
+	if err != nil {
+		return BulkReport{}, "", "", fmt.Errorf("read the bulk job: %w", err)
+	}
+	rep, err := bulkReport(ctx, s.db, parentID)
+	if err != nil {
+		return BulkReport{}, "", "", err
+	}
+	final, msg := rep.settled(kind, cancel)
+	return rep, final, msg, nil
 }
 
 // resume queues a parent whose children have all ended for its own next

@@ -61,6 +61,9 @@ type RunOptions struct {
 	Proxy *Proxy
 	// Trace records a Playwright trace of every test.
 	Trace bool
+	// Blob writes the runner's blob report too (RunReport.Blob): what a
+	// project run's junit and html reports are merged from.
+	Blob bool
 	// TraceFailures, with Trace, records only what the failing tests did
 	// (their retries' traces when the run retries): a repair's first run
 	// reads nothing of a passing test's trace.
@@ -147,6 +150,11 @@ type TestOutcome struct {
 	// ReadTrace, as everything a run leaves is untrusted.
 	Trace  string `json:"-"`
 	RunDir string `json:"-"`
+	// TraceZip is a failing test's trace as the runner wrote it, kept
+	// with the run's reports (RunOptions.Blob); TraceFile names it where
+	// it is stored for download (an artifact of the file's job).
+	TraceZip  []byte `json:"-"`
+	TraceFile string `json:"trace_file,omitempty"`
 	// TimeoutMS and Retries are the test's own time limit and retries, as
 	// its project in the config sets them (a run that retries less still
 	// reports the config's): what a run of it may take.
@@ -263,6 +271,10 @@ type RunReport struct {
 	// Dir is the run's directory on the host (its traces); the caller
 	// removes it.
 	Dir string `json:"-"`
+	// Blob is the runner's blob report, when asked for and the run wrote
+	// one within MaxBlobBytes; BlobProblem says why there is none.
+	Blob        []byte `json:"-"`
+	BlobProblem string `json:"-"`
 }
 
 // reportPath is where the runner writes its JSON report, inside the run's
@@ -348,7 +360,7 @@ export default defineConfig({
   projects: base.projects && base.projects.length ? projects.map((p) => ({ ...p, use: browser({ ...(base.use || {}), ...(p.use || {}) }, p.retries === undefined ? retries(base.retries || 0) : p.retries) })) : undefined,
   use: browser(base.use, retries(base.retries || 0)),
   metadata: configured(base),
-  reporter: [['json', { outputFile: wp.report }], [wp.progress.reporter, { outputFile: wp.progress.file }]],
+  reporter: [['json', { outputFile: wp.report }], [wp.progress.reporter, { outputFile: wp.progress.file }], ...(wp.blob ? [['blob', { outputFile: wp.blob }]] : [])],
   outputDir: wp.output,
   retries: retries(base.retries),
   workers: Math.max(1, Math.min(cap, typeof own === 'number' && own > 0 ? own : cap)),
@@ -459,6 +471,9 @@ func (r ProjectRunner) Run(ctx context.Context, p Project, o RunOptions) (RunRep
 	if o.NoRetries {
 		settings["noRetries"] = true
 	}
+	if o.Blob && !o.List {
+		settings["blob"] = sandbox.WorkDir + "/" + blobPath
+	}
 	for from := range o.Origins {
 		if strings.HasPrefix(from, "https:") {
 			settings["remapsTLS"] = true
@@ -537,6 +552,12 @@ func (r ProjectRunner) Run(ctx context.Context, p Project, o RunOptions) (RunRep
 	if rep.budgetEnded() {
 		rep.Limit = cmp.Or(rep.Limit, "time")
 		rep.notRun(fmt.Sprintf("the run's time budget (%s) ended", wall))
+	}
+	if o.Blob && !o.List {
+		rep.keepFailingTraces(ctx)
+		if rep.Blob, err = sandbox.ReadResult(ctx, dir, blobPath, MaxBlobBytes); err != nil {
+			rep.BlobProblem = "its blob report cannot be read: " + err.Error()
+		}
 	}
 	return rep, nil
 }

@@ -32,6 +32,9 @@ type ProjectRunner interface {
 	MergeRepairs(ctx context.Context, p suite.Project, parts []suite.RepairPart, o suite.RunOptions) (suite.RepairReport, error)
 	// Budget is the time a run of these tests may take.
 	Budget(tests []suite.TestOutcome) time.Duration
+	// MergeReports merges a project run's files' blob reports into its
+	// junit XML and html report.
+	MergeReports(ctx context.Context, blobs [][]byte) (suite.Reports, error)
 }
 
 // runCeiling is the tenant's plan's bound on any one run of its tests (0:
@@ -144,6 +147,14 @@ func (w *Worker) runProjectFanOut(ctx context.Context, claim store.Claim, log *s
 	if err != nil {
 		return failed(err.Error())
 	}
+	// Resumed once its files' jobs have ended: their reports are merged.
+	kids, err := w.store.Children(ctx, claim.TenantID, claim.JobID)
+	if err != nil {
+		return handedBack(err)
+	}
+	if len(kids) > 0 {
+		return w.concludeProjectRun(ctx, claim, kids, log)
+	}
 	v, err := w.store.ProjectVersion(ctx, claim.TenantID, req.Name, req.Version)
 	if errors.Is(err, store.ErrNotFound) {
 		return failed("the project version no longer exists")
@@ -190,7 +201,8 @@ func (w *Worker) runProjectFanOut(ctx context.Context, claim store.Claim, log *s
 				return json.Marshal(child)
 			}})
 	}
-	return w.fanOut(ctx, claim, children, false, log)
+	// A worker that runs the files merges their reports once they end.
+	return w.fanOut(ctx, claim, children, w.cfg.Projects != nil, log)
 }
 
 // ProjectFileResult is a project_file job's result: every test of the
@@ -255,7 +267,7 @@ func (w *Worker) runProjectFile(ctx context.Context, claim store.Claim, log *slo
 	}
 	start := time.Now()
 	rep, err := w.runProject(ctx, p, suite.RunOptions{Files: req.Files, BaseURL: req.BaseURL, Origins: req.Origins, Env: secrets, Trace: true,
-		OnProgress: w.showProgress(ctx, claim, redact, log), Wall: wall, Ceiling: ceiling})
+		Blob: true, OnProgress: w.showProgress(ctx, claim, redact, log), Wall: wall, Ceiling: ceiling})
 	took := time.Since(start)
 	charged, merr := meter(took)
 	if merr != nil {
@@ -266,6 +278,9 @@ func (w *Worker) runProjectFile(ctx context.Context, claim store.Claim, log *slo
 			return handedBack(ctx.Err())
 		}
 		return failed("the runner failed: " + err.Error())
+	}
+	if lost := w.keepRunReports(ctx, claim, &rep, secrets); len(lost) > 0 {
+		log.Warn("reports not kept", "problems", len(lost), "first", redact(lost[0]))
 	}
 	res := ProjectFileResult{Project: req.Name, Version: req.Version, File: strings.Join(req.Files, ","), Tests: rep.Tests,
 		Errors: rep.Errors, Limit: rep.Limit, NotRun: rep.NotRun, Runner: rep.Runner, Verdict: fileVerdict(rep),
