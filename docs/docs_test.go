@@ -328,34 +328,42 @@ func TestEveryCommandShownRuns(t *testing.T) {
 		if len(args) > 0 && args[0] == strings.ToUpper(args[0]) {
 			continue // `webpilot COMMAND --help`: any command
 		}
-		cmd := exec.Command(bin, append(args, "--help")...)
-		cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Errorf("%s: `%s` does not run: %v\n%s", where, line, err, out)
-			continue
+		commandRuns(t, bin, line, where)
+	}
+}
+
+// commandRuns checks that a webpilot command line is one of the CLI's,
+// with flags it has: its --help runs and is the command's own.
+func commandRuns(t *testing.T, bin, line, where string) {
+	t.Helper()
+	args := words(line)[1:]
+	cmd := exec.Command(bin, append(args, "--help")...)
+	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Errorf("%s: `%s` does not run: %v\n%s", where, line, err, out)
+		return
+	}
+	m := usageLine.FindStringSubmatch(string(out))
+	if m == nil {
+		t.Errorf("%s: `%s --help` printed no usage:\n%s", where, line, out)
+		return
+	}
+	// The command that answered: its path's words (lower case, before
+	// placeholders and [flags]).
+	var path []string
+	for _, w := range strings.Fields(m[1])[1:] {
+		if w != strings.ToLower(w) || strings.HasPrefix(w, "[") {
+			break
 		}
-		m := usageLine.FindStringSubmatch(string(out))
-		if m == nil {
-			t.Errorf("%s: `%s --help` printed no usage:\n%s", where, line, out)
-			continue
-		}
-		// The command that answered: its path's words (lower case, before
-		// placeholders and [flags]).
-		var path []string
-		for _, w := range strings.Fields(m[1])[1:] {
-			if w != strings.ToLower(w) || strings.HasPrefix(w, "[") {
-				break
-			}
-			path = append(path, w)
-		}
-		if len(path) > len(args) || !slices.Equal(path, args[:len(path)]) {
-			t.Errorf("%s: `%s` is answered by `webpilot %s`", where, line, strings.Join(path, " "))
-			continue
-		}
-		if rest := args[len(path):]; len(rest) > 0 && !strings.HasPrefix(rest[0], "-") && strings.Contains(string(out), "Available Commands:") {
-			t.Errorf("%s: `%s`: %q is no subcommand of `webpilot %s`", where, line, rest[0], strings.Join(path, " "))
-		}
+		path = append(path, w)
+	}
+	if len(path) > len(args) || !slices.Equal(path, args[:len(path)]) {
+		t.Errorf("%s: `%s` is answered by `webpilot %s`", where, line, strings.Join(path, " "))
+		return
+	}
+	if rest := args[len(path):]; len(rest) > 0 && !strings.HasPrefix(rest[0], "-") && strings.Contains(string(out), "Available Commands:") {
+		t.Errorf("%s: `%s`: %q is no subcommand of `webpilot %s`", where, line, rest[0], strings.Join(path, " "))
 	}
 }
 

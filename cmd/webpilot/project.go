@@ -108,11 +108,13 @@ func (o *projectJobOptions) flags(cmd *cobra.Command, kind jobs.Kind) {
 	cmd.Flags().BoolVar(&o.follow, "watch", false, "follow the job until it ends")
 	cmd.Flags().Float64Var(&o.maxCredits, "max-credits", 0, "the most it may spend, its files' browser time together (default: the most its files can take)")
 	secretFlag(cmd, &o.secrets)
-	if kind == jobs.KindProjectRun {
-		cmd.Flags().StringVar(&o.junit, "junit", "", "wait for the run and write the runner's junit XML to this file")
-		cmd.Flags().StringVar(&o.html, "html", "", "wait for the run and write the runner's html report into this directory (npx playwright show-report DIR)")
-		cmd.Flags().StringVar(&o.traces, "traces", "", "wait for the run and write each failing test's trace.zip into this directory (npx playwright show-trace FILE)")
+	what := "wait for the run and write "
+	if kind == jobs.KindProjectRepair {
+		what = "with a DIR: run the project first and write "
 	}
+	cmd.Flags().StringVar(&o.junit, "junit", "", what+"the runner's junit XML to this file")
+	cmd.Flags().StringVar(&o.html, "html", "", what+"the runner's html report into this directory (npx playwright show-report DIR)")
+	cmd.Flags().StringVar(&o.traces, "traces", "", what+"each failing test's trace.zip into this directory (npx playwright show-trace FILE)")
 	if kind == jobs.KindProjectRepair {
 		cmd.Flags().StringVar(&o.patch, "patch", "", "wait for the repair and write its verified patch to this file (git apply takes it)")
 		cmd.Flags().BoolVar(&o.autoAccept, "auto-accept", false, "make a verified repair the project's current version at once")
@@ -342,6 +344,9 @@ func projectJob(c *client, kind jobs.Kind, name string, o projectJobOptions, out
 	if err != nil {
 		return "", err
 	}
+	if kind == jobs.KindProjectRepair && o.wantsReports() {
+		return "", errors.New("--junit, --html and --traces go with a DIR (the CI step runs the project first), or with project run")
+	}
 	sec, err := parseSecrets(o.secrets)
 	if err != nil {
 		return "", err
@@ -357,7 +362,7 @@ func projectJob(c *client, kind jobs.Kind, name string, o projectJobOptions, out
 		return "", err
 	}
 	what := fmt.Sprintf("submitted %s %s (%.2f credits held)", kind, v.ID, v.HoldCredits)
-	if o.wantsReports() {
+	if kind == jobs.KindProjectRun && o.wantsReports() {
 		fmt.Fprintln(out, what)
 		ended := watch(c, key, v.ID, out, asJSON)
 		if err := writeReports(c, key, v.ID, o, out); err != nil {
@@ -386,6 +391,9 @@ func projectJob(c *client, kind jobs.Kind, name string, o projectJobOptions, out
 		}
 		return v.ID, fmt.Errorf("%w: %w (webpilot job %s shows what the repair found)", errNoPatch, ended, v.ID)
 	case err != nil:
+		return v.ID, err
+	}
+	if err := os.MkdirAll(filepath.Dir(filepath.Clean(o.patch)), 0o755); err != nil {
 		return v.ID, err
 	}
 	if err := os.WriteFile(o.patch, []byte(diff), 0o644); err != nil {
@@ -427,6 +435,21 @@ func projectRepairDir(c *client, dir string, o projectJobOptions, out io.Writer)
 	}
 	fmt.Fprintf(out, "uploaded %s as project %s\n", dir, name)
 	o.version = "" // the version just uploaded is the current one
+	if o.wantsReports() {
+		// The runner's reports are a plain run's: the repair follows it,
+		// and runs again only the files that failed in it.
+		run := projectJobOptions{baseURL: o.baseURL, files: o.files, secrets: o.secrets, origins: o.origins, maxCredits: o.maxCredits,
+			junit: o.junit, html: o.html, traces: o.traces}
+		id, err := projectJob(c, jobs.KindProjectRun, name, run, out, false)
+		switch {
+		case id == "":
+			return err
+		case err == nil:
+			fmt.Fprintln(out, "every test passed: nothing to repair")
+			return nil
+		}
+		o.afterRun, o.junit, o.html, o.traces = id, "", "", ""
+	}
 	id, err := projectJob(c, jobs.KindProjectRepair, name, o, out, false)
 	if err != nil && !errors.Is(err, errNoPatch) {
 		return err
@@ -509,6 +532,13 @@ func writeReports(c *client, key, id string, o projectJobOptions, out io.Writer)
 		return []byte(b), err
 	}
 	var errs []error
+	for _, f := range []string{o.junit, o.html, o.traces} {
+		if f != "" {
+			if err := os.MkdirAll(filepath.Dir(filepath.Clean(f)), 0o755); err != nil {
+				return err
+			}
+		}
+	}
 	if o.junit != "" {
 		if r.JUnit == "" {
 			errs = append(errs, errors.New("the run has no junit report"))
