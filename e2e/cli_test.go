@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"io"
 	"io/fs"
@@ -372,7 +373,8 @@ func TestCLIUploadsAndRepairsAProject(t *testing.T) {
 	checkout := filepath.Join(t.TempDir(), "acme-e2e")
 	must(t, p.WriteTo(checkout)) // the suite as it was: it passed on this app before its count broke
 	out, err = func() (string, error) {
-		cmd := exec.Command(bin, "project", "repair", checkout, "--base-url", s.demo, "--secret", "E2E_PASSWORD=env:ACME_E2E_PASSWORD")
+		cmd := exec.Command(bin, "project", "repair", checkout, "--base-url", s.demo, "--secret", "E2E_PASSWORD=env:ACME_E2E_PASSWORD",
+			"--junit", "results/junit.xml", "--html", "results/playwright-report")
 		cmd.Dir = work
 		cmd.Env = append(os.Environ(), "WEBPILOT_API="+s.api.URL, "WEBPILOT_API_KEY="+key, "ACME_E2E_PASSWORD="+demoapp.Password)
 		b, err := cmd.CombinedOutput()
@@ -384,6 +386,16 @@ func TestCLIUploadsAndRepairsAProject(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(work, "webpilot.patch")); !os.IsNotExist(err) {
 		t.Fatalf("a patch file was written for a regression (%v)", err)
+	}
+	// With the runner's reports asked for, the step ran the project first
+	// (the reports are that run's) and the repair followed that run.
+	var ju junitReport
+	raw, err := os.ReadFile(filepath.Join(work, "results", "junit.xml"))
+	if err != nil || xml.Unmarshal(raw, &ju) != nil || ju.Tests != 5 || ju.Failures == 0 || !strings.Contains(out, "submitted project_run") {
+		t.Errorf("the CI step's junit report (%v): %+v\n%s", err, ju, out)
+	}
+	if _, err := os.Stat(filepath.Join(work, "results", "playwright-report", "index.html")); err != nil {
+		t.Errorf("the CI step's html report: %v", err)
 	}
 	regressed := regexp.MustCompile(`submitted project_repair (\S+)`).FindStringSubmatch(out)
 	if regressed == nil {
