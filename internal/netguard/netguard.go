@@ -142,7 +142,7 @@ func (p *Policy) resolve(host string) error {
 	}
 	for _, a := range addrs {
 		if BlockedAddr(a) {
-			return fmt.Errorf("host %s resolves to a private, loopback or link-local address (%s)", host, a)
+			return fmt.Errorf("host %s resolves to a private, loopback or link-local address", host) // not which: that would map the host's network
 		}
 	}
 	return nil

@@ -1,6 +1,13 @@
 package netguard
 
-import "testing"
+import (
+	"context"
+	"net"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
 
 func TestCheckURL(t *testing.T) {
 	t.Parallel()
@@ -42,6 +49,35 @@ func TestCheckURL(t *testing.T) {
 		err := p.CheckURL(tc.url)
 		if (err == nil) != tc.ok {
 			t.Errorf("CheckURL(%q) = %v, want ok=%v", tc.url, err, tc.ok)
+		}
+	}
+}
+
+// TestARefusedNameDoesNotSayWhereItLeads: a name refused for resolving to
+// a private or loopback address is refused without the address, which
+// would map the host's network for whoever submits names.
+func TestARefusedNameDoesNotSayWhereItLeads(t *testing.T) {
+	t.Parallel()
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs, err := net.DefaultResolver.LookupNetIP(context.Background(), "ip", host)
+	if err != nil || !slices.ContainsFunc(addrs, BlockedAddr) {
+		t.Skipf("this machine's name %s resolves to no refused address (%v %v)", host, addrs, err)
+	}
+	p := New(nil)
+	for what, err := range map[string]error{"CheckURL": p.CheckURL("http://" + host + ":8080/"), "the proxy": func() error {
+		_, err := p.DialAddrs(context.Background(), host, "8080")
+		return err
+	}()} {
+		if err == nil {
+			t.Fatalf("%s let %s through", what, host)
+		}
+		for _, a := range addrs {
+			if strings.Contains(err.Error(), a.Unmap().String()) {
+				t.Errorf("%s: %q names the address", what, err)
+			}
 		}
 	}
 }

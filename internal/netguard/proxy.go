@@ -524,7 +524,7 @@ func (p *Policy) DialAddrs(ctx context.Context, host, port string) ([]netip.Addr
 	for _, a := range addrs {
 		a = a.Unmap()
 		if !allowed && BlockedAddr(a) {
-			return nil, &blockedError{fmt.Sprintf("host %s resolves to a private, loopback or link-local address (%s)", host, a)}
+			return nil, &blockedError{fmt.Sprintf("host %s resolves to a private, loopback or link-local address", host)} // not which: that would map the host's network
 		}
 		out = append(out, a)
 	}

@@ -32,19 +32,26 @@ func TestMain(m *testing.M) {
 func kernelProbe() {
 	const keySpecSession = ^uintptr(2) // KEY_SPEC_SESSION_KEYRING, -3
 	calls := map[string][6]uintptr{
-		"ptrace":           {unix.SYS_PTRACE, unix.PTRACE_TRACEME},
-		"process_vm_readv": {unix.SYS_PROCESS_VM_READV, uintptr(os.Getpid())},
-		"keyctl":           {unix.SYS_KEYCTL, unix.KEYCTL_GET_KEYRING_ID, keySpecSession, 1},
-		"perf_event_open":  {unix.SYS_PERF_EVENT_OPEN, 0, 0, ^uintptr(0), ^uintptr(0)},
-		"userfaultfd":      {unix.SYS_USERFAULTFD, 1 /* UFFD_USER_MODE_ONLY */},
-		"bpf":              {unix.SYS_BPF, ^uintptr(0)},
-		"unshare":          {unix.SYS_UNSHARE, 0},
-		"setns":            {unix.SYS_SETNS, ^uintptr(0)},
-		"mount":            {unix.SYS_MOUNT},
-		"clock_settime":    {unix.SYS_CLOCK_SETTIME, ^uintptr(0)},
-		"init_module":      {unix.SYS_INIT_MODULE},
-		"io_uring_setup":   {unix.SYS_IO_URING_SETUP, 1},
-		"clone3":           {unix.SYS_CLONE3},
+		"ptrace":            {unix.SYS_PTRACE, unix.PTRACE_TRACEME},
+		"process_vm_readv":  {unix.SYS_PROCESS_VM_READV, uintptr(os.Getpid())},
+		"keyctl":            {unix.SYS_KEYCTL, unix.KEYCTL_GET_KEYRING_ID, keySpecSession, 1},
+		"perf_event_open":   {unix.SYS_PERF_EVENT_OPEN, 0, 0, ^uintptr(0), ^uintptr(0)},
+		"userfaultfd":       {unix.SYS_USERFAULTFD, 1 /* UFFD_USER_MODE_ONLY */},
+		"bpf":               {unix.SYS_BPF, ^uintptr(0)},
+		"unshare":           {unix.SYS_UNSHARE, 0},
+		"setns":             {unix.SYS_SETNS, ^uintptr(0)},
+		"mount":             {unix.SYS_MOUNT},
+		"clock_settime":     {unix.SYS_CLOCK_SETTIME, ^uintptr(0)},
+		"init_module":       {unix.SYS_INIT_MODULE},
+		"io_uring_setup":    {unix.SYS_IO_URING_SETUP, 1},
+		"clone3":            {unix.SYS_CLONE3},
+		"shmget":            {unix.SYS_SHMGET, 0 /* IPC_PRIVATE */, 1 << 20, unix.IPC_CREAT | 0o600},
+		"msgget":            {unix.SYS_MSGGET, 0, unix.IPC_CREAT | 0o600},
+		"semget":            {unix.SYS_SEMGET, 0, 1, unix.IPC_CREAT | 0o600},
+		"memfd_create":      {unix.SYS_MEMFD_CREATE, ^uintptr(0)},
+		"socket AF_VSOCK":   {unix.SYS_SOCKET, unix.AF_VSOCK, unix.SOCK_STREAM},
+		"socket AF_NETLINK": {unix.SYS_SOCKET, unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE},
+		"socket AF_PACKET":  {unix.SYS_SOCKET, unix.AF_PACKET, unix.SOCK_RAW},
 	}
 	out := map[string]string{}
 	for name, c := range calls {
@@ -65,8 +72,9 @@ func kernelProbe() {
 }
 
 // TestTheKernelsRarePathsAreClosedToARun: inside, a nested user namespace
-// gave root in it (unshare -U -r) and no seccomp filter applied. Each call
-// a test run never needs now answers EPERM (clone3 ENOSYS, so the C library
+// gave root in it (unshare -U -r) and no seccomp filter applied; SysV
+// shared memory and memfds held gigabytes no watchdog saw, and vsock and
+// netlink sockets opened. Each call a test run never needs now answers EPERM (clone3 ENOSYS, so the C library
 // falls back to clone, whose namespace flags are refused), under a filter
 // and no-new-privileges.
 func TestTheKernelsRarePathsAreClosedToARun(t *testing.T) {

@@ -26,7 +26,17 @@ var denied = []string{
 	"clock_settime", "clock_adjtime", "settimeofday", "adjtimex",
 	"swapon", "swapoff", "reboot", "acct", "quotactl", "syslog", "vhangup", "iopl", "ioperm", "lookup_dcookie",
 	"open_by_handle_at", "io_uring_setup", "io_uring_enter", "io_uring_register",
+	// Memory no watchdog sees: SysV shared memory, message queues and
+	// semaphores are the kernel's, held after their maker exits, and a
+	// memfd is a file in no directory the run's disk budget walks.
+	"shmget", "msgget", "semget", "memfd_create", "memfd_secret",
 }
+
+// deniedFamilies are the socket families a run never needs: the host's
+// hypervisor sockets and the kernel's own messages (routes, audit, its
+// uevents). A run reaches the network through its proxy (AF_INET to it)
+// and talks to its browser over AF_UNIX.
+var deniedFamilies = []uint64{unix.AF_VSOCK, unix.AF_NETLINK, unix.AF_PACKET, unix.AF_KEY, unix.AF_ALG, unix.AF_BLUETOOTH}
 
 // newNamespaces are clone's flags that make a namespace.
 var newNamespaces = []uint64{unix.CLONE_NEWNS, unix.CLONE_NEWCGROUP, unix.CLONE_NEWUTS, unix.CLONE_NEWIPC,
@@ -49,6 +59,11 @@ func seccompFilter() ([]byte, error) {
 		clone.NamesWithCondtions = append(clone.NamesWithCondtions, seccomp.NameWithConditions{Name: "clone",
 			Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: flag}}})
 	}
+	families := seccomp.SyscallGroup{Action: seccomp.ActionErrno}
+	for _, f := range deniedFamilies {
+		families.NamesWithCondtions = append(families.NamesWithCondtions, seccomp.NameWithConditions{Name: "socket",
+			Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: f}}})
+	}
 	var names []string
 	for _, n := range denied {
 		if _, ok := info.SyscallNames[n]; ok { // some are not on every architecture
@@ -56,7 +71,7 @@ func seccompFilter() ([]byte, error) {
 		}
 	}
 	policy := seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: []seccomp.SyscallGroup{
-		{Names: names, Action: seccomp.ActionErrno}, clone}}
+		{Names: names, Action: seccomp.ActionErrno}, clone, families}}
 	body, err := policy.Assemble()
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: seccomp: %w", err)
