@@ -65,6 +65,12 @@ func TestARunIsBoundedAsAWhole(t *testing.T) {
 		{"a directory filled", sandbox.Limits{Disk: 64 << 20}, `const fs = require('fs');
   for (let i = 0; i < 100; i++) fs.writeFileSync('/work/fill-' + process.pid + '-' + i, Buffer.alloc(1 << 20, 1));
   setTimeout(() => {}, 60000);`, "disk", 20 * time.Second},
+		// Deleted but held open, a file is in no directory the walk reads:
+		// 3 GB went that way, not stopped.
+		{"a file deleted but held open", sandbox.Limits{Disk: 64 << 20}, `const fs = require('fs');
+  const name = '/work/held-' + process.pid; const fd = fs.openSync(name, 'w'); fs.unlinkSync(name);
+  for (let i = 0; i < 100; i++) fs.writeSync(fd, Buffer.alloc(1 << 20, 1));
+  setTimeout(() => {}, 60000);`, "disk", 20 * time.Second},
 		{"files by the thousand", sandbox.Limits{Files: 500}, `const fs = require('fs');
   for (let i = 0; i < 2000; i++) fs.writeFileSync('/tmp/f-' + process.pid + '-' + i, '');
   setTimeout(() => {}, 60000);`, "files", 20 * time.Second},

@@ -127,7 +127,7 @@ func (w *watchdog) sample(walk bool) (killed bool) {
 	}
 	if walk {
 		u.disk, u.files = dirUse(w.dir)
-		u.disk += shm
+		u.disk += shm + heldDeleted(pids)
 		u.files += shmFiles
 	} else {
 		u.disk, u.files = w.peak.disk, w.peak.files
@@ -143,7 +143,7 @@ func (w *watchdog) sample(walk bool) (killed bool) {
 	case u.cpu > w.lim.TotalCPU:
 		w.stopped, w.why = "cpu", fmt.Sprintf("its processes used %s of CPU time (the budget is %s)", u.cpu.Round(time.Second), w.lim.TotalCPU)
 	case u.disk > w.lim.Disk:
-		w.stopped, w.why = "disk", fmt.Sprintf("it wrote %s to its directory and /tmp (the budget is %s)", size(u.disk), size(w.lim.Disk))
+		w.stopped, w.why = "disk", fmt.Sprintf("it wrote %s to its directory, /tmp and files it deleted but holds open (the budget is %s)", size(u.disk), size(w.lim.Disk))
 	case u.files > w.lim.Files:
 		w.stopped, w.why = "files", fmt.Sprintf("it made %d files in its directory and /tmp (the budget is %d)", u.files, w.lim.Files)
 	}
@@ -287,6 +287,37 @@ func dirUse(dir string) (int64, int) {
 		return nil
 	})
 	return n, files
+}
+
+// heldDeleted is what the run's processes hold in files they deleted but
+// keep open: on disk still, in no directory dirUse walks. Each file is
+// counted once, however many descriptors hold it.
+func heldDeleted(pids []int) int64 {
+	type inode struct{ dev, ino uint64 }
+	seen := map[inode]bool{}
+	var n int64
+	for _, p := range pids {
+		fds := fmt.Sprintf("/proc/%d/fd", p)
+		ents, err := os.ReadDir(fds)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			fd := fds + "/" + e.Name()
+			if target, err := os.Readlink(fd); err != nil || !strings.HasSuffix(target, " (deleted)") {
+				continue
+			}
+			var st unix.Stat_t
+			if unix.Stat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 0 {
+				continue
+			}
+			if k := (inode{st.Dev, st.Ino}); !seen[k] {
+				seen[k] = true
+				n += st.Blocks * 512
+			}
+		}
+	}
+	return n
 }
 
 // size writes bytes for people.
