@@ -319,7 +319,25 @@ var (
 	failingCall = regexp.MustCompile(`(?m)^FAILING CALL: .+ at (\S+):(\d+)$`)
 	words       = regexp.MustCompile(`[a-z0-9]+`)
 	nthPart     = regexp.MustCompile(`(?m)^LOCATOR: .* >> nth=(\d+)\s*$`)
+	nthCSS      = regexp.MustCompile(`(?m)^LOCATOR: .*:nth-(?:of-type|child)\((\d+)\)`)
+	// content is what a page shows rather than what a person works: its
+	// words are what a check of it is about.
+	content = map[string]bool{"div": true, "p": true, "span": true, "li": true, "h1": true, "h2": true, "h3": true, "h4": true, "h5": true, "h6": true}
 )
+
+// position is the 0-based position a locator picks among alike elements:
+// its nth= part, or a CSS :nth-of-type / :nth-child; -1 when it names none.
+func position(q string) int {
+	if m := nthPart.FindStringSubmatch(q); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	if m := nthCSS.FindStringSubmatch(q); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n - 1
+	}
+	return -1
+}
 
 // releaseReader answers a repair's question as a capable model reads it,
 // knowing what the call did on the release (the run recorded there): the
@@ -351,8 +369,12 @@ func releaseReader(prints map[string][]suite.TraceAction) func(llmtest.Request) 
 				want[w] = true
 			}
 		}
+		said := map[string]bool{}
 		for _, w := range words.FindAllString(strings.ToLower(old.Text), -1) {
 			want[w] = true
+			if len(w) > 2 { // "a", "to": not what a text is about
+				said[w] = true
+			}
 		}
 		_, page, _ := strings.Cut(q, "PAGE AT THE FAILURE:\n")
 		type scored struct {
@@ -381,6 +403,11 @@ func releaseReader(prints map[string][]suite.TraceAction) func(llmtest.Request) 
 				}
 			}
 			score := float64(n) / float64(len(want))
+			// Content that says something else is not the content the call
+			// waited for or read, however like its container.
+			if content[old.Tag] && len(said) > 0 && !slices.ContainsFunc(words.FindAllString(strings.ToLower(rest), -1), func(w string) bool { return said[w] }) {
+				score = 0
+			}
 			seen = append(seen, scored{id, score})
 			switch {
 			case score > best:
@@ -395,8 +422,7 @@ func releaseReader(prints map[string][]suite.TraceAction) func(llmtest.Request) 
 		case best-second < 0.15:
 			// Alike: as a model would, it takes the one the locator picks
 			// by position (.first(), .nth(i)), else it cannot tell.
-			if m := nthPart.FindStringSubmatch(q); m != nil {
-				n, _ := strconv.Atoi(m[1])
+			if n := position(q); n >= 0 {
 				var tied []string
 				for _, c := range seen {
 					if c.score > best-0.15 {
