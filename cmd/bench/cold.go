@@ -403,10 +403,37 @@ func releaseReader(prints map[string][]suite.TraceAction) func(llmtest.Request) 
 				}
 			}
 			score := float64(n) / float64(len(want))
-			// Content that says something else is not the content the call
-			// waited for or read, however like its container.
-			if content[old.Tag] && len(said) > 0 && !slices.ContainsFunc(words.FindAllString(strings.ToLower(rest), -1), func(w string) bool { return said[w] }) {
-				score = 0
+			if content[old.Tag] && len(said) > 0 {
+				// Content is read for what it says: half its likeness is
+				// its words against the recorded ones, both ways, so that
+				// a container that also holds them (a page's intro) or a
+				// message that says something else is not taken for it.
+				_, text, _ := strings.Cut(rest, `"`)
+				shown := map[string]bool{}
+				for _, w := range words.FindAllString(strings.ToLower(text), -1) {
+					if len(w) > 2 {
+						shown[w] = true
+					}
+				}
+				both := 0
+				for w := range said {
+					if shown[w] {
+						both++
+					}
+				}
+				attrs, hits := 0, 0
+				for w := range want {
+					if !said[w] {
+						attrs++
+						if have[w] {
+							hits++
+						}
+					}
+				}
+				score = float64(both) / float64(len(said)+len(shown)-both)
+				if attrs > 0 {
+					score = (score + float64(hits)/float64(attrs)) / 2
+				}
 			}
 			seen = append(seen, scored{id, score})
 			switch {
