@@ -38,11 +38,11 @@ if [ $# -eq 0 ]; then
   done < <(go list ./...)
 fi
 # The heavy tests (a whole stack, a sandboxed run, a drill) take one of
-# WEBPILOT_TEST_SLOTS machine-wide slots (internal/testslot; one and a
-# half times the CPUs by default: a heavy test mostly waits on its browser
-# and stack), whatever package they are in: three packages run at once, but
-# never many more heavy tests than cores, so that a slow or busy machine
-# makes the run longer, not the tests' own timeouts decide their verdicts. A package's timeout is for a hung test, not for the time its
+# WEBPILOT_TEST_SLOTS machine-wide slots (internal/testslot; the number of
+# CPUs by default), whatever package they are in: three packages run at
+# once, but never more heavy tests than cores, so that a slow or busy
+# machine makes the run longer, not the tests' own timeouts decide their
+# verdicts. A package's timeout is for a hung test, not for the time its
 # tests wait for a slot.
 # The race and fuzz passes below build every package again, instrumented:
 # on a machine whose build cache is cold that is minutes of compiling. It

@@ -8,7 +8,7 @@
 // A slot is a lock on one of N files in a directory every test process on
 // the machine shares; the kernel frees it when the holder exits, so a
 // killed test run never leaves a slot taken. N is WEBPILOT_TEST_SLOTS, or
-// one and a half times the number of CPUs; 0 turns the bound off.
+// the number of CPUs; 0 turns the bound off.
 package testslot
 
 import (
@@ -116,10 +116,7 @@ func slots() int {
 			return n
 		}
 	}
-	// Half as many again as cores: a heavy test waits for its browser,
-	// its runner and its stack much of its time (a make test with one slot
-	// a core kept the cores 31% busy, 19 CPU-minutes in a 31-minute run).
-	return runtime.NumCPU() + runtime.NumCPU()/2
+	return runtime.NumCPU()
 }
 
 // acquire takes the first free of the n slot files once every test that
