@@ -69,8 +69,21 @@ func (s *Session) trackPages(bctx playwright.BrowserContext, first playwright.Pa
 			}
 		}
 		s.pages = append(s.pages, p)
-		s.opening = time.Time{}
 		s.net.attach(p)
+		s.opening = time.Time{}
+		if u := p.URL(); u == "" || u == "about:blank" {
+			// Announced before its first document committed (on a loaded
+			// machine the batch's delta then said "page 2 opened: " with
+			// no address): settling waits for that commit too, a little.
+			s.opening = time.Now()
+			p.OnFrameNavigated(func(f playwright.Frame) {
+				if f.ParentFrame() == nil {
+					s.mu.Lock()
+					s.opening = time.Time{}
+					s.mu.Unlock()
+				}
+			})
+		}
 	})
 	bctx.OnDialog(func(d playwright.Dialog) {
 		s.mu.Lock()
