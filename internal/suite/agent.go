@@ -375,6 +375,10 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 			}
 		}
 	}
+	var all []agentEdit // every test's: a locator one test's answer rewrote is the agent's in every test
+	for _, es := range made {
+		all = append(all, es...)
+	}
 	var undo []agentEdit
 	var files []string
 	for _, id := range order {
@@ -394,7 +398,7 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 				strings.TrimPrefix(rt.Reason, reasonFlowSteps)+") it still fails"+at+": refused"
 		case rt.Verdict == VerdictRegression:
 			// Judged at a later call; the earlier element is taken back.
-		case regressedLater(t, last.dom[id], sites):
+		case regressedLater(t, all, *cur, last.dom[id], sites):
 			// With the agent's elements it went on, and failed at a later
 			// call on what the app does (a sign-in refused leaves it
 			// elsewhere): the regression is reported, the elements taken
@@ -510,15 +514,52 @@ func askFailed(err error) string {
 var endpointText = regexp.MustCompile(`(?i)\b(?:[a-z][a-z0-9+.-]*://\S+|(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?|\[[0-9a-f:.]+\](?::\d+)?|[a-z0-9-]+(?:\.[a-z0-9-]+)*:\d{2,5}\b)`)
 
 // regressedLater says a test the agent's elements took further failed at
-// a later call that checks where the page is (its address, its title) and
-// found it elsewhere: what the app did with the steps (a sign-in refused),
-// not an element. A later check on an element proves nothing here: the
+// a later call on what the app did with the steps, not on an element: a
+// check of where the page is (its address, its title) that found it
+// elsewhere, or a check whose element is there and holds something else
+// (a flash that says the sign-in was refused) when its locator is none the
+// agent wrote. A check on a locator the agent wrote proves nothing: the
 // agent's element may have been the wrong one.
-func regressedLater(t TestOutcome, dom []SnapshotElement, sites []LocatorSite) bool {
+func regressedLater(t TestOutcome, made []agentEdit, p Project, dom []SnapshotElement, sites []LocatorSite) bool {
 	f := t.Failure
-	if f == nil || f.Selector != "" || !f.checksPage() {
+	if f == nil {
+		return false
+	}
+	if f.Selector == "" && !f.checksPage() {
+		return false
+	}
+	if f.Selector != "" && agentWrote(f, made, p, sites) {
 		return false
 	}
 	_, _, verdict, _ := diagnose(t, nil, dom, sites)
 	return verdict == VerdictRegression
+}
+
+// agentWrote says whether a literal the failing call's locator is made of
+// is one the agent's rounds rewrote. Unknown sites count as written: the
+// call is then no evidence of what the app did.
+func agentWrote(f *TraceAction, made []agentEdit, p Project, sites []LocatorSite) bool {
+	found := false
+	for _, part := range selectorParts(f.Selector) {
+		for _, s := range sites {
+			if s.Selector != part {
+				continue
+			}
+			found = true
+			src, ok := p.File(s.File)
+			if !ok {
+				return true
+			}
+			for _, lit := range []*Literal{&s.Arg, s.Name} {
+				if lit == nil || lit.Start > len(src.Content) {
+					continue
+				}
+				line := 1 + strings.Count(string(src.Content[:lit.Start]), "\n")
+				if slices.ContainsFunc(made, func(e agentEdit) bool { return e.file == s.File && e.line == line }) {
+					return true
+				}
+			}
+		}
+	}
+	return !found
 }

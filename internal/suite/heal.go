@@ -1159,13 +1159,13 @@ func diagnoseCall(t TestOutcome, passing []TraceAction, dom []SnapshotElement, s
 	if f.Target != nil {
 		// The element was found and said something else: the app changed
 		// what the test checks.
-		return Change{}, edit{}, VerdictRegression, "the element is there but does not hold what the test checks: " + firstLine(f.Error)
+		return Change{}, edit{}, VerdictRegression, "the element is there but does not hold what the test checks: " + checked(t.Error, f.Error)
 	}
 	assertion := f.Method == "expect" || strings.HasPrefix(f.API, "expect")
 	if assertion && holdsOther(t.Error+"\n"+f.Error) {
 		// The elements are there (a count, a text, a value was received):
 		// the app changed what the test checks, or was slower than it waits.
-		return Change{}, edit{}, VerdictRegression, "the elements are there but do not hold what the test checks: " + firstLine(f.Error)
+		return Change{}, edit{}, VerdictRegression, "the elements are there but do not hold what the test checks: " + checked(t.Error, f.Error)
 	}
 	// A call that never ended waited for its element until the test ran
 	// out of time (a suite without an action timeout waits that way): it
@@ -1347,7 +1347,7 @@ func lostEntry(held string, actions []TraceAction, failure *TraceAction, dom []S
 }
 
 // expected is a value check's report of what it wanted.
-var expected = regexp.MustCompile(`(?m)^\s*Expected:\s*(.+)$`)
+var expected = regexp.MustCompile(`(?m)^\s*Expected(?: string| substring| pattern| value| array| number)?:\s*(.+)$`)
 
 // valueGot is a failed value check's expected and received values, else
 // its first line.
@@ -1358,6 +1358,17 @@ func valueGot(msg string) string {
 		return firstLine(msg)
 	}
 	return fmt.Sprintf("expected %s, received %s", clip(exp[1], 80), clip(got[1], 80))
+}
+
+// checked is what a failed check expected and received, from the test's
+// error (the runner's words) or the call's, else the call's first line.
+func checked(testErr, callErr string) string {
+	for _, m := range []string{testErr, callErr} {
+		if expected.MatchString(m) && received.MatchString(m) {
+			return valueGot(m)
+		}
+	}
+	return firstLine(cmpOr(callErr, testErr))
 }
 
 func stringOf(s LocatorSite, l Literal) string {
