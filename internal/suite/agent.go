@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/webpilot/webpilot/internal/llm"
 )
@@ -177,10 +178,24 @@ func nonce() string {
 }
 
 // oldFromSite is what a site's literal says of the element it found, when
-// no run recorded it: the id or test id a CSS locator names (the textual
-// locators are written from the new element alone).
+// no run recorded it: the id or test id a CSS locator names; a textual
+// locator's words as the markup would show them, without the icon glyphs
+// CSS draws (' Login' is a button whose markup reads "Login"), so
+// that the new name keeps them as the literal has them.
 func oldFromSite(s LocatorSite) SnapshotElement {
 	old := SnapshotElement{Attributes: map[string]string{}}
+	lit := &s.Arg
+	if s.Method == "getByRole" {
+		lit = s.Name
+	}
+	if lit != nil && !lit.Regex && s.Method != "locator" && s.Method != "getByTestId" && locatorMethods[s.Method] {
+		old.Text = strings.TrimSpace(strings.Map(func(r rune) rune {
+			if unicode.Is(unicode.Co, r) {
+				return -1
+			}
+			return r
+		}, lit.Value))
+	}
 	css := s.Arg.Value
 	if m := cssID.FindStringSubmatch(css); m != nil {
 		old.Attributes["id"] = m[1]

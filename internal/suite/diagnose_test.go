@@ -383,7 +383,8 @@ func TestAContainersRenamedIDIsDrift(t *testing.T) {
 // that CSS draws (::before); the trace's snapshot of the markup reads
 // "Login" alone. Reworded to "Log in", the name is rewritten with the
 // glyph kept, as the file writes it (the glyph itself, or its escape):
-// without it an exact name finds nothing.
+// without it an exact name finds nothing. So it is when no run recorded
+// the button and the agent named it.
 func TestAnIconGlyphTheMarkupDoesNotHoldIsKept(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ literal, want string }{
@@ -413,6 +414,12 @@ func TestAnIconGlyphTheMarkupDoesNotHoldIsKept(t *testing.T) {
 			ch, _, verdict, why := diagnose(TestOutcome{Status: "failed", Error: f.Error, Failure: f}, passing, dom, sites)
 			if verdict != "" || ch.New != tc.want {
 				t.Fatalf("verdict %q (%s), change %+v; want %s", verdict, why, ch, tc.want)
+			}
+			// With nothing recorded, the agent names the button: what the
+			// literal holds beside the name the markup shows is kept too.
+			ch, _, verdict, why = healAt(f, oldFromSite, button("Log in"), sites, false)
+			if verdict != "" || ch.New != tc.want {
+				t.Fatalf("the agent's element: verdict %q (%s), change %+v; want %s", verdict, why, ch, tc.want)
 			}
 		})
 	}
