@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/xml"
-	"io"
 	"net/http"
 	"os"
 	"path"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/webpilot/webpilot/api"
 	"github.com/webpilot/webpilot/internal/suite"
+	"github.com/webpilot/webpilot/internal/suite/suitetest"
 )
 
 // junitReport is the part of the runner's junit XML a CI system reads.
@@ -110,7 +110,7 @@ func checkRunReports(t *testing.T, s *stack, key string, run api.JobView, files 
 		blobs = append(blobs, download(c.JobID, suite.BlobArtifact))
 	}
 	for i, b := range append(blobs, report, raw) {
-		if holds(t, b, secret, 0) {
+		if suitetest.ZipHolds(t, b, secret) {
 			t.Errorf("download %d holds the job's secret", i)
 		}
 	}
@@ -152,35 +152,6 @@ func zipNames(t *testing.T, b []byte) []string {
 		names = append(names, f.Name)
 	}
 	return names
-}
-
-// holds says whether secret is in b or, b being a zip, in any of its
-// entries, the zips inside them included.
-func holds(t *testing.T, b []byte, secret string, depth int) bool {
-	t.Helper()
-	if bytes.Contains(b, []byte(secret)) {
-		return true
-	}
-	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
-	if err != nil || depth > 3 {
-		return false
-	}
-	for _, f := range zr.File {
-		rc, err := f.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := io.ReadAll(rc)
-		_ = rc.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if holds(t, c, secret, depth+1) {
-			t.Logf("%s holds it", f.Name)
-			return true
-		}
-	}
-	return false
 }
 
 // htmlReportShows opens the run's html report from its page in the

@@ -5,12 +5,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
-	"io"
 	"strings"
 	"testing"
 
 	"github.com/webpilot/webpilot/internal/demoapp"
 	"github.com/webpilot/webpilot/internal/suite"
+	"github.com/webpilot/webpilot/internal/suite/suitetest"
 )
 
 // TestAProjectRunsFilesMergeIntoTheRunnersOwnReports: each file's run
@@ -59,7 +59,7 @@ test('shows the total', async ({ page }) => {
 				traces++
 			}
 		}
-		if f == "tests/login.spec.js" && !inZip(t, rep.Blob, demoapp.Password) {
+		if f == "tests/login.spec.js" && !suitetest.ZipHolds(t, rep.Blob, demoapp.Password) {
 			t.Errorf("the blob of %s does not hold what the test typed: the check below proves nothing", f)
 		}
 		clean, err := suite.RedactZip(rep.Blob, redact)
@@ -92,31 +92,7 @@ test('shows the total', async ({ page }) => {
 	if _, err := zr.Open("index.html"); err != nil {
 		t.Errorf("the html report has no index.html: %v", err)
 	}
-	if inZip(t, rep.HTML, demoapp.Password) || strings.Contains(string(rep.JUnit), demoapp.Password) {
+	if suitetest.ZipHolds(t, rep.HTML, demoapp.Password) || strings.Contains(string(rep.JUnit), demoapp.Password) {
 		t.Error("the merged reports hold the secret")
 	}
-}
-
-// inZip says whether s is in a zip's entries, nested zips included.
-func inZip(t *testing.T, b []byte, s string) bool {
-	t.Helper()
-	if bytes.Contains(b, []byte(s)) {
-		return true
-	}
-	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
-	if err != nil {
-		return false
-	}
-	for _, f := range zr.File {
-		rc, err := f.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, _ := io.ReadAll(rc)
-		_ = rc.Close()
-		if inZip(t, c, s) {
-			return true
-		}
-	}
-	return false
 }

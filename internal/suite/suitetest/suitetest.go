@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -23,6 +24,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"testing"
 
 	"github.com/webpilot/webpilot/internal/browser"
 	"github.com/webpilot/webpilot/internal/suite"
@@ -238,4 +240,38 @@ func ZipBomb(n, size int) ([]byte, error) {
 		return nil, err
 	}
 	return out.Bytes(), nil
+}
+
+// ZipHolds says whether b holds s, as bytes or inside a zip it is, or a
+// zip nested in one (a blob report holds its traces' zips), to a few
+// levels down: where a report may carry a secret.
+func ZipHolds(t testing.TB, b []byte, s string) bool {
+	t.Helper()
+	return zipHolds(t, b, s, 0)
+}
+
+func zipHolds(t testing.TB, b []byte, s string, depth int) bool {
+	if bytes.Contains(b, []byte(s)) {
+		return true
+	}
+	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil || depth > 3 {
+		return false
+	}
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := io.ReadAll(rc)
+		_ = rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if zipHolds(t, c, s, depth+1) {
+			t.Logf("%s holds it", f.Name)
+			return true
+		}
+	}
+	return false
 }
