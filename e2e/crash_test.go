@@ -277,3 +277,53 @@ func TestWorkerKilledMidModelCallIsChargedItsReservation(t *testing.T) {
 		t.Fatalf("account = %+v, want balance %d", a, 4_000_000-orphanCredits-retried-browser)
 	}
 }
+
+// TestAWorkerThatDiesBesideTwoTenantsBlamesNeither: a worker process dies
+// (SIGKILL) while it runs two tenants' jobs. Either may have taken it down,
+// so neither is counted a crash (before, both were, and a second shared
+// death failed the bystander's job as one that kills its workers); each
+// is run again alone, so that a death then is its own: the next worker
+// runs their second attempts one after the other, never side by side.
+func TestAWorkerThatDiesBesideTwoTenantsBlamesNeither(t *testing.T) {
+	t.Parallel()
+	bin := buildWorker(t)
+	s := newStack(t, 2*time.Second, 2500*time.Millisecond)
+	model := llmtest.New(t)
+	var ids []string
+	keys := map[string]string{}
+	for _, name := range []string{"bomber", "bystander"} {
+		_, key := s.tenant(t, name, 4)
+		job := s.submit(t, key, map[string]any{"name": "waits for the report", "base_url": s.demo,
+			"steps": []any{"Go to /delayed", `Verify "Report ready" is visible`}})
+		ids = append(ids, job.ID)
+		keys[job.ID] = key
+	}
+	first := s.workerProcess(t, bin, "worker-1", model)
+	deadline := time.Now().Add(30 * time.Second)
+	for s.count(t, `SELECT count(*) FROM jobs WHERE state = 'running' AND worker_id IS NOT NULL`) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the two jobs never ran side by side")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.killWorker(t, first, ids[0])
+	s.workerProcess(t, bin, "worker-1", model) // restarted under the same ID
+	for _, id := range ids {
+		if v := s.wait(t, keys[id], id, 90*time.Second); v.State != "succeeded" || v.Attempt != 2 {
+			t.Fatalf("%s ended %s after %d attempts: %s", id, v.State, v.Attempt, v.Error)
+		}
+	}
+	if n := s.count(t, `SELECT count(*) FROM jobs WHERE crashes > 0`); n != 0 {
+		t.Errorf("%d jobs were blamed for a death they shared", n)
+	}
+	// The second attempts' commands do not interleave.
+	var overlap bool
+	if err := s.store.Pool().QueryRow(context.Background(),
+		`SELECT max(a.id) > min(b.id) AND max(b.id) > min(a.id) FROM history a, history b
+		 WHERE a.job_id = $1 AND b.job_id = $2 AND a.attempt = 2 AND b.attempt = 2`, ids[0], ids[1]).Scan(&overlap); err != nil {
+		t.Fatal(err)
+	}
+	if overlap {
+		t.Error("the two jobs ran side by side again after their worker died running them")
+	}
+}

@@ -392,9 +392,14 @@ type Claim struct {
 	CreatedAt  time.Time
 	ClaimedAt  time.Time
 	// Crashes counts the job's attempts that ended with their worker's
-	// death (the lease lapsed while it ran; a hand-back is not one), this
-	// claim's predecessor included.
+	// death (the lease lapsed while it ran; a hand-back is not one) while
+	// it was the only job that worker held, this claim's predecessor
+	// included: a death shared with other jobs blames none of them.
 	Crashes int
+	// RunAlone says the job's worker died while running it (alone or
+	// beside others): this attempt runs with no other job beside it, so
+	// that a death now is its own.
+	RunAlone bool
 }
 
 // LeasedError says how long another attempt still holds the job (by the
@@ -414,6 +419,8 @@ func (e *LeasedError) Unwrap() error { return ErrLeased }
 // the tenant is at its running-jobs cap: the job is parked and its message
 // can be acknowledged, because it is published again when a slot frees.
 // Reservations left by earlier attempts that died mid-call are charged.
+// workerID names the worker process (a restarted worker is another one):
+// a death is blamed by which jobs that process held.
 func (s *Store) ClaimJob(ctx context.Context, jobID, workerID string, lease time.Duration) (Claim, error) {
 	var c Claim
 	parked := false
@@ -421,12 +428,13 @@ func (s *Store) ClaimJob(ctx context.Context, jobID, workerID string, lease time
 		var state JobState
 		var leaseLeft float64 // seconds
 		var maxRunning int
-		var cancelRequested, heldByWorker bool
+		var cancelRequested bool
+		var holder *string
 		err := tx.QueryRow(ctx,
 			`SELECT j.tenant_id::text, j.state, COALESCE(EXTRACT(EPOCH FROM (j.lease_until - now())), 0)::float8, t.max_running,
-			   j.cancel_requested, j.worker_id IS NOT NULL
+			   j.cancel_requested, j.worker_id
 			 FROM jobs j JOIN tenants t ON t.id = j.tenant_id WHERE j.id = $1 FOR UPDATE OF j`, jobID).
-			Scan(&c.TenantID, &state, &leaseLeft, &maxRunning, &cancelRequested, &heldByWorker)
+			Scan(&c.TenantID, &state, &leaseLeft, &maxRunning, &cancelRequested, &holder)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ErrStale
 		}
@@ -441,11 +449,22 @@ func (s *Store) ClaimJob(ctx context.Context, jobID, workerID string, lease time
 			// died, or handed it back): a cancelled job never starts again.
 			return ErrCancelledAbandoned
 		}
-		crashed := 0
-		if state == JobStateRunning && heldByWorker {
+		crashed, crashedOn := 0, ""
+		if state == JobStateRunning && holder != nil {
 			// The lease lapsed while a worker held it: the worker died (a
-			// hand-back clears the holder).
-			crashed = 1
+			// hand-back clears the holder). It counts against this job
+			// only if the job was alone in it: the jobs that died with it
+			// are still held by it, or were claimed since with it named.
+			crashedOn = *holder
+			var shared bool
+			if err := tx.QueryRow(ctx,
+				`SELECT EXISTS (SELECT 1 FROM jobs WHERE id <> $1 AND ((worker_id = $2 AND state = 'running') OR crashed_on = $2))`,
+				jobID, crashedOn).Scan(&shared); err != nil {
+				return fmt.Errorf("jobs that died beside it: %w", err)
+			}
+			if !shared {
+				crashed = 1
+			}
 		}
 		if state == JobStateQueued {
 			// Serialise claims per tenant so the running count cannot race.
@@ -470,10 +489,11 @@ func (s *Store) ClaimJob(ctx context.Context, jobID, workerID string, lease time
 		// job whose slot this one takes finished.
 		err = tx.QueryRow(ctx,
 			`UPDATE jobs SET state = 'running', attempt = attempt + 1, worker_id = $2, crashes = crashes + $4,
+			   crashed_on = COALESCE(NULLIF($5, ''), crashed_on), run_alone = run_alone OR $5 <> '',
 			   lease_until = clock_timestamp() + $3::interval, started_at = COALESCE(started_at, clock_timestamp()), updated_at = now()
 			 WHERE id = $1 AND (state = 'queued' OR (state = 'running' AND lease_until < now()))
-			 RETURNING kind, attempt, input, checkpoint, created_at, clock_timestamp(), crashes`, jobID, workerID, lease, crashed).
-			Scan(&c.Kind, &c.Attempt, &c.Input, &c.Checkpoint, &c.CreatedAt, &c.ClaimedAt, &c.Crashes)
+			 RETURNING kind, attempt, input, checkpoint, created_at, clock_timestamp(), crashes, run_alone`, jobID, workerID, lease, crashed, crashedOn).
+			Scan(&c.Kind, &c.Attempt, &c.Input, &c.Checkpoint, &c.CreatedAt, &c.ClaimedAt, &c.Crashes, &c.RunAlone)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ErrStale
 		}

@@ -378,6 +378,44 @@ func TestAClaimStartsAfterTheJobWhoseSlotItTook(t *testing.T) {
 	}
 }
 
+// TestADeathIsBlamedOnlyOnTheJobAloneInIt: a worker process dies holding
+// two tenants' jobs: neither is counted a crash (either may have killed
+// it), and both are claimed to run alone; the one that then dies alone in
+// its worker is counted, and the other, which ended, never is.
+func TestADeathIsBlamedOnlyOnTheJobAloneInIt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := storetest.Shared(t)
+	a, _ := storetest.Tenant(t, st, "bomber", 10_000_000)
+	b, _ := storetest.Tenant(t, st, "bystander", 10_000_000)
+	ja, jb := submit(t, st, a.ID, 1), submit(t, st, b.ID, 1)
+	claim := func(id, worker string, crashes int, alone bool) store.Claim {
+		t.Helper()
+		c, err := st.ClaimJob(ctx, id, worker, time.Minute)
+		if err != nil || c.Crashes != crashes || c.RunAlone != alone {
+			t.Fatalf("claim by %s: %+v %v, want %d crashes, alone %v", worker, c, err, crashes, alone)
+		}
+		return c
+	}
+	claim(ja.ID, "worker-1", 0, false)
+	claim(jb.ID, "worker-1", 0, false)
+	// worker-1 dies; worker-2 takes both, one after the other.
+	storetest.ExpireLease(t, st.Pool(), ja.ID)
+	storetest.ExpireLease(t, st.Pool(), jb.ID)
+	claim(ja.ID, "worker-2", 0, true)
+	cb := claim(jb.ID, "worker-3", 0, true)
+	if _, err := st.FinishJob(ctx, store.Finish{JobID: jb.ID, Attempt: cb.Attempt, State: store.JobStateSucceeded, Result: json.RawMessage(`{}`), Script: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	// worker-2, running the bomber's job alone, dies: that is its crash.
+	storetest.ExpireLease(t, st.Pool(), ja.ID)
+	claim(ja.ID, "worker-4", 1, true)
+	got, err := st.GetJob(ctx, b.ID, jb.ID)
+	if err != nil || got.Crashes != 0 || got.State != store.JobStateSucceeded {
+		t.Fatalf("the bystander: %+v %v", got, err)
+	}
+}
+
 // TestAnAttemptThatDiedIsCountedAndACancelledJobNeverStartsAgain: a lapsed
 // lease its worker held counts as a crash (a hand-back does not), and a
 // job whose cancellation was asked for while its worker was dead is ended

@@ -8,6 +8,8 @@ package worker
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +26,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/webpilot/webpilot/internal/browser"
 	"github.com/webpilot/webpilot/internal/explore"
@@ -124,6 +127,13 @@ type Worker struct {
 	yield     atomic.Bool // draining past the grace: hand jobs back at their next step boundary
 	storeDown atomic.Bool // the database failed: stop pulling until it answers
 	retry     *retrier
+	// holder names this process in the jobs it claims: a worker restarted
+	// under the same ID is another process, and a death is blamed by
+	// which jobs the dead process held.
+	holder string
+	// share is the worker's job slots as weights: a job runs on one, a
+	// job whose worker died while running it (Claim.RunAlone) on all.
+	share *semaphore.Weighted
 }
 
 // WithDefaults fills the zero fields with the Default… constants (and
@@ -184,7 +194,8 @@ func New(cfg Config) (*Worker, error) {
 	}
 	log := cfg.Logger.With("worker", cfg.ID)
 	return &Worker{cfg: cfg, store: cfg.Store, jobs: cfg.Store, cons: cfg.Consumer, pub: cfg.Publisher, browser: cfg.Browser, model: cfg.Model,
-		policy: cfg.Policy, sealer: cfg.Sealer, log: log, retry: newRetrier(cfg.StoreRetry, log)}, nil
+		policy: cfg.Policy, sealer: cfg.Sealer, log: log, retry: newRetrier(cfg.StoreRetry, log),
+		holder: cfg.ID + "#" + bootNonce(), share: semaphore.NewWeighted(int64(cfg.Concurrency))}, nil
 }
 
 // Run pulls and runs jobs until ctx is cancelled, then drains: it stops
@@ -288,6 +299,14 @@ func (w *Worker) publishWoken(ctx context.Context, items []store.OutboxItem) {
 	}
 }
 
+// bootNonce tells this process's claims from those of an earlier process
+// with the same worker ID.
+func bootNonce() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
 // lifecycle is what a worker asks of the store to move a job through its
 // states; *store.Store implements it.
 type lifecycle interface {
@@ -322,7 +341,20 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	defer cancelJob()
 	hb := w.heartbeat(jobCtx, cancelJob, msg, claim, log)
 
-	out := w.run(jobCtx, claim, hb.cancelRequested.Load, log)
+	// A job whose worker died running it runs alone: another tenant's job
+	// beside it is then never taken down with it, nor blamed for it.
+	weight := int64(1)
+	if claim.RunAlone {
+		weight = int64(w.cfg.Concurrency)
+		log.Info("running alone: a worker died while running it")
+	}
+	var out outcome
+	if err := w.share.Acquire(jobCtx, weight); err != nil {
+		out = handedBack(err)
+	} else {
+		out = w.run(jobCtx, claim, hb.cancelRequested.Load, log)
+		w.share.Release(weight)
+	}
 	cancelJob()
 	<-hb.done
 	span.SetAttributes(attribute.String("webpilot.job.state", string(out.Finish.State)))
@@ -342,7 +374,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 // its attempts is failed. ok is true for a job to run.
 func (w *Worker) claim(ctx context.Context, msg jetstream.Msg, jobID string) (store.Claim, *slog.Logger, bool) {
 	log := w.log.With("job", jobID)
-	claim, err := w.jobs.ClaimJob(ctx, jobID, w.cfg.ID, w.cfg.AckWait)
+	claim, err := w.jobs.ClaimJob(ctx, jobID, w.holder, w.cfg.AckWait)
 	var leased *store.LeasedError
 	switch {
 	case errors.As(err, &leased):
