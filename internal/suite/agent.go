@@ -334,7 +334,7 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 				continue
 			}
 			assertion := f.Method == "expect" || strings.HasPrefix(f.API, "expect")
-			ch, e, verdict, why := healAt(f, oldFromSite, *el, sites, assertion)
+			ch, e, verdict, why := healAt(f, declaredAt(t, f), oldFromSite, *el, sites, assertion)
 			if ach, ae, ok := ancestorIDHeal(f, *el, last.dom[id], sites); ok {
 				// The element is as it was and its container's id moved
 				// (#checkboxes input): the container's id is rewritten.

@@ -176,7 +176,7 @@ func TestAHealRewritesTheLiteralTheCallUsed(t *testing.T) {
 	}
 	f := &TraceAction{API: "page.fill", Method: "fill", Selector: "#password", File: "tests/login.spec.js", Line: 6, Column: 14}
 	cand := SnapshotElement{Tag: "input", Attributes: map[string]string{"id": "user-password", "type": "password"}}
-	ch, e, verdict, why := healAt(f, oldFromSite, cand, sites, false)
+	ch, e, verdict, why := healAt(f, 0, oldFromSite, cand, sites, false)
 	if verdict != "" {
 		t.Fatalf("%s: %s", verdict, why)
 	}
@@ -417,7 +417,7 @@ func TestAnIconGlyphTheMarkupDoesNotHoldIsKept(t *testing.T) {
 			}
 			// With nothing recorded, the agent names the button: what the
 			// literal holds beside the name the markup shows is kept too.
-			ch, _, verdict, why = healAt(f, oldFromSite, button("Log in"), sites, false)
+			ch, _, verdict, why = healAt(f, 0, oldFromSite, button("Log in"), sites, false)
 			if verdict != "" || ch.New != tc.want {
 				t.Fatalf("the agent's element: verdict %q (%s), change %+v; want %s", verdict, why, ch, tc.want)
 			}
@@ -568,6 +568,52 @@ func TestAChainedLocatorIsHealedWhereItNamesItsElement(t *testing.T) {
 			ch, _, verdict, why := diagnose(TestOutcome{Status: "failed", Error: msg, Failure: f}, passing, dom, sites)
 			if verdict != tc.verdict || ch.New != tc.new || tc.new != "" && ch.Selector != `internal:role=button[name="`+tc.before.Text+`"i]` {
 				t.Fatalf("verdict %q (%s), change %+v; want %q %s", verdict, why, ch, tc.verdict, tc.new)
+			}
+		})
+	}
+}
+
+// TestTheLiteralHealedIsTheFailingTestsOwn: two tests each write the same
+// locator, the second as a variable above a loop that clicks it. Its
+// failing click is healed in its own literal, not in the first test's
+// (which the agent's rounds then found already rewritten, and refused
+// the test), whether the element comes from a record or the agent.
+func TestTheLiteralHealedIsTheFailingTestsOwn(t *testing.T) {
+	t.Parallel()
+	src := `const { test, expect } = require('@playwright/test');
+
+test('the add button is there', async ({ page }) => {
+  await expect(page.getByRole('button', { name: /Add Element/i })).toBeVisible();
+});
+
+test('adds five', async ({ page }) => {
+  const add = page.getByRole('button', { name: /Add Element/i });
+  for (let i = 0; i < 5; i++) {
+    await add.click();
+  }
+});
+`
+	sites := sitesOf(t, "specs/add.test.js", src)
+	f := &TraceAction{API: "locator.click", Method: "click", Selector: sites[0].Selector, File: "specs/add.test.js", Line: 10, Column: 15,
+		Error: "Error: locator.click: Timeout 5000ms exceeded.\nCall log:\n  - waiting for getByRole('button', { name: /Add Element/i })"}
+	button := SnapshotElement{Tag: "button", Text: "Add New Element", Path: "html body div button", Attributes: map[string]string{"onclick": "addElement()"}}
+	was := SnapshotElement{Tag: "button", Text: "Add Element", Path: "html body div button", Attributes: map[string]string{"onclick": "addElement()"}}
+	test := TestOutcome{Status: "failed", File: "specs/add.test.js", Line: 7, Error: f.Error, Failure: f}
+	passing := []TraceAction{{API: f.API, Method: f.Method, Selector: f.Selector, File: f.File, Line: f.Line, Column: f.Column, Target: &was}}
+	for name, heal := range map[string]func() (Change, string, string){
+		"recorded": func() (Change, string, string) {
+			ch, _, v, why := diagnose(test, passing, []SnapshotElement{button}, sites)
+			return ch, v, why
+		},
+		"the agent's": func() (Change, string, string) {
+			ch, _, v, why := healAt(f, declaredAt(test, f), oldFromSite, button, sites, false)
+			return ch, v, why
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ch, verdict, why := heal()
+			if verdict != "" || ch.Line != 8 || ch.New != "/Add New Element/i" {
+				t.Fatalf("verdict %q (%s), change %+v; want line 8 rewritten", verdict, why, ch)
 			}
 		})
 	}

@@ -1240,7 +1240,7 @@ func diagnoseCall(t TestOutcome, passing []TraceAction, dom []SnapshotElement, s
 		return Change{}, edit{}, VerdictRegression, fmt.Sprintf("the element the test waits for held %q; the one most like it on the page holds %q",
 			clip(old.Text, 80), clip(cand.Text, 80))
 	}
-	return healAt(f, func(LocatorSite) SnapshotElement { return *old }, cand, sites, assertion)
+	return healAt(f, declaredAt(t, f), func(LocatorSite) SnapshotElement { return *old }, cand, sites, assertion)
 }
 
 // reasonNoRecord is why a failing call is not healed without a record of
@@ -1251,7 +1251,10 @@ const reasonNoRecord = "no passing run recorded the element this call acted on"
 // healAt rewrites, where the failing call's locator is defined, the
 // literal that found old (as each site knew it) so that it finds cand:
 // the change and its edit, or the verdict and why not.
-func healAt(f *TraceAction, old func(LocatorSite) SnapshotElement, cand SnapshotElement, sites []LocatorSite, assertion bool) (Change, edit, string, string) {
+//
+// from is the line the failing test is declared at, when in the call's
+// file (else 0): a literal between it and the call is the test's own.
+func healAt(f *TraceAction, from int, old func(LocatorSite) SnapshotElement, cand SnapshotElement, sites []LocatorSite, assertion bool) (Change, edit, string, string) {
 	if text, ok := filterText(f.Selector); ok && !strings.Contains(strings.ToLower(cand.Text), strings.ToLower(text)) {
 		// The test looks for an element holding a text (filter({ hasText }))
 		// and the element most like the one it found before holds another:
@@ -1277,8 +1280,19 @@ func healAt(f *TraceAction, old func(LocatorSite) SnapshotElement, cand Snapshot
 		if len(matching) == 0 {
 			continue
 		}
-		if i := slices.IndexFunc(matching, func(s LocatorSite) bool { return s.File == f.File && s.Line == f.Line }); i > 0 {
-			matching[0], matching[i] = matching[i], matching[0]
+		// Else the nearest before it in the test's own body (const add =
+		// page.getByRole(…) above a loop of add.click()): five tests may
+		// each write the same literal, and the first is another test's.
+		own := slices.IndexFunc(matching, func(s LocatorSite) bool { return s.File == f.File && s.Line == f.Line })
+		if own < 0 && from > 0 {
+			for i, s := range matching {
+				if s.File == f.File && s.Line >= from && s.Line < f.Line && (own < 0 || s.Line > matching[own].Line) {
+					own = i
+				}
+			}
+		}
+		if own > 0 {
+			matching[0], matching[own] = matching[own], matching[0]
 		}
 		for _, s := range matching {
 			lit, text, why := rewrite(s, old(s), cand, assertion)
@@ -1306,6 +1320,15 @@ func healAt(f *TraceAction, old func(LocatorSite) SnapshotElement, cand Snapshot
 		}
 	}
 	return Change{}, edit{}, VerdictUnrepairable, errNoSite.Error() + ": " + f.Selector
+}
+
+// declaredAt is the line test t is declared at when the call is in its
+// file, else 0.
+func declaredAt(t TestOutcome, f *TraceAction) int {
+	if t.File != f.File || t.Line > f.Line {
+		return 0
+	}
+	return t.Line
 }
 
 // namedWords is a selector's accessible name, text or label filter.
@@ -1625,7 +1648,7 @@ func aheadHeals(t TestOutcome, prints []TraceAction, dom []SnapshotElement, site
 			continue
 		}
 		old := *a.Target
-		ch, e, verdict, _ := healAt(&a, func(LocatorSite) SnapshotElement { return old }, cand, sites,
+		ch, e, verdict, _ := healAt(&a, declaredAt(t, &a), func(LocatorSite) SnapshotElement { return old }, cand, sites,
 			a.Method == "expect" || strings.HasPrefix(a.API, "expect"))
 		if verdict == "" {
 			out = append(out, aheadHeal{ch, e})
