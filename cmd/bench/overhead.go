@@ -82,24 +82,40 @@ func projectsOverheadBench(ctx context.Context) error {
 			return fmt.Errorf("the run of %s ended %s with no files' report or no junit: %s", name, v.State, v.Error)
 		}
 		passed := 0
+		// Where the time went: the first file's wait in the queue, each
+		// file job beyond its runner's own time, the runs side by side,
+		// and the merge after the last file.
+		var first, last time.Time
+		var jobs, runners float64
 		for _, c := range v.Suite.Children {
-			var cv struct {
-				Project json.RawMessage `json:"project"`
-			}
+			var cv api.JobView
 			if err := s.call(ctx, "GET", "/v1/jobs/"+c.JobID, s.key, nil, http.StatusOK, &cv); err != nil {
 				return err
 			}
 			var fr struct {
-				Tests []suite.TestOutcome `json:"tests"`
+				Tests          []suite.TestOutcome `json:"tests"`
+				BrowserSeconds float64             `json:"browser_seconds"`
 			}
-			if err := json.Unmarshal(cv.Project, &fr); err != nil {
-				return fmt.Errorf("the file job %s: %w", c.JobID, err)
+			if err := json.Unmarshal(cv.Project, &fr); err != nil || cv.StartedAt == nil || cv.FinishedAt == nil {
+				return fmt.Errorf("the file job %s: %v", c.JobID, err)
 			}
 			for _, t := range fr.Tests {
 				if t.Status == "passed" {
 					passed++
 				}
 			}
+			if first.IsZero() || cv.StartedAt.Before(first) {
+				first = *cv.StartedAt
+			}
+			if cv.FinishedAt.After(last) {
+				last = *cv.FinishedAt
+			}
+			jobs += cv.FinishedAt.Sub(*cv.StartedAt).Seconds()
+			runners += fr.BrowserSeconds
+		}
+		if v.FinishedAt != nil && v.StartedAt != nil {
+			fmt.Printf("         %d file jobs: to the first %.1f s, files %.1f s (jobs %.1f s, runners in them %.1f s), merge %.1f s\n",
+				len(v.Suite.Children), first.Sub(v.CreatedAt).Seconds(), last.Sub(first).Seconds(), jobs, runners, v.FinishedAt.Sub(last).Seconds())
 		}
 		outside := 0
 		for _, t := range ref.Tests {
