@@ -320,6 +320,7 @@ var (
 	words       = regexp.MustCompile(`[a-z0-9]+`)
 	nthPart     = regexp.MustCompile(`(?m)^LOCATOR: .* >> nth=(\d+)\s*$`)
 	nthCSS      = regexp.MustCompile(`(?m)^LOCATOR: .*:nth-(?:of-type|child)\((\d+)\)`)
+	firstCSS    = regexp.MustCompile(`(?m)^LOCATOR: .*:first-(?:of-type|child)\b`)
 	// content is what a page shows rather than what a person works: its
 	// words are what a check of it is about.
 	content = map[string]bool{"div": true, "p": true, "span": true, "li": true, "h1": true, "h2": true, "h3": true, "h4": true, "h5": true, "h6": true}
@@ -335,6 +336,9 @@ func position(q string) int {
 	if m := nthCSS.FindStringSubmatch(q); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return n - 1
+	}
+	if firstCSS.MatchString(q) {
+		return 0
 	}
 	return -1
 }
