@@ -327,7 +327,8 @@ var (
 )
 
 // position is the 0-based position a locator picks among alike elements:
-// its nth= part, or a CSS :nth-of-type / :nth-child; -1 when it names none.
+// its nth= part, or a CSS :nth-of-type / :nth-child / :first-child; -1 when
+// it names none.
 func position(q string) int {
 	if m := nthPart.FindStringSubmatch(q); m != nil {
 		n, _ := strconv.Atoi(m[1])
