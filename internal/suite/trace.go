@@ -767,8 +767,9 @@ func elementsOf(frame []*frameSnapshot, at int) []SnapshotElement {
 
 // FailureDOM lists the elements of the page, in the main frame, as the
 // trace last saw it around the failing call (after it when the runner
-// took that snapshot, else before it): where re-location looks for the
-// element a drifted locator no longer finds. The failing call is the one
+// took that snapshot, else before it, else as the calls before it left
+// it): where re-location looks for the element a drifted locator no
+// longer finds. The failing call is the one
 // whose id is callID, else the last that ended with an error, else the
 // last that never ended (the test ran out of time during it): never a
 // later call's page (an afterEach's navigation away, a closing page).
@@ -808,8 +809,12 @@ func FailureDOM(dir, rel, callID string) ([]SnapshotElement, error) {
 	}
 	snaps := map[string][]*frameSnapshot{}
 	decodeLeft := maxDecodedBytes
-	var pick *frameSnapshot
+	var pick, prior *frameSnapshot
+	started := false
 	for _, e := range events {
+		if e.Type == "before" && e.CallID == failed && failed != "" {
+			started = true
+		}
 		if e.Type != "frame-snapshot" || e.Snapshot == nil {
 			continue
 		}
@@ -819,6 +824,16 @@ func FailureDOM(dir, rel, callID string) ([]SnapshotElement, error) {
 		if s.IsMainFrame && (failed == "" || s.CallID == failed) {
 			pick = s // the last main-frame snapshot of the failing call
 		}
+		if s.IsMainFrame && !started {
+			prior = s
+		}
+	}
+	if pick == nil {
+		// The test ran out of time before the runner wrote the failing
+		// call's own snapshot (a slow full-page capture, a loaded host):
+		// the page as last seen before that call began is the nearest
+		// picture of it, never one a later call (a hook's) left.
+		pick = prior
 	}
 	if pick == nil {
 		return nil, errors.New("the trace holds no snapshot of the page at the failure")

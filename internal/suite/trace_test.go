@@ -1,6 +1,13 @@
 package suite
 
 import (
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -89,6 +96,102 @@ func TestThePageAtTheFailureIsTheFailingCalls(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAFailingCallWithNoSnapshotIsReadFromTheCallsBefore: a loaded host
+// let the test run out of time before the runner wrote the pending
+// click's own snapshot (its events kept, every snapshot of it dropped
+// from a trace the runner wrote). The page read at the failure is the
+// login page as the calls before it left it, not nothing (which left a
+// renamed element unrepairable) and not the blank page the afterEach
+// navigated to after it.
+func TestAFailingCallWithNoSnapshotIsReadFromTheCallsBefore(t *testing.T) {
+	t.Parallel()
+	o := TestOutcome{RunDir: "testdata/traces", Trace: "pending-then-hook-navigates.zip", Status: "failed", Error: "Error: locator.click: Test timeout of 4000ms exceeded."}
+	if err := o.Evidence(); err != nil || o.Failure == nil {
+		t.Fatalf("%v, the failure %+v", err, o.Failure)
+	}
+	dir := t.TempDir()
+	withoutSnapshotsOf(t, "testdata/traces/pending-then-hook-navigates.zip", filepath.Join(dir, "trace.zip"), o.Failure.callID)
+	for _, call := range []string{o.Failure.callID, ""} {
+		dom, err := FailureDOM(dir, "trace.zip", call)
+		if err != nil {
+			t.Fatalf("call %q: %v", call, err)
+		}
+		var text []string
+		for _, e := range dom {
+			if e.Tag == "button" || e.Tag == "label" {
+				text = append(text, e.Text)
+			}
+		}
+		if strings.Join(text, ",") != "User name,Log in" {
+			t.Errorf("call %q: the page at the failure holds %d elements, its labels and buttons %q", call, len(dom), text)
+		}
+	}
+}
+
+// withoutSnapshotsOf copies the trace archive from to to, leaving out the
+// page snapshots of the call whose id is callID.
+func withoutSnapshotsOf(t *testing.T, from, to, callID string) {
+	t.Helper()
+	zr, err := zip.OpenReader(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(out)
+	dropped := 0
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(f.Name, ".trace") {
+			var kept bytes.Buffer
+			sc := bufio.NewScanner(bytes.NewReader(body))
+			sc.Buffer(nil, 64<<20)
+			for sc.Scan() {
+				var e struct {
+					Type     string `json:"type"`
+					Snapshot struct {
+						CallID string `json:"callId"`
+					} `json:"snapshot"`
+				}
+				if json.Unmarshal(sc.Bytes(), &e) == nil && e.Type == "frame-snapshot" && e.Snapshot.CallID == callID {
+					dropped++
+					continue
+				}
+				kept.Write(sc.Bytes())
+				kept.WriteByte('\n')
+			}
+			body = kept.Bytes()
+		}
+		w, err := zw.Create(f.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if dropped == 0 {
+		t.Fatalf("%s holds no snapshot of call %s", from, callID)
 	}
 }
 
