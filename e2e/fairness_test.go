@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/webpilot/webpilot/internal/worker"
 )
 
 // TestCappedTenantsJobsWaitWithoutSpendingDeliveries submits 20 jobs for a
@@ -66,5 +68,43 @@ func TestCappedTenantsJobsWaitWithoutSpendingDeliveries(t *testing.T) {
 		 WHERE a.id = ANY($1) AND b.id = ANY($1) AND a.started_at < b.finished_at AND b.started_at < a.finished_at`, ids).Scan(&overlap)
 	if overlap != 0 {
 		t.Fatalf("%d pairs of the capped tenant's jobs ran at the same time", overlap)
+	}
+}
+
+// TestAWaitingTenantGetsTheNextSlot: tenant A's ten jobs fill a worker's
+// two slots and wait behind them; tenant B's one job, submitted after
+// them, takes the next slot that frees instead of waiting for A's backlog
+// (A yields it: its job is parked, spending no delivery, and woken when a
+// job ends). Every job still runs once and succeeds. Before, B's job
+// started after every one of A's.
+func TestAWaitingTenantGetsTheNextSlot(t *testing.T) {
+	t.Parallel()
+	s := newStackWith(t, 5*time.Second, 150*time.Millisecond, 5)
+	s.startWorkerWith(t, nil, worker.Config{Concurrency: 2})
+	_, aKey := s.tenant(t, "many", 50)
+	_, bKey := s.tenant(t, "one", 5)
+	scenario := func(name string) map[string]any {
+		return map[string]any{"name": name, "base_url": s.demo + "/", "steps": []any{`Verify "Shopping list" is visible`}}
+	}
+	var ids []string
+	for i := range 10 {
+		ids = append(ids, s.submit(t, aKey, scenario(fmt.Sprintf("a %d", i))).ID)
+	}
+	b := s.submit(t, bKey, scenario("b")).ID
+	v := s.wait(t, bKey, b, 2*time.Minute)
+	if v.State != "succeeded" {
+		t.Fatalf("B's job ended %s: %s", v.State, v.Error)
+	}
+	ahead := s.count(t, `SELECT count(*) FROM jobs WHERE id = ANY($1) AND started_at > $2 AND started_at < $3`, ids, v.CreatedAt, v.StartedAt)
+	if ahead > 1 {
+		t.Fatalf("%d of A's jobs started after B's was submitted and before it started", ahead)
+	}
+	for _, id := range ids {
+		if v := s.waitEnd(t, aKey, id, 3*time.Minute); v.State != "succeeded" || v.Attempt != 1 {
+			t.Fatalf("A's job %s ended %s after %d attempts: %s", id, v.State, v.Attempt, v.Error)
+		}
+	}
+	if p := s.queue.Pending(t); p != 0 {
+		t.Fatalf("%d messages left in the stream", p)
 	}
 }

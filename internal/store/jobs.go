@@ -230,10 +230,11 @@ func (s *Store) Unpublished(ctx context.Context, age, stale time.Duration, limit
 }
 
 // wakeParked unparks as many of a tenant's parked jobs as it has free
-// running slots, oldest first, and returns them to be published under a
-// new message id. The tenant lock serialises it with claims, so a job
-// cannot be parked just after the last slot was freed and stay parked.
-func wakeParked(ctx context.Context, tx pgx.Tx, tenantID string) ([]OutboxItem, error) {
+// running slots (at most most of them, when most is not negative), oldest
+// first, and returns them to be published under a new message id. The
+// tenant lock serialises it with claims, so a job cannot be parked just
+// after the last slot was freed and stay parked.
+func wakeParked(ctx context.Context, tx pgx.Tx, tenantID string, most int) ([]OutboxItem, error) {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, tenantID); err != nil {
 		return nil, fmt.Errorf("tenant lock: %w", err)
 	}
@@ -245,11 +246,12 @@ func wakeParked(ctx context.Context, tx pgx.Tx, tenantID string) ([]OutboxItem, 
 		 woken AS (
 		   UPDATE jobs SET parked = false, updated_at = now() WHERE id IN (
 		     SELECT id FROM jobs WHERE tenant_id = $1 AND parked AND state = 'queued'
-		     ORDER BY created_at, id LIMIT (SELECT n FROM free) FOR UPDATE SKIP LOCKED)
+		     ORDER BY created_at, id
+		     LIMIT (SELECT CASE WHEN $2::int < 0 THEN n ELSE LEAST(n, $2::int) END FROM free) FOR UPDATE SKIP LOCKED)
 		   RETURNING id)
 		 UPDATE job_outbox o SET seq = o.seq + 1, sent_at = NULL, republished = 0, next_check = now()
 		 FROM woken WHERE o.job_id = woken.id
-		 RETURNING `+outboxColumns, tenantID)
+		 RETURNING `+outboxColumns, tenantID, most)
 	if err != nil {
 		return nil, fmt.Errorf("wake parked jobs: %w", err)
 	}
@@ -260,7 +262,24 @@ func wakeParked(ctx context.Context, tx pgx.Tx, tenantID string) ([]OutboxItem, 
 // slots (a slot can also free without a finish: a worker died and its
 // lease lapsed) and returns them to be published.
 func (s *Store) WakeParked(ctx context.Context) ([]OutboxItem, error) {
-	rows, err := s.db.Query(ctx, `SELECT DISTINCT tenant_id::text FROM jobs WHERE parked AND state = 'queued'`)
+	return s.wakeEvery(ctx, "", -1)
+}
+
+// WakeYielded unparks the oldest parked job of every tenant but except
+// that has a free running slot, and returns them to be published: a job
+// that yielded its slot to another tenant's (ClaimJob's fair share) may
+// take one again once any job ends. One each, so that a tenant with many
+// jobs waiting sends one back to the queue, not all of them.
+func (s *Store) WakeYielded(ctx context.Context, except string) ([]OutboxItem, error) {
+	return s.wakeEvery(ctx, except, 1)
+}
+
+// wakeEvery unparks, tenant by tenant (each in its own transaction under
+// its own lock, so that two wakes never wait on each other's), at most
+// each (all its free slots when negative) parked jobs of every tenant but
+// except.
+func (s *Store) wakeEvery(ctx context.Context, except string, each int) ([]OutboxItem, error) {
+	rows, err := s.db.Query(ctx, `SELECT DISTINCT tenant_id::text FROM jobs WHERE parked AND state = 'queued' AND tenant_id::text <> $1`, except)
 	if err != nil {
 		return nil, fmt.Errorf("find parked tenants: %w", err)
 	}
@@ -271,7 +290,7 @@ func (s *Store) WakeParked(ctx context.Context) ([]OutboxItem, error) {
 	var all []OutboxItem
 	for _, t := range tenants {
 		err := s.inTx(ctx, func(tx pgx.Tx) error {
-			items, err := wakeParked(ctx, tx, t)
+			items, err := wakeParked(ctx, tx, t, each)
 			all = append(all, items...)
 			return err
 		})
@@ -416,8 +435,10 @@ func (e *LeasedError) Unwrap() error { return ErrLeased }
 // running under a new attempt. ErrStale means the message is obsolete and
 // can be acknowledged; a LeasedError means another attempt may still be
 // alive, so the message must come back after the lease; ErrTenantBusy means
-// the tenant is at its running-jobs cap: the job is parked and its message
-// can be acknowledged, because it is published again when a slot frees.
+// the tenant is at its running-jobs cap, or yields the slot to a tenant
+// running fewer whose job waits (fair share): the job is parked and its
+// message can be acknowledged, because it is published again when a slot
+// frees.
 // Reservations left by earlier attempts that died mid-call are charged.
 // workerID names the worker process (a restarted worker is another one):
 // a death is blamed by which jobs that process held.
@@ -477,7 +498,21 @@ func (s *Store) ClaimJob(ctx context.Context, jobID, workerID string, lease time
 				c.TenantID).Scan(&running); err != nil {
 				return fmt.Errorf("count running: %w", err)
 			}
-			if running >= maxRunning {
+			yield := false
+			if running > 0 && running < maxRunning {
+				// Fair share: a tenant already running yields the slot to
+				// one running fewer whose job waits (it is woken when a
+				// job ends), so one tenant's many files do not hold every
+				// slot while another's wait; running jobs are never stopped.
+				if err := tx.QueryRow(ctx,
+					`WITH waiting AS (SELECT DISTINCT tenant_id FROM jobs WHERE state = 'queued' AND NOT parked AND tenant_id <> $1)
+					 SELECT EXISTS (SELECT 1 FROM waiting w JOIN tenants u ON u.id = w.tenant_id
+					   WHERE (SELECT count(*) FROM jobs r WHERE r.tenant_id = w.tenant_id AND r.state = 'running' AND r.lease_until > now())
+					     < LEAST($2, u.max_running))`, c.TenantID, running).Scan(&yield); err != nil {
+					return fmt.Errorf("fair share: %w", err)
+				}
+			}
+			if running >= maxRunning || yield {
 				if _, err := tx.Exec(ctx, `UPDATE jobs SET parked = true, updated_at = now() WHERE id = $1`, jobID); err != nil {
 					return fmt.Errorf("park job: %w", err)
 				}
@@ -568,13 +603,15 @@ type Finish struct {
 
 // FinishJob writes the result, charges any reservation left open, releases
 // what is left of the hold and sets the terminal state in one transaction,
-// fenced by attempt. It returns the tenant's parked jobs the freed slot
-// woke, for the caller to publish (if it cannot, the reconciler will).
+// fenced by attempt. It returns the parked jobs the freed slot woke (the
+// tenant's own, and one each of others that yielded a slot), for the
+// caller to publish (if it cannot, the reconciler will).
 func (s *Store) FinishJob(ctx context.Context, f Finish) ([]OutboxItem, error) {
 	if !f.State.Terminal() {
 		return nil, fmt.Errorf("finish job %s: %q is not a terminal state", f.JobID, f.State)
 	}
 	var woken []OutboxItem
+	var freedBy string
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		parentID, err := lockParentOf(ctx, tx, f.JobID)
 		if err != nil {
@@ -619,11 +656,22 @@ func (s *Store) FinishJob(ctx context.Context, f Finish) ([]OutboxItem, error) {
 				return err
 			}
 		}
-		woken, err = wakeParked(ctx, tx, tenantID)
+		woken, err = wakeParked(ctx, tx, tenantID, -1)
 		woken = append(woken, resumed...)
+		freedBy = tenantID
 		return err
 	})
-	return woken, err
+	if err != nil {
+		return woken, err
+	}
+	// The freed slot may be another tenant's turn: a job that yielded to
+	// this one's is woken, after the commit and under its own tenant's
+	// lock. The job is finished whatever becomes of it; what it could not
+	// wake the reconciler wakes.
+	if yielded, err := s.WakeYielded(ctx, freedBy); err == nil {
+		woken = append(woken, yielded...)
+	}
+	return woken, nil
 }
 
 // FailUndeliverable ends a job that can no longer be delivered (MaxDeliver

@@ -38,8 +38,9 @@ var (
 	ErrLeased = errors.New("job is leased by a running attempt")
 	// ErrFenced means a write carried an attempt that is no longer the job's current one.
 	ErrFenced = errors.New("attempt is no longer current")
-	// ErrTenantBusy means the tenant already runs as many jobs as it may.
-	ErrTenantBusy = errors.New("tenant is at its running-jobs limit")
+	// ErrTenantBusy means the tenant already runs as many jobs as it may,
+	// or as many as its fair share while another tenant's job waits.
+	ErrTenantBusy = errors.New("tenant is at its running-jobs limit or its share")
 	// ErrCancelledAbandoned means the job's tenant asked to cancel it and
 	// its last attempt stopped without ending it: it is never started
 	// again, and the claimer ends it cancelled (EndAbandoned).

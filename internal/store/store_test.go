@@ -216,6 +216,46 @@ func TestParkedJobIsWokenWhenASlotFrees(t *testing.T) {
 	}
 }
 
+// TestATenantRunningYieldsTheNextSlotToOneWaiting: tenant A runs a job
+// and has two more queued; tenant B's one job arrived after them. A's next
+// claim yields the slot (parked, its message acknowledged) to B's, which
+// runs beside A's first; when B's ends, A's yielded job is woken and runs,
+// and with nobody else waiting A takes slots up to its cap again. Before,
+// A's queued files took every free slot while B's waited behind them.
+func TestATenantRunningYieldsTheNextSlotToOneWaiting(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := storetest.New(t) // fair share looks at every tenant's queue
+	a, _ := storetest.Tenant(t, st, "many-files", 5)
+	b, _ := storetest.Tenant(t, st, "one-file", 5)
+	a1, a2, a3 := submit(t, st, a.ID, 1), submit(t, st, a.ID, 1), submit(t, st, a.ID, 1)
+	b1 := submit(t, st, b.ID, 1)
+	if _, err := st.ClaimJob(ctx, a1.ID, "w", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.ClaimJob(ctx, a2.ID, "w", time.Minute); !errors.Is(err, store.ErrTenantBusy) {
+		t.Fatalf("A's second job, with B's waiting: %v", err)
+	}
+	cb, err := st.ClaimJob(ctx, b1.ID, "w", time.Minute)
+	if err != nil {
+		t.Fatalf("B's job: %v", err)
+	}
+	// A and B run one each and nobody waits: A takes a slot again.
+	if _, err := st.ClaimJob(ctx, a3.ID, "w", time.Minute); err != nil {
+		t.Fatalf("A's third job, nobody else waiting: %v", err)
+	}
+	woken, err := st.FinishJob(ctx, store.Finish{JobID: b1.ID, Attempt: cb.Attempt, State: store.JobStateSucceeded, Result: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(woken) != 1 || woken[0].JobID != a2.ID {
+		t.Fatalf("B's finish woke %+v, want A's yielded job", woken)
+	}
+	if c, err := st.ClaimJob(ctx, a2.ID, "w", time.Minute); err != nil || c.Attempt != 1 {
+		t.Fatalf("A's yielded job: %+v %v", c, err)
+	}
+}
+
 func TestOrphanedReservationIsChargedByTheNextAttempt(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
