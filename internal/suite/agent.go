@@ -266,7 +266,7 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 						continue
 					}
 					src, _ := cur.File(e.file)
-					ans = flowStep{ins: agentEdit{file: e.file, line: 1 + strings.Count(string(src.Content[:e.start]), "\n"), text: e.text},
+					ans = flowStep{ins: agentEdit{file: e.file, line: lineOf(src.Content, e.start), text: e.text},
 						changes: chs, reason: rt.Reason}
 					flowAt[site] = ans
 					inserted = append(inserted, ans.ins)
@@ -345,7 +345,7 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 				continue
 			}
 			src, _ := cur.File(e.file)
-			made[id] = append(made[id], agentEdit{file: e.file, line: 1 + strings.Count(string(src.Content[:e.start]), "\n"),
+			made[id] = append(made[id], agentEdit{file: e.file, line: lineOf(src.Content, e.start),
 				orig: string(src.Content[e.start:e.end]), text: e.text})
 			if !slices.ContainsFunc(edits[e.file], func(x edit) bool { return x.start == e.start }) {
 				edits[e.file] = append(edits[e.file], e)
@@ -569,7 +569,7 @@ func agentWrote(f *TraceAction, made []agentEdit, p Project, sites []LocatorSite
 				if lit == nil || lit.Start > len(src.Content) {
 					continue
 				}
-				line := 1 + strings.Count(string(src.Content[:lit.Start]), "\n")
+				line := lineOf(src.Content, lit.Start)
 				if slices.ContainsFunc(made, func(e agentEdit) bool { return e.file == s.File && e.line == line }) {
 					return true
 				}

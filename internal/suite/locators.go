@@ -99,7 +99,7 @@ func FindLocatorSites(name string, src []byte) ([]LocatorSite, error) {
 		if off < 0 || off > len(gen) {
 			return 0, false
 		}
-		line := strings.Count(gen[:off], "\n") + 1
+		line := lineOf(gen, off)
 		start := strings.LastIndex(gen[:off], "\n") + 1
 		_, _, l, c, ok := sm.Source(line, utf16Len(gen[start:off]))
 		if !ok || l < 1 || l > len(lines) {
@@ -286,6 +286,11 @@ func lineStarts(s string) []int {
 		}
 	}
 	return starts
+}
+
+// lineOf is the line (1-based) of src that the byte offset off is on.
+func lineOf[S ~string | ~[]byte](src S, off int) int {
+	return 1 + strings.Count(string(src[:off]), "\n")
 }
 
 func lineCol(starts []int, off int) (int, int) {

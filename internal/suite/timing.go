@@ -365,7 +365,7 @@ func beforeEdit(p Project, e edit, f TraceAction) (TraceAction, bool) {
 	if !ok || e.start > e.end || e.end > len(file.Content) {
 		return f, false
 	}
-	at := 1 + bytes.Count(file.Content[:e.start], []byte("\n")) // the line the edit begins on
+	at := lineOf(file.Content, e.start) // the line the edit begins on
 	added := strings.Count(e.text, "\n") - bytes.Count(file.Content[e.start:e.end], []byte("\n"))
 	switch {
 	case f.Line <= at:
