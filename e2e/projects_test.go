@@ -31,6 +31,8 @@ import (
 	"github.com/webpilot/webpilot/internal/store"
 	"github.com/webpilot/webpilot/internal/suite"
 	"github.com/webpilot/webpilot/internal/suite/suitetest"
+
+	"github.com/webpilot/webpilot/internal/orchestrator"
 )
 
 // corpusFiles reads a corpus project as the files map an upload sends.
@@ -246,7 +248,7 @@ func TestACustomersProjectIsListedAndRunAsWritten(t *testing.T) {
 	must(t, json.Unmarshal(v.Project, &after))
 	for _, tc := range after.Repair.Tests {
 		if spared := strings.Contains(tc.Reason, "passed in the run this repair follows"); spared != (tc.File == "tests/login.spec.js") ||
-			(spared && tc.Verdict != suite.VerdictPassed) {
+			(spared && tc.Verdict != orchestrator.VerdictPassed) {
 			t.Errorf("%s %s after the run: %s (%s)", tc.File, tc.Title, tc.Verdict, tc.Reason)
 		}
 	}
@@ -624,7 +626,7 @@ func TestASuiteRedOnArrivalIsRepairedFromTheCustomersOwnRun(t *testing.T) {
 	must(t, json.Unmarshal(fdone.Project, &flow))
 	healed := 0
 	for _, tc := range flow.Repair.Tests {
-		if tc.Verdict == suite.VerdictHealed {
+		if tc.Verdict == string(orchestrator.VerdictHealed) {
 			healed++
 		}
 		if tc.File != "tests/list.spec.ts" {

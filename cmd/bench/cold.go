@@ -21,6 +21,8 @@ import (
 	"github.com/webpilot/webpilot/internal/sandbox"
 	"github.com/webpilot/webpilot/internal/suite"
 	"github.com/webpilot/webpilot/internal/suite/suitetest"
+
+	"github.com/webpilot/webpilot/internal/orchestrator"
 )
 
 // coldModes are the ways a repair gets the elements of a suite red on
@@ -211,25 +213,25 @@ func coldProject(ctx context.Context, pr suite.ProjectRunner, name, work, runner
 				return r, fmt.Errorf("%s %s repair under %s: %w", name, mode, v.v, err)
 			}
 			for _, t := range rep.Tests {
-				if t.Verdict == suite.VerdictPassed || t.Verdict == suite.VerdictFlaky || prints[t.ID] == nil {
+				if t.Verdict == orchestrator.VerdictPassed || t.Verdict == orchestrator.VerdictFlaky || prints[t.ID] == nil {
 					continue // passed, or does not pass as written on the release
 				}
 				switch {
 				case v.drift:
 					r.drift[mode]++
-					if t.Verdict == suite.VerdictHealed {
+					if t.Verdict == orchestrator.VerdictHealed {
 						r.healed[mode]++
 					} else if mode != "warm" {
 						r.notes = append(r.notes, fmt.Sprintf("%s, %s: not healed: %s %s: %s: %s", v.v, mode, t.File, t.Title, t.Verdict, firstLine(t.Reason)))
 					}
 				default:
 					r.regr[mode]++
-					if t.Verdict == suite.VerdictRegression {
+					if t.Verdict == orchestrator.VerdictRegression {
 						r.flagged[mode]++
 					} else {
 						r.notes = append(r.notes, fmt.Sprintf("%s, %s: not flagged: %s %s: %s: %s", v.v, mode, t.File, t.Title, t.Verdict, firstLine(t.Reason)))
 					}
-					if t.Verdict == suite.VerdictHealed {
+					if t.Verdict == orchestrator.VerdictHealed {
 						r.wrong++
 					}
 				}

@@ -91,7 +91,7 @@ func projectsE2EBench(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("%s outside: %w", name, err)
 		}
-		ref := map[string]string{}
+		ref := map[string]suite.TestStatus{}
 		for _, t := range out.Tests {
 			ref[t.File+" "+t.Project+" "+t.Title()] = t.Status
 		}
@@ -110,7 +110,7 @@ func projectsE2EBench(ctx context.Context) error {
 				return err
 			}
 			r.charged += v.ChargedCredits
-			got := map[string]string{}
+			got := map[string]suite.TestStatus{}
 			if v.Suite != nil {
 				for _, c := range v.Suite.Children {
 					var cv struct {

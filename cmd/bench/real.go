@@ -14,6 +14,8 @@ import (
 	"github.com/webpilot/webpilot/internal/demoapp"
 	"github.com/webpilot/webpilot/internal/suite"
 	"github.com/webpilot/webpilot/internal/suite/suitetest"
+
+	"github.com/webpilot/webpilot/internal/orchestrator"
 )
 
 // realVariants are the changes the suites_real area repairs: drift alone,
@@ -145,7 +147,7 @@ func realProject(ctx context.Context, pr suite.ProjectRunner, name, work, runner
 				switch m {
 				case suitetest.Drift:
 					r.drift[mode]++
-					if t.Verdict == suite.VerdictHealed {
+					if t.Verdict == orchestrator.VerdictHealed {
 						r.healed[mode]++
 						healedAny = true
 					} else {
@@ -153,19 +155,19 @@ func realProject(ctx context.Context, pr suite.ProjectRunner, name, work, runner
 					}
 				case suitetest.Regression:
 					r.regr[mode]++
-					if t.Verdict == suite.VerdictRegression {
+					if t.Verdict == orchestrator.VerdictRegression {
 						r.flagged[mode]++
 					} else {
 						note("not flagged")
 					}
-					if t.Verdict == suite.VerdictHealed {
+					if t.Verdict == orchestrator.VerdictHealed {
 						r.wrong++
 					}
 				default:
-					if t.Verdict == suite.VerdictHealed || t.Verdict == suite.VerdictRegression {
+					if t.Verdict == orchestrator.VerdictHealed || t.Verdict == orchestrator.VerdictRegression {
 						note("marked " + string(m))
 					}
-					if t.Verdict == suite.VerdictHealed {
+					if t.Verdict == orchestrator.VerdictHealed {
 						r.wrong++
 					}
 				}

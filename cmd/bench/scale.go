@@ -17,6 +17,8 @@ import (
 	"github.com/webpilot/webpilot/internal/demoapp"
 	"github.com/webpilot/webpilot/internal/suite"
 	"github.com/webpilot/webpilot/internal/suite/suitetest"
+
+	"github.com/webpilot/webpilot/internal/orchestrator"
 )
 
 // The suites_scale area's sizes (flags).
@@ -194,7 +196,7 @@ func scaleRepair(ctx context.Context, s *procStack, raw map[string][]byte, kinds
 		switch kind := kinds[t.File]; {
 		case kind == "drift":
 			f.drift++
-			if t.Verdict == suite.VerdictHealed {
+			if t.Verdict == orchestrator.VerdictHealed {
 				f.healed++
 			} else {
 				f.notes = append(f.notes, fmt.Sprintf("drift not healed: %s › %s: %s (%s)", t.File, t.Title, t.Verdict, firstLine(t.Reason)))
@@ -202,16 +204,16 @@ func scaleRepair(ctx context.Context, s *procStack, raw map[string][]byte, kinds
 		case kind == "regression":
 			f.regressed++
 			switch t.Verdict {
-			case suite.VerdictRegression:
+			case orchestrator.VerdictRegression:
 				f.flagged++
-			case suite.VerdictHealed:
+			case orchestrator.VerdictHealed:
 				f.wrongly++
 			default:
 				f.notes = append(f.notes, fmt.Sprintf("regression not flagged: %s › %s: %s (%s)", t.File, t.Title, t.Verdict, firstLine(t.Reason)))
 			}
-		case t.Verdict == suite.VerdictHealed:
+		case t.Verdict == orchestrator.VerdictHealed:
 			f.wrongly++
-		case t.Verdict != suite.VerdictPassed:
+		case t.Verdict != orchestrator.VerdictPassed:
 			f.notes = append(f.notes, fmt.Sprintf("a stable test is %s: %s › %s (%s)", t.Verdict, t.File, t.Title, firstLine(t.Reason)))
 		}
 	}

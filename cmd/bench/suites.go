@@ -20,6 +20,8 @@ import (
 	"github.com/webpilot/webpilot/internal/sandbox"
 	"github.com/webpilot/webpilot/internal/suite"
 	"github.com/webpilot/webpilot/internal/suite/suitetest"
+
+	"github.com/webpilot/webpilot/internal/orchestrator"
 )
 
 // suitesBench measures customers' projects as written: the corpus's spec
@@ -233,7 +235,7 @@ func projectBench(ctx context.Context, pr suite.ProjectRunner, name, work, runne
 		if err != nil {
 			return r, fmt.Errorf("%s outside: %w", name, err)
 		}
-		ref := map[string]string{}
+		ref := map[string]suite.TestStatus{}
 		for _, t := range out.Tests {
 			ref[t.File+" "+t.Project+" "+t.Title()] = t.Status
 		}
@@ -282,25 +284,25 @@ func projectBench(ctx context.Context, pr suite.ProjectRunner, name, work, runne
 			return r, fmt.Errorf("%s repair under %v: %w", name, variant.changes, err)
 		}
 		for _, t := range rep.Tests {
-			if t.Verdict == suite.VerdictPassed || t.Verdict == suite.VerdictFlaky || prints[t.ID] == nil {
+			if t.Verdict == orchestrator.VerdictPassed || t.Verdict == orchestrator.VerdictFlaky || prints[t.ID] == nil {
 				continue // it passed, or it does not pass as written (skipped or failing): nothing to heal or flag
 			}
 			switch {
 			case variant.drift:
 				r.drift++
-				if t.Verdict == suite.VerdictHealed {
+				if t.Verdict == orchestrator.VerdictHealed {
 					r.driftHealed++
 				} else {
 					r.notes = append(r.notes, fmt.Sprintf("not healed under %v: %s %s: %s: %s", variant.changes, t.File, t.Title, t.Verdict, firstLine(t.Reason)))
 				}
 			default:
 				r.regressed++
-				if t.Verdict == suite.VerdictRegression {
+				if t.Verdict == orchestrator.VerdictRegression {
 					r.flagged++
 				} else {
 					r.notes = append(r.notes, fmt.Sprintf("not flagged under %v: %s %s: %s: %s", variant.changes, t.File, t.Title, t.Verdict, firstLine(t.Reason)))
 				}
-				if t.Verdict == suite.VerdictHealed {
+				if t.Verdict == orchestrator.VerdictHealed {
 					r.wrong++
 				}
 			}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/webpilot/webpilot/internal/jobs"
 	"github.com/webpilot/webpilot/internal/suite"
+
+	"github.com/webpilot/webpilot/internal/orchestrator"
 )
 
 // TestWatchFailsWhenTheStreamEndsBeforeTheJob: a stream cut before the
@@ -100,17 +102,17 @@ func TestTheCIStepSaysWhyEachTestIsLeftRed(t *testing.T) {
 	t.Parallel()
 	var out strings.Builder
 	counts := repairSummary(&out, []suite.RepairedTest{
-		{File: "tests/login.spec.ts", Title: "logs in", Verdict: suite.VerdictRegression, Reason: "the element is there but reads \"Your username is invalid!\""},
-		{File: "tests/login.spec.ts", Title: "logs out", Verdict: suite.VerdictUnrepairable, Reason: "no passing run recorded the element this call acted on\nmore"},
-		{File: "tests/list.spec.ts", Title: "adds", Verdict: suite.VerdictNotRun, Reason: "its file's run did not reach it within its time budget"},
-		{File: "tests/list.spec.ts", Title: "counts", Verdict: suite.VerdictHealed},
-		{File: "tests/list.spec.ts", Title: "menu", Verdict: suite.VerdictFlaky},
+		{File: "tests/login.spec.ts", Title: "logs in", Verdict: orchestrator.VerdictRegression, Reason: "the element is there but reads \"Your username is invalid!\""},
+		{File: "tests/login.spec.ts", Title: "logs out", Verdict: orchestrator.VerdictUnrepairable, Reason: "no passing run recorded the element this call acted on\nmore"},
+		{File: "tests/list.spec.ts", Title: "adds", Verdict: orchestrator.VerdictNotRun, Reason: "its file's run did not reach it within its time budget"},
+		{File: "tests/list.spec.ts", Title: "counts", Verdict: orchestrator.VerdictHealed},
+		{File: "tests/list.spec.ts", Title: "menu", Verdict: orchestrator.VerdictFlaky},
 	})
 	want := "1 passed, 1 healed, 1 app regressions, 1 unrepairable, 1 not run\n" +
 		"  app regression: tests/login.spec.ts > logs in: the element is there but reads \"Your username is invalid!\"\n" +
 		"  unrepairable: tests/login.spec.ts > logs out: no passing run recorded the element this call acted on\n" +
 		"  not run: tests/list.spec.ts > adds: its file's run did not reach it within its time budget\n"
-	if out.String() != want || counts[suite.VerdictUnrepairable] != 1 {
+	if out.String() != want || counts[orchestrator.VerdictUnrepairable] != 1 {
 		t.Fatalf("the summary:\n%s\nwant:\n%s", out.String(), want)
 	}
 }

@@ -23,6 +23,8 @@ import (
 	"github.com/webpilot/webpilot/api"
 	"github.com/webpilot/webpilot/internal/jobs"
 	"github.com/webpilot/webpilot/internal/suite"
+
+	"github.com/webpilot/webpilot/internal/orchestrator"
 )
 
 // projectCommand is the customers' own @playwright/test projects: upload
@@ -460,12 +462,12 @@ func projectRepairDir(c *client, dir string, o projectJobOptions, out io.Writer)
 	}
 	counts := repairSummary(out, res.Repair.Tests)
 	switch {
-	case counts[suite.VerdictRegression] > 0:
-		return fmt.Errorf("%d app regressions: the app no longer does what these tests check (never healed)", counts[suite.VerdictRegression])
-	case counts[suite.VerdictUnrepairable]+counts[suite.VerdictNotRun] > 0:
-		return fmt.Errorf("%d tests are still failing or did not run", counts[suite.VerdictUnrepairable]+counts[suite.VerdictNotRun])
+	case counts[orchestrator.VerdictRegression] > 0:
+		return fmt.Errorf("%d app regressions: the app no longer does what these tests check (never healed)", counts[orchestrator.VerdictRegression])
+	case counts[orchestrator.VerdictUnrepairable]+counts[orchestrator.VerdictNotRun] > 0:
+		return fmt.Errorf("%d tests are still failing or did not run", counts[orchestrator.VerdictUnrepairable]+counts[orchestrator.VerdictNotRun])
 	}
-	if err != nil && counts[suite.VerdictHealed] > 0 {
+	if err != nil && counts[orchestrator.VerdictHealed] > 0 {
 		return err // healed but not verified: no patch to trust
 	}
 	return nil
@@ -474,15 +476,18 @@ func projectRepairDir(c *client, dir string, o projectJobOptions, out io.Writer)
 // repairSummary writes a repair's counts, then each test it left red with
 // why: the app regressions, the tests it could not heal, those that did
 // not run. It answers the counts by verdict.
-func repairSummary(out io.Writer, tests []suite.RepairedTest) map[string]int {
-	counts := map[string]int{}
+func repairSummary(out io.Writer, tests []suite.RepairedTest) map[orchestrator.Verdict]int {
+	counts := map[orchestrator.Verdict]int{}
 	for _, t := range tests {
 		counts[t.Verdict]++
 	}
-	fmt.Fprintf(out, "%d passed, %d healed, %d app regressions, %d unrepairable, %d not run\n", counts[suite.VerdictPassed]+counts[suite.VerdictFlaky],
-		counts[suite.VerdictHealed], counts[suite.VerdictRegression], counts[suite.VerdictUnrepairable], counts[suite.VerdictNotRun])
-	for _, v := range []struct{ verdict, label string }{
-		{suite.VerdictRegression, "app regression"}, {suite.VerdictUnrepairable, "unrepairable"}, {suite.VerdictNotRun, "not run"},
+	fmt.Fprintf(out, "%d passed, %d healed, %d app regressions, %d unrepairable, %d not run\n", counts[orchestrator.VerdictPassed]+counts[orchestrator.VerdictFlaky],
+		counts[orchestrator.VerdictHealed], counts[orchestrator.VerdictRegression], counts[orchestrator.VerdictUnrepairable], counts[orchestrator.VerdictNotRun])
+	for _, v := range []struct {
+		verdict orchestrator.Verdict
+		label   string
+	}{
+		{orchestrator.VerdictRegression, "app regression"}, {orchestrator.VerdictUnrepairable, "unrepairable"}, {orchestrator.VerdictNotRun, "not run"},
 	} {
 		for _, t := range tests {
 			if t.Verdict == v.verdict {

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 
+	"github.com/webpilot/webpilot/internal/orchestrator"
 	"github.com/webpilot/webpilot/internal/store"
 	"github.com/webpilot/webpilot/internal/suite"
 )
@@ -46,13 +47,14 @@ func listing(v store.ProjectVersion) []suite.TestOutcome {
 // in the runs kept, newest first.
 type projectTest struct {
 	suite.TestOutcome
-	Last    string   // the last run's verdict ("" when never run)
-	LastJob string   // the job of that run
-	History []string // the verdicts of the runs kept, newest first (at most historyRuns)
-	Flaky   bool     // it passed and failed in those runs, or passed on a retry
+	Last    suite.TestStatus   // the last run's verdict ("" when never run)
+	LastJob string             // the job of that run
+	History []suite.TestStatus // the verdicts of the runs kept, newest first (at most historyRuns)
+	Flaky   bool               // it passed and failed in those runs, or passed on a retry
 	// Repaired is the last repair's verdict of it (healed, app_regression,
 	// ...; "" when none), RepairJob that repair, and Why its reason.
-	Repaired, RepairJob, Why string
+	Repaired       orchestrator.Verdict
+	RepairJob, Why string
 }
 
 // repairRuns is how many of a project's repairs its page reads.

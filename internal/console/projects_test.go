@@ -13,6 +13,8 @@ import (
 	"github.com/webpilot/webpilot/internal/store"
 	"github.com/webpilot/webpilot/internal/store/storetest"
 	"github.com/webpilot/webpilot/internal/suite"
+
+	"github.com/webpilot/webpilot/internal/orchestrator"
 )
 
 // TestTheProjectsPagesShowVersionsAndEachTestsVerdicts: the Projects page
@@ -47,7 +49,7 @@ func TestTheProjectsPagesShowVersionsAndEachTestsVerdicts(t *testing.T) {
 	// Three runs of the list file, oldest first: "adds" passed, failed,
 	// passed; "counts" passed each time.
 	var last string
-	for i, adds := range []string{"passed", "failed", "passed"} {
+	for i, adds := range []suite.TestStatus{"passed", "failed", "passed"} {
 		res, _ := json.Marshal(map[string]any{"file": "tests/list.spec.ts", "tests": []suite.TestOutcome{
 			{ID: "t-add", Status: adds}, {ID: "t-count", Status: "passed"}}})
 		in, _ := json.Marshal(jobs.ProjectRequest{Name: "shop", Version: up.Digest, Files: []string{"tests/list.spec.ts"}})
@@ -64,7 +66,7 @@ func TestTheProjectsPagesShowVersionsAndEachTestsVerdicts(t *testing.T) {
 	// A repair of the project, no run of its own before it: each test it
 	// judged shows its verdict and links the repair.
 	repaired, _ := json.Marshal(suite.ProjectRepairResult{Project: "shop", Version: up.Digest, Verdict: "app_regression", Repair: suite.RepairReport{
-		Tests: []suite.RepairedTest{{ID: "t-new", Title: "signs in", Verdict: suite.VerdictRegression, Reason: "the page is not where the test checks it is"}}}})
+		Tests: []suite.RepairedTest{{ID: "t-new", Title: "signs in", Verdict: orchestrator.VerdictRegression, Reason: "the page is not where the test checks it is"}}}})
 	in, _ := json.Marshal(jobs.ProjectRequest{Name: "shop", Version: up.Digest})
 	rj, err := st.SubmitJob(ctx, store.NewJob{TenantID: tn.ID, Kind: string(jobs.KindProjectRepair), Input: in, Hold: 1, Subject: "jobs.project_repair." + tn.ID})
 	if err != nil {

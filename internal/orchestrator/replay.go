@@ -26,21 +26,25 @@ type Replay struct {
 	Repair bool
 }
 
-// Verdict is what a replay found a test to be.
+// Verdict is what a replay or a repair found a test to be: of a stored
+// test, or of a test of a customer's project.
 type Verdict string
 
 // Verdicts.
 const (
 	VerdictPassed       Verdict = "passed"         // every recorded command worked as recorded
 	VerdictHealed       Verdict = "healed"         // test drift was repaired
-	VerdictFlaky        Verdict = "flaky"          // it passed once the page was given time
+	VerdictFlaky        Verdict = "flaky"          // it passed once the page was given time, or on a retry
 	VerdictRegression   Verdict = "app_regression" // the app no longer does what the test checks
 	VerdictUnrepairable Verdict = "unrepairable"   // it fails and could not be repaired
 	VerdictFailed       Verdict = "failed"         // it fails (a replay that repairs nothing)
+	VerdictSkipped      Verdict = "skipped"        // a project's run skipped it (by itself, or after a failure before it)
+	VerdictNotRun       Verdict = "not run"        // a project file's run did not reach it within its time budget
 )
 
 // Verdicts lists every verdict.
-var Verdicts = []Verdict{VerdictPassed, VerdictHealed, VerdictFlaky, VerdictRegression, VerdictUnrepairable, VerdictFailed}
+var Verdicts = []Verdict{VerdictPassed, VerdictHealed, VerdictFlaky, VerdictRegression, VerdictUnrepairable, VerdictFailed,
+	VerdictSkipped, VerdictNotRun}
 
 // FailureClass is what a failing command was found to be.
 type FailureClass string

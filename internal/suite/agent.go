@@ -15,6 +15,7 @@ import (
 	"unicode"
 
 	"github.com/webpilot/webpilot/internal/llm"
+	"github.com/webpilot/webpilot/internal/orchestrator"
 )
 
 // Asker is the model as a repair asks it, one call at a time. The
@@ -273,7 +274,7 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 					edits[e.file] = append(edits[e.file], e)
 				} else {
 					flowWas[id] = rt.Reason
-					rt.Verdict, rt.Reason = "failed", ans.reason
+					rt.Verdict, rt.Reason = orchestrator.VerdictFailed, ans.reason
 				}
 				made[id] = append(made[id], ans.ins)
 				for _, ch := range ans.changes {
@@ -285,12 +286,12 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 				wide = wide || ans.ins.file != t.File
 				continue
 			}
-			if t.Status != "failed" || t.Failure == nil || rt.Verdict == VerdictRegression {
+			if t.Status != StatusFailed || t.Failure == nil || rt.Verdict == orchestrator.VerdictRegression {
 				continue
 			}
 			// A test a failing one kept from running (rt.Verdict skipped)
 			// that now runs and fails is asked about too.
-			if made[id] == nil && rt.Verdict != "skipped" && (rt.Verdict != VerdictUnrepairable || rt.Reason != reasonNoRecord) {
+			if made[id] == nil && rt.Verdict != orchestrator.VerdictSkipped && (rt.Verdict != orchestrator.VerdictUnrepairable || rt.Reason != reasonNoRecord) {
 				continue
 			}
 			f := t.Failure
@@ -305,7 +306,7 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 			if len(last.dom[id]) == 0 {
 				// Nothing to show: a page it cannot see is no evidence of
 				// an element, nor of a regression.
-				rt.Verdict, rt.Reason = VerdictUnrepairable, reasonNoRecord+"; the trace holds no picture of the page at the failure to ask the agent about"
+				rt.Verdict, rt.Reason = orchestrator.VerdictUnrepairable, reasonNoRecord+"; the trace holds no picture of the page at the failure to ask the agent about"
 				continue
 			}
 			ans, ok := named[f.Selector]
@@ -324,13 +325,13 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 				return nil, ctx.Err()
 			case err != nil:
 				rt.ModelCalls-- // not answered
-				rt.Verdict, rt.Reason = VerdictUnrepairable, reasonNoRecord+"; the agent could not be asked: "+askFailed(err)
+				rt.Verdict, rt.Reason = orchestrator.VerdictUnrepairable, reasonNoRecord+"; the agent could not be asked: "+askFailed(err)
 				continue
 			case regression != "":
-				rt.Verdict, rt.Reason, rt.Evidence = VerdictRegression, "the agent read the page at the failure: "+clip(regression, 300), f
+				rt.Verdict, rt.Reason, rt.Evidence = orchestrator.VerdictRegression, "the agent read the page at the failure: "+clip(regression, 300), f
 				continue
 			case el == nil:
-				rt.Verdict, rt.Reason = VerdictUnrepairable, reasonNoRecord+"; the agent could not tell the element it meant: "+clip(unsure, 200)
+				rt.Verdict, rt.Reason = orchestrator.VerdictUnrepairable, reasonNoRecord+"; the agent could not tell the element it meant: "+clip(unsure, 200)
 				continue
 			}
 			assertion := f.Method == "expect" || strings.HasPrefix(f.API, "expect")
@@ -352,7 +353,7 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 			}
 			ch.Agent = true
 			changes = withTest(changes, ch, rt.Title)
-			rt.Verdict, rt.Reason = "failed", "passes with the element the agent named: "+describeElement(*el)
+			rt.Verdict, rt.Reason = orchestrator.VerdictFailed, "passes with the element the agent named: "+describeElement(*el)
 			if !slices.Contains(files, t.File) {
 				files = append(files, t.File)
 			}
@@ -384,7 +385,7 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 	}
 	keep := map[agentEdit]bool{}
 	for id, es := range made {
-		if last.tests[id].Status == "passed" {
+		if last.tests[id].Status == StatusPassed {
 			for _, e := range es {
 				keep[e] = true
 			}
@@ -397,7 +398,7 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 	var undo []agentEdit
 	var files []string
 	for _, id := range order {
-		if made[id] == nil || last.tests[id].Status == "passed" {
+		if made[id] == nil || last.tests[id].Status == StatusPassed {
 			continue
 		}
 		rt, t := tests[id], last.tests[id]
@@ -409,9 +410,9 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 		switch {
 		case strings.HasPrefix(rt.Reason, reasonFlowSteps):
 			// The reading without a model stands, with what was tried.
-			rt.Verdict, rt.Reason = VerdictRegression, flowWas[id]+"; with the steps the agent proposed ("+
+			rt.Verdict, rt.Reason = orchestrator.VerdictRegression, flowWas[id]+"; with the steps the agent proposed ("+
 				strings.TrimPrefix(rt.Reason, reasonFlowSteps)+") it still fails"+at+": refused"
-		case rt.Verdict == VerdictRegression:
+		case rt.Verdict == orchestrator.VerdictRegression:
 			// Judged at a later call; the earlier element is taken back.
 		case regressedLater(t, all, *cur, last.dom[id], sites):
 			// With the agent's elements it went on, and failed at a later
@@ -419,11 +420,11 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 			// elsewhere): the regression is reported, the elements taken
 			// back with the test.
 			_, _, _, later := diagnose(t, nil, last.dom[id], sites)
-			rt.Verdict, rt.Reason, rt.Evidence = VerdictRegression, later+"; reached with the elements the agent named before it", t.Failure
+			rt.Verdict, rt.Reason, rt.Evidence = orchestrator.VerdictRegression, later+"; reached with the elements the agent named before it", t.Failure
 		case strings.HasPrefix(rt.Reason, "passes with the element the agent named"):
-			rt.Verdict, rt.Reason = VerdictUnrepairable, why
+			rt.Verdict, rt.Reason = orchestrator.VerdictUnrepairable, why
 		default:
-			rt.Verdict, rt.Reason = VerdictUnrepairable, why+"; then "+rt.Reason
+			rt.Verdict, rt.Reason = orchestrator.VerdictUnrepairable, why+"; then "+rt.Reason
 		}
 		for _, e := range made[id] {
 			if !keep[e] && !slices.Contains(undo, e) {
@@ -547,7 +548,7 @@ func regressedLater(t TestOutcome, made []agentEdit, p Project, dom []SnapshotEl
 		return false
 	}
 	_, _, verdict, _ := diagnose(t, nil, dom, sites)
-	return verdict == VerdictRegression
+	return verdict == orchestrator.VerdictRegression
 }
 
 // agentWrote says whether a literal the failing call's locator is made of

@@ -12,6 +12,8 @@ import (
 	"github.com/webpilot/webpilot/internal/suite"
 	"github.com/webpilot/webpilot/internal/suite/suitetest"
 	"github.com/webpilot/webpilot/internal/testslot"
+
+	"github.com/webpilot/webpilot/internal/orchestrator"
 )
 
 // modelAsker asks the scripted model through the real client and prices
@@ -59,8 +61,8 @@ func TestWithNothingRecordedTheAgentNamesTheElementAndOnlyAVerifiedHealIsKept(t 
 		}
 		return rep, model.Requests()
 	}
-	verdicts := func(rep suite.RepairReport) map[string]int {
-		v := map[string]int{}
+	verdicts := func(rep suite.RepairReport) map[orchestrator.Verdict]int {
+		v := map[orchestrator.Verdict]int{}
 		for _, tc := range rep.Tests {
 			v[tc.Verdict]++
 		}
@@ -69,7 +71,7 @@ func TestWithNothingRecordedTheAgentNamesTheElementAndOnlyAVerifiedHealIsKept(t 
 
 	t.Run("drift", func(t *testing.T) {
 		rep, asked := repair(t, demoapp.RenamedIDs, false)
-		if v := verdicts(rep); v[suite.VerdictHealed] != 3 || len(rep.Tests) != 3 || !rep.Verified {
+		if v := verdicts(rep); v[orchestrator.VerdictHealed] != 3 || len(rep.Tests) != 3 || !rep.Verified {
 			t.Fatalf("verdicts %v, verified %v: %+v", v, rep.Verified, rep.Tests)
 		}
 		changed := map[string]string{}
@@ -110,9 +112,9 @@ func TestWithNothingRecordedTheAgentNamesTheElementAndOnlyAVerifiedHealIsKept(t 
 		rep, asked := repair(t, demoapp.RenamedIDs, true)
 		refused := 0
 		for _, tc := range rep.Tests {
-			if tc.Verdict == suite.VerdictUnrepairable && strings.Contains(tc.Reason, "with the element the agent named it still fails") {
+			if tc.Verdict == orchestrator.VerdictUnrepairable && strings.Contains(tc.Reason, "with the element the agent named it still fails") {
 				refused++
-			} else if tc.Verdict != suite.VerdictPassed {
+			} else if tc.Verdict != orchestrator.VerdictPassed {
 				t.Errorf("%s: %s (%s)", tc.Title, tc.Verdict, tc.Reason)
 			}
 		}
@@ -128,7 +130,7 @@ func TestWithNothingRecordedTheAgentNamesTheElementAndOnlyAVerifiedHealIsKept(t 
 		// agent gives a value, written as a statement before the call
 		// that submitted the form, in the page object's idiom.
 		rep, asked := repair(t, demoapp.NeedsQty, false)
-		if v := verdicts(rep); v[suite.VerdictHealed] != 1 || v[suite.VerdictPassed] != 2 || !rep.Verified {
+		if v := verdicts(rep); v[orchestrator.VerdictHealed] != 1 || v[orchestrator.VerdictPassed] != 2 || !rep.Verified {
 			t.Fatalf("verdicts %v, verified %v: %+v", v, rep.Verified, rep.Tests)
 		}
 		want := "await this.page.getByLabel('Quantity').fill('2');"
@@ -143,7 +145,7 @@ func TestWithNothingRecordedTheAgentNamesTheElementAndOnlyAVerifiedHealIsKept(t 
 			t.Errorf("%d asked: %v", len(asked), asked)
 		}
 		for _, tc := range rep.Tests {
-			if tc.Verdict == suite.VerdictHealed && (tc.ModelCalls != 1 || tc.ModelCreditsMicro <= 0 || !strings.Contains(tc.Reason, want)) {
+			if tc.Verdict == orchestrator.VerdictHealed && (tc.ModelCalls != 1 || tc.ModelCreditsMicro <= 0 || !strings.Contains(tc.Reason, want)) {
 				t.Errorf("%s: %d calls, %d µcredits: %s", tc.Title, tc.ModelCalls, tc.ModelCreditsMicro, tc.Reason)
 			}
 		}
@@ -159,10 +161,10 @@ func TestWithNothingRecordedTheAgentNamesTheElementAndOnlyAVerifiedHealIsKept(t 
 		for _, tc := range rep.Tests {
 			switch {
 			case strings.HasPrefix(tc.Title, "shopping list › adds "):
-				if tc.Verdict != suite.VerdictRegression || !strings.Contains(tc.Reason, "fill('0')") || !strings.Contains(tc.Reason, "refused") {
+				if tc.Verdict != orchestrator.VerdictRegression || !strings.Contains(tc.Reason, "fill('0')") || !strings.Contains(tc.Reason, "refused") {
 					t.Errorf("%s: %s (%s)", tc.Title, tc.Verdict, tc.Reason)
 				}
-			case tc.Verdict != suite.VerdictPassed:
+			case tc.Verdict != orchestrator.VerdictPassed:
 				t.Errorf("%s: %s (%s)", tc.Title, tc.Verdict, tc.Reason)
 			}
 		}
@@ -176,9 +178,9 @@ func TestWithNothingRecordedTheAgentNamesTheElementAndOnlyAVerifiedHealIsKept(t 
 		regressions := 0
 		for _, tc := range rep.Tests {
 			switch tc.Verdict {
-			case suite.VerdictHealed:
+			case orchestrator.VerdictHealed:
 				t.Errorf("%s was healed", tc.Title)
-			case suite.VerdictRegression:
+			case orchestrator.VerdictRegression:
 				regressions++
 				if tc.Evidence == nil || tc.Evidence.File != "pages/ListPage.ts" || !strings.Contains(tc.Reason, "no button that adds") {
 					t.Errorf("%s: %s, evidence %+v", tc.Title, tc.Reason, tc.Evidence)
@@ -228,7 +230,7 @@ func TestTheAgentsHealOfASetupProjectRunsTheTestsThatDependOnIt(t *testing.T) {
 	}
 	healed := 0
 	for _, tc := range rep.Tests {
-		if tc.Verdict != suite.VerdictHealed {
+		if tc.Verdict != orchestrator.VerdictHealed {
 			t.Errorf("%s: %s (%s)", tc.Title, tc.Verdict, tc.Reason)
 			continue
 		}

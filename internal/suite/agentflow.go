@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/webpilot/webpilot/internal/orchestrator"
 )
 
 // A flow change the agent proposes: the app now asks for a field the test
@@ -117,7 +119,7 @@ func submitCall(t TestOutcome) *TraceAction {
 // reading without a model, a regression), and the page at the failure
 // shows a field that form requires left empty.
 func flowCandidate(t TestOutcome, rt *RepairedTest, dom []SnapshotElement) bool {
-	return t.Status == "failed" && t.Failure != nil && rt.Verdict == VerdictRegression &&
+	return t.Status == StatusFailed && t.Failure != nil && rt.Verdict == orchestrator.VerdictRegression &&
 		!strings.HasPrefix(rt.Reason, reasonAgentRead) && len(requiredEmpty(dom)) > 0 && submitCall(t) != nil
 }
 
@@ -330,7 +332,7 @@ func askFlowEdit(ctx context.Context, a Asker, p Project, t TestOutcome, rt *Rep
 	for _, ch := range chs {
 		lines = append(lines, ch.New)
 	}
-	rt.Verdict, rt.Reason = "failed", reasonFlowSteps+strings.Join(lines, " ")
+	rt.Verdict, rt.Reason = orchestrator.VerdictFailed, reasonFlowSteps+strings.Join(lines, " ")
 	return chs, e, nil
 }
 

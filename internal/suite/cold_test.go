@@ -16,6 +16,8 @@ import (
 	"github.com/webpilot/webpilot/internal/suite"
 	"github.com/webpilot/webpilot/internal/suite/suitetest"
 	"github.com/webpilot/webpilot/internal/testslot"
+
+	"github.com/webpilot/webpilot/internal/orchestrator"
 )
 
 // TestASuiteRedOnArrivalIsHealedFromItsBaseline: a suite no run on
@@ -43,14 +45,14 @@ func TestASuiteRedOnArrivalIsHealedFromItsBaseline(t *testing.T) {
 			t.Fatal(err)
 		}
 		rep := b.repairFrom(t, p, nil, release.URL)
-		verdicts := map[string]int{}
+		verdicts := map[orchestrator.Verdict]int{}
 		for _, tc := range rep.Tests {
 			verdicts[tc.Verdict]++
-			if tc.Title == "remembers the choice" && (tc.Verdict != suite.VerdictHealed || !strings.Contains(tc.Reason, "skipped while a test it depends on failed")) {
+			if tc.Title == "remembers the choice" && (tc.Verdict != orchestrator.VerdictHealed || !strings.Contains(tc.Reason, "skipped while a test it depends on failed")) {
 				t.Errorf("%s: %s (%s)", tc.Title, tc.Verdict, tc.Reason)
 			}
 		}
-		if verdicts[suite.VerdictHealed] != 3 || verdicts[suite.VerdictPassed] != 2 || !rep.Verified {
+		if verdicts[orchestrator.VerdictHealed] != 3 || verdicts[orchestrator.VerdictPassed] != 2 || !rep.Verified {
 			t.Fatalf("verdicts %v, verified %v: %+v", verdicts, rep.Verified, rep.Tests)
 		}
 		changed := map[string]string{}
@@ -88,11 +90,11 @@ func TestASuiteRedOnArrivalIsHealedFromItsBaseline(t *testing.T) {
 			t.Fatal(err)
 		}
 		rep := b.repairFrom(t, p, imp.Prints, "")
-		verdicts := map[string]int{}
+		verdicts := map[orchestrator.Verdict]int{}
 		for _, tc := range rep.Tests {
 			verdicts[tc.Verdict]++
 		}
-		if verdicts[suite.VerdictHealed] != 3 || verdicts[suite.VerdictPassed] != 2 || !rep.Verified || len(rep.Changes) != 2 {
+		if verdicts[orchestrator.VerdictHealed] != 3 || verdicts[orchestrator.VerdictPassed] != 2 || !rep.Verified || len(rep.Changes) != 2 {
 			t.Fatalf("verdicts %v, verified %v, changes %+v", verdicts, rep.Verified, rep.Changes)
 		}
 		// A run of another version, or without its traces, gives nothing.
@@ -125,9 +127,9 @@ func TestASuiteRedOnArrivalIsHealedFromItsBaseline(t *testing.T) {
 		regressions := 0
 		for _, tc := range rep.Tests {
 			switch tc.Verdict {
-			case suite.VerdictHealed:
+			case orchestrator.VerdictHealed:
 				t.Errorf("%s was healed", tc.Title)
-			case suite.VerdictRegression:
+			case orchestrator.VerdictRegression:
 				regressions++
 				if tc.Evidence == nil || tc.Evidence.Target == nil || tc.Evidence.File != "pages/ListPage.ts" {
 					t.Errorf("%s: a regression without its evidence: %+v", tc.Title, tc.Evidence)
@@ -179,11 +181,11 @@ func TestARepairGoesOnPastAFileThatOutlastsItsBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	verdicts := map[string]string{}
+	verdicts := map[string]orchestrator.Verdict{}
 	for _, tc := range got.Tests {
 		verdicts[tc.Title] = tc.Verdict
 	}
-	if verdicts["waits for ever"] != suite.VerdictNotRun || verdicts["adds an item"] != suite.VerdictHealed || !got.Verified {
+	if verdicts["waits for ever"] != orchestrator.VerdictNotRun || verdicts["adds an item"] != orchestrator.VerdictHealed || !got.Verified {
 		t.Fatalf("verdicts %v, verified %v: %+v", verdicts, got.Verified, got.Tests)
 	}
 	if len(got.Errors) != 1 || !strings.HasPrefix(got.Errors[0], "tests/a-hangs.spec.js: the run's time budget") {
@@ -244,11 +246,11 @@ func TestAFilesRepairInAFannedOutRepairTrialsOnlyWhatItJudges(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			verdicts := map[string]string{}
+			verdicts := map[string]orchestrator.Verdict{}
 			for _, r := range rep.Tests {
 				verdicts[r.Title] = r.Verdict
 			}
-			if verdicts["adds an item"] != suite.VerdictHealed || verdicts["reads the help"] != suite.VerdictPassed || !rep.Verified {
+			if verdicts["adds an item"] != orchestrator.VerdictHealed || verdicts["reads the help"] != orchestrator.VerdictPassed || !rep.Verified {
 				t.Fatalf("verdicts %v, verified %v", verdicts, rep.Verified)
 			}
 			if got := helps.Load(); got != tc.helps {
@@ -277,7 +279,7 @@ func TestATestASetupKeptFromRunningIsHealedFromTheBaselineToo(t *testing.T) {
 	}
 	rep := b.repairFrom(t, p, nil, release.URL)
 	for _, tc := range rep.Tests {
-		if tc.Verdict != suite.VerdictHealed {
+		if tc.Verdict != orchestrator.VerdictHealed {
 			t.Errorf("%s: %s (%s)", tc.Title, tc.Verdict, tc.Reason)
 		}
 	}

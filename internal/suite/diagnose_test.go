@@ -3,6 +3,8 @@ package suite
 import (
 	"strings"
 	"testing"
+
+	"github.com/webpilot/webpilot/internal/orchestrator"
 )
 
 // TestAMiscountIsNeverAMissingElement: an assertion that found its
@@ -14,11 +16,11 @@ func TestAMiscountIsNeverAMissingElement(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name, err string
-		verdict   string
+		verdict   orchestrator.Verdict
 	}{
-		{"a count", "Error: expect(locator).toHaveCount(expected) failed\n\nLocator: getByRole('listitem')\nExpected: 3\nReceived: 2\nCall log:\n  - waiting for getByRole('listitem')", VerdictRegression},
-		{"a text", "Error: expect(locator).toHaveText(expected) failed\n\nExpected string: \"3 items\"\nReceived string: \"2 items\"\nCall log:\n  - waiting for locator('#count')", VerdictRegression},
-		{"nothing found", "Error: expect(locator).toBeVisible() failed\n\nLocator: locator('#gone')\nExpected: visible\nReceived: <element(s) not found>\nCall log:\n  - waiting for locator('#gone')", VerdictUnrepairable},
+		{"a count", "Error: expect(locator).toHaveCount(expected) failed\n\nLocator: getByRole('listitem')\nExpected: 3\nReceived: 2\nCall log:\n  - waiting for getByRole('listitem')", orchestrator.VerdictRegression},
+		{"a text", "Error: expect(locator).toHaveText(expected) failed\n\nExpected string: \"3 items\"\nReceived string: \"2 items\"\nCall log:\n  - waiting for locator('#count')", orchestrator.VerdictRegression},
+		{"nothing found", "Error: expect(locator).toBeVisible() failed\n\nLocator: locator('#gone')\nExpected: visible\nReceived: <element(s) not found>\nCall log:\n  - waiting for locator('#gone')", orchestrator.VerdictUnrepairable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &TraceAction{API: "expect", Method: "expect", Selector: "internal:role=listitem", Error: tc.err}
@@ -46,7 +48,7 @@ func TestAnItemTheAppNeverAddedIsARegression(t *testing.T) {
 		Error:    "Error: expect(locator).toBeVisible() failed\n\nReceived: <element(s) not found>\nCall log:\n  - waiting for getByRole('listitem').filter({ hasText: 'Honey' })"}
 	passing := []TraceAction{{API: "expect", Method: "expect", File: "tests/list.spec.ts", Line: 12, Column: 5, Selector: f.Selector, Target: before}}
 	_, _, verdict, why := diagnose(TestOutcome{Status: "failed", Error: f.Error, Failure: f}, passing, dom, nil)
-	if verdict != VerdictRegression || !strings.Contains(why, "Honey") {
+	if verdict != orchestrator.VerdictRegression || !strings.Contains(why, "Honey") {
 		t.Fatalf("verdict %q (%s), want a regression naming Honey", verdict, why)
 	}
 }
@@ -57,9 +59,9 @@ func TestAnItemTheAppNeverAddedIsARegression(t *testing.T) {
 // by nothing when no failing test is a regression.
 func TestATestSkippedForARegressionWaitsOnIt(t *testing.T) {
 	t.Parallel()
-	setup := &RepairedTest{ID: "s", File: "tests/setup.ts", Title: "signs in", Verdict: VerdictRegression}
-	count := &RepairedTest{ID: "c", File: "tests/list.spec.ts", Title: "counts", Verdict: VerdictRegression}
-	gone := &RepairedTest{ID: "g", File: "tests/list.spec.ts", Title: "finds it", Verdict: VerdictUnrepairable}
+	setup := &RepairedTest{ID: "s", File: "tests/setup.ts", Title: "signs in", Verdict: orchestrator.VerdictRegression}
+	count := &RepairedTest{ID: "c", File: "tests/list.spec.ts", Title: "counts", Verdict: orchestrator.VerdictRegression}
+	gone := &RepairedTest{ID: "g", File: "tests/list.spec.ts", Title: "finds it", Verdict: orchestrator.VerdictUnrepairable}
 	adds := &RepairedTest{ID: "a", File: "tests/list.spec.ts", Title: "adds", Verdict: "skipped"}
 	other := &RepairedTest{ID: "o", File: "tests/other.spec.ts", Title: "other", Verdict: "skipped"}
 	all := func(ts ...*RepairedTest) (map[string]*RepairedTest, []string) {
@@ -121,7 +123,7 @@ func TestAnEntryTheAppLostIsARegression(t *testing.T) {
 	// arrival): the locator's own name holds the entry.
 	for _, record := range [][]TraceAction{passing, nil} {
 		_, _, verdict, why := diagnose(TestOutcome{Status: "failed", Error: f.Error, Failure: f, Actions: actions}, record, page("Bread"), nil)
-		if verdict != VerdictRegression || !strings.Contains(why, `"Apples"`) || !strings.Contains(why, "support/options.ts:20") {
+		if verdict != orchestrator.VerdictRegression || !strings.Contains(why, `"Apples"`) || !strings.Contains(why, "support/options.ts:20") {
 			t.Fatalf("recorded %d: verdict %q (%s), want a regression naming the entry and where it was made", len(record), verdict, why)
 		}
 		// Reworded: "Remove Apples" is on the page; the entry is not lost.
@@ -151,7 +153,7 @@ func TestAWrongValueTheTestReadIsARegression(t *testing.T) {
 	f := &TraceAction{API: "locator.textContent", Method: "textContent", File: "tests/regex.spec.js", Line: 8, Column: 51,
 		Selector: `[aria-live="polite"]`, Read: true, Error: msg}
 	_, _, verdict, why := diagnose(TestOutcome{Status: "failed", Error: msg, Failure: f}, nil, nil, nil)
-	if verdict != VerdictRegression || !strings.Contains(why, "expected 1, received 2") || !strings.Contains(why, "tests/regex.spec.js:8") {
+	if verdict != orchestrator.VerdictRegression || !strings.Contains(why, "expected 1, received 2") || !strings.Contains(why, "tests/regex.spec.js:8") {
 		t.Fatalf("verdict %q (%s)", verdict, why)
 	}
 }
@@ -279,7 +281,8 @@ func TestALocatorInsideAnExpectFindsItsElement(t *testing.T) {
 		name, selector string
 		line, col      int
 		before, after  SnapshotElement
-		verdict, new   string
+		verdict        orchestrator.Verdict
+		new            string
 	}{
 		{"a reworded button", `internal:role=button[name=/Add Element/i]`, 3, 16,
 			el("button", "Add Element", map[string]string{"onclick": "addElement()"}),
@@ -288,10 +291,10 @@ func TestALocatorInsideAnExpectFindsItsElement(t *testing.T) {
 			el("input", "", map[string]string{"id": "username", "name": "username", "type": "text", "label": "Username"}),
 			el("input", "", map[string]string{"id": "user-name", "name": "username", "type": "text", "label": "User name"}), "", "'User name'"},
 		{"a heading that reads otherwise", `internal:role=heading[name="Add/Remove Elements"i]`, 5, 16,
-			el("h3", "Add/Remove Elements", nil), el("h3", "Add or Remove", nil), VerdictRegression, ""},
+			el("h3", "Add/Remove Elements", nil), el("h3", "Add or Remove", nil), orchestrator.VerdictRegression, ""},
 		{"a message that reads otherwise", `internal:text="You logged into a secure area!"i`, 6, 16,
 			el("div", "You logged into a secure area!", map[string]string{"id": "flash", "class": "flash success"}),
-			el("div", "Your username is invalid!", map[string]string{"id": "flash", "class": "flash error"}), VerdictRegression, ""},
+			el("div", "Your username is invalid!", map[string]string{"id": "flash", "class": "flash error"}), orchestrator.VerdictRegression, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			msg := "Error: expect(locator).toBeVisible() failed\n\nExpected: visible\nReceived: <element(s) not found>\nCall log:\n  - waiting for " + tc.selector
@@ -353,11 +356,12 @@ func TestAContainersRenamedIDIsDrift(t *testing.T) {
 	for _, tc := range []struct {
 		name, selector, method string
 		line, col              int
-		verdict, new           string
+		verdict                orchestrator.Verdict
+		new                    string
 	}{
 		{"a locator", "#checkboxes input >> nth=0", "check", 3, 22, "", "'#checkbox-form input'"},
 		{"a selector string with its tag", "form#checkboxes input:nth-of-type(2)", "isChecked", 4, 30, "", "'form#checkbox-form input:nth-of-type(2)'"},
-		{"a class no container explains", ".first-box", "check", 5, 22, VerdictUnrepairable, ""},
+		{"a class no container explains", ".first-box", "check", 5, 22, orchestrator.VerdictUnrepairable, ""},
 		{"a select's id, its option marked", "#dropdown", "selectOption", 6, 31, "", "'#dropdown-list'"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -464,7 +468,7 @@ func TestAPageThatIsNotWhereTheTestChecksIsARegression(t *testing.T) {
 	} {
 		t.Run(f.Method+f.Expect, func(t *testing.T) {
 			_, _, verdict, why := diagnose(TestOutcome{Status: "failed", Error: f.Error, Failure: &f}, nil, nil, nil)
-			if verdict != VerdictRegression || !strings.Contains(why, "/login?flash=invalid_user") {
+			if verdict != orchestrator.VerdictRegression || !strings.Contains(why, "/login?flash=invalid_user") {
 				t.Fatalf("verdict %q (%s)", verdict, why)
 			}
 		})
@@ -517,7 +521,7 @@ func TestAFlashMessageTheAppNoLongerShowsIsARegression(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, verdict, why := diagnose(TestOutcome{Status: "failed", Error: wait.Error, Failure: &wait}, []TraceAction{passing}, dom, sites)
-	if verdict != VerdictRegression || !strings.Contains(why, "Your password is invalid!") ||
+	if verdict != orchestrator.VerdictRegression || !strings.Contains(why, "Your password is invalid!") ||
 		!strings.Contains(why, "the page was at http://practice/login?flash=invalid_password; when the test passed, this call ran at http://practice/secure?flash=signed_in") {
 		t.Fatalf("verdict %q (%s), want a regression naming what the page shows", verdict, why)
 	}
@@ -525,7 +529,7 @@ func TestAFlashMessageTheAppNoLongerShowsIsARegression(t *testing.T) {
 	// change of state: never a regression.
 	dom[1] = SnapshotElement{Tag: "div", Text: "You logged into a secure area! ×", Path: "html body div div div",
 		Attributes: map[string]string{"class": "alert alert-success", "id": "flash"}}
-	if _, _, verdict, why := diagnose(TestOutcome{Status: "failed", Error: wait.Error, Failure: &wait}, []TraceAction{passing}, dom, sites); verdict == VerdictRegression {
+	if _, _, verdict, why := diagnose(TestOutcome{Status: "failed", Error: wait.Error, Failure: &wait}, []TraceAction{passing}, dom, sites); verdict == orchestrator.VerdictRegression {
 		t.Fatalf("restyled: verdict %q (%s)", verdict, why)
 	}
 }
@@ -552,12 +556,13 @@ func TestAChainedLocatorIsHealedWhereItNamesItsElement(t *testing.T) {
 		name, selector string
 		line, col      int
 		before, after  SnapshotElement
-		verdict, new   string
+		verdict        orchestrator.Verdict
+		new            string
 	}{
 		{"the button reworded", `internal:role=form >> internal:role=button[name="Login"i] >> nth=0`, 3, 78,
 			button("Login"), button("Log in"), "", "'Log in'"},
 		{"the dialog renamed, the button as it was", `internal:role=dialog[name="Cart"i] >> internal:role=button[name="Checkout"i]`, 4, 95,
-			button("Checkout"), button("Checkout"), VerdictUnrepairable, ""},
+			button("Checkout"), button("Checkout"), orchestrator.VerdictUnrepairable, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			msg := "TimeoutError: locator.click: Timeout 5000ms exceeded.\nCall log:\n  - waiting for " + tc.selector
@@ -600,12 +605,12 @@ test('adds five', async ({ page }) => {
 	was := SnapshotElement{Tag: "button", Text: "Add Element", Path: "html body div button", Attributes: map[string]string{"onclick": "addElement()"}}
 	test := TestOutcome{Status: "failed", File: "specs/add.test.js", Line: 7, Error: f.Error, Failure: f}
 	passing := []TraceAction{{API: f.API, Method: f.Method, Selector: f.Selector, File: f.File, Line: f.Line, Column: f.Column, Target: &was}}
-	for name, heal := range map[string]func() (Change, string, string){
-		"recorded": func() (Change, string, string) {
+	for name, heal := range map[string]func() (Change, orchestrator.Verdict, string){
+		"recorded": func() (Change, orchestrator.Verdict, string) {
 			ch, _, v, why := diagnose(test, passing, []SnapshotElement{button}, sites)
 			return ch, v, why
 		},
-		"the agent's": func() (Change, string, string) {
+		"the agent's": func() (Change, orchestrator.Verdict, string) {
 			ch, _, v, why := healAt(f, declaredAt(test, f), oldFromSite, button, sites, false)
 			return ch, v, why
 		},

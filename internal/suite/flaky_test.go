@@ -11,6 +11,8 @@ import (
 
 	"github.com/webpilot/webpilot/internal/demoapp"
 	"github.com/webpilot/webpilot/internal/suite"
+
+	"github.com/webpilot/webpilot/internal/orchestrator"
 )
 
 // TestAFailureThatDoesNotRepeatIsFlakyNotHealed: a test that failed in
@@ -92,11 +94,11 @@ func TestAFailureThatDoesNotRepeatIsFlakyNotHealed(t *testing.T) {
 			for _, tc := range got.Tests {
 				byTitle[tc.Title] = tc
 			}
-			if s := byTitle["starts the job"]; s.Verdict != suite.VerdictFlaky || !strings.Contains(s.Reason, c.why) ||
+			if s := byTitle["starts the job"]; s.Verdict != orchestrator.VerdictFlaky || !strings.Contains(s.Reason, c.why) ||
 				!strings.Contains(s.Reason, "click at tests/a-status.spec.js:4") {
 				t.Errorf("the test whose failure did not repeat: %s (%s)", s.Verdict, s.Reason)
 			}
-			if l := byTitle["adds an item"]; l.Verdict != suite.VerdictHealed || !got.Verified {
+			if l := byTitle["adds an item"]; l.Verdict != orchestrator.VerdictHealed || !got.Verified {
 				t.Fatalf("the drifted test: %s (%s), verified %v", l.Verdict, l.Reason, got.Verified)
 			}
 			// Its renamed test id failed it in the first run, once, and the

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/webpilot/webpilot/internal/orchestrator"
 )
 
 // A flow heal inserts a step the app now asks for, or takes out one it no
@@ -273,7 +275,7 @@ func siteOf(a *TraceAction) CallSite { return CallSite{a.File, a.Line, a.Column}
 func quietSites(tests map[string]TestOutcome) map[CallSite]bool {
 	quiet := map[CallSite]bool{}
 	for _, t := range tests {
-		if t.Status != "passed" {
+		if t.Status != StatusPassed {
 			continue
 		}
 		for i := range t.Actions {
@@ -498,7 +500,7 @@ func (r ProjectRunner) stepTrial(ctx context.Context, cur *Project, last *trial,
 	var cands []candidate
 	for _, id := range order {
 		t, rt := last.tests[id], tests[id]
-		if t.Status != "failed" || rt.Verdict != VerdictRegression || t.Failure == nil || !strings.HasPrefix(rt.Reason, reasonGone) ||
+		if t.Status != StatusFailed || rt.Verdict != orchestrator.VerdictRegression || t.Failure == nil || !strings.HasPrefix(rt.Reason, reasonGone) ||
 			prints[id] == nil {
 			continue
 		}
@@ -530,7 +532,7 @@ func (r ProjectRunner) stepTrial(ctx context.Context, cur *Project, last *trial,
 		var kept []candidate
 		for _, c := range cands {
 			t := next.tests[c.id]
-			if t.Status == "passed" && assertions(t.Actions) >= assertions(prints[c.id]) {
+			if t.Status == StatusPassed && assertions(t.Actions) >= assertions(prints[c.id]) {
 				kept = append(kept, c)
 			}
 		}
@@ -543,7 +545,7 @@ func (r ProjectRunner) stepTrial(ctx context.Context, cur *Project, last *trial,
 			var out []Change
 			for _, c := range kept {
 				rt := tests[c.id]
-				rt.Verdict = VerdictHealed
+				rt.Verdict = orchestrator.VerdictHealed
 				rt.Reason = fmt.Sprintf("the app no longer asks for a step, taken out: %s (its element is gone, and the test makes every check it made without it)", c.ch.Old)
 				out = withTest(out, c.ch, rt.Title)
 			}

@@ -16,27 +16,15 @@ import (
 	"github.com/aymanbagabas/go-udiff"
 
 	"github.com/webpilot/webpilot/internal/browser"
-)
-
-// Verdicts of a project repair, per test (the same words as a stored
-// test's repair).
-const (
-	VerdictPassed       = "passed"
-	VerdictFlaky        = "flaky"
-	VerdictHealed       = "healed"
-	VerdictRegression   = "app_regression"
-	VerdictUnrepairable = "unrepairable"
-	// VerdictNotRun is a test its file's run did not reach within its
-	// time budget: neither healed nor judged.
-	VerdictNotRun = StatusNotRun
+	"github.com/webpilot/webpilot/internal/orchestrator"
 )
 
 // RepairedTest is how one test of a project came out of a repair.
 type RepairedTest struct {
-	ID      string `json:"id"`
-	File    string `json:"file"`
-	Title   string `json:"title"`
-	Verdict string `json:"verdict"`
+	ID      string               `json:"id"`
+	File    string               `json:"file"`
+	Title   string               `json:"title"`
+	Verdict orchestrator.Verdict `json:"verdict"`
 	// Reason says why it was healed, refused or left failing.
 	Reason string `json:"reason,omitempty"`
 	// Evidence is the failing call from the trace of the run that failed.
@@ -82,10 +70,10 @@ type RepairReport struct {
 // ProjectRepairResult is a project_repair job's result: the repair of
 // one version of a project, and the version it proposed.
 type ProjectRepairResult struct {
-	Project string       `json:"project"`
-	Version string       `json:"version"`
-	Repair  RepairReport `json:"report"`
-	Verdict string       `json:"verdict"`
+	Project string               `json:"project"`
+	Version string               `json:"version"`
+	Repair  RepairReport         `json:"report"`
+	Verdict orchestrator.Verdict `json:"verdict"`
 	// Proposed is the verified patched project's version, when one was.
 	Proposed string `json:"proposed,omitempty"`
 	Accepted bool   `json:"accepted,omitempty"`
@@ -136,7 +124,7 @@ func (r ProjectRunner) evidenceRun(ctx context.Context, p Project, o RunOptions)
 	}
 	for _, t := range rep.Tests {
 		_ = t.Evidence()
-		if t.Status == "failed" && t.Trace != "" {
+		if t.Status == StatusFailed && t.Trace != "" {
 			call := ""
 			if t.Failure != nil {
 				call = t.Failure.callID
@@ -263,7 +251,7 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 	if err != nil {
 		return RepairReport{}, err
 	}
-	before := map[string]string{} // each test's status before any patch
+	before := map[string]TestStatus{} // each test's status before any patch
 	for id, t := range first.tests {
 		before[id] = t.Status
 		if t.unreached() {
@@ -275,21 +263,21 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 	tests := map[string]*RepairedTest{}
 	var order []string
 	for id, t := range first.tests {
-		rt := &RepairedTest{ID: id, File: t.File, Title: t.Title(), Verdict: t.Status}
+		rt := &RepairedTest{ID: id, File: t.File, Title: t.Title(), Verdict: orchestrator.Verdict(t.Status)}
 		switch t.Status {
-		case "passed":
-			rt.Verdict = VerdictPassed
-		case "flaky":
-			rt.Verdict = VerdictFlaky
+		case StatusPassed:
+			rt.Verdict = orchestrator.VerdictPassed
+		case StatusFlaky:
+			rt.Verdict = orchestrator.VerdictFlaky
 			if again[id] {
 				rt.Reason = "failed in the first run (" + failedAt(t) + "), then passed when run again with nothing changed: flaky, not drift"
 			} else if t.Error != "" {
 				rt.Reason = "failed, then passed on a retry in the same run: " + firstLine(t.Error)
 			}
-		case "failed":
+		case StatusFailed:
 			rt.Evidence, rt.ConsoleErrors = t.Failure, t.ConsoleErrors
 		case StatusNotRun:
-			rt.Verdict, rt.Reason = VerdictNotRun, "its file's run did not reach it within its time budget"
+			rt.Verdict, rt.Reason = orchestrator.VerdictNotRun, "its file's run did not reach it within its time budget"
 		}
 		tests[id] = rt
 		order = append(order, id)
@@ -301,7 +289,7 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 	var changes []Change
 	onBaseline := map[string]bool{} // tests run on the baseline for their elements
 	for id := range first.tests {
-		onBaseline[id] = first.tests[id].Status == "failed"
+		onBaseline[id] = first.tests[id].Status == StatusFailed
 	}
 	for round := 0; round < maxRepairRounds; round++ {
 		sites, err := projectSites(cur)
@@ -315,7 +303,7 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 			var now trial
 			now.tests = map[string]TestOutcome{}
 			for id, t := range last.tests {
-				if t.Status == "failed" && !onBaseline[id] && len(prints[id]) == 0 {
+				if t.Status == StatusFailed && !onBaseline[id] && len(prints[id]) == 0 {
 					now.tests[id], onBaseline[id] = t, true
 				}
 			}
@@ -330,7 +318,7 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 		quiet := quietSites(last.tests)
 		for _, id := range order {
 			t, rt := last.tests[id], tests[id]
-			if t.Status != "failed" || rt.Verdict == VerdictRegression || rt.Verdict == VerdictUnrepairable || rt.Verdict == VerdictFlaky {
+			if t.Status != StatusFailed || rt.Verdict == orchestrator.VerdictRegression || rt.Verdict == orchestrator.VerdictUnrepairable || rt.Verdict == orchestrator.VerdictFlaky {
 				// A test seen flaky before any patch fails by its nature
 				// as often as not: its failure in a trial is no drift.
 				continue
@@ -338,10 +326,11 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 			// An overlay that took the action is a flow change, not the
 			// element's (which is there, behind it).
 			ch, e, owhy, overlay := overlayEdit(cur, t, last.dom[id], quiet)
-			var verdict, why string
+			var verdict orchestrator.Verdict
+			var why string
 			switch {
 			case overlay && owhy != "":
-				verdict, why = VerdictUnrepairable, owhy
+				verdict, why = orchestrator.VerdictUnrepairable, owhy
 			case overlay:
 				rt.Reason = reasonStep + ch.New
 			default:
@@ -388,7 +377,7 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 		var files []string
 		var judged []string // the tests the trial is for
 		for _, id := range order {
-			if f := tests[id].File; slices.Contains(healing, id) || last.tests[id].Status == "failed" || collateral(id, before, prints) {
+			if f := tests[id].File; slices.Contains(healing, id) || last.tests[id].Status == StatusFailed || collateral(id, before, prints) {
 				judged = append(judged, id)
 				if !slices.Contains(files, f) {
 					files = append(files, f)
@@ -435,57 +424,57 @@ func (r ProjectRunner) Repair(ctx context.Context, p Project, prints map[string]
 	rep := RepairReport{Verified: true, Errors: fileErrs}
 	for _, id := range order {
 		rt, t := tests[id], last.tests[id]
-		if before[id] == "failed" {
+		if before[id] == StatusFailed {
 			switch {
-			case t.Status == "passed" && untouched(first.tests[id], rt.Title, changes):
+			case t.Status == StatusPassed && untouched(first.tests[id], rt.Title, changes):
 				// It failed on every attempt of the first run and passed
 				// later with nothing of it rewritten: the failure did not
 				// repeat (a loaded machine, a slow app), and there is no
 				// drift to heal nor a regression to report.
-				rt.Verdict, rt.Reason = VerdictFlaky, "failed in the first run ("+failedAt(first.tests[id])+
+				rt.Verdict, rt.Reason = orchestrator.VerdictFlaky, "failed in the first run ("+failedAt(first.tests[id])+
 					"), then passed in a later run with nothing it runs rewritten: flaky, not drift"
-			case t.Status == "passed" && rt.Verdict == VerdictHealed:
+			case t.Status == StatusPassed && rt.Verdict == orchestrator.VerdictHealed:
 				// Healed by a longer wait (its reason says so).
-			case t.Status == "passed" && rt.Verdict != VerdictRegression:
-				rt.Verdict, rt.Reason = VerdictHealed, cmpOr(rt.Reason, "passes with the rewritten locators")
-			case rt.Verdict == "failed":
-				rt.Verdict = VerdictUnrepairable
+			case t.Status == StatusPassed && rt.Verdict != orchestrator.VerdictRegression:
+				rt.Verdict, rt.Reason = orchestrator.VerdictHealed, cmpOr(rt.Reason, "passes with the rewritten locators")
+			case rt.Verdict == orchestrator.VerdictFailed:
+				rt.Verdict = orchestrator.VerdictUnrepairable
 				if rt.Reason == "" {
 					rt.Reason = "still fails after the repair"
 				} else if step, ok := strings.CutPrefix(rt.Reason, reasonStep); ok {
 					rt.Reason = "still fails with the step the app seemed to ask for: " + step
 				}
 			}
-		} else if collateral(id, before, prints) && t.Status == "passed" && len(changes) > 0 {
-			rt.Verdict, rt.Reason = VerdictHealed, "skipped while a test it depends on failed; runs and passes with the repair"
-		} else if collateral(id, before, prints) && t.Status == "skipped" {
+		} else if collateral(id, before, prints) && t.Status == StatusPassed && len(changes) > 0 {
+			rt.Verdict, rt.Reason = orchestrator.VerdictHealed, "skipped while a test it depends on failed; runs and passes with the repair"
+		} else if collateral(id, before, prints) && t.Status == StatusSkipped {
 			// It cannot pass until the app is fixed: reported with the
 			// evidence of the regression it waits on, never healed.
 			if dep := blockedBy(rt, tests, order); dep != nil {
-				rt.Verdict, rt.Evidence = VerdictRegression, dep.Evidence
+				rt.Verdict, rt.Evidence = orchestrator.VerdictRegression, dep.Evidence
 				rt.Reason = fmt.Sprintf("did not run: it waits on %q, which fails on an app regression", dep.Title)
 			}
-		} else if collateral(id, before, prints) && t.Status == "failed" {
+		} else if collateral(id, before, prints) && t.Status == StatusFailed {
 			// Never seen passing here: with the repair it runs, and fails
 			// on its own; the patch broke nothing it was seen to do.
-			if rt.Verdict != VerdictRegression && rt.Verdict != VerdictUnrepairable {
-				rt.Verdict, rt.Reason = VerdictUnrepairable, "skipped while a test it depends on failed; with the repair it runs and fails: "+clip(firstLine(t.Error), 200)
+			if rt.Verdict != orchestrator.VerdictRegression && rt.Verdict != orchestrator.VerdictUnrepairable {
+				rt.Verdict, rt.Reason = orchestrator.VerdictUnrepairable, "skipped while a test it depends on failed; with the repair it runs and fails: "+clip(firstLine(t.Error), 200)
 			}
-		} else if t.Status == "failed" && (rt.Verdict == VerdictFlaky || untouched(t, rt.Title, changes)) {
+		} else if t.Status == StatusFailed && (rt.Verdict == orchestrator.VerdictFlaky || untouched(t, rt.Title, changes)) {
 			// It was seen flaky, or it runs nothing the repair rewrote: its
 			// failure in a trial (each test once there, whatever the
 			// config's retries) is its own, and it vetoes no heal.
-			rt.Verdict = VerdictFlaky
+			rt.Verdict = orchestrator.VerdictFlaky
 			rt.Reason = "passed before the repair and failed in a trial with nothing it runs rewritten: flaky, not broken by the patch (" +
 				failedAt(t) + ")"
-		} else if t.Status == "failed" {
+		} else if t.Status == StatusFailed {
 			// A patch broke a test that passed: nothing is proposed.
 			rep.Verified = false
 			rt.Reason = "a rewritten locator broke it"
 		}
 		rep.Tests = append(rep.Tests, *rt)
 	}
-	healed := slices.ContainsFunc(rep.Tests, func(t RepairedTest) bool { return t.Verdict == VerdictHealed })
+	healed := slices.ContainsFunc(rep.Tests, func(t RepairedTest) bool { return t.Verdict == orchestrator.VerdictHealed })
 	if !healed || !rep.Verified {
 		rep.Verified = false
 		return rep, nil
@@ -507,11 +496,11 @@ func inPhase(o RunOptions, phase string, tests map[string]*RepairedTest) RunOpti
 	var healed, flagged, left int
 	for _, t := range tests {
 		switch t.Verdict {
-		case VerdictHealed:
+		case orchestrator.VerdictHealed:
 			healed++
-		case VerdictRegression:
+		case orchestrator.VerdictRegression:
 			flagged++
-		case "failed":
+		case orchestrator.VerdictFailed:
 			left++
 		}
 	}
@@ -542,7 +531,7 @@ func (r ProjectRunner) baselinePrints(ctx context.Context, p Project, first tria
 	var only []TestSite
 	var projects []string
 	for _, t := range first.tests {
-		if t.Status != "failed" || len(prints[t.ID]) > 0 {
+		if t.Status != StatusFailed || len(prints[t.ID]) > 0 {
 			continue
 		}
 		only = append(only, TestSite{File: t.File, Line: t.Line})
@@ -564,7 +553,7 @@ func (r ProjectRunner) baselinePrints(ctx context.Context, p Project, first tria
 		out = map[string][]TraceAction{}
 	}
 	for id, t := range base.tests {
-		if (t.Status == "passed" || t.Status == "flaky") && len(t.Actions) > 0 && len(out[id]) == 0 && first.tests[id].Status == "failed" {
+		if (t.Status == StatusPassed || t.Status == StatusFlaky) && len(t.Actions) > 0 && len(out[id]) == 0 && first.tests[id].Status == StatusFailed {
 			out[id] = t.Actions
 		}
 	}
@@ -575,7 +564,7 @@ func (r ProjectRunner) baselinePrints(ctx context.Context, p Project, first tria
 // need to run: a file whose tests depend on one another (serial mode, or
 // a test the failing run skipped for its neighbour) runs whole, as its
 // tests' outcomes depend on the ones before them. Nil: every file whole.
-func trialSites(p Project, files, judged []string, first trial, before map[string]string) []TestSite {
+func trialSites(p Project, files, judged []string, first trial, before map[string]TestStatus) []TestSite {
 	var only []TestSite
 	for _, f := range files {
 		src, _ := p.File(f)
@@ -586,7 +575,7 @@ func trialSites(p Project, files, judged []string, first trial, before map[strin
 			if t.File != f {
 				continue
 			}
-			whole = whole || before[id] == statusUnreached || before[id] == "skipped"
+			whole = whole || before[id] == statusUnreached || before[id] == StatusSkipped
 			if s := (TestSite{File: f, Line: t.Line}); t.Line > 0 && !slices.Contains(sites, s) {
 				sites = append(sites, s)
 			}
@@ -614,7 +603,7 @@ func blockedBy(rt *RepairedTest, tests map[string]*RepairedTest, order []string)
 	var other *RepairedTest
 	for _, id := range order {
 		t := tests[id]
-		if t == nil || t.ID == rt.ID || t.Verdict != VerdictRegression {
+		if t == nil || t.ID == rt.ID || t.Verdict != orchestrator.VerdictRegression {
 			continue
 		}
 		if t.File == rt.File {
@@ -630,8 +619,8 @@ func blockedBy(rt *RepairedTest, tests map[string]*RepairedTest, order []string)
 // collateral reports whether a test was skipped in the failing run though
 // it was meant to run (or passed as written): a test it depends on (a
 // serial neighbour, a setup project) failed, not the test itself.
-func collateral(id string, before map[string]string, prints map[string][]TraceAction) bool {
-	return before[id] == statusUnreached || (before[id] == "skipped" && prints[id] != nil)
+func collateral(id string, before map[string]TestStatus, prints map[string][]TraceAction) bool {
+	return before[id] == statusUnreached || (before[id] == StatusSkipped && prints[id] != nil)
 }
 
 // statusUnreached is, before any patch, a test the run skipped though it
@@ -659,7 +648,7 @@ func (r ProjectRunner) timingTrial(ctx context.Context, cur *Project, last *tria
 	var cands []candidate
 	for _, id := range order {
 		t, rt := last.tests[id], tests[id]
-		if t.Status != "failed" || rt.Verdict != VerdictRegression || t.Failure == nil {
+		if t.Status != StatusFailed || rt.Verdict != orchestrator.VerdictRegression || t.Failure == nil {
 			continue
 		}
 		e, ch, err := timingEdit(*cur, t.Failure, t.Error)
@@ -708,7 +697,7 @@ func (r ProjectRunner) timingTrial(ctx context.Context, cur *Project, last *tria
 		}
 		passed := map[string]bool{}
 		for id, t := range next.tests {
-			passed[id] = t.Status == "passed"
+			passed[id] = t.Status == StatusPassed
 		}
 		return p, next, passed, broke, nil
 	}
@@ -719,7 +708,7 @@ func (r ProjectRunner) timingTrial(ctx context.Context, cur *Project, last *tria
 	// too. It reports whether it did.
 	longer := func(c *candidate, next trial) bool {
 		t, ok := next.tests[c.id]
-		if !ok || t.Status != "failed" {
+		if !ok || t.Status != StatusFailed {
 			return false
 		}
 		if c.test == nil {
@@ -813,7 +802,7 @@ func (r ProjectRunner) timingTrial(ctx context.Context, cur *Project, last *tria
 			var out []Change
 			for _, c := range kept {
 				rt := tests[c.id]
-				rt.Verdict = VerdictHealed
+				rt.Verdict = orchestrator.VerdictHealed
 				rt.Reason = fmt.Sprintf("the app took longer than the test waited: %s now waits %s (it waited %s)", c.ch.Method, c.ch.New, c.ch.Old)
 				if c.whole {
 					rt.Reason = fmt.Sprintf("the app took longer than the test waited: the test may take %s (it had %s)", c.ch.New, c.ch.Old)
@@ -872,7 +861,7 @@ func (r ProjectRunner) retry(ctx context.Context, cur Project, last *trial, edit
 	}
 	broke := false
 	for id, t := range next.tests {
-		if t.Status == "failed" && last.tests[id].Status != "failed" {
+		if t.Status == StatusFailed && last.tests[id].Status != StatusFailed {
 			broke = true
 		}
 	}
@@ -894,7 +883,7 @@ func (r ProjectRunner) confirm(ctx context.Context, p Project, first *trial, pri
 	}
 	var ids, files []string
 	for id, t := range first.tests {
-		if t.Status == "failed" && t.Retries > 0 && !renamed(t, prints[id], first.dom[id], sites) {
+		if t.Status == StatusFailed && t.Retries > 0 && !renamed(t, prints[id], first.dom[id], sites) {
 			ids = append(ids, id)
 			if !slices.Contains(files, t.File) {
 				files = append(files, t.File)
@@ -920,9 +909,9 @@ func (r ProjectRunner) confirm(ctx context.Context, p Project, first *trial, pri
 	}
 	passed := map[string]bool{}
 	for _, id := range ids {
-		if t, ok := next.tests[id]; ok && (t.Status == "passed" || t.Status == "flaky") {
+		if t, ok := next.tests[id]; ok && (t.Status == StatusPassed || t.Status == StatusFlaky) {
 			ft := first.tests[id]
-			ft.Status = "flaky"
+			ft.Status = StatusFlaky
 			first.tests[id], passed[id] = ft, true
 		}
 	}
@@ -1130,9 +1119,9 @@ var notFound = regexp.MustCompile(`(?i)waiting for (?:get|locator|internal)|elem
 // another page than the call ran on when the test passed says so: it is
 // the evidence a person reads first (a sign-in refused leaves the test on
 // the login page).
-func diagnose(t TestOutcome, passing []TraceAction, dom []SnapshotElement, sites []LocatorSite) (Change, edit, string, string) {
+func diagnose(t TestOutcome, passing []TraceAction, dom []SnapshotElement, sites []LocatorSite) (Change, edit, orchestrator.Verdict, string) {
 	ch, e, verdict, why := diagnoseCall(t, passing, dom, sites)
-	if f := t.Failure; verdict == VerdictRegression && f != nil {
+	if f := t.Failure; verdict == orchestrator.VerdictRegression && f != nil {
 		if was := urlAt(passing, f); was != "" && f.URL != "" && !samePage(f.URL, was) && !strings.Contains(why, f.URL) {
 			why += fmt.Sprintf(" (the page was at %s; when the test passed, this call ran at %s)", f.URL, was)
 		}
@@ -1141,38 +1130,38 @@ func diagnose(t TestOutcome, passing []TraceAction, dom []SnapshotElement, sites
 }
 
 // diagnoseCall is diagnose, but for where the page was.
-func diagnoseCall(t TestOutcome, passing []TraceAction, dom []SnapshotElement, sites []LocatorSite) (Change, edit, string, string) {
+func diagnoseCall(t TestOutcome, passing []TraceAction, dom []SnapshotElement, sites []LocatorSite) (Change, edit, orchestrator.Verdict, string) {
 	f := t.Failure
 	if f != nil && f.Selector == "" && f.checksPage() {
 		// Where the page is, or what it is called, is what the call
 		// checks: the app went elsewhere (a longer wait is tried).
-		return Change{}, edit{}, VerdictRegression, fmt.Sprintf("the page is not where the test checks it is (%s at %s:%d; the page was at %s): %s",
+		return Change{}, edit{}, orchestrator.VerdictRegression, fmt.Sprintf("the page is not where the test checks it is (%s at %s:%d; the page was at %s): %s",
 			cmpOr(f.API, f.Method), f.File, f.Line, cmpOr(f.URL, "an unknown address"), firstLine(f.Error))
 	}
 	if f == nil || f.Selector == "" {
-		return Change{}, edit{}, VerdictUnrepairable, "the failure is not on an element the trace names"
+		return Change{}, edit{}, orchestrator.VerdictUnrepairable, "the failure is not on an element the trace names"
 	}
 	if f.Read {
-		return Change{}, edit{}, VerdictRegression, fmt.Sprintf("the test read the element (%s at %s:%d) and the value it got is not what it checks: %s",
+		return Change{}, edit{}, orchestrator.VerdictRegression, fmt.Sprintf("the test read the element (%s at %s:%d) and the value it got is not what it checks: %s",
 			f.Method, f.File, f.Line, valueGot(t.Error))
 	}
 	if f.Target != nil {
 		// The element was found and said something else: the app changed
 		// what the test checks.
-		return Change{}, edit{}, VerdictRegression, "the element is there but does not hold what the test checks: " + checked(t.Error, f.Error)
+		return Change{}, edit{}, orchestrator.VerdictRegression, "the element is there but does not hold what the test checks: " + checked(t.Error, f.Error)
 	}
 	assertion := f.Method == "expect" || strings.HasPrefix(f.API, "expect")
 	if assertion && holdsOther(t.Error+"\n"+f.Error) {
 		// The elements are there (a count, a text, a value was received):
 		// the app changed what the test checks, or was slower than it waits.
-		return Change{}, edit{}, VerdictRegression, "the elements are there but do not hold what the test checks: " + checked(t.Error, f.Error)
+		return Change{}, edit{}, orchestrator.VerdictRegression, "the elements are there but do not hold what the test checks: " + checked(t.Error, f.Error)
 	}
 	// A call that never ended waited for its element until the test ran
 	// out of time (a suite without an action timeout waits that way): it
 	// is read as a locator that found nothing, as its own timeout would
 	// have said.
 	if !f.Pending && !notFound.MatchString(t.Error+" "+f.Error) {
-		return Change{}, edit{}, VerdictUnrepairable, "the failure is not a missing element: " + firstLine(f.Error)
+		return Change{}, edit{}, orchestrator.VerdictUnrepairable, "the failure is not a missing element: " + firstLine(f.Error)
 	}
 	var old *SnapshotElement
 	for i := range passing {
@@ -1206,19 +1195,19 @@ func diagnoseCall(t TestOutcome, passing []TraceAction, dom []SnapshotElement, s
 		// what the test entered (a button "Delete Apples" after a fill of
 		// "Apples"): shown nowhere, the app lost it, whatever the element.
 		if v, at, ok := lostEntry(namedBy(f.Selector), t.Actions, f, dom); ok && len(dom) > 0 {
-			return Change{}, edit{}, VerdictRegression, fmt.Sprintf("the element the test needs is named for %q, which the test entered (%s:%d), and the page shows it nowhere: the app did not keep it",
+			return Change{}, edit{}, orchestrator.VerdictRegression, fmt.Sprintf("the element the test needs is named for %q, which the test entered (%s:%d), and the page shows it nowhere: the app did not keep it",
 				clip(v, 80), at.File, at.Line)
 		}
-		return Change{}, edit{}, VerdictUnrepairable, reasonNoRecord
+		return Change{}, edit{}, orchestrator.VerdictUnrepairable, reasonNoRecord
 	}
 	if len(dom) == 0 {
-		return Change{}, edit{}, VerdictUnrepairable, "the trace holds no picture of the page at the failure"
+		return Change{}, edit{}, orchestrator.VerdictUnrepairable, "the trace holds no picture of the page at the failure"
 	}
 	if v, at, ok := lostEntry(old.Text+"\n"+old.Attributes["aria-label"], t.Actions, f, dom); ok {
 		// The element held what the test entered, and the page shows that
 		// nowhere: the app did not keep the entry (or has not yet: a
 		// longer wait is tried), and no other element is the one.
-		return Change{}, edit{}, VerdictRegression, fmt.Sprintf("the element the test needs held %q, which the test entered (%s:%d), and the page shows it nowhere: the app did not keep it",
+		return Change{}, edit{}, orchestrator.VerdictRegression, fmt.Sprintf("the element the test needs held %q, which the test entered (%s:%d), and the page shows it nowhere: the app did not keep it",
 			clip(v, 80), at.File, at.Line)
 	}
 	if ch, e, ok := ancestorIDHeal(f, *old, dom, sites); ok {
@@ -1228,16 +1217,16 @@ func diagnoseCall(t TestOutcome, passing []TraceAction, dom []SnapshotElement, s
 	if !ok && top >= 0.95 {
 		// The element is there as it was, more than once: which one the
 		// locator meant is what changed, and nothing the app does.
-		return Change{}, edit{}, VerdictUnrepairable, "the element is on the page as it was, but not alone: " + why
+		return Change{}, edit{}, orchestrator.VerdictUnrepairable, "the element is on the page as it was, but not alone: " + why
 	}
 	if !ok {
-		return Change{}, edit{}, VerdictRegression, reasonGone + why
+		return Change{}, edit{}, orchestrator.VerdictRegression, reasonGone + why
 	}
 	if !strings.Contains(f.Selector, "internal:") && !control(old) && old.Text != "" && !sameWords(old.Text, cand.Text) {
 		// A CSS selector found content (a flash message, a status) and the
 		// element most like it holds other words: the page is in another
 		// state (an error where a success was), which no selector changes.
-		return Change{}, edit{}, VerdictRegression, fmt.Sprintf("the element the test waits for held %q; the one most like it on the page holds %q",
+		return Change{}, edit{}, orchestrator.VerdictRegression, fmt.Sprintf("the element the test waits for held %q; the one most like it on the page holds %q",
 			clip(old.Text, 80), clip(cand.Text, 80))
 	}
 	return healAt(f, declaredAt(t, f), func(LocatorSite) SnapshotElement { return *old }, cand, sites, assertion)
@@ -1254,12 +1243,12 @@ const reasonNoRecord = "no passing run recorded the element this call acted on"
 //
 // from is the line the failing test is declared at, when in the call's
 // file (else 0): a literal between it and the call is the test's own.
-func healAt(f *TraceAction, from int, old func(LocatorSite) SnapshotElement, cand SnapshotElement, sites []LocatorSite, assertion bool) (Change, edit, string, string) {
+func healAt(f *TraceAction, from int, old func(LocatorSite) SnapshotElement, cand SnapshotElement, sites []LocatorSite, assertion bool) (Change, edit, orchestrator.Verdict, string) {
 	if text, ok := filterText(f.Selector); ok && !strings.Contains(strings.ToLower(cand.Text), strings.ToLower(text)) {
 		// The test looks for an element holding a text (filter({ hasText }))
 		// and the element most like the one it found before holds another:
 		// the text is what the app no longer shows.
-		return Change{}, edit{}, VerdictRegression, fmt.Sprintf("no element holds %q, which the test looks for", text)
+		return Change{}, edit{}, orchestrator.VerdictRegression, fmt.Sprintf("no element holds %q, which the test looks for", text)
 	}
 	// The last part of a chain with a call site of its own names the
 	// element (getByRole('form').getByRole('button', …): the button); the
@@ -1303,23 +1292,23 @@ func healAt(f *TraceAction, from int, old func(LocatorSite) SnapshotElement, can
 				if s.Name != nil {
 					checked = *s.Name
 				}
-				return Change{}, edit{}, VerdictRegression, fmt.Sprintf("the element is there but reads %q, not what the test checks (%s)",
+				return Change{}, edit{}, orchestrator.VerdictRegression, fmt.Sprintf("the element is there but reads %q, not what the test checks (%s)",
 					clip(cmpOr(cand.Attributes["aria-label"], cand.Text), 80), stringOf(s, checked))
 			}
 			if lit == nil {
-				return Change{}, edit{}, VerdictUnrepairable, why
+				return Change{}, edit{}, orchestrator.VerdictUnrepairable, why
 			}
 			if text == stringOf(s, *lit) || !lit.Regex && text == quoteLike(*lit, lit.Value) {
 				// The locator still names the element: it was there and
 				// the call waited for something else (it was covered or
 				// disabled until the test ran out of time).
-				return Change{}, edit{}, VerdictUnrepairable, "the element is there as the locator names it; the call waited on it for something else: " + firstLine(f.Error)
+				return Change{}, edit{}, orchestrator.VerdictUnrepairable, "the element is there as the locator names it; the call waited on it for something else: " + firstLine(f.Error)
 			}
 			ch := Change{File: s.File, Line: s.Line, Method: s.Method, Selector: part, Old: stringOf(s, *lit), New: text}
 			return ch, edit{file: s.File, start: lit.Start, end: lit.End, text: text}, "", ""
 		}
 	}
-	return Change{}, edit{}, VerdictUnrepairable, errNoSite.Error() + ": " + f.Selector
+	return Change{}, edit{}, orchestrator.VerdictUnrepairable, errNoSite.Error() + ": " + f.Selector
 }
 
 // declaredAt is the line test t is declared at when the call is in its

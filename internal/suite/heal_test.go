@@ -18,6 +18,8 @@ import (
 	"github.com/webpilot/webpilot/internal/demoapp"
 	"github.com/webpilot/webpilot/internal/suite"
 	"github.com/webpilot/webpilot/internal/testslot"
+
+	"github.com/webpilot/webpilot/internal/orchestrator"
 )
 
 // passingPrints runs the project as written and keeps each passing test's
@@ -110,14 +112,14 @@ func TestARepairHealsDriftWhereTheLocatorIsDefinedAndNeverARegression(t *testing
 			t.Fatal(err)
 		}
 		rep := b.repair(t, p, prints)
-		verdicts := map[string]int{}
+		verdicts := map[orchestrator.Verdict]int{}
 		for _, tc := range rep.Tests {
 			verdicts[tc.Verdict]++
-			if strings.HasPrefix(tc.File, "tests/login") && tc.Verdict != suite.VerdictPassed {
+			if strings.HasPrefix(tc.File, "tests/login") && tc.Verdict != orchestrator.VerdictPassed {
 				t.Errorf("%s: %s (%s)", tc.Title, tc.Verdict, tc.Reason)
 			}
 		}
-		if verdicts[suite.VerdictHealed] != 3 || verdicts[suite.VerdictPassed] != 2 || !rep.Verified {
+		if verdicts[orchestrator.VerdictHealed] != 3 || verdicts[orchestrator.VerdictPassed] != 2 || !rep.Verified {
 			t.Fatalf("verdicts %v, verified %v: %+v", verdicts, rep.Verified, rep.Tests)
 		}
 		changed := map[string]string{}
@@ -149,11 +151,11 @@ func TestARepairHealsDriftWhereTheLocatorIsDefinedAndNeverARegression(t *testing
 		for _, tc := range rep.Tests {
 			switch {
 			case strings.HasPrefix(tc.Title, "shopping list › adds "):
-				if tc.Verdict != suite.VerdictHealed || !strings.Contains(tc.Reason, "longer than the test waited") {
+				if tc.Verdict != orchestrator.VerdictHealed || !strings.Contains(tc.Reason, "longer than the test waited") {
 					t.Errorf("%s: %s (%s)", tc.Title, tc.Verdict, tc.Reason)
 				}
 				healed++
-			case tc.Verdict != suite.VerdictPassed:
+			case tc.Verdict != orchestrator.VerdictPassed:
 				t.Errorf("%s: %s (%s)", tc.Title, tc.Verdict, tc.Reason)
 			}
 		}
@@ -334,13 +336,13 @@ func TestACallThatWaitsOutItsTestsTimeoutIsDiagnosedAsItsOwnWouldBe(t *testing.T
 	roomy := project(roomyConfig)
 	for _, tc := range []struct {
 		variant demoapp.Variation
-		verdict string
+		verdict orchestrator.Verdict
 		why     string
 		diff    string
 	}{
-		{demoapp.RenamedIDs, suite.VerdictHealed, "", "+  await page.getByTestId('add-entry-btn').click();"},
-		{demoapp.MissingAdd, suite.VerdictRegression, "", ""},
-		{demoapp.SlowAdd, suite.VerdictHealed, "the test may take 18000 ms", "+  test.setTimeout(18000);"},
+		{demoapp.RenamedIDs, orchestrator.VerdictHealed, "", "+  await page.getByTestId('add-entry-btn').click();"},
+		{demoapp.MissingAdd, orchestrator.VerdictRegression, "", ""},
+		{demoapp.SlowAdd, orchestrator.VerdictHealed, "the test may take 18000 ms", "+  test.setTimeout(18000);"},
 	} {
 		t.Run(string(tc.variant), func(t *testing.T) {
 			t.Parallel()
@@ -353,7 +355,7 @@ func TestACallThatWaitsOutItsTestsTimeoutIsDiagnosedAsItsOwnWouldBe(t *testing.T
 			if len(rep.Tests) != 1 || rep.Tests[0].Verdict != tc.verdict || !strings.Contains(rep.Tests[0].Reason, tc.why) {
 				t.Fatalf("%+v", rep.Tests)
 			}
-			if f := rep.Tests[0].Evidence; tc.verdict == suite.VerdictRegression && (f == nil || f.Line != 6) {
+			if f := rep.Tests[0].Evidence; tc.verdict == orchestrator.VerdictRegression && (f == nil || f.Line != 6) {
 				t.Errorf("a regression without the call as its evidence: %+v", f)
 			}
 			if tc.diff == "" {
@@ -375,7 +377,7 @@ func TestACallThatWaitsOutItsTestsTimeoutIsDiagnosedAsItsOwnWouldBe(t *testing.T
 func (b *bench) healedBy(t *testing.T, p suite.Project, rep suite.RepairReport, tests int, why string, lines int, wants ...string) {
 	t.Helper()
 	for _, tc := range rep.Tests {
-		if tc.Verdict != suite.VerdictHealed || !strings.Contains(tc.Reason, why) {
+		if tc.Verdict != orchestrator.VerdictHealed || !strings.Contains(tc.Reason, why) {
 			t.Errorf("%s: %s (%s)", tc.Title, tc.Verdict, tc.Reason)
 		}
 	}
@@ -481,7 +483,7 @@ func TestAnEntryTheAppLostIsNeverWaitedIntoAPass(t *testing.T) {
 	if len(rep.Tests) != 1 || rep.Patched != nil || rep.Diff != "" {
 		t.Fatalf("diff %q: %+v", rep.Diff, rep.Tests)
 	}
-	if tc := rep.Tests[0]; tc.Verdict != suite.VerdictRegression || !strings.Contains(tc.Reason, `"Apples"`) || tc.Evidence == nil {
+	if tc := rep.Tests[0]; tc.Verdict != orchestrator.VerdictRegression || !strings.Contains(tc.Reason, `"Apples"`) || tc.Evidence == nil {
 		t.Fatalf("%s: %s (%s), evidence %+v", tc.Title, tc.Verdict, tc.Reason, tc.Evidence)
 	}
 }
@@ -616,7 +618,7 @@ test('an empty name is not added', async ({ page }) => {
 	for i, tc := range rep.Tests {
 		if tc.Title == "an empty name is not added" {
 			// It asks for no confirmation and passes as written.
-			if tc.Verdict != suite.VerdictPassed {
+			if tc.Verdict != orchestrator.VerdictPassed {
 				t.Errorf("%s: %s (%s)", tc.Title, tc.Verdict, tc.Reason)
 			}
 			rep.Tests = slices.Delete(rep.Tests, i, i+1)
@@ -674,7 +676,7 @@ test('an empty name is not added', async ({ page }) => {
 			t.Fatal(err)
 		}
 		rep := b.repair(t, p, prints)
-		if len(rep.Tests) != 2 || rep.Tests[1].Verdict != suite.VerdictPassed {
+		if len(rep.Tests) != 2 || rep.Tests[1].Verdict != orchestrator.VerdictPassed {
 			t.Fatalf("the empty name's test, which clicks no Dismiss: %+v", rep.Tests)
 		}
 		rep.Tests = rep.Tests[:1]
@@ -691,7 +693,7 @@ test('an empty name is not added', async ({ page }) => {
 		// makes that check without its click too: the form's submit is
 		// still never a step the app stopped asking for.
 		rep := b.repair(t, p, prints)
-		if len(rep.Tests) != 2 || rep.Tests[0].Verdict != suite.VerdictRegression || rep.Tests[1].Verdict != suite.VerdictRegression || rep.Diff != "" || rep.Patched != nil {
+		if len(rep.Tests) != 2 || rep.Tests[0].Verdict != orchestrator.VerdictRegression || rep.Tests[1].Verdict != orchestrator.VerdictRegression || rep.Diff != "" || rep.Patched != nil {
 			t.Fatalf("diff %q: %+v", rep.Diff, rep.Tests)
 		}
 	})

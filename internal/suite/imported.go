@@ -98,7 +98,7 @@ func ImportTraces(ctx context.Context, archive []byte, listing []TestOutcome) (T
 		skip := func(why string, args ...any) {
 			out.Skipped = append(out.Skipped, ImportSkip{Test: title, Why: fmt.Sprintf(why, args...)})
 		}
-		if t.Status != "passed" && t.Status != "flaky" {
+		if t.Status != StatusPassed && t.Status != StatusFlaky {
 			skip("it did not pass in that run (%s)", t.Status)
 			continue
 		}

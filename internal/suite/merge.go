@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	udiff "github.com/aymanbagabas/go-udiff"
+
+	"github.com/webpilot/webpilot/internal/orchestrator"
 )
 
 // PatchedFile is a file a part of a repair changed, whole as it left it.
@@ -149,7 +151,7 @@ func (r ProjectRunner) MergeRepairs(ctx context.Context, p Project, parts []Repa
 			rep.Errors = append(rep.Errors, strings.Join(part.Files, ", ")+": "+part.Failed)
 			for _, t := range o.Listing {
 				if slices.Contains(part.Files, t.File) {
-					rep.Tests = append(rep.Tests, RepairedTest{ID: t.ID, File: t.File, Title: t.Title(), Verdict: VerdictNotRun,
+					rep.Tests = append(rep.Tests, RepairedTest{ID: t.ID, File: t.File, Title: t.Title(), Verdict: orchestrator.VerdictNotRun,
 						Reason: "its file's repair did not end: " + part.Failed})
 				}
 			}
@@ -177,8 +179,8 @@ func (r ProjectRunner) MergeRepairs(ctx context.Context, p Project, parts []Repa
 		part := parts[i]
 		if why, ok := refused[i]; ok {
 			for j := range rep.Tests {
-				if t := &rep.Tests[j]; slices.Contains(part.Files, t.File) && t.Verdict == VerdictHealed {
-					t.Verdict, t.Reason = VerdictUnrepairable, "healed on its own, left out of the patch: "+why
+				if t := &rep.Tests[j]; slices.Contains(part.Files, t.File) && t.Verdict == orchestrator.VerdictHealed {
+					t.Verdict, t.Reason = orchestrator.VerdictUnrepairable, "healed on its own, left out of the patch: "+why
 				}
 			}
 			continue
@@ -228,13 +230,13 @@ func (r ProjectRunner) MergeRepairs(ctx context.Context, p Project, parts []Repa
 			continue
 		}
 		switch now := got[t.ID].Status; {
-		case t.Verdict == VerdictHealed && now != "passed" && now != "flaky":
+		case t.Verdict == orchestrator.VerdictHealed && now != StatusPassed && now != StatusFlaky:
 			rep.Verified = false
-			t.Reason += fmt.Sprintf("; with every file's heals it %s", cmpOr(now, "did not run"))
-		case t.Verdict == VerdictPassed && now == "failed":
+			t.Reason += fmt.Sprintf("; with every file's heals it %s", cmpOr(string(now), "did not run"))
+		case t.Verdict == orchestrator.VerdictPassed && now == StatusFailed:
 			rep.Verified = false
 			t.Reason = "passed, and fails with every file's heals merged, on every retry the project allows"
-		case t.Verdict == VerdictFlaky && now == "failed":
+		case t.Verdict == orchestrator.VerdictFlaky && now == StatusFailed:
 			// Seen flaky before any patch: its failure is its own.
 			t.Reason = cmpOr(t.Reason, "flaky") + "; failed again with every file's heals merged"
 		}

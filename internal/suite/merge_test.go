@@ -6,6 +6,8 @@ import (
 
 	"github.com/webpilot/webpilot/internal/suite"
 	"github.com/webpilot/webpilot/internal/suite/suitetest"
+
+	"github.com/webpilot/webpilot/internal/orchestrator"
 )
 
 // TestHealsOfEachFileMergeIntoOnePatch: the parts of a repair each healed
@@ -67,20 +69,20 @@ func TestAFileWhoseRepairDidNotEndIsReportedAndTheRestMerged(t *testing.T) {
 	parts := []suite.RepairPart{
 		{Files: []string{"tests/a.spec.js"}, Failed: "the run hit the sandbox's time limit before it reported"},
 		{Files: []string{"tests/b.spec.js"}, Report: suite.RepairReport{Tests: []suite.RepairedTest{{ID: "b1", File: "tests/b.spec.js", Title: "b one",
-			Verdict: suite.VerdictRegression, Reason: "the element is there but does not hold what the test checks"}}, Errors: []string{"tests/b.spec.js: a warning"}}},
+			Verdict: orchestrator.VerdictRegression, Reason: "the element is there but does not hold what the test checks"}}, Errors: []string{"tests/b.spec.js: a warning"}}},
 	}
 	rep, err := suite.ProjectRunner{}.MergeRepairs(t.Context(), p, parts, suite.RunOptions{Listing: listing})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]string{}
+	got := map[string]orchestrator.Verdict{}
 	for _, tc := range rep.Tests {
 		got[tc.Title] = tc.Verdict
 		if tc.File == "tests/a.spec.js" && !strings.Contains(tc.Reason, "sandbox's time limit") {
 			t.Errorf("%s: %q", tc.Title, tc.Reason)
 		}
 	}
-	if len(got) != 3 || got["a one"] != suite.VerdictNotRun || got["a two"] != suite.VerdictNotRun || got["b one"] != suite.VerdictRegression {
+	if len(got) != 3 || got["a one"] != orchestrator.VerdictNotRun || got["a two"] != orchestrator.VerdictNotRun || got["b one"] != orchestrator.VerdictRegression {
 		t.Errorf("verdicts %v", got)
 	}
 	if rep.Verified || rep.Patched != nil || len(rep.Errors) != 2 || !strings.HasPrefix(rep.Errors[0], "tests/a.spec.js: the run hit") {

@@ -14,9 +14,20 @@ import (
 	"github.com/webpilot/webpilot/internal/sandbox"
 )
 
-// StatusNotRun is the status of a test a run did not reach (or did not
-// see to its end) before its time budget ended.
-const StatusNotRun = "not run"
+// TestStatus is a test's outcome in a run, as the runner's own summary
+// counts it, or that the run did not reach it.
+type TestStatus string
+
+// Test statuses.
+const (
+	StatusPassed  TestStatus = "passed"  // passed on its first attempt
+	StatusFailed  TestStatus = "failed"  // failed on every attempt
+	StatusFlaky   TestStatus = "flaky"   // failed, then passed on a retry
+	StatusSkipped TestStatus = "skipped" // skipped (by itself, or by a failure before it)
+	// StatusNotRun is a test a run did not reach (or did not see to its
+	// end) before its time budget ended.
+	StatusNotRun TestStatus = "not run"
+)
 
 // progressJS is webpilot's progress reporter, run beside the JSON report:
 // it appends a line as each test starts and ends.
@@ -160,7 +171,7 @@ func FilesProgress(files []string, last []*RunProgress, at []time.Time, ended []
 // progressOf sums a run's progress lines up.
 func progressOf(raw []byte) RunProgress {
 	var p RunProgress
-	status := map[string]string{}
+	status := map[string]TestStatus{}
 	running := map[string]string{}
 	var order []string
 	sc := bufio.NewScanner(bytes.NewReader(raw))
@@ -190,9 +201,9 @@ func progressOf(raw []byte) RunProgress {
 	for _, s := range status {
 		p.Ended++
 		switch s {
-		case "passed", "flaky":
+		case StatusPassed, StatusFlaky:
 			p.Passed++
-		case "failed":
+		case StatusFailed:
 			p.Failed++
 		}
 	}

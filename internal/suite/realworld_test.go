@@ -3,6 +3,7 @@ package suite_test
 import (
 	"context"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,6 +16,8 @@ import (
 	"github.com/webpilot/webpilot/internal/suite"
 	"github.com/webpilot/webpilot/internal/suite/suitetest"
 	"github.com/webpilot/webpilot/internal/testslot"
+
+	"github.com/webpilot/webpilot/internal/orchestrator"
 )
 
 // TestTheRealWorldCorpusIsMarkedAsTheRunnerSeesIt: each real-world
@@ -72,24 +75,15 @@ func TestTheRealWorldCorpusIsMarkedAsTheRunnerSeesIt(t *testing.T) {
 							m = suitetest.Flaky
 						}
 					}
-					want := map[suitetest.Mark][]string{suitetest.Passes: {"passed"}, suitetest.Flaky: {"passed", "flaky"},
+					want := map[suitetest.Mark][]suite.TestStatus{suitetest.Passes: {"passed"}, suitetest.Flaky: {"passed", "flaky"},
 						suitetest.Drift: {"failed", "skipped"}, suitetest.Regression: {"failed", "skipped"}}[m]
-					if !ok || !contains(want, o.Status) {
+					if !ok || !slices.Contains(want, o.Status) {
 						t.Errorf("%s: %q %s, marked %q: %s", v.name, title, o.Status, m, o.Error)
 					}
 				}
 			}
 		})
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // practiceBench serves the practice app for a project's runs.
@@ -149,10 +143,10 @@ func TestAFlakyNeighbourVetoesNoHeal(t *testing.T) {
 	}
 	verdicts := map[string]string{}
 	for _, tc := range rep.Tests {
-		verdicts[tc.Title] = tc.Verdict + ": " + tc.Reason
+		verdicts[tc.Title] = string(tc.Verdict) + ": " + tc.Reason
 	}
-	if !strings.HasPrefix(verdicts["widgets › dropdown selects option 2"], suite.VerdictHealed) ||
-		!strings.HasPrefix(verdicts["widgets › menu shows the gallery link"], suite.VerdictFlaky) || !rep.Verified || rep.Patched == nil {
+	if !strings.HasPrefix(verdicts["widgets › dropdown selects option 2"], string(orchestrator.VerdictHealed)) ||
+		!strings.HasPrefix(verdicts["widgets › menu shows the gallery link"], string(orchestrator.VerdictFlaky)) || !rep.Verified || rep.Patched == nil {
 		t.Fatalf("verified %v, verdicts %q", rep.Verified, verdicts)
 	}
 	if !strings.Contains(rep.Diff, "'#dropdown-list'") {
@@ -209,7 +203,7 @@ func TestOneQuestionPerDriftedLocator(t *testing.T) {
 	calls := 0
 	for _, tc := range rep.Tests {
 		calls += tc.ModelCalls
-		if tc.Verdict != suite.VerdictUnrepairable || !strings.Contains(tc.Reason, "two fields could be the one") {
+		if tc.Verdict != orchestrator.VerdictUnrepairable || !strings.Contains(tc.Reason, "two fields could be the one") {
 			t.Errorf("%s: %s (%s)", tc.Title, tc.Verdict, tc.Reason)
 		}
 	}
@@ -261,7 +255,7 @@ test('signs out again', async ({ page }) => {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Tests) != 1 || r.Tests[0].Verdict != suite.VerdictRegression || r.Patched != nil {
+	if len(r.Tests) != 1 || r.Tests[0].Verdict != orchestrator.VerdictRegression || r.Patched != nil {
 		t.Fatalf("%+v\n%s", r.Tests, r.Diff)
 	}
 }
@@ -320,11 +314,11 @@ test('an unknown user is told so', async ({ page }) => {
 	for _, tc := range rep.Tests {
 		got[tc.Title] = tc
 	}
-	if tc := got["a valid user logs in"]; tc.Verdict != suite.VerdictRegression || !strings.Contains(tc.Reason, "Your username is invalid!") ||
+	if tc := got["a valid user logs in"]; tc.Verdict != orchestrator.VerdictRegression || !strings.Contains(tc.Reason, "Your username is invalid!") ||
 		tc.Evidence == nil {
 		t.Errorf("the refused sign-in: %s (%s)", tc.Verdict, tc.Reason)
 	}
-	if tc := got["an unknown user is told so"]; tc.Verdict != suite.VerdictHealed {
+	if tc := got["an unknown user is told so"]; tc.Verdict != orchestrator.VerdictHealed {
 		t.Errorf("the unknown user: %s (%s)", tc.Verdict, tc.Reason)
 	}
 	if len(rep.Changes) != 1 || rep.Changes[0].New != "'User name'" || !rep.Changes[0].Agent {

@@ -237,7 +237,7 @@ func (rep *RunReport) keepFailingTraces(ctx context.Context) {
 	kept := 0
 	for i := range rep.Tests {
 		t := &rep.Tests[i]
-		if t.Trace == "" || t.Status == "passed" || t.Status == "skipped" || t.Status == StatusNotRun || kept == keptTraceZips {
+		if t.Trace == "" || t.Status == StatusPassed || t.Status == StatusSkipped || t.Status == StatusNotRun || kept == keptTraceZips {
 			continue
 		}
 		b, err := sandbox.ReadResult(ctx, t.RunDir, t.Trace, min(maxTraceZip, maxTraceZips-total))

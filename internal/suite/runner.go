@@ -119,7 +119,7 @@ type RunOptions struct {
 // itself (a test.skip expects to be skipped): a failure before it (a
 // serial neighbour, a setup project) or the run's end kept it from running.
 func (t TestOutcome) unreached() bool {
-	return t.Status == "skipped" && t.expected != "skipped" && t.expected != ""
+	return t.Status == StatusSkipped && t.expected != string(StatusSkipped) && t.expected != ""
 }
 
 // TestSite is where a test is defined: its file (project-relative) and
@@ -140,7 +140,7 @@ type TestOutcome struct {
 	Titles  []string `json:"titles"` // describe titles, then the test's
 	Project string   `json:"project,omitempty"`
 	// Status is the runner's verdict: passed, failed, flaky, skipped.
-	Status   string        `json:"status,omitempty"`
+	Status   TestStatus    `json:"status,omitempty"`
 	Duration time.Duration `json:"duration_ns,omitempty"`
 	// Error is the last failed attempt's first error: a flaky test's
 	// says why its first attempt failed.
@@ -195,7 +195,7 @@ func (t *TestOutcome) Evidence() error {
 				t.Failure = &a
 			}
 		}
-		if t.Failure == nil && t.Status == "failed" {
+		if t.Failure == nil && t.Status == StatusFailed {
 			// The test timed out during a call: that call never ended.
 			for i := range tr.Actions {
 				if a := tr.Actions[i]; a.Pending && a.File != "" && (a.Selector != "" || a.checksPage()) && (hooks || !a.afterHook) {
@@ -208,7 +208,7 @@ func (t *TestOutcome) Evidence() error {
 			break
 		}
 	}
-	if t.Failure == nil && t.Status == "failed" && valueCheck.MatchString(t.Error) {
+	if t.Failure == nil && t.Status == StatusFailed && valueCheck.MatchString(t.Error) {
 		// A value the test read from the page and checked itself: the
 		// test stopped at the check, so the value came from a read before
 		// it, the last whose answer holds what the check received.
@@ -759,18 +759,18 @@ func (rep *RunReport) read(raw []byte, dir, root string, locked bool) error {
 
 // verdict is the runner's word for a test's outcome, as its own summary
 // counts it.
-func verdict(status string) string {
+func verdict(status string) TestStatus {
 	switch status {
 	case "expected":
-		return "passed"
+		return StatusPassed
 	case "unexpected":
-		return "failed"
+		return StatusFailed
 	case "flaky":
-		return "flaky"
+		return StatusFlaky
 	case "skipped":
-		return "skipped"
+		return StatusSkipped
 	}
-	return status
+	return TestStatus(status)
 }
 
 // testID names a test stably across runs and versions of its file.

@@ -121,7 +121,7 @@ func (b *bench) run(t *testing.T, p suite.Project, o suite.RunOptions) suite.Run
 
 // outside runs the project the way its owner does, with npx playwright
 // test and its own config, outside any sandbox: the reference verdicts.
-func outside(t *testing.T, p suite.Project, baseURL string, only ...string) map[string]string {
+func outside(t *testing.T, p suite.Project, baseURL string, only ...string) map[string]suite.TestStatus {
 	testslot.Take(t)
 	t.Helper()
 	browsers := t.TempDir()
@@ -133,7 +133,7 @@ func outside(t *testing.T, p suite.Project, baseURL string, only ...string) map[
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := map[string]string{}
+	v := map[string]suite.TestStatus{}
 	for _, o := range rep.Tests {
 		v[o.File+" "+o.Title()] = o.Status
 	}
@@ -145,7 +145,7 @@ func outside(t *testing.T, p suite.Project, baseURL string, only ...string) map[
 // side only is first run once more there, alone: a fixture's short waits
 // can run out on a machine the other tests load, on either side, while a
 // difference the sandbox makes repeats.
-func (b *bench) agree(t *testing.T, p suite.Project, rep suite.RunReport, ref map[string]string) {
+func (b *bench) agree(t *testing.T, p suite.Project, rep suite.RunReport, ref map[string]suite.TestStatus) {
 	t.Helper()
 	got := verdicts(rep)
 	for _, o := range rep.Tests {
@@ -174,8 +174,8 @@ func firstLine(s string) string {
 	return s
 }
 
-func verdicts(rep suite.RunReport) map[string]string {
-	v := map[string]string{}
+func verdicts(rep suite.RunReport) map[string]suite.TestStatus {
+	v := map[string]suite.TestStatus{}
 	for _, o := range rep.Tests {
 		v[o.File+" "+o.Title()] = o.Status
 	}
@@ -426,8 +426,8 @@ test('passes on a second retry', async ({}, info) => { expect(info.retry).toBeGr
 	if err != nil {
 		t.Fatal(err)
 	}
-	statuses := func(rep suite.RunReport) map[string]string {
-		v := map[string]string{}
+	statuses := func(rep suite.RunReport) map[string]suite.TestStatus {
+		v := map[string]suite.TestStatus{}
 		for _, o := range rep.Tests {
 			v[o.Project+" "+o.Title()] = o.Status
 		}
@@ -436,19 +436,19 @@ test('passes on a second retry', async ({}, info) => { expect(info.retry).toBeGr
 	for _, c := range []struct {
 		name string
 		o    suite.RunOptions
-		want map[string]string
+		want map[string]suite.TestStatus
 	}{
-		{"as written", suite.RunOptions{}, map[string]string{
+		{"as written", suite.RunOptions{}, map[string]suite.TestStatus{
 			"one passes on a retry": "flaky", "two passes on a retry": "flaky", "one passes": "passed", "two passes": "passed",
 			"one passes on a second retry": "flaky", "two passes on a second retry": "flaky"}},
-		{"at most one retry", suite.RunOptions{MaxRetries: 1}, map[string]string{
+		{"at most one retry", suite.RunOptions{MaxRetries: 1}, map[string]suite.TestStatus{
 			"one passes on a retry": "flaky", "two passes on a retry": "flaky", "one passes": "passed", "two passes": "passed",
 			"one passes on a second retry": "failed", "two passes on a second retry": "failed"}},
-		{"no retries", suite.RunOptions{NoRetries: true}, map[string]string{
+		{"no retries", suite.RunOptions{NoRetries: true}, map[string]suite.TestStatus{
 			"one passes on a retry": "failed", "two passes on a retry": "failed", "one passes": "passed", "two passes": "passed",
 			"one passes on a second retry": "failed", "two passes on a second retry": "failed"}},
 		{"one test in one project", suite.RunOptions{Only: []suite.TestSite{{File: "tests/a.spec.js", Line: 3}}, Projects: []string{"two"}},
-			map[string]string{"two passes": "passed"}},
+			map[string]suite.TestStatus{"two passes": "passed"}},
 	} {
 		rep := b.run(t, p, c.o)
 		if got := statuses(rep); !maps.Equal(got, c.want) {
@@ -587,7 +587,7 @@ test('the API on staging', async ({ request }) => {
 	for _, tc := range []struct {
 		name    string
 		origins map[string]string
-		want    string
+		want    suite.TestStatus
 	}{
 		{"as written", nil, "failed"},
 		{"remapped", map[string]string{"https://shop.acme.test": b.url, "http://api.acme.test": b.url}, "passed"},

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/webpilot/webpilot/internal/orchestrator"
 )
 
 // TestReadTrace reads a trace the runner wrote for the spec beside it
@@ -209,7 +211,7 @@ func TestAWaitForAURLThatNeverEndedIsTheFailure(t *testing.T) {
 	if f == nil || f.API != "page.waitForURL" || !f.Pending || !strings.HasSuffix(f.URL, "/login.html") {
 		t.Fatalf("the failure: %+v", f)
 	}
-	if _, _, verdict, why := diagnose(o, nil, nil, nil); verdict != VerdictRegression || !strings.Contains(why, "page.waitForURL") {
+	if _, _, verdict, why := diagnose(o, nil, nil, nil); verdict != orchestrator.VerdictRegression || !strings.Contains(why, "page.waitForURL") {
 		t.Fatalf("%s: %s", verdict, why)
 	}
 }

@@ -492,7 +492,7 @@ func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *s
 		}
 		b, _ := json.Marshal(res)
 		log.Info("repaired project file", "project", req.Name, "files", req.Files, "verdict", res.Verdict, "changes", len(rep.Changes))
-		return outcome{Finish: store.Finish{State: store.JobStateSucceeded, Result: b, TestStatus: res.Verdict}}
+		return outcome{Finish: store.Finish{State: store.JobStateSucceeded, Result: b, TestStatus: string(res.Verdict)}}
 	}
 	if rep.Verified && rep.Patched != nil {
 		archive, err := rep.Patched.Archive()
@@ -512,11 +512,11 @@ func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *s
 		res.Proposed, res.Accepted = v.Digest, req.AutoAccept
 	}
 	b, _ := json.Marshal(res)
-	f := store.Finish{State: store.JobStateSucceeded, Result: b, TestStatus: res.Verdict}
+	f := store.Finish{State: store.JobStateSucceeded, Result: b, TestStatus: string(res.Verdict)}
 	var broken []string
 	for _, t := range rep.Tests {
-		if t.Verdict == suite.VerdictRegression || t.Verdict == suite.VerdictUnrepairable {
-			broken = append(broken, t.Title+": "+t.Verdict)
+		if t.Verdict == orchestrator.VerdictRegression || t.Verdict == orchestrator.VerdictUnrepairable {
+			broken = append(broken, t.Title+": "+string(t.Verdict))
 		}
 	}
 	if len(broken) > 0 {
@@ -578,7 +578,7 @@ func (w *Worker) passedFiles(ctx context.Context, claim store.Claim, req jobs.Pr
 		}
 		part := suite.RepairPart{Files: []string{res.File}}
 		for _, t := range res.Tests {
-			part.Report.Tests = append(part.Report.Tests, suite.RepairedTest{ID: t.ID, File: t.File, Title: t.Title(), Verdict: suite.VerdictPassed,
+			part.Report.Tests = append(part.Report.Tests, suite.RepairedTest{ID: t.ID, File: t.File, Title: t.Title(), Verdict: orchestrator.VerdictPassed,
 				Reason: "passed in the run this repair follows (" + req.AfterRun + "); not run again"})
 		}
 		out = append(out, part)
@@ -598,11 +598,11 @@ func finalProgress(rep suite.RepairReport) suite.RunProgress {
 	p := suite.RunProgress{Phase: "ended", Tests: len(rep.Tests), Ended: len(rep.Tests)}
 	for _, t := range rep.Tests {
 		switch t.Verdict {
-		case suite.VerdictHealed:
+		case orchestrator.VerdictHealed:
 			p.Healed++
-		case suite.VerdictRegression:
+		case orchestrator.VerdictRegression:
 			p.Flagged++
-		case suite.VerdictUnrepairable:
+		case orchestrator.VerdictUnrepairable:
 			p.Left++
 		}
 	}
@@ -633,9 +633,9 @@ func repairParts(kids []store.ChildOutcome) ([]suite.RepairPart, suite.ProjectRe
 }
 
 // repairVerdict sums a project repair up: the worst of its tests'.
-func repairVerdict(rep suite.RepairReport) string {
-	worst := suite.VerdictPassed
-	rank := map[string]int{suite.VerdictPassed: 0, suite.VerdictFlaky: 1, suite.VerdictHealed: 2, suite.VerdictUnrepairable: 3, suite.VerdictRegression: 4}
+func repairVerdict(rep suite.RepairReport) orchestrator.Verdict {
+	worst := orchestrator.VerdictPassed
+	rank := map[orchestrator.Verdict]int{orchestrator.VerdictPassed: 0, orchestrator.VerdictFlaky: 1, orchestrator.VerdictHealed: 2, orchestrator.VerdictUnrepairable: 3, orchestrator.VerdictRegression: 4}
 	for _, t := range rep.Tests {
 		if r, ok := rank[t.Verdict]; ok && r > rank[worst] {
 			worst = t.Verdict
