@@ -2,10 +2,14 @@ package suite
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/webpilot/webpilot/internal/orchestrator"
 )
 
 // A timing heal changes one thing: how long an assertion waits. An
@@ -438,4 +442,202 @@ func sourceAt(p Project, path string, line, col int) ([]byte, int, error) {
 		return nil, 0, fmt.Errorf("%s:%d is not in the file", path, line)
 	}
 	return f.Content, lines[line-1] + col - 1, nil
+}
+
+// timingTrial gives each assertion or action that timed out on an
+// element that is there, or on an entry not shown yet (a regression so
+// far), a longer timeout, runs the tests again, and keeps the longer
+// timeouts of the tests that then pass, verified by a run of exactly
+// those; the others stay regressions. A test that then runs out of its
+// own timeout gets a longer one too. cur and last move on to the kept
+// patch.
+func (r ProjectRunner) timingTrial(ctx context.Context, cur *Project, last *trial, tests map[string]*RepairedTest, order []string,
+	o RunOptions) ([]Change, error) {
+	type candidate struct {
+		id     string
+		e      edit // the call's longer timeout
+		ch     Change
+		test   *edit // the test's longer timeout, once it ran out of its own
+		testCh Change
+		whole  bool // e is the test's longer timeout (the call had none, or the test ran out during it)
+		key    edit // e as the candidate began: what the first trials know it by
+	}
+	var cands []candidate
+	for _, id := range order {
+		t, rt := last.tests[id], tests[id]
+		if t.Status != StatusFailed || rt.Verdict != orchestrator.VerdictRegression || t.Failure == nil {
+			continue
+		}
+		e, ch, err := timingEdit(*cur, t.Failure, t.Error)
+		if err != nil && t.Failure.Pending {
+			// The call had no timeout of its own and waited out the
+			// test's: the test's is the one made longer.
+			if e, ch, err = testTimeoutEdit(*cur, t); err == nil {
+				ch.Tests = []string{rt.Title}
+				cands = append(cands, candidate{id: id, e: e, ch: ch, test: &e, testCh: ch, whole: true, key: e})
+			}
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		ch.Tests = []string{rt.Title}
+		c := candidate{id: id, e: e, ch: ch, key: e}
+		if outlasts(ch, t) {
+			// The call's longer wait alone outlasts the test's time: the
+			// test is given longer with it, not after a trial spent
+			// running out (under a regression, every candidate's).
+			if te, tch, err := testTimeoutLonger(*cur, t, t.TimeoutMS); err == nil {
+				tch.Tests = []string{rt.Title}
+				c.test, c.testCh = &te, tch
+			}
+		}
+		cands = append(cands, c)
+	}
+	site := func(a, b candidate) bool { return a.e.file == b.e.file && a.e.start == b.e.start }
+	// try runs the candidates' files, or only their own tests, with their
+	// edits; it answers the patched project, the run, the tests that
+	// passed, and whether any test that passed before broke.
+	try := func(cs []candidate, only bool) (Project, trial, map[string]bool, bool, error) {
+		var edits []edit
+		var ids []string
+		for _, c := range cs {
+			edits = append(edits, c.e)
+			if c.test != nil && !c.whole {
+				edits = append(edits, *c.test)
+			}
+			ids = append(ids, c.id)
+		}
+		p, next, broke, err := r.retry(ctx, *cur, last, edits, ids, only, o)
+		if err != nil {
+			return Project{}, trial{}, nil, false, err
+		}
+		passed := map[string]bool{}
+		for id, t := range next.tests {
+			passed[id] = t.Status == StatusPassed
+		}
+		return p, next, passed, broke, nil
+	}
+	// longer gives a candidate that ran out of its test's timeout in the
+	// run next a longer one; and one whose test, given longer, then ran
+	// out of its call's own wait (the test's time had ended during the
+	// call: a loaded machine, a slow start) a longer wait for the call
+	// too. It reports whether it did.
+	longer := func(c *candidate, next trial) bool {
+		t, ok := next.tests[c.id]
+		if !ok || t.Status != StatusFailed {
+			return false
+		}
+		if c.test == nil {
+			e, ch, err := testTimeoutEdit(*cur, t)
+			if err != nil {
+				return false
+			}
+			ch.Tests = []string{tests[c.id].Title}
+			c.test, c.testCh = &e, ch
+			return true
+		}
+		if !c.whole || t.Failure == nil {
+			return false
+		}
+		f, ok := beforeEdit(*cur, *c.test, *t.Failure)
+		if !ok {
+			return false
+		}
+		e, ch, err := timingEdit(*cur, &f, t.Error)
+		if err != nil {
+			return false
+		}
+		ch.Tests = []string{tests[c.id].Title}
+		c.e, c.ch, c.whole = e, ch, false
+		return true
+	}
+	// First one test per call site: under a regression every candidate
+	// waits its longer timeout in vain, and a call site shared by many
+	// tests (a page object's assertion) answers for all of them. Only the
+	// sites whose test then passes are tried on their whole files.
+	if len(cands) > 1 {
+		// Of one config project where it can: each project named runs
+		// every test on the lines named.
+		first := last.tests[cands[0].id].Project
+		var reps []candidate
+		for _, c := range cands {
+			i := slices.IndexFunc(reps, func(x candidate) bool { return site(x, c) })
+			switch {
+			case i < 0:
+				reps = append(reps, c)
+			case last.tests[reps[i].id].Project != first && last.tests[c.id].Project == first:
+				reps[i] = c
+			}
+		}
+		good := map[edit]candidate{} // by call site, as it passed
+		for tries, pending := 0, reps; tries < 2 && len(pending) > 0; tries++ {
+			_, next, passed, _, err := try(pending, true)
+			if err != nil {
+				return nil, err
+			}
+			var again []candidate
+			for _, c := range pending {
+				switch {
+				case passed[c.id]:
+					good[c.key] = c
+				case longer(&c, next):
+					again = append(again, c)
+				}
+			}
+			pending = again
+		}
+		var next []candidate
+		for _, c := range cands {
+			if rep, ok := good[c.key]; ok {
+				if rep.id == c.id {
+					c = rep // with the test's longer timeout, if it took one
+				}
+				next = append(next, c)
+			}
+		}
+		cands = next
+	}
+	for tries := 0; len(cands) > 0 && tries < 4; tries++ {
+		p, next, passed, broke, err := try(cands, false)
+		if err != nil {
+			return nil, err
+		}
+		var kept []candidate
+		extended := false
+		for _, c := range cands {
+			switch {
+			case passed[c.id]:
+				kept = append(kept, c)
+			case longer(&c, next):
+				kept, extended = append(kept, c), true
+			}
+		}
+		if len(kept) == len(cands) && !broke && !extended {
+			*cur = p
+			last.adopt(next)
+			var out []Change
+			for _, c := range kept {
+				rt := tests[c.id]
+				rt.Verdict = orchestrator.VerdictHealed
+				rt.Reason = fmt.Sprintf("the app took longer than the test waited: %s now waits %s (it waited %s)", c.ch.Method, c.ch.New, c.ch.Old)
+				if c.whole {
+					rt.Reason = fmt.Sprintf("the app took longer than the test waited: the test may take %s (it had %s)", c.ch.New, c.ch.Old)
+				}
+				out = withTest(out, c.ch, rt.Title)
+				if c.test != nil && !c.whole {
+					rt.Reason += fmt.Sprintf(", and the test may take %s (it had %s)", c.testCh.New, c.testCh.Old)
+					out = withTest(out, c.testCh, rt.Title)
+				}
+			}
+			return out, nil
+		}
+		// Only the longer waits that healed (or ran out of the test's
+		// time) are tried again.
+		if broke || (len(kept) == len(cands) && !extended) {
+			return nil, nil
+		}
+		cands = kept
+	}
+	return nil, nil
 }
