@@ -426,8 +426,8 @@ func TestAHostileProjectGetsNothingAndTheJobSaysSo(t *testing.T) {
 			}
 		}
 	}
-	if probes != 10 {
-		t.Errorf("%d probes ran, want 10", probes)
+	if probes != 11 {
+		t.Errorf("%d probes ran, want 11", probes)
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -95,6 +96,22 @@ func sandboxBench(ctx context.Context) error {
 		}
 		record(c.name, err)
 	}
+	// The fourth pass: what a run or an upload says about itself, amplified.
+	record("a traces upload of 4,000,000 empty events (12 KB zipped)", st.tracesAnswered(ctx, emptyEvents(4_000_000), nil))
+	record("a traces upload whose report holds 1,000,000 empty tests", st.tracesAnswered(ctx, nil, millionTests()))
+	bomb, err := suitetest.ZipBomb(200, 20<<20)
+	if err != nil {
+		return err
+	}
+	bombed := "fs.writeFileSync(report, JSON.stringify({ suites: [{ title: 'a.spec.js', file: 'a.spec.js', specs: [{ title: 't', file: 'a.spec.js', line: 1, column: 1, " +
+		"tests: [{ projectName: '', status: 'unexpected', results: [{ status: 'failed', duration: 1, errors: [{ message: 'x' }], " +
+		"attachments: [{ name: 'trace', path: '/work/bomb.zip' }] }] }] }] }] }));"
+	record("a report whose trace is an uploaded zip of 4 GB", st.runShowsNothingOf(ctx, leftBehind(bombed), map[string][]byte{"bomb.zip": bomb}))
+	record("a source file of 200,000 nested brackets, repaired", st.repairSurvives(ctx, map[string]string{
+		"playwright.config.js": "module.exports = { timeout: 5000 };\n",
+		"a.spec.js":            "const { test, expect } = require('@playwright/test');\ntest('t', async ({ page }) => { await page.goto('/'); await expect(page.locator('#nowhere')).toBeVisible({ timeout: 500 }); });\n",
+		"deep.js":              "module.exports = " + strings.Repeat("[", 200_000) + strings.Repeat("]", 200_000) + ";\n",
+	}))
 	// Item 7 and the walls: the hostile corpus project, test by test.
 	names, failed, err := st.hostileCorpus(ctx)
 	if err != nil {
@@ -492,4 +509,131 @@ func peakMB(pid int) int {
 		}
 	}
 	return -1
+}
+
+// emptyEvents is a trace.zip whose trace holds n events of two bytes
+// each ({}), compressed to a few kilobytes.
+func emptyEvents(n int) []byte {
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	w, _ := zw.Create("test.trace")
+	_, _ = w.Write([]byte(`{"type":"context-options","version":7}` + "\n"))
+	w, _ = zw.Create("0-trace.trace")
+	line := []byte("{}\n")
+	for range n {
+		_, _ = w.Write(line)
+	}
+	_ = zw.Close()
+	return b.Bytes()
+}
+
+// millionTests is a runner's JSON report of 1,000,000 empty tests (3 MB,
+// a few kilobytes zipped).
+func millionTests() []byte {
+	return []byte(`{"config":{"rootDir":"/ci"},"suites":[{"title":"a.spec.js","file":"a.spec.js","specs":[{"title":"t","tests":[` +
+		strings.Repeat("{},", 999_999) + `{}]}]}]}`)
+}
+
+// tracesAnswered uploads a project of one test, waits for its listing,
+// then uploads a customer's run of it: a report (the one given, else one
+// whose passing test names the trace) and the trace. The dispatcher must
+// answer, 200 or 400, within 20 s.
+func (s *procStack) tracesAnswered(ctx context.Context, trace, report []byte) error {
+	name, up, err := s.upload(ctx, map[string]string{"playwright.config.js": "module.exports = {};\n",
+		"a.spec.js": "require('@playwright/test').test('t', async () => {});\n"})
+	if err != nil {
+		return err
+	}
+	if _, _, err := s.wait(ctx, up.ListJob, 2*time.Minute); err != nil {
+		return err
+	}
+	if report == nil {
+		report = []byte(`{"config":{"rootDir":"/ci"},"suites":[{"title":"a.spec.js","file":"a.spec.js","specs":[{"title":"t","file":"a.spec.js","line":1,"column":1,` +
+			`"tests":[{"projectName":"","status":"expected","results":[{"status":"passed","attachments":[{"name":"trace","path":"/ci/test-results/t/trace.zip"}]}]}]}]}]}`)
+	}
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	w, _ := zw.Create("results.json")
+	_, _ = w.Write(report)
+	if trace != nil {
+		w, _ = zw.Create("test-results/t/trace.zip")
+		_, _ = w.Write(trace)
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	start := time.Now()
+	err = s.call(ctx, "POST", "/v1/projects/"+name+"/traces", s.key, api.ProjectTraces{Archive: b.Bytes()}, http.StatusOK, nil)
+	if err != nil {
+		err = s.call(ctx, "POST", "/v1/projects/"+name+"/traces", s.key, api.ProjectTraces{Archive: b.Bytes()}, http.StatusBadRequest, nil)
+	}
+	if took := time.Since(start); err == nil && took > 20*time.Second {
+		return fmt.Errorf("the answer took %s", took.Round(time.Millisecond))
+	}
+	return err
+}
+
+// runShowsNothingOf is runShowsNothing of a project uploaded as an
+// archive, with binary files beside its text ones: the run ends, and the
+// worker with it.
+func (s *procStack) runShowsNothingOf(ctx context.Context, files map[string]string, binary map[string][]byte) error {
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for n, c := range files {
+		w, _ := zw.Create(n)
+		_, _ = w.Write([]byte(c))
+	}
+	for n, c := range binary {
+		w, _ := zw.Create(n)
+		_, _ = w.Write(c)
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	uploads++
+	name := fmt.Sprintf("probe-%d", uploads)
+	var up api.ProjectView
+	if err := s.call(ctx, "POST", "/v1/projects/"+name, s.key, map[string]any{"archive": b.Bytes()}, http.StatusCreated, &up); err != nil {
+		return err
+	}
+	if _, _, err := s.wait(ctx, up.ListJob, 2*time.Minute); err != nil {
+		return err
+	}
+	var run api.JobView
+	if err := s.call(ctx, "POST", "/v1/projects/"+name+"/run", s.key, map[string]any{"base_url": s.demo.URL}, http.StatusAccepted, &run); err != nil {
+		return err
+	}
+	if _, _, err := s.wait(ctx, run.ID, 3*time.Minute); err != nil {
+		return err
+	}
+	if s.worker.ProcessState != nil {
+		return errors.New("the worker died")
+	}
+	return nil
+}
+
+// repairSurvives uploads files and repairs them from nothing recorded:
+// the repair ends (any way but with its worker), and the worker is alive.
+func (s *procStack) repairSurvives(ctx context.Context, files map[string]string) error {
+	name, up, err := s.upload(ctx, files)
+	if err != nil {
+		return err
+	}
+	if _, _, err := s.wait(ctx, up.ListJob, 2*time.Minute); err != nil {
+		return err
+	}
+	var rep api.JobView
+	if err := s.call(ctx, "POST", "/v1/projects/"+name+"/repair", s.key, map[string]any{"base_url": s.demo.URL}, http.StatusAccepted, &rep); err != nil {
+		return err
+	}
+	v, _, err := s.wait(ctx, rep.ID, 5*time.Minute)
+	switch {
+	case err != nil:
+		return err
+	case s.worker.ProcessState != nil:
+		return errors.New("the worker died")
+	case strings.Contains(v.Error, "died"):
+		return fmt.Errorf("the repair ended %s: %.120s", v.State, v.Error)
+	}
+	return nil
 }

@@ -79,3 +79,17 @@ test('the kernel: a nested user namespace, and no filter', async () => {
   expect(status).toMatch(/^Seccomp:\s+2$/m);
   expect(status).toMatch(/^NoNewPrivs:\s+1$/m);
 });
+
+test('memory no budget sees, and sockets a run never needs', async () => {
+  // SysV shared memory held gigabytes no watchdog saw, and a netlink socket
+  // reaches the kernel's network configuration: the run's filter refuses
+  // both (ipcmk is util-linux's, always there; ip where installed).
+  const { spawnSync } = require('child_process');
+  const shm = spawnSync('ipcmk', ['-M', '1073741824'], { encoding: 'utf8' });
+  expect(shm.error, 'ipcmk is not installed').toBeUndefined();
+  expect(shm.status, `SysV shared memory: ${shm.stdout}`).not.toBe(0);
+  const ip = spawnSync('ip', ['link', 'show'], { encoding: 'utf8' });
+  if (!ip.error) {
+    expect(ip.status, `a netlink socket: ${ip.stdout}`).not.toBe(0);
+  }
+});
