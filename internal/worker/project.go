@@ -365,6 +365,8 @@ func fileVerdict(rep suite.RunReport) string {
 // files is repaired a file at a time, each by a project_repair_file child
 // on any worker in its own sandbox and budget; once they have all ended
 // the repair resumes, merges their heals into one patch and verifies it.
+// Its three roles: plan (fan out, merge, or repair in one), repair, and
+// conclude (a file's part for its parent, or the project's proposal).
 func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *slog.Logger) (out outcome) {
 	req, secrets, err := openInput[jobs.ProjectRequest](w, claim)
 	if err != nil {
@@ -384,116 +386,163 @@ func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *s
 	if v, err := w.store.ProjectVersion(ctx, claim.TenantID, req.Name, req.Version); err == nil && v.Tests != nil {
 		_ = json.Unmarshal(v.Tests, &listing)
 	}
-	part := jobs.Kind(claim.Kind) == jobs.KindProjectRepairFile
+	plan, out, ok := w.planRepair(ctx, claim, req, secrets, listing, log)
+	if !ok {
+		return out
+	}
+	rep, res, out, ok := w.repairProject(ctx, claim, req, secrets, redact, p, listing, plan, log)
+	if !ok {
+		return out
+	}
+	if plan.part {
+		return w.concludeRepairPart(ctx, claim, req, p, rep, res, log)
+	}
+	return w.concludeRepair(ctx, claim, req, rep, res, log)
+}
+
+// repairPlan is how a project repair job repairs: a file's part (merged
+// by its parent), the whole project in one, both from the version's
+// prints, or by merging its files' parts.
+type repairPlan struct {
+	part   bool
+	prints map[string][]suite.TraceAction // what a repair in one or a part heals from
+	merge  bool
+	parts  []suite.RepairPart        // merging: the files' repairs, and the files that passed whole
+	spent  suite.ProjectRepairResult // merging: what the files' repairs spent
+}
+
+// planRepair says how the job repairs. ok is false when the job's outcome
+// is already known: its files were fanned out to children (it resumes when
+// they end), or a read failed.
+func (w *Worker) planRepair(ctx context.Context, claim store.Claim, req jobs.ProjectRequest, secrets map[string]string,
+	listing []suite.TestOutcome, log *slog.Logger) (repairPlan, outcome, bool) {
+	plan := repairPlan{part: jobs.Kind(claim.Kind) == jobs.KindProjectRepairFile}
 	var kids []store.ChildOutcome
 	var spared []suite.RepairPart // files that passed whole in the run it follows
-	if !part {
+	if !plan.part {
+		var err error
 		if kids, err = w.store.Children(ctx, claim.TenantID, claim.JobID); err != nil {
-			return handedBack(err)
+			return plan, handedBack(err), false
 		}
 		if files := repairFiles(listing, req.Files); len(files) > 1 {
 			if spared, err = w.passedFiles(ctx, claim, req, files); err != nil {
-				return handedBack(err)
+				return plan, handedBack(err), false
 			}
 			todo := slices.DeleteFunc(files, func(f string) bool {
 				return slices.ContainsFunc(spared, func(p suite.RepairPart) bool { return p.Files[0] == f })
 			})
 			if len(kids) == 0 && len(todo) > 0 {
-				return w.fanOutRepair(ctx, claim, req, secrets, todo, log)
+				return plan, w.fanOutRepair(ctx, claim, req, secrets, todo, log), false
 			}
 		}
 	}
-	merging := len(kids) > 0 || len(spared) > 0
-	var prints map[string][]suite.TraceAction // what a repair in one heals from
-	if !merging {
-		raw, err := w.store.ProjectFingerprints(ctx, claim.TenantID, req.Version)
-		if err != nil {
-			return handedBack(err)
-		}
-		_ = json.Unmarshal(raw, &prints)
+	if plan.merge = len(kids) > 0 || len(spared) > 0; plan.merge {
+		done, spent := repairParts(kids)
+		plan.parts, plan.spent = append(spared, done...), spent
+		slices.SortFunc(plan.parts, func(a, b suite.RepairPart) int { return strings.Compare(a.Files[0], b.Files[0]) })
+		return plan, outcome{}, true
 	}
+	raw, err := w.store.ProjectFingerprints(ctx, claim.TenantID, req.Version)
+	if err != nil {
+		return plan, handedBack(err), false
+	}
+	_ = json.Unmarshal(raw, &plan.prints)
+	return plan, outcome{}, true
+}
+
+// repairProject repairs p as planned, through the job's egress tunnels
+// (the baseline's its own), metered for the browser time it takes. ok is
+// false when the job's outcome is already known.
+func (w *Worker) repairProject(ctx context.Context, claim store.Claim, req jobs.ProjectRequest, secrets map[string]string,
+	redact func(string) string, p suite.Project, listing []suite.TestOutcome, plan repairPlan,
+	log *slog.Logger) (suite.RepairReport, suite.ProjectRepairResult, outcome, bool) {
+	var rep suite.RepairReport
+	var res suite.ProjectRepairResult
 	tun := w.proxy.Open()
 	defer tun.Close()
 	if err := tun.Remap(req.Origins); err != nil {
-		return failed(err.Error())
+		return rep, res, failed(err.Error()), false
 	}
 	ceiling, err := w.runCeiling(ctx, claim.TenantID)
 	if err != nil {
-		return handedBack(err)
+		return rep, res, handedBack(err), false
 	}
 	proxyAddr := strings.TrimPrefix(w.proxy.Server(), "http://")
 	o := suite.RunOptions{Files: req.Files, BaseURL: req.BaseURL, Origins: req.Origins, Env: secrets, Listing: listing, Ceiling: ceiling,
 		Proxy:      &suite.Proxy{Addr: proxyAddr, Username: tun.User, Password: tun.Password},
-		OnProgress: w.showProgress(ctx, claim, redact, log), Agent: w.newRepairAsker(claim, redact), MergedLater: part}
+		OnProgress: w.showProgress(ctx, claim, redact, log), Agent: w.newRepairAsker(claim, redact), MergedLater: plan.part}
 	if req.BaselineURL != "" || len(req.BaselineOrigins) > 0 {
 		// The baseline is reached through a tunnel of its own: the origins
 		// the tests name lead there, not to the target.
 		btun := w.proxy.Open()
 		defer btun.Close()
 		if err := btun.Remap(req.BaselineOrigins); err != nil {
-			return failed(err.Error())
+			return rep, res, failed(err.Error()), false
 		}
 		o.Baseline = &suite.Baseline{BaseURL: req.BaselineURL, Origins: req.BaselineOrigins,
 			Proxy: &suite.Proxy{Addr: proxyAddr, Username: btun.User, Password: btun.Password}}
 	}
 	upTo := int64(jobs.RepairRunSeconds)
-	if part {
+	if plan.part {
 		upTo = jobs.RepairFileSeconds
 	}
 	meter, out, ok := w.meterBrowser(ctx, claim, upTo)
 	if !ok {
-		return out
+		return rep, res, out, false
 	}
 	start := time.Now()
-	var rep suite.RepairReport
-	var spent suite.ProjectRepairResult // what the files' repairs spent
-	parts := spared
-	if merging {
-		var done []suite.RepairPart
-		done, spent = repairParts(kids)
-		parts = append(parts, done...)
-		slices.SortFunc(parts, func(a, b suite.RepairPart) int { return strings.Compare(a.Files[0], b.Files[0]) })
-		rep, err = w.cfg.Projects.MergeRepairs(ctx, p, parts, o)
+	if plan.merge {
+		rep, err = w.cfg.Projects.MergeRepairs(ctx, p, plan.parts, o)
 	} else {
-		rep, err = w.cfg.Projects.Repair(ctx, p, prints, o)
+		rep, err = w.cfg.Projects.Repair(ctx, p, plan.prints, o)
 	}
 	took := time.Since(start)
 	charged, merr := meter(took)
 	if merr != nil {
-		return handedBack(merr)
+		return rep, res, handedBack(merr), false
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return handedBack(ctx.Err())
+			return rep, res, handedBack(ctx.Err()), false
 		}
-		return failed("the repair failed: " + err.Error())
+		return rep, res, failed("the repair failed: " + err.Error()), false
 	}
-	res := suite.ProjectRepairResult{Project: req.Name, Version: req.Version, Repair: rep, Verdict: repairVerdict(rep),
-		BrowserSeconds: took.Seconds() + spent.BrowserSeconds, CreditsMicro: charged + spent.CreditsMicro, Files: len(parts)}
+	res = suite.ProjectRepairResult{Project: req.Name, Version: req.Version, Repair: rep, Verdict: repairVerdict(rep),
+		BrowserSeconds: took.Seconds() + plan.spent.BrowserSeconds, CreditsMicro: charged + plan.spent.CreditsMicro, Files: len(plan.parts)}
 	for _, t := range rep.Tests {
 		res.ModelCalls, res.ModelCreditsMicro = res.ModelCalls+t.ModelCalls, res.ModelCreditsMicro+t.ModelCreditsMicro
 	}
-	if part {
-		// The parent merges and verifies the files' heals, and proposes.
-		// The patched files go to it in the checkpoint, as they are: the
-		// result is redacted of the job's secrets, which a customer's own
-		// file may spell out (a default password), and a redacted file
-		// would be patched in.
-		cp := partCheckpoint{Progress: finalProgress(rep)}
-		if rep.Verified && rep.Patched != nil {
-			cp.Patched = suite.PatchedFiles(p, *rep.Patched)
-		}
-		raw, _ := json.Marshal(cp)
-		if err := w.store.SaveCheckpoint(ctx, claim.JobID, claim.Attempt, raw); err != nil {
-			if errors.Is(err, store.ErrFenced) {
-				return outcome{err: err}
-			}
-			return handedBack(err)
-		}
-		b, _ := json.Marshal(res)
-		log.Info("repaired project file", "project", req.Name, "files", req.Files, "verdict", res.Verdict, "changes", len(rep.Changes))
-		return outcome{Finish: store.Finish{State: store.JobStateSucceeded, Result: b, TestStatus: string(res.Verdict)}}
+	return rep, res, outcome{}, true
+}
+
+// concludeRepairPart ends a file's part: the parent merges and verifies
+// the files' heals, and proposes. The patched files go to it in the
+// checkpoint, as they are: the result is redacted of the job's secrets,
+// which a customer's own file may spell out (a default password), and a
+// redacted file would be patched in.
+func (w *Worker) concludeRepairPart(ctx context.Context, claim store.Claim, req jobs.ProjectRequest, p suite.Project,
+	rep suite.RepairReport, res suite.ProjectRepairResult, log *slog.Logger) outcome {
+	cp := partCheckpoint{Progress: finalProgress(rep)}
+	if rep.Verified && rep.Patched != nil {
+		cp.Patched = suite.PatchedFiles(p, *rep.Patched)
 	}
+	raw, _ := json.Marshal(cp)
+	if err := w.store.SaveCheckpoint(ctx, claim.JobID, claim.Attempt, raw); err != nil {
+		if errors.Is(err, store.ErrFenced) {
+			return outcome{err: err}
+		}
+		return handedBack(err)
+	}
+	b, _ := json.Marshal(res)
+	log.Info("repaired project file", "project", req.Name, "files", req.Files, "verdict", res.Verdict, "changes", len(rep.Changes))
+	return outcome{Finish: store.Finish{State: store.JobStateSucceeded, Result: b, TestStatus: string(res.Verdict)}}
+}
+
+// concludeRepair ends a project's repair: a verified patch becomes a
+// proposed version (or the current one), and a regression or a test left
+// failing fails the job, reported, never healed.
+func (w *Worker) concludeRepair(ctx context.Context, claim store.Claim, req jobs.ProjectRequest,
+	rep suite.RepairReport, res suite.ProjectRepairResult, log *slog.Logger) outcome {
 	if rep.Verified && rep.Patched != nil {
 		archive, err := rep.Patched.Archive()
 		if err != nil {
@@ -520,7 +569,6 @@ func (w *Worker) runProjectRepair(ctx context.Context, claim store.Claim, log *s
 		}
 	}
 	if len(broken) > 0 {
-		// A regression is reported, never healed: the job fails with it.
 		f.State, f.Error = store.JobStateFailed, strings.Join(broken, "; ")
 	}
 	log.Info("repaired project", "project", req.Name, "verdict", res.Verdict, "changes", len(rep.Changes), "proposed", res.Proposed)
