@@ -1,8 +1,15 @@
-// Package suite is the suites pillar: a tenant's stored tests replayed at
-// zero tokens, repaired where the app drifted (never where it regressed),
-// and the reports, diffs and version proposals that come out of it. The
-// replay itself runs in the orchestrator, on the same browser and model
-// seams as generation.
+// Package suite is the suites pillar, for both kinds of suite a tenant
+// has. Most of it is customers' own projects (@playwright/test suites as
+// they wrote them): run in the sandbox with the runner's own verdicts
+// (runner.go, progress.go, reports.go), their traces read (trace.go,
+// snapshot.go), and a red suite repaired where the app drifted, never
+// where it regressed: the repair loop (heal.go), the diagnosis of a
+// failing call (diagnose.go, locators.go, spell.go), heals by kind
+// (timing.go, flow.go, cssheal.go, agent.go, agentflow.go), and the
+// patch (patch.go, merge.go). The rest is a tenant's stored tests: the
+// reports, diffs and version proposals of their replays (report.go,
+// conclude.go), the replay itself running in the orchestrator on the same
+// browser and model seams as generation.
 package suite
 
 import (
