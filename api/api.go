@@ -29,7 +29,6 @@ import (
 	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
-	"golang.org/x/sync/semaphore"
 
 	"github.com/webpilot/webpilot/internal/jobs"
 	"github.com/webpilot/webpilot/internal/scenario"
@@ -59,13 +58,9 @@ type Config struct {
 	Submissions float64
 	// MaxStreams bounds a tenant's open progress streams. Zero means 20.
 	MaxStreams int
-	// Fan-out limits, per tenant (zero means the Default… constant):
-	// tests one import may hold, imports per minute, tests a suite may
-	// hold, and tests one bulk job may run (each a child job).
-	MaxImportTests   int
-	ImportsPerMinute int
-	MaxSuiteTests    int
-	MaxBulkTests     int
+	// MaxBulkTests bounds the tests one bulk job may run, each a child job
+	// (zero means DefaultMaxBulkTests).
+	MaxBulkTests int
 	// BulkTestCredits is what a bulk job's budget must cover per test it
 	// runs, model calls or none: max_credits bounds a suite run's fan-out
 	// as it bounds model calls. Zero means DefaultBulkTestCredits.
@@ -84,22 +79,18 @@ type Config struct {
 
 // Defaults of the fan-out limits (see Config).
 const (
-	DefaultMaxImportTests   = 500
-	DefaultImportsPerMinute = 20
-	DefaultMaxSuiteTests    = 5000
-	DefaultMaxBulkTests     = 500
-	DefaultBulkTestCredits  = 0.01
+	DefaultMaxBulkTests    = 500
+	DefaultBulkTestCredits = 0.01
 )
 
 // Server holds the API's dependencies.
 type Server struct {
-	cfg     Config
-	hub     *hub
-	auth    *keyedLimiters // failed authentications per client address
-	submit  *keyedLimiters // submissions per tenant
-	imports *keyedLimiters // imports per tenant
-	store   *store.Store
-	keys    *expirable.LRU[[sha256.Size]byte, store.Tenant] // recently verified API keys
+	cfg    Config
+	hub    *hub
+	auth   *keyedLimiters // failed authentications per client address
+	submit *keyedLimiters // submissions per tenant
+	store  *store.Store
+	keys   *expirable.LRU[[sha256.Size]byte, store.Tenant] // recently verified API keys
 	// metrics count requests and submissions; gatherer is what /metrics serves.
 	metrics  *httpMetrics
 	gatherer prometheus.Gatherer
@@ -107,8 +98,6 @@ type Server struct {
 	urls     scenario.URLPolicy
 	sealer   *jobs.Sealer
 	log      *slog.Logger
-	// parsing bounds the spec bytes parsed at once (imports).
-	parsing *semaphore.Weighted
 	// mounts are handlers served beside the API (the console).
 	mounts map[string]http.Handler
 }
@@ -142,12 +131,9 @@ func New(cfg Config, st *store.Store, pub Sender, urls scenario.URLPolicy, seale
 	if cfg.MaxStreams <= 0 {
 		cfg.MaxStreams = 20
 	}
-	cfg.MaxImportTests = cmp.Or(cfg.MaxImportTests, DefaultMaxImportTests)
-	cfg.ImportsPerMinute = cmp.Or(cfg.ImportsPerMinute, DefaultImportsPerMinute)
-	cfg.MaxSuiteTests = cmp.Or(cfg.MaxSuiteTests, DefaultMaxSuiteTests)
 	cfg.MaxBulkTests = cmp.Or(cfg.MaxBulkTests, DefaultMaxBulkTests)
 	cfg.BulkTestCredits = cmp.Or(cfg.BulkTestCredits, DefaultBulkTestCredits)
-	srv := &Server{cfg: cfg, hub: newHub(), parsing: semaphore.NewWeighted(parseBudget), store: st, pub: pub, urls: urls, sealer: sealer, log: log,
+	srv := &Server{cfg: cfg, hub: newHub(), store: st, pub: pub, urls: urls, sealer: sealer, log: log,
 		// Tenants never change once created and keys are never reissued,
 		// so a verified key may skip the database for a while; failures
 		// are never remembered, so they keep counting against the address.
@@ -162,9 +148,6 @@ func New(cfg Config, st *store.Store, pub Sender, urls scenario.URLPolicy, seale
 	}
 	if cfg.Submissions > 0 {
 		srv.submit = newKeyedLimiters(cfg.Submissions, int(cfg.Submissions*10))
-	}
-	if cfg.ImportsPerMinute > 0 {
-		srv.imports = newKeyedLimiters(float64(cfg.ImportsPerMinute)/60, cfg.ImportsPerMinute)
 	}
 	return srv
 }

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -109,7 +110,7 @@ Environment:
 		jobCommand(g, out, "script", "Print the @playwright/test spec a job generated"),
 		jobCommand(g, out, "cancel", "Cancel a job (a suite's children with it)"),
 		jobCommand(g, out, "history", "Print what a job did, command by command"),
-		jobsCommand(g, out), suiteCommand(g, out), testCommand(g, out), testsCommand(g, out), importCommand(g, out),
+		jobsCommand(g, out), suiteCommand(g, out), testCommand(g, out), testsCommand(g, out), importCommand(),
 		exploreCommand(g, out), findingsCommand(g, out), planCommand(g, out), cacheCommand(g, out), projectCommand(g, out), webhookCommand(g, out),
 		mcpCommand(errOut),
 	)
@@ -280,16 +281,15 @@ func testsCommand(g *globals, out io.Writer) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error { return testList(g.client(), out, g.json) }}
 }
 
-func importCommand(g *globals, out io.Writer) *cobra.Command {
-	var base string
-	var tags []string
-	cmd := &cobra.Command{Use: "import FILE...", Short: "Store existing @playwright/test specs as tests", Args: cobra.MinimumNArgs(1),
+// importCommand is retired with the API's import: a customer's specs are
+// uploaded as a project. It stays, hidden, to say where to go.
+func importCommand() *cobra.Command {
+	return &cobra.Command{Use: "import FILE...", Short: "Retired: upload the specs as a project", Hidden: true,
+		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return importCmd(g.client(), args, base, tags, out, g.json)
+			return errors.New("import is retired: upload the specs' directory as a project, which runs them as written " +
+				"(their config, fixtures and page objects) and repairs them: webpilot project upload NAME DIR")
 		}}
-	cmd.Flags().StringVar(&base, "base", "", "the base URL the tests run against (replaces the specs' own)")
-	cmd.Flags().StringSliceVar(&tags, "tag", nil, "tag every imported test (repeatable, or comma-separated)")
-	return cmd
 }
 
 func exploreCommand(g *globals, out io.Writer) *cobra.Command {

@@ -55,6 +55,15 @@ func TestAnUnreachableDispatcherSaysWhatToDo(t *testing.T) {
 	}
 }
 
+// TestTheRetiredImportSaysWhereToGo: webpilot import, retired with the
+// API's import, names the project upload instead, whatever its flags.
+func TestTheRetiredImportSaysWhereToGo(t *testing.T) {
+	err := run([]string{"import", "a.spec.ts", "--base", "http://127.0.0.1:1"}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "webpilot project upload NAME DIR") {
+		t.Fatalf("import: %v", err)
+	}
+}
+
 // TestSubmitAttachesFiles: --file NAME=PATH and a text scenario's "file:"
 // lines (read beside the scenario) become the job's files, as NAME, with
 // their content and type.

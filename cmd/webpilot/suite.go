@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -184,39 +182,5 @@ func testDecide(c *client, decision, id, version string, out io.Writer, asJSON b
 		return err
 	}
 	fmt.Fprintf(out, "test %s version %d: %s\n", v.TestID, v.Version, v.Status)
-	return nil
-}
-
-// importCmd stores existing spec files as tests; a construct outside the
-// supported subset is reported by file and line and nothing is stored.
-func importCmd(c *client, files []string, base string, tags []string, out io.Writer, asJSON bool) error {
-	key, err := tenantKey()
-	if err != nil {
-		return err
-	}
-	req := api.ImportRequest{BaseURL: base, Tags: tags}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return err
-		}
-		req.Files = append(req.Files, api.ImportFile{Name: filepath.Base(f), Content: string(b)})
-	}
-	var raw string
-	if err := c.do("POST", "/v1/tests/import", key, req, &raw); err != nil {
-		return err
-	}
-	if asJSON {
-		printRaw(out, raw)
-		return nil
-	}
-	var res struct{ Tests []api.TestView }
-	if err := json.Unmarshal([]byte(raw), &res); err != nil {
-		return err
-	}
-	for _, t := range res.Tests {
-		fmt.Fprintf(out, "imported %s  v%d  %s\n", t.ID, t.Version, t.Name)
-	}
-	fmt.Fprintf(out, "%d tests imported from %d files\n", len(res.Tests), len(files))
 	return nil
 }

@@ -35,7 +35,7 @@ type Target struct {
 	// (a list item, a card) when the target's own name repeats.
 	Within *Target `json:"within,omitempty" jsonschema:"the unique element the target lies in, when its own name repeats"`
 	// Nth picks one of several matches by position (0 is the first, -1 the
-	// last), as an imported spec's .first(), .last() or .nth(i) does.
+	// last), as a spec's .first(), .last() or .nth(i) does.
 	Nth *int `json:"nth,omitempty" jsonschema:"which of several matches: 0 the first, -1 the last"`
 }
 

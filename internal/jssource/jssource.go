@@ -1,6 +1,6 @@
 // Package jssource is the one home where customers' JavaScript and
-// TypeScript sources are parsed: an imported spec's, a project's test
-// files and page objects. Each source is bounded before any parser sees
+// TypeScript sources are parsed: a project's test files and page
+// objects. Each source is bounded before any parser sees
 // it (a Go stack overflow in a recursive parser cannot be recovered, and
 // would end the worker or the dispatcher with every job it holds), then
 // stripped of its types by esbuild and parsed by goja.
@@ -18,8 +18,8 @@ import (
 
 // Options say how a source is read.
 type Options struct {
-	// TypeScript reads the source as TypeScript whatever its name (an
-	// imported spec may be either); otherwise its extension says.
+	// TypeScript reads the source as TypeScript whatever its name;
+	// otherwise its extension says.
 	TypeScript bool
 	// InlineMap writes esbuild's source map into the code, where goja
 	// reads it: positions the parser reports are the file's own lines.

@@ -4,8 +4,7 @@ import "github.com/webpilot/webpilot/internal/browser"
 
 // Matcher is how an element assertion is written with @playwright/test's
 // web-first expect: the spec emitter writes a command's assertion with the
-// first Matcher of its Assert, and the spec importer reads a matcher back
-// into the command it stands for. One table, so the two directions agree.
+// first Matcher of its Assert.
 type Matcher struct {
 	Assert browser.Assertion // the command's assertion (isVisible)
 	Name   string            // the matcher (toBeVisible)
@@ -52,20 +51,9 @@ func MatcherOf(assert browser.Assertion) (Matcher, bool) {
 	return Matcher{}, false
 }
 
-// MatcherNamed is the matcher name (negated with not) reads as.
-func MatcherNamed(name string, not bool) (Matcher, bool) {
-	for _, m := range Matchers {
-		if m.Name == name && m.Not == not {
-			return m, true
-		}
-	}
-	return Matcher{}, false
-}
-
 // LocatorMethod is a Playwright locator method and the target field it
 // stands for. The emitter writes a target with the first method, in this
-// order of preference, whose field is set; the importer reads each method
-// into its field.
+// order of preference, whose field is set.
 type LocatorMethod struct {
 	Name string
 	// Field is the target's field the method's first argument fills.
@@ -85,14 +73,4 @@ var LocatorMethods = []LocatorMethod{
 	{Name: "getByText", Field: func(t *browser.Target) *string { return &t.Text }, Exact: true},
 	{Name: "getByTitle", Field: func(t *browser.Target) *string { return &t.Title }, Exact: true},
 	{Name: "locator", Field: func(t *browser.Target) *string { return &t.CSS }},
-}
-
-// LocatorMethodNamed is the locator method called name.
-func LocatorMethodNamed(name string) (LocatorMethod, bool) {
-	for _, m := range LocatorMethods {
-		if m.Name == name {
-			return m, true
-		}
-	}
-	return LocatorMethod{}, false
 }
