@@ -75,6 +75,11 @@ func TestARunIsBoundedAsAWhole(t *testing.T) {
   for (let i = 0; i < 2000; i++) fs.writeFileSync('/tmp/f-' + process.pid + '-' + i, '');
   setTimeout(() => {}, 60000);`, "files", 20 * time.Second},
 		{"CPU in two processes", sandbox.Limits{TotalCPU: 2 * time.Second}, `for (;;) {}`, "cpu", 20 * time.Second},
+		// Short-lived processes, each reaped and gone before a sample sees
+		// it: their time is their reapers' (cutime), all in the run.
+		{"CPU in processes gone before a sample", sandbox.Limits{TotalCPU: 3 * time.Second}, `const { spawnSync } = require('child_process');
+  for (let i = 0; i < 200; i++) spawnSync('/bin/sh', ['-c', '(' + process.execPath + ' -e "const e = Date.now() + 150; while (Date.now() < e) {}" &) ; exit 0']);
+  setTimeout(() => {}, 60000);`, "cpu", 40 * time.Second},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := runDir(t, "budget")
