@@ -73,6 +73,9 @@ type RunOptions struct {
 	Only []TestSite
 	// Projects limits the run to these of the config's projects.
 	Projects []string
+	// Workers, when above 0, caps the runner workers below the runner's
+	// own cap: a run beside the worker's other runs shares its browsers.
+	Workers int
 	// Origins are origins the suite names (scheme://host[:port]) that the
 	// job sends elsewhere: the tunnel of Proxy remaps them (its opener
 	// calls netguard.Tunnel.Remap), and the run accepts the proxy's own
@@ -371,10 +374,23 @@ export default defineConfig({
 });
 `
 
-// Budget is the time a run of tests may take with this runner's workers,
-// within its sandbox's ceiling.
-func (r ProjectRunner) Budget(tests []TestOutcome) time.Duration {
-	return Budget(tests, r.Workers, r.ceiling(0))
+// Budget is the time a run of tests may take with this runner's workers
+// (or fewer, when workers is above 0), within its sandbox's ceiling.
+func (r ProjectRunner) Budget(tests []TestOutcome, workers int) time.Duration {
+	return Budget(tests, r.workers(workers), r.ceiling(0))
+}
+
+// MostWorkers is the most runner workers a run gets.
+func (r ProjectRunner) MostWorkers() int { return max(r.Workers, 1) }
+
+// workers is how many runner workers a run gets: the runner's cap, or
+// fewer when the run was given fewer.
+func (r ProjectRunner) workers(given int) int {
+	w := max(r.Workers, 1)
+	if given > 0 {
+		w = min(w, given)
+	}
+	return w
 }
 
 // ceiling is the most any one run may take: the sandbox's wall, or the
@@ -460,7 +476,7 @@ func (r ProjectRunner) Run(ctx context.Context, p Project, o RunOptions) (RunRep
 		"output": sandbox.WorkDir + "/.webpilot/results", "trace": o.Trace && !o.List,
 		"traceFailures": o.TraceFailures,
 		"progress":      map[string]string{"reporter": sandbox.WorkDir + "/" + progressReporter, "file": sandbox.WorkDir + "/" + progressPath},
-		"workers":       max(r.Workers, 1),
+		"workers":       r.workers(o.Workers),
 		"globalTimeout": runnerBudget(wall).Milliseconds()}
 	if o.MaxRetries > 0 {
 		settings["maxRetries"] = o.MaxRetries

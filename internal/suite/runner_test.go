@@ -980,12 +980,16 @@ func TestAFileWhoseTestsWaitOutTheirTimeoutsGetsEveryVerdict(t *testing.T) {
 }
 
 // TestARunUsesTheProjectsParallelismUpToItsShare: the runner's workers
-// are the project's own setting, never more than the run is given.
+// are the project's own setting, never more than the run is given (the
+// runner's cap, or a share of it beside other runs).
 func TestARunUsesTheProjectsParallelismUpToItsShare(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.runner.Workers = 2
-	for _, c := range []struct{ workers, want string }{{"4", "2"}, {"'50%'", "1"}, {"undefined", "2"}, {"1", "1"}} {
+	for _, c := range []struct {
+		workers, want string
+		share         int
+	}{{"4", "2", 0}, {"'50%'", "1", 0}, {"undefined", "2", 0}, {"1", "1", 0}, {"4", "1", 1}, {"undefined", "1", 1}, {"4", "2", 3}} {
 		files := map[string][]byte{
 			"tests/a.spec.js":      []byte("const { test, expect } = require('@playwright/test');\ntest('workers', async ({}, info) => { expect(info.config.workers).toBe(" + c.want + "); });\n"),
 			"playwright.config.js": []byte("module.exports = { testDir: './tests', workers: " + c.workers + " };\n"),
@@ -994,8 +998,8 @@ func TestARunUsesTheProjectsParallelismUpToItsShare(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := verdicts(b.run(t, p, suite.RunOptions{})); got["tests/a.spec.js workers"] != "passed" {
-			t.Errorf("workers %s: %v, want %s workers", c.workers, got, c.want)
+		if got := verdicts(b.run(t, p, suite.RunOptions{Workers: c.share})); got["tests/a.spec.js workers"] != "passed" {
+			t.Errorf("workers %s, given %d: %v, want %s workers", c.workers, c.share, got, c.want)
 		}
 	}
 }

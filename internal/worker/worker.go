@@ -134,6 +134,8 @@ type Worker struct {
 	// share is the worker's job slots as weights: a job runs on one, a
 	// job whose worker died while running it (Claim.RunAlone) on all.
 	share *semaphore.Weighted
+	// runners is the runner workers of the project files running here.
+	runners runnerShare
 }
 
 // WithDefaults fills the zero fields with the Default… constants (and
