@@ -92,7 +92,7 @@ func (s *Server) routes() []route {
 		{method: "GET", path: "/v1/projects/{name}", access: tenantOnly, handler: s.project, status: 200, resp: ProjectView{},
 			query: []queryParam{{name: "version", doc: "a version's digest (default: the current one)"}}, summary: "A project's version and its tests as the runner lists them"},
 		{method: "POST", path: "/v1/projects/{name}/run", access: tenantOnly, handler: s.submitProject(jobs.KindProjectRun), body: jobs.ProjectRequest{}, status: 202, resp: JobView{},
-			summary: "Run a project's tests with the real runner in the sandbox: a project_run job, one project_file child per test file"},
+			summary: "Run a project's tests with the real runner in the sandbox: a project_run job whose test files run in parts, each a project_file child running the runner over whole files"},
 		{method: "POST", path: "/v1/projects/{name}/repair", access: tenantOnly, handler: s.submitProject(jobs.KindProjectRepair), body: jobs.ProjectRequest{}, status: 202, resp: JobView{},
 			summary: "Repair a project: heal drifted locators where the project defines them, a project_repair_file child per test file, their heals merged into one patch verified in the sandbox; regressions are reported, never healed"},
 		{method: "POST", path: "/v1/projects/{name}/traces", access: tenantOnly, handler: s.uploadTraces, body: ProjectTraces{}, status: 200, resp: TracesView{},

@@ -114,7 +114,7 @@ func projectsOverheadBench(ctx context.Context) error {
 			runners += fr.BrowserSeconds
 		}
 		if v.FinishedAt != nil && v.StartedAt != nil {
-			fmt.Printf("         %d file jobs: to the first %.1f s, files %.1f s (jobs %.1f s, runners in them %.1f s), merge %.1f s\n",
+			fmt.Printf("         %d parts (file jobs): to the first %.1f s, files %.1f s (jobs %.1f s, runners in them %.1f s), merge %.1f s\n",
 				len(v.Suite.Children), first.Sub(v.CreatedAt).Seconds(), last.Sub(first).Seconds(), jobs, runners, v.FinishedAt.Sub(last).Seconds())
 		}
 		outside := 0

@@ -59,6 +59,9 @@ func printTest(out io.Writer, data []byte) {
 // suiteSummary prints a bulk job's totals; it fails when the run did not
 // complete or a test regressed or could not be repaired.
 func suiteSummary(v api.JobView, out io.Writer) error {
+	if v.Kind == string(jobs.KindProjectRun) && v.Reports != nil && v.Reports.Files > 0 {
+		return runSummary(v, out)
+	}
 	rep := v.Suite
 	var parts []string
 	for k, n := range rep.Verdicts {
@@ -75,6 +78,32 @@ func suiteSummary(v api.JobView, out io.Writer) error {
 	}
 	if bad := rep.Tests - rep.Verdicts["passed"] - rep.Verdicts["healed"] - rep.Verdicts["flaky"]; bad > 0 {
 		return fmt.Errorf("%d of %d tests fail (see the report: webpilot job %s)", bad, rep.Tests, v.ID)
+	}
+	return nil
+}
+
+// runSummary prints a project run's totals: its tests by the runner's
+// verdict over its files (its jobs are parts of several files each); it
+// fails when the run did not succeed.
+func runSummary(v api.JobView, out io.Writer) error {
+	var parts []string
+	all := 0
+	for k, n := range v.Reports.Tests {
+		parts = append(parts, fmt.Sprintf("%d %s", n, k))
+		all += n
+	}
+	sort.Strings(parts)
+	jobs := 0
+	if v.Suite != nil {
+		jobs = len(v.Suite.Children)
+	}
+	fmt.Fprintf(out, "%s %s %s: %d tests in %d files (%s), run in %d parts, cost %.6f credits (held %.2f)\n",
+		v.Kind, v.ID, v.State, all, v.Reports.Files, strings.Join(parts, ", "), jobs, v.ChargedCredits, v.HoldCredits)
+	if v.Error != "" {
+		fmt.Fprintf(out, "error: %s\n", v.Error)
+	}
+	if v.State != "succeeded" {
+		return fmt.Errorf("%s ended %s", v.Kind, v.State)
 	}
 	return nil
 }

@@ -91,7 +91,7 @@ func run(c config.Worker, log *slog.Logger) error {
 	defer b.Close()
 
 	cfg := worker.Config{ID: c.ID, AckWait: qcfg.AckWait, MaxAttempts: c.Queue.MaxAttempts, Prices: prices, Concurrency: c.Concurrency,
-		StepShots: c.StepShots, DrainGrace: c.DrainGrace}
+		StepShots: c.StepShots, DrainGrace: c.DrainGrace, RunParts: c.Run.Parts}
 	runner := specrun.Runner{Dir: c.SpecRunner, Chromium: c.Chromium}
 	if err := runner.Available(); err != nil {
 		log.Warn("repairs will be reported but not proposed: no runner to verify them", "err", err)

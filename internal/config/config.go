@@ -345,6 +345,10 @@ type RunBudget struct {
 	// Workers is the most runner workers (browsers side by side) a run
 	// gets: a project's own workers setting is honoured up to it.
 	Workers int `env:"WEBPILOT_RUN_WORKERS" envDefault:"2"`
+	// Parts is how many parts a project run's files are cut into, each
+	// one runner over its files (more when a part would hold over 100
+	// tests): as many as the workers' slots that should share a run.
+	Parts int `env:"WEBPILOT_RUN_PARTS" envDefault:"2"`
 }
 
 func (b RunBudget) validate() error {
@@ -366,6 +370,9 @@ func (b RunBudget) validate() error {
 	}
 	if b.Workers < 1 || b.Workers > 16 {
 		errs = append(errs, fmt.Errorf("WEBPILOT_RUN_WORKERS must be a whole number from 1 to 16, got %d", b.Workers))
+	}
+	if b.Parts < 1 || b.Parts > 256 {
+		errs = append(errs, fmt.Errorf("WEBPILOT_RUN_PARTS must be a whole number from 1 to 256, got %d", b.Parts))
 	}
 	return errors.Join(errs...)
 }

@@ -277,10 +277,19 @@ type finalView struct {
 // projectRunView is what a project_file job's result says of its tests.
 type projectRunView struct {
 	File    string              `json:"file"`
+	Files   []string            `json:"files"`
 	Verdict string              `json:"verdict"`
 	Tests   []suite.TestOutcome `json:"tests"`
 	Errors  []string            `json:"errors"`
 	NotRun  int                 `json:"not_run"`
+}
+
+// Name is the run's files, as a reader lists them.
+func (v projectRunView) Name() string {
+	if len(v.Files) > 0 {
+		return strings.Join(v.Files, ", ")
+	}
+	return v.File
 }
 
 // findingView is a finding with its evidence and reproduction read.

@@ -320,7 +320,7 @@ type querier interface {
 
 func bulkReport(ctx context.Context, q querier, parentID string) (BulkReport, error) {
 	rows, err := q.Query(ctx,
-		`SELECT c.id::text, COALESCE(c.test_id::text, ''), COALESCE(t.name, c.input->>'goal', c.input->'files'->>0, ''), c.state, COALESCE(c.verdict, ''), COALESCE(c.error, ''),
+		`SELECT c.id::text, COALESCE(c.test_id::text, ''), COALESCE(t.name, c.input->>'goal', NULLIF(array_to_string(ARRAY(SELECT jsonb_array_elements_text(c.input->'files')), ', '), ''), ''), c.state, COALESCE(c.verdict, ''), COALESCE(c.error, ''),
 		   COALESCE((SELECT sum(u.prompt_tokens + u.completion_tokens) FROM token_usage u WHERE u.job_id = c.id), 0)::bigint,
 		   COALESCE((SELECT -sum(e.amount) FROM credit_entries e WHERE e.job_id = c.id), 0)::bigint,
 		   COALESCE(v.version, 0), COALESCE(v.status, ''), COALESCE(v.diff, '')

@@ -270,6 +270,10 @@ type RunReports struct {
 	Traces []TraceDownload `json:"traces,omitempty"`
 	// Problem says what of the reports is missing and why.
 	Problem string `json:"problem,omitempty"`
+	// Tests counts the run's tests by the runner's verdict, over Files
+	// test files (its parts' jobs hold each test's).
+	Tests map[TestStatus]int `json:"tests,omitempty"`
+	Files int                `json:"files,omitempty"`
 }
 
 // TraceDownload is one failing test's trace.

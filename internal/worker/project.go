@@ -192,11 +192,13 @@ func (w *Worker) runProjectFanOut(ctx context.Context, claim store.Claim, log *s
 	if len(files) == 0 {
 		return failed("the run selects no test file of the project")
 	}
-	children := make([]store.Child, 0, len(files))
-	for _, f := range files {
-		children = append(children, store.Child{Key: f, Kind: string(jobs.KindProjectFile), Subject: jobs.Subject(jobs.KindProjectFile, claim.TenantID),
+	// The files run in parts, each one runner over its files.
+	parts := suite.Parts(listed, files, w.cfg.RunParts)
+	children := make([]store.Child, 0, len(parts))
+	for _, part := range parts {
+		children = append(children, store.Child{Key: suite.PartKey(part), Kind: string(jobs.KindProjectFile), Subject: jobs.Subject(jobs.KindProjectFile, claim.TenantID),
 			Input: func(jobID string) (json.RawMessage, error) {
-				child := jobs.ProjectRequest{Name: req.Name, Version: req.Version, Files: []string{f}, BaseURL: req.BaseURL, Origins: req.Origins}
+				child := jobs.ProjectRequest{Name: req.Name, Version: req.Version, Files: part, BaseURL: req.BaseURL, Origins: req.Origins}
 				var err error
 				if child.SealedSecrets, err = w.sealFor(secrets, jobID); err != nil {
 					return nil, err
@@ -235,9 +237,11 @@ func (r *runnerShare) take(most int) (int, func()) {
 // ProjectFileResult is a project_file job's result: every test of the
 // file with the runner's verdict, file:line, duration and error.
 type ProjectFileResult struct {
-	Project string              `json:"project"`
-	Version string              `json:"version"`
+	Project string `json:"project"`
+	Version string `json:"version"`
+	// File names the part's files (comma-separated), Files lists them.
 	File    string              `json:"file"`
+	Files   []string            `json:"files"`
 	Verdict string              `json:"verdict"`
 	Tests   []suite.TestOutcome `json:"tests"`
 	Errors  []string            `json:"errors,omitempty"`
@@ -318,7 +322,7 @@ func (w *Worker) runProjectFile(ctx context.Context, claim store.Claim, log *slo
 	if lost := w.keepRunReports(ctx, claim, &rep, secrets); len(lost) > 0 {
 		log.Warn("reports not kept", "problems", len(lost), "first", redact(lost[0]))
 	}
-	res := ProjectFileResult{Project: req.Name, Version: req.Version, File: strings.Join(req.Files, ","), Tests: rep.Tests,
+	res := ProjectFileResult{Project: req.Name, Version: req.Version, File: strings.Join(req.Files, ","), Files: req.Files, Tests: rep.Tests,
 		Errors: rep.Errors, Limit: rep.Limit, NotRun: rep.NotRun, Runner: rep.Runner, Verdict: fileVerdict(rep),
 		BrowserSeconds: took.Seconds(), CreditsMicro: charged}
 	// A passing test's targets, per version: what re-location starts from
@@ -657,15 +661,33 @@ func (w *Worker) passedFiles(ctx context.Context, claim store.Claim, req jobs.Pr
 	var out []suite.RepairPart
 	for _, k := range kids {
 		var res ProjectFileResult
-		if json.Unmarshal(k.Result, &res) != nil || !slices.Contains(files, res.File) || res.Verdict != "passed" || len(res.Tests) == 0 {
+		if json.Unmarshal(k.Result, &res) != nil || res.Limit != "" || len(res.Errors) > 0 {
 			continue
 		}
-		part := suite.RepairPart{Files: []string{res.File}}
+		// A part of the run holds several files: each that passed whole
+		// (every test of it passed or skipped, none flaky) is one.
+		byFile := map[string][]suite.TestOutcome{}
 		for _, t := range res.Tests {
-			part.Report.Tests = append(part.Report.Tests, suite.RepairedTest{ID: t.ID, File: t.File, Title: t.Title(), Verdict: orchestrator.VerdictPassed,
-				Reason: "passed in the run this repair follows (" + req.AfterRun + "); not run again"})
+			byFile[t.File] = append(byFile[t.File], t)
 		}
-		out = append(out, part)
+		partFiles := res.Files
+		if len(partFiles) == 0 {
+			partFiles = strings.Split(res.File, ",") // a run before parts
+		}
+		for _, f := range partFiles {
+			tests := byFile[f]
+			if !slices.Contains(files, f) || len(tests) == 0 || slices.ContainsFunc(tests, func(t suite.TestOutcome) bool {
+				return t.Status != suite.StatusPassed && t.Status != suite.StatusSkipped
+			}) {
+				continue
+			}
+			part := suite.RepairPart{Files: []string{f}}
+			for _, t := range tests {
+				part.Report.Tests = append(part.Report.Tests, suite.RepairedTest{ID: t.ID, File: t.File, Title: t.Title(), Verdict: orchestrator.VerdictPassed,
+					Reason: "passed in the run this repair follows (" + req.AfterRun + "); not run again"})
+			}
+			out = append(out, part)
+		}
 	}
 	return out, nil
 }

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -69,13 +70,21 @@ func (w *Worker) concludeProjectRun(ctx context.Context, claim store.Claim, kids
 	if err != nil {
 		return handedBack(err)
 	}
+	if final == store.JobStateFailed {
+		// Its jobs are parts of several files each: the run says which
+		// files failed, as the runner's own summary would.
+		msg = cmp.Or(failedFiles(kids), msg)
+	}
 	var reports suite.RunReports
 	var blobs [][]byte
 	var missing []string
+	reports.Tests = map[suite.TestStatus]int{}
 	for _, k := range kids {
 		var res ProjectFileResult
 		_ = json.Unmarshal(k.Result, &res)
+		reports.Files += max(len(res.Files), 1)
 		for _, t := range res.Tests {
+			reports.Tests[t.Status]++
 			if t.TraceFile != "" {
 				reports.Traces = append(reports.Traces, suite.TraceDownload{Test: t.File + " › " + t.Title(), File: t.File, Line: t.Line,
 					JobID: k.JobID, Artifact: t.TraceFile})
@@ -123,4 +132,38 @@ func (w *Worker) concludeProjectRun(ctx context.Context, claim store.Claim, kids
 	}
 	log.Info("concluded project run", "files", len(kids), "junit", reports.JUnit != "", "traces", len(reports.Traces))
 	return outcome{Finish: store.Finish{State: final, Result: result, Error: msg}}
+}
+
+// failedFiles says which files of a run's parts failed ("" when none
+// can be told): a file whose test failed or was not reached, every file
+// of a part that ended with no result or with an error of the run's own.
+func failedFiles(kids []store.ChildOutcome) string {
+	var failed []string
+	all := 0
+	for _, k := range kids {
+		var res ProjectFileResult
+		if json.Unmarshal(k.Result, &res) != nil || len(res.Files) == 0 {
+			all++
+			if k.State != store.JobStateSucceeded {
+				failed = append(failed, k.Key)
+			}
+			continue
+		}
+		all += len(res.Files)
+		for _, f := range res.Files {
+			bad := len(res.Errors) > 0 || res.Limit != ""
+			for _, t := range res.Tests {
+				if t.File == f && t.Status != suite.StatusPassed && t.Status != suite.StatusSkipped && t.Status != suite.StatusFlaky {
+					bad = true
+				}
+			}
+			if bad {
+				failed = append(failed, f)
+			}
+		}
+	}
+	if len(failed) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d files failed: %s", len(failed), all, strings.Join(failed, ", "))
 }

@@ -47,6 +47,9 @@ const (
 	DefaultMaxAttempts = 5
 	DefaultDrainGrace  = 20 * time.Second
 	DefaultStoreRetry  = 5 * time.Minute
+	// DefaultRunParts runs a project's files in as many parts as a
+	// worker's default slots.
+	DefaultRunParts = DefaultConcurrency
 )
 
 // Config is a worker: what it works with and how.
@@ -87,6 +90,10 @@ type Config struct {
 	// Projects runs customers' own projects in the sandbox; without it,
 	// project jobs fail saying the sandbox is unavailable.
 	Projects ProjectRunner
+	// RunParts is how many parts a project run's files are cut into (more
+	// when its tests outgrow suite.PartTests a part): each part is one
+	// runner over its files, a job of its own that any worker may take.
+	RunParts int
 	// Explore tunes explorations (axe-core's source, the slow-response
 	// threshold).
 	Explore explore.Config
@@ -143,6 +150,7 @@ type Worker struct {
 func (c Config) WithDefaults() Config {
 	c.Concurrency = cmp.Or(c.Concurrency, DefaultConcurrency)
 	c.AckWait = cmp.Or(c.AckWait, DefaultAckWait)
+	c.RunParts = cmp.Or(c.RunParts, DefaultRunParts)
 	c.MaxAttempts = cmp.Or(c.MaxAttempts, DefaultMaxAttempts)
 	if c.DrainGrace == nil {
 		grace := DefaultDrainGrace

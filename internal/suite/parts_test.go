@@ -1,0 +1,97 @@
+package suite_test
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/webpilot/webpilot/internal/suite"
+)
+
+// listing makes a listing of files holding these many tests each.
+func listing(sizes map[string]int) []suite.TestOutcome {
+	var out []suite.TestOutcome
+	for f, n := range sizes {
+		for i := range n {
+			out = append(out, suite.TestOutcome{File: f, Titles: []string{fmt.Sprint(i)}})
+		}
+	}
+	return out
+}
+
+// TestARunIsCutIntoBalancedParts: a run's files go into at most the
+// parts asked for (more only when its tests outgrow a part), balanced by
+// their tests, each file in one part, in the run's order.
+func TestARunIsCutIntoBalancedParts(t *testing.T) {
+	t.Parallel()
+	twelve := map[string]int{}
+	var files12 []string
+	for i := range 12 {
+		f := fmt.Sprintf("tests/%02d.spec.ts", i)
+		twelve[f], files12 = 5, append(files12, f)
+	}
+	big := map[string]int{}
+	var files50 []string
+	for i := range 50 {
+		f := fmt.Sprintf("tests/%02d.spec.ts", i)
+		big[f], files50 = 10, append(files50, f)
+	}
+	for _, c := range []struct {
+		name  string
+		sizes map[string]int
+		files []string
+		most  int
+		want  [][]string
+	}{
+		{"one file", map[string]int{"a": 3}, []string{"a"}, 2, [][]string{{"a"}}},
+		{"as many files as parts", map[string]int{"a": 3, "b": 1}, []string{"a", "b"}, 2, [][]string{{"a"}, {"b"}}},
+		{"a large file alone", map[string]int{"a": 1, "b": 9, "c": 2, "d": 3}, []string{"a", "b", "c", "d"}, 2, [][]string{{"a", "c", "d"}, {"b"}}},
+		{"twelve alike files in two parts", twelve, files12, 2, nil},
+		{"a file not in the listing still runs", map[string]int{"a": 4}, []string{"a", "z"}, 2, [][]string{{"a"}, {"z"}}},
+		{"one part asked", map[string]int{"a": 2, "b": 2}, []string{"a", "b"}, 1, [][]string{{"a", "b"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := suite.Parts(listing(c.sizes), c.files, c.most)
+			if c.name == "twelve alike files in two parts" {
+				if len(got) != 2 || len(got[0]) != 6 || len(got[1]) != 6 {
+					t.Fatalf("parts %v, want two of six files", got)
+				}
+				return
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("parts %v, want %v", got, c.want)
+			}
+		})
+	}
+	t.Run("500 tests outgrow two parts", func(t *testing.T) {
+		got := suite.Parts(listing(big), files50, 2)
+		seen := map[string]bool{}
+		for _, p := range got {
+			if n := len(p) * 10; n > suite.PartTests {
+				t.Errorf("a part of %d tests: %v", n, p)
+			}
+			for _, f := range p {
+				if seen[f] {
+					t.Errorf("%s in two parts", f)
+				}
+				seen[f] = true
+			}
+		}
+		if len(got) != 5 || len(seen) != 50 {
+			t.Errorf("%d parts holding %d files, want 5 holding 50", len(got), len(seen))
+		}
+	})
+	t.Run("the same cut each time", func(t *testing.T) {
+		for range 20 {
+			if a, b := suite.Parts(listing(big), files50, 3), suite.Parts(listing(big), files50, 3); !reflect.DeepEqual(a, b) {
+				t.Fatalf("%v then %v", a, b)
+			}
+		}
+	})
+	if k := suite.PartKey([]string{"a"}); k != "a" {
+		t.Errorf("key of one file %q", k)
+	}
+	if k := suite.PartKey([]string{"a", "b", "c"}); k != "a and 2 more" {
+		t.Errorf("key of three files %q", k)
+	}
+}
