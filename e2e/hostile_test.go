@@ -155,11 +155,7 @@ test('shows the password', async ({ page }) => {
 });
 `,
 	}
-	var up api.ProjectView
-	s.mustJSON(t, "POST", "/v1/projects/leaky", key, map[string]any{"files": files}, http.StatusCreated, &up)
-	if lj := s.waitEnd(t, key, up.ListJob, 2*time.Minute); lj.State != "succeeded" {
-		t.Fatalf("listing: %s %s", lj.State, lj.Error)
-	}
+	s.uploadListed(t, key, "leaky", files)
 	var job api.JobView
 	s.mustJSON(t, "POST", "/v1/projects/leaky/run", key, map[string]any{"base_url": s.demo,
 		"secrets": map[string]string{"PASSWORD": secret}}, http.StatusAccepted, &job)
@@ -305,11 +301,7 @@ func TestAProjectRunIsChargedItsBrowserTime(t *testing.T) {
 		"tests/a.spec.js":      "const { test, expect } = require('@playwright/test');\ntest('opens the list', async ({ page }) => { await page.goto('/list'); await expect(page.locator('h1')).toBeVisible(); });\n",
 		"tests/b.spec.js":      "const { test } = require('@playwright/test');\ntest('waits', async () => { await new Promise((r) => setTimeout(r, 1500)); });\n",
 	}
-	var up api.ProjectView
-	s.mustJSON(t, "POST", "/v1/projects/metered", key, map[string]any{"files": files}, http.StatusCreated, &up)
-	if lj := s.waitEnd(t, key, up.ListJob, 2*time.Minute); lj.State != "succeeded" {
-		t.Fatalf("listing: %s %s", lj.State, lj.Error)
-	}
+	s.uploadListed(t, key, "metered", files)
 	before := s.account(t, tenantID)
 	var run api.JobView
 	s.mustJSON(t, "POST", "/v1/projects/metered/run", key, map[string]any{"base_url": s.demo}, http.StatusAccepted, &run)

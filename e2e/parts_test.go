@@ -41,11 +41,7 @@ func TestAProjectRunsItsFilesInParts(t *testing.T) {
 		"tests/d.spec.js":      pass(2),
 		"tests/e.spec.js":      pass(1),
 	}
-	var up api.ProjectView
-	s.mustJSON(t, "POST", "/v1/projects/parts", key, map[string]any{"files": files}, http.StatusCreated, &up)
-	if lj := s.waitEnd(t, key, up.ListJob, 2*time.Minute); lj.State != "succeeded" {
-		t.Fatalf("listing: %s %s", lj.State, lj.Error)
-	}
+	s.uploadListed(t, key, "parts", files)
 	var run api.JobView
 	s.mustJSON(t, "POST", "/v1/projects/parts/run", key, map[string]any{"base_url": s.demo}, http.StatusAccepted, &run)
 	v := s.waitEnd(t, key, run.ID, 4*time.Minute)

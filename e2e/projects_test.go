@@ -60,6 +60,18 @@ func shoppingFiles(t *testing.T) map[string]string {
 	return files
 }
 
+// uploadListed uploads a project's files and waits for its listing to
+// succeed.
+func (s *stack) uploadListed(t *testing.T, key, name string, files map[string]string) api.ProjectView {
+	t.Helper()
+	var up api.ProjectView
+	s.mustJSON(t, "POST", "/v1/projects/"+name, key, map[string]any{"files": files}, http.StatusCreated, &up)
+	if lj := s.waitEnd(t, key, up.ListJob, 2*time.Minute); lj.State != "succeeded" {
+		t.Fatalf("listing of %s: %s %s", name, lj.State, lj.Error)
+	}
+	return up
+}
+
 type fileReport struct {
 	File    string `json:"file"`
 	Verdict string `json:"verdict"`
@@ -384,11 +396,7 @@ func TestAHostileProjectGetsNothingAndTheJobSaysSo(t *testing.T) {
 	pgURL, _ := url.Parse(s.dbURL)
 	ports := []string{natsURL.Port(), pgURL.Port(), fmt.Sprint(canary.Addr().(*net.TCPAddr).Port)}
 
-	var up api.ProjectView
-	s.mustJSON(t, "POST", "/v1/projects/probes", key, map[string]any{"files": corpusFiles(t, suitetest.Hostile)}, http.StatusCreated, &up)
-	if lj := s.waitEnd(t, key, up.ListJob, 2*time.Minute); lj.State != "succeeded" {
-		t.Fatalf("listing: %s %s", lj.State, lj.Error)
-	}
+	s.uploadListed(t, key, "probes", corpusFiles(t, suitetest.Hostile))
 	var job api.JobView
 	s.mustJSON(t, "POST", "/v1/projects/probes/run", key, map[string]any{"base_url": s.demo,
 		"secrets": map[string]string{"PROBE_SECRET_FILE": secret, "PROBE_OTHER_RUN": other, "PROBE_PORTS": strings.Join(ports, ",")}},
@@ -454,11 +462,7 @@ func TestASuiteRedOnArrivalIsRepairedFromTheCustomersOwnRun(t *testing.T) {
 	if err := s.app.SetVariant(demoapp.RenamedIDs); err != nil {
 		t.Fatal(err)
 	}
-	var up api.ProjectView
-	s.mustJSON(t, "POST", "/v1/projects/red-shop", key, map[string]any{"files": shoppingFiles(t)}, http.StatusCreated, &up)
-	if lj := s.waitEnd(t, key, up.ListJob, 2*time.Minute); lj.State != "succeeded" {
-		t.Fatalf("listing: %s %s", lj.State, lj.Error)
-	}
+	up := s.uploadListed(t, key, "red-shop", shoppingFiles(t))
 
 	// Their CI's green run, against the release before the drift.
 	release := httptest.NewServer(demoapp.New(demoapp.Options{}))
@@ -720,11 +724,7 @@ test('a wait with no end', async ({ page }) => {
 });
 `,
 	}
-	var up api.ProjectView
-	s.mustJSON(t, "POST", "/v1/projects/brief", key, map[string]any{"files": files}, http.StatusCreated, &up)
-	if lj := s.waitEnd(t, key, up.ListJob, 2*time.Minute); lj.State != "succeeded" {
-		t.Fatalf("listing: %s %s", lj.State, lj.Error)
-	}
+	s.uploadListed(t, key, "brief", files)
 	var job api.JobView
 	s.mustJSON(t, "POST", "/v1/projects/brief/run", key, map[string]any{"base_url": s.demo}, http.StatusAccepted, &job)
 	start := time.Now()
