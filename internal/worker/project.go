@@ -242,7 +242,7 @@ type ProjectFileResult struct {
 	// File names the part's files (comma-separated), Files lists them.
 	File    string              `json:"file"`
 	Files   []string            `json:"files"`
-	Verdict string              `json:"verdict"`
+	Verdict suite.TestStatus    `json:"verdict"`
 	Tests   []suite.TestOutcome `json:"tests"`
 	Errors  []string            `json:"errors,omitempty"`
 	Limit   string              `json:"limit,omitempty"`
@@ -343,13 +343,13 @@ func (w *Worker) runProjectFile(ctx context.Context, claim store.Claim, log *slo
 		}
 	}
 	b, _ := json.Marshal(res)
-	f := store.Finish{State: store.JobStateSucceeded, Result: b, TestStatus: res.Verdict}
-	if res.Verdict != "passed" && res.Verdict != "flaky" {
+	f := store.Finish{State: store.JobStateSucceeded, Result: b, TestStatus: string(res.Verdict)}
+	if res.Verdict != suite.StatusPassed && res.Verdict != suite.StatusFlaky {
 		f.State = store.JobStateFailed
 		var failing []string
 		for _, t := range rep.Tests {
-			if t.Status == "failed" {
-				failing = append(failing, t.Title())
+			if t.Status == suite.StatusFailed {
+				failing = append(failing, t.File+" › "+t.Title())
 			}
 		}
 		f.Error = fmt.Sprintf("%d of %d tests failed: %s", len(failing), len(rep.Tests), strings.Join(failing, "; "))
@@ -378,23 +378,22 @@ func (w *Worker) showProgress(ctx context.Context, claim store.Claim, redact fun
 	}
 }
 
-// fileVerdict is a file's verdict from its tests': failed if any failed
-// or the file did not load, flaky if any passed only on retry.
-func fileVerdict(rep suite.RunReport) string {
-	v := "passed"
-	if len(rep.Tests) == 0 || rep.Limit != "" {
-		return "failed"
+// fileVerdict is a part's verdict from its tests': failed if any failed
+// or was not reached, or a file did not load; flaky if any passed only on
+// retry.
+func fileVerdict(rep suite.RunReport) suite.TestStatus {
+	v := suite.StatusPassed
+	if len(rep.Tests) == 0 || rep.Limit != "" || len(rep.Errors) > 0 {
+		return suite.StatusFailed
 	}
 	for _, t := range rep.Tests {
 		switch t.Status {
-		case "failed", "timedOut", "interrupted":
-			return "failed"
-		case "flaky":
-			v = "flaky"
+		case suite.StatusPassed, suite.StatusSkipped:
+		case suite.StatusFlaky:
+			v = suite.StatusFlaky
+		default:
+			return suite.StatusFailed
 		}
-	}
-	if len(rep.Errors) > 0 {
-		return "failed"
 	}
 	return v
 }
