@@ -346,8 +346,9 @@ type RunBudget struct {
 	// gets: a project's own workers setting is honoured up to it.
 	Workers int `env:"WEBPILOT_RUN_WORKERS" envDefault:"2"`
 	// Parts is how many parts a project run's files are cut into, each
-	// one runner over its files (more when a part would hold over 100
-	// tests): as many as the workers' slots that should share a run.
+	// one runner over its files (more when a part would hold over half
+	// the wall of test time, or over 100 tests): as many as the workers'
+	// slots that should share a run.
 	Parts int `env:"WEBPILOT_RUN_PARTS" envDefault:"2"`
 }
 

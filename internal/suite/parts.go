@@ -4,42 +4,66 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"time"
 )
 
-// PartTests is about the most tests one part of a run holds: a project
-// larger than parts × PartTests is cut into more parts, so that no one
-// runner's time budget (the sandbox's wall) has to cover hundreds of
-// tests.
+// PartTests is about the most tests one part of a run holds, so that no
+// one report or runner has hundreds of tests to carry.
 const PartTests = 100
 
+// UnknownTestTime is what a test no run has timed counts when a run is
+// cut into parts.
+const UnknownTestTime = 5 * time.Second
+
+// PartPlan says how a run's files are cut into parts.
+type PartPlan struct {
+	// Most is how many parts a run has, more when its tests outgrow Time
+	// or PartTests a part; never more than its files.
+	Most int
+	// Time is about the most test time one part should hold: a part must
+	// end within one run's wall, or its last tests are not run.
+	Time time.Duration
+	// Took is each test's time in the project's last runs, by test id.
+	Took map[string]time.Duration
+}
+
 // Parts cuts a run of files into the parts that run side by side, each
-// one runner over some files: at most most parts (more when the tests
-// outgrow PartTests a part), never more than the files, balanced by the
-// tests each file holds (the listing's). Every runner pays its start (a
-// node, the config compiled, a browser per worker: about 1.5 CPU-seconds)
-// once per part, not once per file; a run of 12 files of 5 tests cut per
-// file took twice the runner's own time. The cut is the same for the same
-// listing and files, so a fan-out retried after a crash makes the same
-// parts. Files keep their order within a part, and parts the order of
-// their first files.
-func Parts(listed []TestOutcome, files []string, most int) [][]string {
+// one runner over whole files, balanced by the time their tests took in
+// the last runs (UnknownTestTime each where none did). Every runner pays
+// its start (a node, the config compiled, a browser per worker: about
+// 1.5 CPU-seconds) once per part, not once per file: a run of 12 files of
+// 5 tests cut per file took twice the runner's own time. The cut depends
+// on the listing, files and times alone. Files keep their order within a
+// part, and parts the order of their first files.
+func Parts(listed []TestOutcome, files []string, plan PartPlan) [][]string {
 	if len(files) == 0 {
 		return nil
 	}
-	count := map[string]int{}
-	total := 0
+	took := map[string]time.Duration{}
+	tests := 0
+	var total time.Duration
 	for _, t := range listed {
-		if slices.Contains(files, t.File) {
-			count[t.File]++
-			total++
+		if !slices.Contains(files, t.File) {
+			continue
 		}
+		d := plan.Took[t.ID]
+		if d <= 0 {
+			d = UnknownTestTime
+		}
+		took[t.File] += d
+		total += d
+		tests++
 	}
-	n := min(len(files), max(most, 1, (total+PartTests-1)/PartTests))
-	// The largest files first, each to the part holding the fewest tests
-	// so far: parts end at about the same time.
+	n := max(plan.Most, 1, (tests+PartTests-1)/PartTests)
+	if plan.Time > 0 {
+		n = max(n, int((total+plan.Time-1)/plan.Time))
+	}
+	n = min(len(files), n)
+	// The longest files first, each to the part holding the least time so
+	// far: parts end at about the same time.
 	order := slices.Clone(files)
-	slices.SortStableFunc(order, func(a, b string) int { return cmp.Compare(count[b], count[a]) })
-	held := make([]int, n)
+	slices.SortStableFunc(order, func(a, b string) int { return cmp.Compare(took[b], took[a]) })
+	held := make([]time.Duration, n)
 	part := map[string]int{}
 	for _, f := range order {
 		i := 0
@@ -49,7 +73,7 @@ func Parts(listed []TestOutcome, files []string, most int) [][]string {
 			}
 		}
 		part[f] = i
-		held[i] += max(count[f], 1)
+		held[i] += max(took[f], time.Millisecond)
 	}
 	out := make([][]string, n)
 	for _, f := range files {

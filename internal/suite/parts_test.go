@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/webpilot/webpilot/internal/suite"
 )
@@ -13,15 +14,26 @@ func listing(sizes map[string]int) []suite.TestOutcome {
 	var out []suite.TestOutcome
 	for f, n := range sizes {
 		for i := range n {
-			out = append(out, suite.TestOutcome{File: f, Titles: []string{fmt.Sprint(i)}})
+			out = append(out, suite.TestOutcome{ID: fmt.Sprintf("%s#%d", f, i), File: f, Titles: []string{fmt.Sprint(i)}})
 		}
 	}
 	return out
 }
 
-// TestARunIsCutIntoBalancedParts: a run's files go into at most the
-// parts asked for (more only when its tests outgrow a part), balanced by
-// their tests, each file in one part, in the run's order.
+// every is every third of files from the i-th: alike files go round the
+// parts.
+func every(files []string, i int) []string {
+	var out []string
+	for ; i < len(files); i += 3 {
+		out = append(out, files[i])
+	}
+	return out
+}
+
+// TestARunIsCutIntoBalancedParts: a run's files go into the parts asked
+// for (more only when its tests outgrow a part's time or count), balanced
+// by the time their tests took (a test never timed counts
+// UnknownTestTime), each file in one part, in the run's order.
 func TestARunIsCutIntoBalancedParts(t *testing.T) {
 	t.Parallel()
 	twelve := map[string]int{}
@@ -36,22 +48,30 @@ func TestARunIsCutIntoBalancedParts(t *testing.T) {
 		f := fmt.Sprintf("tests/%02d.spec.ts", i)
 		big[f], files50 = 10, append(files50, f)
 	}
+	two := suite.PartPlan{Most: 2}
 	for _, c := range []struct {
 		name  string
 		sizes map[string]int
 		files []string
-		most  int
+		plan  suite.PartPlan
 		want  [][]string
 	}{
-		{"one file", map[string]int{"a": 3}, []string{"a"}, 2, [][]string{{"a"}}},
-		{"as many files as parts", map[string]int{"a": 3, "b": 1}, []string{"a", "b"}, 2, [][]string{{"a"}, {"b"}}},
-		{"a large file alone", map[string]int{"a": 1, "b": 9, "c": 2, "d": 3}, []string{"a", "b", "c", "d"}, 2, [][]string{{"a", "c", "d"}, {"b"}}},
-		{"twelve alike files in two parts", twelve, files12, 2, nil},
-		{"a file not in the listing still runs", map[string]int{"a": 4}, []string{"a", "z"}, 2, [][]string{{"a"}, {"z"}}},
-		{"one part asked", map[string]int{"a": 2, "b": 2}, []string{"a", "b"}, 1, [][]string{{"a", "b"}}},
+		{"one file", map[string]int{"a": 3}, []string{"a"}, two, [][]string{{"a"}}},
+		{"as many files as parts", map[string]int{"a": 3, "b": 1}, []string{"a", "b"}, two, [][]string{{"a"}, {"b"}}},
+		{"a large file alone", map[string]int{"a": 1, "b": 9, "c": 2, "d": 3}, []string{"a", "b", "c", "d"}, two, [][]string{{"a", "c", "d"}, {"b"}}},
+		{"twelve alike files in two parts", twelve, files12, two, nil},
+		{"a file not in the listing still runs", map[string]int{"a": 4}, []string{"a", "z"}, two, [][]string{{"a"}, {"z"}}},
+		{"one part asked", map[string]int{"a": 2, "b": 2}, []string{"a", "b"}, suite.PartPlan{Most: 1}, [][]string{{"a", "b"}}},
+		// a's one test took a minute last time: more than b, c and d's
+		// seven never timed (35 s).
+		{"a slow file alone", map[string]int{"a": 1, "b": 3, "c": 2, "d": 2}, []string{"a", "b", "c", "d"},
+			suite.PartPlan{Most: 2, Took: map[string]time.Duration{"a#0": time.Minute}}, [][]string{{"a"}, {"b", "c", "d"}}},
+		// 60 tests never timed are 300 s: three parts of at most 100 s.
+		{"more parts when the time outgrows a part", twelve, files12, suite.PartPlan{Most: 2, Time: 100 * time.Second},
+			[][]string{every(files12, 0), every(files12, 1), every(files12, 2)}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := suite.Parts(listing(c.sizes), c.files, c.most)
+			got := suite.Parts(listing(c.sizes), c.files, c.plan)
 			if c.name == "twelve alike files in two parts" {
 				if len(got) != 2 || len(got[0]) != 6 || len(got[1]) != 6 {
 					t.Fatalf("parts %v, want two of six files", got)
@@ -64,7 +84,7 @@ func TestARunIsCutIntoBalancedParts(t *testing.T) {
 		})
 	}
 	t.Run("500 tests outgrow two parts", func(t *testing.T) {
-		got := suite.Parts(listing(big), files50, 2)
+		got := suite.Parts(listing(big), files50, two)
 		seen := map[string]bool{}
 		for _, p := range got {
 			if n := len(p) * 10; n > suite.PartTests {
@@ -83,7 +103,7 @@ func TestARunIsCutIntoBalancedParts(t *testing.T) {
 	})
 	t.Run("the same cut each time", func(t *testing.T) {
 		for range 20 {
-			if a, b := suite.Parts(listing(big), files50, 3), suite.Parts(listing(big), files50, 3); !reflect.DeepEqual(a, b) {
+			if a, b := suite.Parts(listing(big), files50, suite.PartPlan{Most: 3}), suite.Parts(listing(big), files50, suite.PartPlan{Most: 3}); !reflect.DeepEqual(a, b) {
 				t.Fatalf("%v then %v", a, b)
 			}
 		}

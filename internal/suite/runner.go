@@ -380,6 +380,9 @@ func (r ProjectRunner) Budget(tests []TestOutcome, workers int) time.Duration {
 	return Budget(tests, r.workers(workers), r.ceiling(0))
 }
 
+// Wall is the longest one run may take: the sandbox's wall.
+func (r ProjectRunner) Wall() time.Duration { return r.ceiling(0) }
+
 // MostWorkers is the most runner workers a run gets.
 func (r ProjectRunner) MostWorkers() int { return max(r.Workers, 1) }
 

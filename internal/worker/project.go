@@ -35,6 +35,8 @@ type ProjectRunner interface {
 	Budget(tests []suite.TestOutcome, workers int) time.Duration
 	// MostWorkers is the most runner workers a run gets.
 	MostWorkers() int
+	// Wall is the longest one run may take.
+	Wall() time.Duration
 	// MergeReports merges a project run's files' blob reports into its
 	// junit XML and html report.
 	MergeReports(ctx context.Context, blobs [][]byte) (suite.Reports, error)
@@ -192,8 +194,14 @@ func (w *Worker) runProjectFanOut(ctx context.Context, claim store.Claim, log *s
 	if len(files) == 0 {
 		return failed("the run selects no test file of the project")
 	}
-	// The files run in parts, each one runner over its files.
-	parts := suite.Parts(listed, files, w.cfg.RunParts)
+	// The files run in parts, each one runner over its files, cut by the
+	// time their tests took in the project's last runs so that a part
+	// ends within one run's wall (the tenant's, when lower).
+	plan, err := w.partPlan(ctx, claim.TenantID, req.Name)
+	if err != nil {
+		return handedBack(err)
+	}
+	parts := suite.Parts(listed, files, plan)
 	children := make([]store.Child, 0, len(parts))
 	for _, part := range parts {
 		children = append(children, store.Child{Key: suite.PartKey(part), Kind: string(jobs.KindProjectFile), Subject: jobs.Subject(jobs.KindProjectFile, claim.TenantID),
@@ -232,6 +240,44 @@ func (r *runnerShare) take(most int) (int, func()) {
 		r.inUse -= n
 		r.mu.Unlock()
 	})
+}
+
+// partRuns is how many of a project's last file runs time its tests for
+// the cut of its next run.
+const partRuns = 50
+
+// partPlan is how a project's run is cut: the worker's parts, each at
+// most half a run's wall of test time, by the times its tests took in its
+// last runs (any version's: a test keeps its id across versions).
+func (w *Worker) partPlan(ctx context.Context, tenantID, project string) (suite.PartPlan, error) {
+	plan := suite.PartPlan{Most: w.cfg.RunParts, Took: map[string]time.Duration{}}
+	ceiling, err := w.runCeiling(ctx, tenantID)
+	if err != nil {
+		return plan, err
+	}
+	plan.Time = w.cfg.Projects.Wall()
+	if ceiling > 0 {
+		plan.Time = min(plan.Time, ceiling)
+	}
+	plan.Time /= 2
+	runs, err := w.store.ProjectFileRuns(ctx, tenantID, project, partRuns)
+	if err != nil {
+		return plan, err
+	}
+	for _, run := range runs {
+		var res struct {
+			Tests []suite.TestOutcome `json:"tests"`
+		}
+		if json.Unmarshal(run.Result, &res) != nil {
+			continue
+		}
+		for _, t := range res.Tests {
+			if _, newer := plan.Took[t.ID]; !newer && t.Duration > 0 {
+				plan.Took[t.ID] = t.Duration
+			}
+		}
+	}
+	return plan, nil
 }
 
 // ProjectFileResult is a project_file job's result: every test of the

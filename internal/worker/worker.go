@@ -91,8 +91,9 @@ type Config struct {
 	// project jobs fail saying the sandbox is unavailable.
 	Projects ProjectRunner
 	// RunParts is how many parts a project run's files are cut into (more
-	// when its tests outgrow suite.PartTests a part): each part is one
-	// runner over its files, a job of its own that any worker may take.
+	// when its tests outgrow a part: half a run's wall of the time they
+	// took, or suite.PartTests): each part is one runner over its files, a
+	// job of its own that any worker may take.
 	RunParts int
 	// Explore tunes explorations (axe-core's source, the slow-response
 	// threshold).
