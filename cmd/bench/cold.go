@@ -261,9 +261,11 @@ func recordRelease(ctx context.Context, pr suite.ProjectRunner, p suite.Project,
 		return out, fmt.Errorf("%s: %w", name, err)
 	}
 	out.prints = map[string][]suite.TraceAction{}
+	tests := map[string]string{}
 	for i := range in.Tests {
 		if t := &in.Tests[i]; t.Evidence() == nil && t.Status == "passed" {
 			out.prints[t.ID] = t.Actions
+			tests[t.File+" › "+t.Title()] = t.ID
 		}
 	}
 	_ = os.RemoveAll(in.Dir)
@@ -285,7 +287,7 @@ func recordRelease(ctx context.Context, pr suite.ProjectRunner, p suite.Project,
 	out.traces = imp.Prints
 	out.model = llmtest.Start()
 	for range 400 {
-		out.model.Push(llmtest.Reply{Respond: releaseReader(out.prints), PromptTokens: 1500, CompletionTokens: 20})
+		out.model.Push(llmtest.Reply{Respond: releaseReader(out.prints, tests), PromptTokens: 1500, CompletionTokens: 20})
 	}
 	out.agent = benchAsker{llm.New(llm.Config{BaseURL: out.model.BaseURL(), Model: "gpt-4o-mini", APIKey: "bench"})}
 	return out, nil
@@ -346,12 +348,123 @@ func position(q string) int {
 	return -1
 }
 
+// scored is an element of the page and how like the recorded one it is.
+type scored struct {
+	ref   string
+	score float64
+}
+
+// judged is how the page reads against one recorded element: its most
+// like element and how clearly.
+type judged struct {
+	best, second float64
+	ref          string
+	seen         []scored
+	wants        int // the recorded element's words
+}
+
+// better says j is a clearer reading than o: a likelier element, or as
+// likely and further ahead of the next.
+func (j judged) better(o judged) bool {
+	if j.best != o.best {
+		return j.best > o.best
+	}
+	if j.best-j.second != o.best-o.second {
+		return j.best-j.second > o.best-o.second
+	}
+	return j.ref < o.ref
+}
+
+// judgePage scores each element of page against old, the element the
+// call acted on in the release.
+func judgePage(old *suite.SnapshotElement, page string) judged {
+	want := map[string]bool{old.Tag: true}
+	for _, k := range []string{"role", "id", "data-testid", "name", "type", "aria-label", "placeholder", "title", "alt"} {
+		for _, w := range words.FindAllString(strings.ToLower(old.Attributes[k]), -1) {
+			want[w] = true
+		}
+	}
+	said := map[string]bool{}
+	for _, w := range words.FindAllString(strings.ToLower(old.Text), -1) {
+		want[w] = true
+		if len(w) > 2 { // "a", "to": not what a text is about
+			said[w] = true
+		}
+	}
+	var seen []scored
+	best, second, ref := 0.0, 0.0, ""
+	for _, l := range strings.Split(page, "\n") {
+		id, rest, ok := strings.Cut(l, " ")
+		if !ok || !strings.HasPrefix(id, "e") {
+			continue
+		}
+		tag, _, _ := strings.Cut(rest, " ")
+		if tag != old.Tag {
+			continue
+		}
+		have := map[string]bool{}
+		for _, w := range words.FindAllString(strings.ToLower(rest), -1) {
+			have[w] = true
+		}
+		n := 0
+		for w := range want {
+			if have[w] {
+				n++
+			}
+		}
+		score := float64(n) / float64(len(want))
+		if content[old.Tag] && len(said) > 0 {
+			// Content is read for what it says: half its likeness is
+			// its words against the recorded ones, both ways, so that
+			// a container that also holds them (a page's intro) or a
+			// message that says something else is not taken for it.
+			_, text, _ := strings.Cut(rest, `"`)
+			shown := map[string]bool{}
+			for _, w := range words.FindAllString(strings.ToLower(text), -1) {
+				if len(w) > 2 {
+					shown[w] = true
+				}
+			}
+			both := 0
+			for w := range said {
+				if shown[w] {
+					both++
+				}
+			}
+			attrs, hits := 0, 0
+			for w := range want {
+				if !said[w] {
+					attrs++
+					if have[w] {
+						hits++
+					}
+				}
+			}
+			score = float64(both) / float64(len(said)+len(shown)-both)
+			if attrs > 0 {
+				score = (score + float64(hits)/float64(attrs)) / 2
+			}
+		}
+		seen = append(seen, scored{id, score})
+		switch {
+		case score > best:
+			best, second, ref = score, best, id
+		case score > second:
+			second = score
+		}
+	}
+	return judged{best: best, second: second, ref: ref, seen: seen, wants: len(want)}
+}
+
+// testLine is the failing test's name in a repair's question.
+var testLine = regexp.MustCompile(`(?m)^TEST: (.+)$`)
+
 // releaseReader answers a repair's question as a capable model reads it,
 // knowing what the call did on the release (the run recorded there): the
 // element of the page whose description shares the most of the recorded
 // element's words, when it is clearly the one; a regression when nothing
 // shares half of them; otherwise that it cannot tell.
-func releaseReader(prints map[string][]suite.TraceAction) func(llmtest.Request) string {
+func releaseReader(prints map[string][]suite.TraceAction, tests map[string]string) func(llmtest.Request) string {
 	return func(r llmtest.Request) string {
 		q := r.Text()
 		m := failingCall.FindStringSubmatch(q)
@@ -359,101 +472,43 @@ func releaseReader(prints map[string][]suite.TraceAction) func(llmtest.Request) 
 			return llmtest.JSON(map[string]string{"unsure": "no failing call"})
 		}
 		line, _ := strconv.Atoi(m[2])
-		var old *suite.SnapshotElement
-		for _, acts := range prints {
+		// The line may act on an element in several tests, holding other
+		// words in each (a counter's "1 item", "3 items"): the failing
+		// test's own is what its call acted on. A test not recorded reads
+		// the page against the one it is most like, as a model knowing
+		// them all would.
+		at := func(acts []suite.TraceAction) (out []*suite.SnapshotElement) {
 			for _, a := range acts {
 				if a.File == m[1] && a.Line == line && a.Target != nil {
-					old = a.Target
+					out = append(out, a.Target)
 				}
 			}
+			return out
 		}
-		if old == nil {
+		var olds []*suite.SnapshotElement
+		if t := testLine.FindStringSubmatch(q); t != nil {
+			olds = at(prints[tests[t[1]]])
+		}
+		if len(olds) == 0 {
+			for _, acts := range prints {
+				olds = append(olds, at(acts)...)
+			}
+		}
+		if len(olds) == 0 {
 			return llmtest.JSON(map[string]string{"unsure": "I cannot tell what the call acted on"})
 		}
-		want := map[string]bool{old.Tag: true}
-		for _, k := range []string{"role", "id", "data-testid", "name", "type", "aria-label", "placeholder", "title", "alt"} {
-			for _, w := range words.FindAllString(strings.ToLower(old.Attributes[k]), -1) {
-				want[w] = true
-			}
-		}
-		said := map[string]bool{}
-		for _, w := range words.FindAllString(strings.ToLower(old.Text), -1) {
-			want[w] = true
-			if len(w) > 2 { // "a", "to": not what a text is about
-				said[w] = true
-			}
-		}
 		_, page, _ := strings.Cut(q, "PAGE AT THE FAILURE:\n")
-		type scored struct {
-			ref   string
-			score float64
-		}
-		var seen []scored
-		best, second, ref := 0.0, 0.0, ""
-		for _, l := range strings.Split(page, "\n") {
-			id, rest, ok := strings.Cut(l, " ")
-			if !ok || !strings.HasPrefix(id, "e") {
-				continue
-			}
-			tag, _, _ := strings.Cut(rest, " ")
-			if tag != old.Tag {
-				continue
-			}
-			have := map[string]bool{}
-			for _, w := range words.FindAllString(strings.ToLower(rest), -1) {
-				have[w] = true
-			}
-			n := 0
-			for w := range want {
-				if have[w] {
-					n++
-				}
-			}
-			score := float64(n) / float64(len(want))
-			if content[old.Tag] && len(said) > 0 {
-				// Content is read for what it says: half its likeness is
-				// its words against the recorded ones, both ways, so that
-				// a container that also holds them (a page's intro) or a
-				// message that says something else is not taken for it.
-				_, text, _ := strings.Cut(rest, `"`)
-				shown := map[string]bool{}
-				for _, w := range words.FindAllString(strings.ToLower(text), -1) {
-					if len(w) > 2 {
-						shown[w] = true
-					}
-				}
-				both := 0
-				for w := range said {
-					if shown[w] {
-						both++
-					}
-				}
-				attrs, hits := 0, 0
-				for w := range want {
-					if !said[w] {
-						attrs++
-						if have[w] {
-							hits++
-						}
-					}
-				}
-				score = float64(both) / float64(len(said)+len(shown)-both)
-				if attrs > 0 {
-					score = (score + float64(hits)/float64(attrs)) / 2
-				}
-			}
-			seen = append(seen, scored{id, score})
-			switch {
-			case score > best:
-				best, second, ref = score, best, id
-			case score > second:
-				second = score
+		var j judged
+		for _, old := range olds {
+			if c := judgePage(old, page); c.better(j) {
+				j = c
 			}
 		}
+		best, second, ref, seen, wants := j.best, j.second, j.ref, j.seen, j.wants
 		switch {
 		case best < 0.5:
 			return llmtest.JSON(map[string]string{"regression": "nothing on the page is what the call acted on"})
-		case best-second < 0.15 && best <= 1/float64(len(want)):
+		case best-second < 0.15 && best <= 1/float64(wants):
 			// Alike only in being of its kind (two links, neither one
 			// that logs out): what the call acted on is not there.
 			return llmtest.JSON(map[string]string{"regression": "nothing on the page is what the call acted on; only other elements of its kind"})
