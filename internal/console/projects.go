@@ -133,13 +133,7 @@ func withHistory(tests []suite.TestOutcome, runs []store.FileRun) []projectTest 
 		at[t.ID] = i
 	}
 	for _, run := range runs {
-		var res struct {
-			Tests []suite.TestOutcome `json:"tests"`
-		}
-		if json.Unmarshal(run.Result, &res) != nil {
-			continue
-		}
-		for _, t := range res.Tests {
+		for _, t := range suite.ResultTests(run.Result) {
 			i, ok := at[t.ID]
 			if !ok || len(out[i].History) >= historyRuns {
 				continue

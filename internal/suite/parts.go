@@ -2,6 +2,7 @@ package suite
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -100,4 +101,14 @@ func firstOr(s []string) string {
 		return ""
 	}
 	return s[0]
+}
+
+// ResultTests are the tests a run's result holds (a project_file job's:
+// its "tests"), none when it holds none or cannot be read.
+func ResultTests(result json.RawMessage) []TestOutcome {
+	var res struct {
+		Tests []TestOutcome `json:"tests"`
+	}
+	_ = json.Unmarshal(result, &res)
+	return res.Tests
 }

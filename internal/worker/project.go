@@ -265,13 +265,7 @@ func (w *Worker) partPlan(ctx context.Context, tenantID, project string) (suite.
 		return plan, err
 	}
 	for _, run := range runs {
-		var res struct {
-			Tests []suite.TestOutcome `json:"tests"`
-		}
-		if json.Unmarshal(run.Result, &res) != nil {
-			continue
-		}
-		for _, t := range res.Tests {
+		for _, t := range suite.ResultTests(run.Result) {
 			if _, newer := plan.Took[t.ID]; !newer && t.Duration > 0 {
 				plan.Took[t.ID] = t.Duration
 			}
