@@ -19,6 +19,7 @@ import (
 
 	"github.com/webpilot/webpilot/internal/browser"
 	"github.com/webpilot/webpilot/internal/browser/browsertest"
+	"github.com/webpilot/webpilot/internal/chromium"
 	"github.com/webpilot/webpilot/internal/demoapp"
 	"github.com/webpilot/webpilot/internal/llm"
 	"github.com/webpilot/webpilot/internal/llm/llmtest"
@@ -295,13 +296,13 @@ func startPeer(ctx context.Context) (*peerProc, error) {
 		return nil, err
 	}
 	cfg := map[string]any{"browser": map[string]any{"browserName": "chromium", "isolated": true,
-		"launchOptions": map[string]any{"headless": true, "executablePath": browsertest.Config().ExecutablePath, "args": browser.ChromiumArgs()}}}
+		"launchOptions": map[string]any{"headless": true, "executablePath": browsertest.Config().ExecutablePath, "args": chromium.Args()}}}
 	b, _ := json.Marshal(cfg)
 	if err := os.WriteFile(filepath.Join(dir, "config.json"), b, 0o600); err != nil {
 		return nil, err
 	}
 	// Its Chromium at the priority webpilot's own runs at (unraised).
-	line := append(browser.Unraised(), "node", cli, "--config", filepath.Join(dir, "config.json"), "--output-dir", dir)
+	line := append(chromium.Unraised(), "node", cli, "--config", filepath.Join(dir, "config.json"), "--output-dir", dir)
 	cmd := exec.Command(line[0], line[1:]...)
 	cmd.Dir = dir // the workspace its snapshot links are relative to
 	cmd.Stderr = os.Stderr

@@ -15,25 +15,16 @@ import (
 	"time"
 
 	"github.com/playwright-community/playwright-go"
+
+	"github.com/webpilot/webpilot/internal/chromium"
 )
 
 // Config says where the driver and Chromium are.
 type Config struct {
 	DriverDir      string // holds node and package/cli.js (PLAYWRIGHT_DRIVER_PATH)
-	ExecutablePath string // Chromium binary; DefaultChromium (FullChromium when Headful) if empty
+	ExecutablePath string // Chromium binary; chromium.HeadlessShell (chromium.Full when Headful) if empty
 	Headful        bool
 }
-
-// DefaultChromium is Debian's chromium-headless-shell: Chromium's old
-// headless shell, the browser @playwright/test itself runs for headless
-// Chromium (so a customer's tests run here in the browser they run in at
-// home). It takes about a third of the CPU of the full browser's headless
-// mode for the same tests (10 tests: 3.3 CPU-seconds against 8.8).
-const DefaultChromium = "/usr/lib/chromium/chromium-headless-shell"
-
-// FullChromium is Debian's full Chromium, which a headful session needs
-// (the headless shell draws no window).
-const FullChromium = "/usr/lib/chromium/chromium"
 
 // A session's waits, unless a command sets its own.
 const (
@@ -60,21 +51,6 @@ type Browser struct {
 	done func()
 }
 
-var chromiumArgs = []string{
-	"--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-	"--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
-	// WebRTC may only use the (egress) proxy: no direct UDP to any address.
-	// The full browser reads the first switch and ignores the force- form;
-	// the headless shell reads only the force- form (with either alone, the
-	// other's STUN probe reached a UDP canary: TestNoBareConnectionGetsOut).
-	"--webrtc-ip-handling-policy=disable_non_proxied_udp",
-	"--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
-}
-
-// ChromiumArgs are the flags Chromium is started with (the bench starts
-// its peer's browser with the same ones).
-func ChromiumArgs() []string { return append([]string(nil), chromiumArgs...) }
-
 // Launch starts the Playwright driver (never downloading anything) and Chromium.
 func Launch(ctx context.Context, cfg Config) (*Browser, error) {
 	if cfg.DriverDir == "" {
@@ -85,9 +61,9 @@ func Launch(ctx context.Context, cfg Config) (*Browser, error) {
 		return nil, fmt.Errorf("start playwright driver: %w", err)
 	}
 	if cfg.ExecutablePath == "" {
-		cfg.ExecutablePath = DefaultChromium
+		cfg.ExecutablePath = chromium.HeadlessShell
 		if cfg.Headful {
-			cfg.ExecutablePath = FullChromium
+			cfg.ExecutablePath = chromium.Full
 		}
 	}
 	b := &Browser{cfg: cfg, pw: pw}
@@ -107,7 +83,7 @@ func (b *Browser) launch() (playwright.Browser, error) {
 	br, err := b.pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{
 		ExecutablePath: playwright.String(b.exe),
 		Headless:       playwright.Bool(!b.cfg.Headful),
-		Args:           chromiumArgs,
+		Args:           chromium.Args(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("launch chromium %s: %w", b.cfg.ExecutablePath, err)

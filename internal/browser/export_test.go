@@ -1,6 +1,10 @@
 package browser
 
-import "context"
+import (
+	"context"
+
+	"github.com/webpilot/webpilot/internal/chromium"
+)
 
 // FreshSnapshot reads the page afresh, never patching the last
 // representation: what a patched one must equal.
@@ -19,4 +23,4 @@ func (s *Session) Patched() int {
 }
 
 // HoldsSysNice says whether this process may raise a priority.
-func HoldsSysNice() bool { return holdsCap(capSysNice) }
+func HoldsSysNice() bool { return chromium.Unraised() != nil }

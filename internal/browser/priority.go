@@ -3,14 +3,11 @@ package browser
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-)
 
-// capSysNice is CAP_SYS_NICE's bit in a capability set.
-const capSysNice = 23
+	"github.com/webpilot/webpilot/internal/chromium"
+)
 
 // withoutRaisedPriority returns how to start the Chromium at exe so that
 // it cannot raise its own priority: the executable to give the driver, and
@@ -27,7 +24,7 @@ const capSysNice = 23
 // started as it is.
 func withoutRaisedPriority(exe string) (string, func(), error) {
 	none := func() {}
-	prefix := Unraised()
+	prefix := chromium.Unraised()
 	if prefix == nil {
 		return exe, none, nil
 	}
@@ -48,35 +45,6 @@ func withoutRaisedPriority(exe string) (string, func(), error) {
 		return "", none, fmt.Errorf("chromium's launcher: %w", err)
 	}
 	return launcher, func() { _ = os.RemoveAll(dir) }, nil
-}
-
-// Unraised is what a command line starts with so that the processes it
-// starts (a runner and its Chromium) cannot raise their priority above
-// this process's: nil when this process cannot either, or has no setpriv.
-func Unraised() []string {
-	if !holdsCap(capSysNice) {
-		return nil
-	}
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		return nil
-	}
-	return []string{setpriv, "--bounding-set=-sys_nice", "--inh-caps=-sys_nice", "--"}
-}
-
-// holdsCap says whether this process's effective capabilities hold bit.
-func holdsCap(bit uint) bool {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "CapEff:"); ok {
-			v, err := strconv.ParseUint(strings.TrimSpace(rest), 16, 64)
-			return err == nil && v&(1<<bit) != 0
-		}
-	}
-	return false
 }
 
 // shellQuote quotes s for /bin/sh.

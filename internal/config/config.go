@@ -275,7 +275,7 @@ type Model struct {
 type Browser struct {
 	// DriverPath holds the Playwright driver (node and package/cli.js).
 	DriverPath string `env:"PLAYWRIGHT_DRIVER_PATH" envDefault:".cache/playwright-driver-1.52.0"`
-	// Chromium is the browser's binary; browser.DefaultChromium, the
+	// Chromium is the browser's binary; chromium.HeadlessShell, the
 	// headless shell, by default.
 	Chromium string `env:"WEBPILOT_CHROMIUM" envDefault:"/usr/lib/chromium/chromium-headless-shell"`
 }

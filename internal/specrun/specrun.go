@@ -17,14 +17,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/webpilot/webpilot/internal/browser"
+	"github.com/webpilot/webpilot/internal/chromium"
 )
 
 // Runner is an installation of @playwright/test and the Chromium it drives.
 type Runner struct {
 	// Dir holds node_modules/@playwright/test (make setup installs it).
 	Dir string
-	// Chromium is the browser executable; default browser.DefaultChromium.
+	// Chromium is the browser executable; default chromium.HeadlessShell.
 	Chromium string
 	// Timeout bounds one run; default 3 minutes.
 	Timeout time.Duration
@@ -95,11 +95,11 @@ func (r Runner) Run(ctx context.Context, spec string, o Options) (string, error)
 	defer os.RemoveAll(dir)
 	exe := r.Chromium
 	if exe == "" {
-		exe = browser.DefaultChromium
+		exe = chromium.HeadlessShell
 	}
 	// The one definition of the browser's flags (WebRTC only through the
 	// proxy among them), as the worker's own browser is started.
-	flags, _ := json.Marshal(browser.ChromiumArgs())
+	flags, _ := json.Marshal(chromium.Args())
 	chromiumArgs := string(flags)
 	proxy := ""
 	if p := o.Proxy; p != nil {
@@ -128,7 +128,7 @@ func (r Runner) Run(ctx context.Context, spec string, o Options) (string, error)
 	}
 	// The runner's Chromium runs no higher than the worker (as root it
 	// would raise its threads to nice -8).
-	line := append(browser.Unraised(), "node")
+	line := append(chromium.Unraised(), "node")
 	cmd := exec.CommandContext(ctx, line[0], append(line[1:], args...)...)
 	cmd.Dir = dir
 	// The runner gets what it needs, never the worker's environment (its

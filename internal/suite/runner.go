@@ -17,7 +17,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
-	"github.com/webpilot/webpilot/internal/browser"
+	"github.com/webpilot/webpilot/internal/chromium"
 	"github.com/webpilot/webpilot/internal/sandbox"
 )
 
@@ -469,13 +469,10 @@ func (r ProjectRunner) Run(ctx context.Context, p Project, o RunOptions) (RunRep
 	if err := os.WriteFile(filepath.Join(dir, progressReporter), progressJS, 0o644); err != nil {
 		return rep, err
 	}
-	chromium := r.Chromium
-	if chromium == "" {
-		chromium = browser.DefaultChromium
-	}
+	exe := cmp.Or(r.Chromium, chromium.HeadlessShell)
 	ceiling := r.ceiling(o.Ceiling)
 	wall := min(cmp.Or(o.Wall, ceiling), ceiling)
-	settings := map[string]any{"chromium": chromium, "chromiumArgs": browser.ChromiumArgs(), "report": sandbox.WorkDir + "/" + reportPath,
+	settings := map[string]any{"chromium": exe, "chromiumArgs": chromium.Args(), "report": sandbox.WorkDir + "/" + reportPath,
 		"output": sandbox.WorkDir + "/.webpilot/results", "trace": o.Trace && !o.List,
 		"traceFailures": o.TraceFailures,
 		"progress":      map[string]string{"reporter": sandbox.WorkDir + "/" + progressReporter, "file": sandbox.WorkDir + "/" + progressPath},

@@ -14,6 +14,7 @@ import (
 	"github.com/playwright-community/playwright-go"
 
 	"github.com/webpilot/webpilot/internal/browser"
+	"github.com/webpilot/webpilot/internal/chromium"
 	"github.com/webpilot/webpilot/internal/netguard"
 )
 
@@ -44,7 +45,7 @@ func DriverDir() string {
 func Config() browser.Config {
 	c := browser.Config{DriverDir: DriverDir(), ExecutablePath: os.Getenv("WEBPILOT_CHROMIUM")}
 	if c.ExecutablePath == "" {
-		c.ExecutablePath = browser.DefaultChromium
+		c.ExecutablePath = chromium.HeadlessShell
 	}
 	return c
 }

@@ -26,7 +26,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/webpilot/webpilot/internal/browser"
+	"github.com/webpilot/webpilot/internal/chromium"
 	"github.com/webpilot/webpilot/internal/suite"
 )
 
@@ -94,9 +94,9 @@ func BrowsersPath(dir, runner string) error {
 		var exe, debian string
 		switch b.Name {
 		case "chromium":
-			exe, debian = filepath.Join(dir, "chromium-"+b.Revision, "chrome-linux", "chrome"), browser.FullChromium
+			exe, debian = filepath.Join(dir, "chromium-"+b.Revision, "chrome-linux", "chrome"), chromium.Full
 		case "chromium-headless-shell":
-			exe, debian = filepath.Join(dir, "chromium_headless_shell-"+b.Revision, "chrome-linux", "headless_shell"), browser.DefaultChromium
+			exe, debian = filepath.Join(dir, "chromium_headless_shell-"+b.Revision, "chrome-linux", "headless_shell"), chromium.HeadlessShell
 		case "ffmpeg":
 			// A config that records videos needs it; Debian's encodes the
 			// runner's VP8 (setup.sh peer installs it).
@@ -147,7 +147,7 @@ func Outside(ctx context.Context, p suite.Project, dir, runner, browsers string,
 	}
 	// Its Chromium at the priority the worker's runs get (as root it would
 	// raise its threads above every other test's).
-	line := append(browser.Unraised(), "node")
+	line := append(chromium.Unraised(), "node")
 	cmd := exec.CommandContext(ctx, line[0], append(line[1:], args...)...)
 	cmd.Dir = dir
 	report := filepath.Join(dir, "reference.json")
