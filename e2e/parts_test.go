@@ -3,12 +3,13 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"html"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/playwright-community/playwright-go"
 
 	"github.com/webpilot/webpilot/api"
 	"github.com/webpilot/webpilot/internal/suite"
@@ -96,13 +97,19 @@ func TestAProjectRunsItsFilesInParts(t *testing.T) {
 	if len(verdicts) != 9 || failed != 1 {
 		t.Errorf("%d verdicts, %d failed: %v", len(verdicts), failed, verdicts)
 	}
-	code, page := s.consolePage(t, key, "/console/jobs/"+run.ID)
-	page = html.UnescapeString(page)
+	// The console, in Chromium: the run's page lists its parts by their
+	// files and says which file failed and what the run charged; a part's
+	// page shows its files' tests.
+	_, pg := consoleSignIn(t, s, key, "/console/jobs/"+run.ID)
+	want := []string{"1 of 5 files failed: tests/c.spec.js", fmt.Sprintf("%v charged of %v held", v.ChargedCredits, v.HoldCredits)}
 	for _, c := range v.Suite.Children {
-		if code != http.StatusOK || !strings.Contains(page, c.TestName) {
-			t.Errorf("the run's page (%d) does not list the part %q", code, c.TestName)
-		}
+		want = append(want, c.TestName)
 	}
+	mainShows(t, pg, want...)
+	part := v.Suite.Children[0]
+	must(t, pg.GetByRole("link", playwright.PageGetByRoleOptions{Name: part.TestName, Exact: playwright.Bool(true)}).Click())
+	must(t, pg.WaitForURL(s.api.URL+"/console/jobs/"+part.JobID))
+	mainShows(t, pg, "Tests of "+part.TestName, "list 0")
 
 	// The repair after the run runs the failing file's tests only: the
 	// others passed whole in it, whichever part held them.
