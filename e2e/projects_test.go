@@ -518,7 +518,9 @@ func TestASuiteRedOnArrivalIsRepairedFromTheCustomersOwnRun(t *testing.T) {
 
 	// With neither their run nor a baseline, the worker's agent names the
 	// elements: a question a drifted locator, each charged to the repair
-	// and shown on the tests it was asked for, no secret in any.
+	// and shown on the tests it was asked for, no secret in any. Two
+	// files fail on the page object's locators, each in a repair of its
+	// own: one asks, the other takes its answers.
 	// (Another version: what the traces recorded is red-shop's version's.)
 	// Its page object spells the demo account's password out beside the
 	// locators: the questions show those lines without it, and the patch
@@ -526,6 +528,17 @@ func TestASuiteRedOnArrivalIsRepairedFromTheCustomersOwnRun(t *testing.T) {
 	// unredacted).
 	coldFiles := shoppingFiles(t)
 	coldFiles["README.md"] = "The shopping list's tests.\n"
+	coldFiles["tests/pantry.spec.ts"] = `import { test, expect } from '@playwright/test';
+import { ListPage } from '../pages/ListPage';
+
+test('stocks the pantry', async ({ page }) => {
+  const pantry = new ListPage(page);
+  await pantry.goto();
+  await pantry.add('Rice');
+  await expect(pantry.items).toHaveCount(2);
+  await pantry.expectCount(2);
+});
+`
 	const count = "    this.count = page.locator('#count');\n"
 	if !strings.Contains(coldFiles["pages/ListPage.ts"], count) {
 		t.Fatal("the page object has moved on")
@@ -547,8 +560,10 @@ func TestASuiteRedOnArrivalIsRepairedFromTheCustomersOwnRun(t *testing.T) {
 		Repair       struct {
 			Diff  string `json:"diff"`
 			Tests []struct {
-				ModelCalls   int   `json:"model_calls"`
-				ModelCredits int64 `json:"model_credits_micro"`
+				File         string `json:"file"`
+				Verdict      string `json:"verdict"`
+				ModelCalls   int    `json:"model_calls"`
+				ModelCredits int64  `json:"model_credits_micro"`
 			} `json:"tests"`
 			Changes []struct {
 				Agent bool `json:"agent"`
@@ -557,8 +572,15 @@ func TestASuiteRedOnArrivalIsRepairedFromTheCustomersOwnRun(t *testing.T) {
 	}
 	must(t, json.Unmarshal(done.Project, &agent))
 	calls, credits := 0, int64(0)
+	pantry := 0
 	for _, tc := range agent.Repair.Tests {
 		calls, credits = calls+tc.ModelCalls, credits+tc.ModelCredits
+		if tc.File == "tests/pantry.spec.ts" && tc.Verdict == string(orchestrator.VerdictHealed) {
+			pantry++
+		}
+	}
+	if pantry != 1 {
+		t.Errorf("the second file's test is not healed: %s", done.Project)
 	}
 	for _, c := range agent.Repair.Changes {
 		if !c.Agent {
@@ -589,10 +611,19 @@ func TestASuiteRedOnArrivalIsRepairedFromTheCustomersOwnRun(t *testing.T) {
 		}
 	}
 	// The console's page of the repair says which tests the agent was
-	// asked about and what it cost.
+	// asked about (the two questions, whichever file's tests asked them)
+	// and what it cost.
 	code, jobPage := s.consolePage(t, key, "/console/jobs/"+aj.ID)
 	jobPage = html.UnescapeString(jobPage)
-	for _, want := range []string{"asked the agent 1 time(s)", fmt.Sprintf("The agent was asked 2 question(s) about calls no run recorded and forms that ask for more: %s credits",
+	shownCalls := 0
+	for _, m := range regexp.MustCompile(`asked the agent (\d+) time\(s\)`).FindAllStringSubmatch(jobPage, -1) {
+		n, _ := strconv.Atoi(m[1])
+		shownCalls += n
+	}
+	if shownCalls != 2 {
+		t.Errorf("the console's page of the repair shows the tests asking the agent %d times", shownCalls)
+	}
+	for _, want := range []string{fmt.Sprintf("The agent was asked 2 question(s) about calls no run recorded and forms that ask for more: %s credits",
 		strconv.FormatFloat(float64(credits)/1e6, 'f', -1, 64)), "(the agent's element)"} {
 		if code != http.StatusOK || !strings.Contains(jobPage, want) {
 			t.Errorf("the console's page of the repair (%d) lacks %q", code, want)

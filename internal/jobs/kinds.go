@@ -283,6 +283,10 @@ type ProjectRequest struct {
 	// MaxCredits bounds what the run or repair may spend, all its files
 	// together (its hold); a file its budget cannot cover is not started.
 	MaxCredits float64 `json:"max_credits,omitempty"`
+	// Parts, on a part of a run (project_file), is how many parts the
+	// run was cut into: the part's share of the runner workers. Set by
+	// the worker that cuts the run.
+	Parts int `json:"parts,omitempty"`
 }
 
 // Browser time is metered: a job holding a browser context (a scenario, a
@@ -351,6 +355,9 @@ func (r *ProjectRequest) Validate(v *scenario.ValidationError, at string, urls s
 	scenario.ValidateSecrets(v, at, r.Secrets)
 	if r.SealedSecrets != "" {
 		v.Add(at+".sealed_secrets", "is set by the server; send secrets instead")
+	}
+	if r.Parts != 0 {
+		v.Add(at+".parts", "is set by the server: a run is cut into parts by its tests' times")
 	}
 }
 

@@ -67,6 +67,7 @@ func TestABaselineIsCheckedAsTheTargetIs(t *testing.T) {
 		{"an origin the guard refuses", jobs.KindProjectRepair, jobs.ProjectRequest{BaselineOrigins: map[string]string{"https://staging.acme.test": "http://127.0.0.1:9999"}},
 			[]string{`project.baseline_origins["https://staging.acme.test"]`}},
 		{"on a plain run", jobs.KindProjectRun, jobs.ProjectRequest{BaselineURL: "https://prod.acme.test/"}, []string{"project.baseline_url"}},
+		{"a run's parts, which the worker cuts", jobs.KindProjectRun, jobs.ProjectRequest{Parts: 64}, []string{"project.parts"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -26,6 +26,15 @@ type Asker interface {
 	Ask(ctx context.Context, req llm.Request) (llm.Reply, int64, error)
 }
 
+// Answers shares the agent's answers among the files of one repair.
+type Answers interface {
+	// Answer is the answer another file's repair recorded for key, or,
+	// when none did, the one ask gives (asked true), recorded for the
+	// others unless ask fails. Among the files one asks at a time: the
+	// others wait for its answer.
+	Answer(ctx context.Context, key string, ask func(context.Context) ([]byte, error)) (answer []byte, asked bool, err error)
+}
+
 // ErrAskOverBudget is an Asker's error when the job's hold cannot cover
 // the call: the test is left unrepairable, saying so.
 var ErrAskOverBudget = errors.New("the credit budget left cannot cover a model call")
@@ -312,8 +321,11 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 			ans, ok := named[f.Selector]
 			if !ok {
 				var credits int64
-				ans.el, ans.regression, ans.unsure, credits, err = askAgent(ctx, o.Agent, *cur, t, last.dom[id], sites)
-				rt.ModelCalls++
+				var asked bool
+				ans, asked, credits, err = askShared(ctx, o, *cur, t, last.dom[id], sites)
+				if asked && err == nil {
+					rt.ModelCalls++
+				}
 				rt.ModelCreditsMicro += credits
 				if err == nil {
 					named[f.Selector] = ans
@@ -324,7 +336,6 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 			case ctx.Err() != nil:
 				return nil, ctx.Err()
 			case err != nil:
-				rt.ModelCalls-- // not answered
 				rt.Verdict, rt.Reason = orchestrator.VerdictUnrepairable, reasonNoRecord+"; the agent could not be asked: "+askFailed(err)
 				continue
 			case regression != "":
@@ -457,6 +468,52 @@ func (r ProjectRunner) agentRounds(ctx context.Context, cur *Project, last *tria
 type locatorAnswer struct {
 	el                 *SnapshotElement
 	regression, unsure string
+}
+
+// sharedAnswer is a locatorAnswer as the files of a repair share it.
+type sharedAnswer struct {
+	Element    *SnapshotElement `json:"element,omitempty"`
+	Regression string           `json:"regression,omitempty"`
+	Unsure     string           `json:"unsure,omitempty"`
+}
+
+// askShared asks the agent about t's failing call, or, in a file's
+// repair of a repair fanned out, takes the answer another file's repair
+// had about the same locator on the same page. asked says this repair
+// asked (and was charged credits); err that it could not be asked.
+func askShared(ctx context.Context, o RunOptions, p Project, t TestOutcome, dom []SnapshotElement, sites []LocatorSite) (ans locatorAnswer, asked bool, credits int64, err error) {
+	if o.Answers == nil {
+		ans.el, ans.regression, ans.unsure, credits, err = askAgent(ctx, o.Agent, p, t, dom, sites)
+		return ans, true, credits, err
+	}
+	raw, asked, err := o.Answers.Answer(ctx, answerKey(*t.Failure), func(ctx context.Context) ([]byte, error) {
+		var a locatorAnswer
+		var err error
+		a.el, a.regression, a.unsure, credits, err = askAgent(ctx, o.Agent, p, t, dom, sites)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(sharedAnswer{Element: a.el, Regression: a.regression, Unsure: a.unsure})
+	})
+	if err != nil {
+		return ans, asked, credits, err
+	}
+	var s sharedAnswer
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return ans, asked, credits, fmt.Errorf("read the shared answer: %w", err)
+	}
+	return locatorAnswer{el: s.Element, regression: s.Regression, unsure: s.Unsure}, asked, credits, nil
+}
+
+// answerKey is what makes two files' failing calls one question: the
+// same locator on the same page (its path: a query or fragment does not
+// change what the page holds).
+func answerKey(f TraceAction) string {
+	page := f.URL
+	if u, err := url.Parse(f.URL); err == nil {
+		page = u.Path
+	}
+	return f.Selector + "\x00" + page
 }
 
 // agentTrial runs files (every file in scope when wide) once each, and

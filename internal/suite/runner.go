@@ -104,6 +104,11 @@ type RunOptions struct {
 	// call meant when nothing recorded it (no passing run, no baseline,
 	// no trace of the customer's); nil: such a call is left unrepairable.
 	Agent Asker
+	// Answers, for one file's repair of a repair fanned out, shares the
+	// agent's answers with the other files' repairs: a locator drifted
+	// where the files share it (a page object) is asked about once. Nil:
+	// the answers are shared within the file only.
+	Answers Answers
 	// OnProgress, when set, is told how far the run is as its tests start
 	// and end (every few seconds at most, never after Run returns).
 	OnProgress func(RunProgress)

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/webpilot/webpilot/internal/jobs"
-	"github.com/webpilot/webpilot/internal/llm"
 	"github.com/webpilot/webpilot/internal/orchestrator"
 	"github.com/webpilot/webpilot/internal/store"
 	"github.com/webpilot/webpilot/internal/suite"
@@ -206,7 +205,7 @@ func (w *Worker) runProjectFanOut(ctx context.Context, claim store.Claim, log *s
 	for _, part := range parts {
 		children = append(children, store.Child{Key: suite.PartKey(part), Kind: string(jobs.KindProjectFile), Subject: jobs.Subject(jobs.KindProjectFile, claim.TenantID),
 			Input: func(jobID string) (json.RawMessage, error) {
-				child := jobs.ProjectRequest{Name: req.Name, Version: req.Version, Files: part, BaseURL: req.BaseURL, Origins: req.Origins}
+				child := jobs.ProjectRequest{Name: req.Name, Version: req.Version, Files: part, BaseURL: req.BaseURL, Origins: req.Origins, Parts: len(parts)}
 				var err error
 				if child.SealedSecrets, err = w.sealFor(secrets, jobID); err != nil {
 					return nil, err
@@ -275,21 +274,13 @@ func (w *Worker) partPlan(ctx context.Context, tenantID, project string) (suite.
 }
 
 // partWorkers is how many runner workers a part of a run may start: the
-// most a run gets, split evenly among the run's parts that this worker's
-// slots run side by side (a run's only part gets them all). The first of
-// two parts took two and the second, beside it, the one left: the second
-// ended last, a third behind (a run of 120 tests 1.32x the runner's own).
-func (w *Worker) partWorkers(ctx context.Context, claim store.Claim) (int, error) {
-	most := w.cfg.Projects.MostWorkers()
-	j, err := w.store.GetJob(ctx, claim.TenantID, claim.JobID)
-	if err != nil || j.ParentID == "" {
-		return most, err
-	}
-	kids, err := w.store.Children(ctx, claim.TenantID, j.ParentID)
-	if err != nil {
-		return 0, err
-	}
-	return max(1, most/max(1, min(len(kids), w.cfg.Concurrency))), nil
+// most a run gets, split evenly among the run's parts (of parts, as the
+// run was cut) that this worker's slots run side by side (a run's only
+// part gets them all). The first of two parts took two and the second,
+// beside it, the one left: the second ended last, a third behind (a run
+// of 120 tests 1.32x the runner's own).
+func (w *Worker) partWorkers(parts int) int {
+	return max(1, w.cfg.Projects.MostWorkers()/max(1, min(parts, w.cfg.Concurrency)))
 }
 
 // ProjectFileResult is a project_file job's result: every test of the
@@ -342,12 +333,8 @@ func (w *Worker) runProjectFile(ctx context.Context, claim store.Claim, log *slo
 	// gets what they left, at least one.
 	workers := 0
 	if w.cfg.Projects != nil {
-		most, err := w.partWorkers(ctx, claim)
-		if err != nil {
-			return handedBack(err)
-		}
 		var release func()
-		workers, release = w.runners.take(most)
+		workers, release = w.runners.take(w.partWorkers(req.Parts))
 		defer release()
 	}
 	if v, err := w.store.ProjectVersion(ctx, claim.TenantID, req.Name, req.Version); err == nil && v.Tests != nil && w.cfg.Projects != nil {
@@ -572,6 +559,9 @@ func (w *Worker) repairProject(ctx context.Context, claim store.Claim, req jobs.
 	o := suite.RunOptions{Files: req.Files, BaseURL: req.BaseURL, Origins: req.Origins, Env: secrets, Listing: listing, Ceiling: ceiling,
 		Proxy:      &suite.Proxy{Addr: proxyAddr, Username: tun.User, Password: tun.Password},
 		OnProgress: w.showProgress(ctx, claim, redact, log), Agent: w.newRepairAsker(claim, redact), MergedLater: plan.part}
+	if plan.part && o.Agent != nil {
+		o.Answers = &partAnswers{store: w.store, claim: claim, redact: redact, log: log, poll: 250 * time.Millisecond}
+	}
 	if req.BaselineURL != "" || len(req.BaselineOrigins) > 0 {
 		// The baseline is reached through a tunnel of its own: the origins
 		// the tests name lead there, not to the target.
@@ -871,50 +861,4 @@ func (w *Worker) meterBrowser(ctx context.Context, claim store.Claim, upTo int64
 			Model: store.BrowserTime, Credits: credits, Seconds: d.Seconds(), Reason: fmt.Sprintf("browser time (%s, %.1f s)", claim.Kind, d.Seconds())})
 		return min(credits, max), err
 	}, outcome{}, true
-}
-
-// repairAsker is the agent a repair asks about a failing call no run
-// recorded (suite.Asker): each call is reserved from the job's hold
-// before it is sent and settled at its usage, as a scenario's calls are,
-// and the job's secrets are taken out of what is sent.
-type repairAsker struct {
-	model  orchestrator.Model
-	rec    *recorder
-	prices llm.Prices
-	redact func(string) string
-	mu     sync.Mutex
-	seq    int
-}
-
-// newRepairAsker is the asker of one attempt of a repair job, or nil
-// when no model is configured (the agent is then never asked).
-func (w *Worker) newRepairAsker(claim store.Claim, redact func(string) string) suite.Asker {
-	if w.model == nil {
-		return nil
-	}
-	return &repairAsker{model: w.model, prices: w.cfg.Prices, redact: redact,
-		rec: &recorder{store: w.store, jobID: claim.JobID, attempt: claim.Attempt, prices: w.cfg.Prices, sealer: w.sealer, retry: w.retry, metrics: w.cfg.Metrics}}
-}
-
-func (a *repairAsker) Ask(ctx context.Context, req llm.Request) (llm.Reply, int64, error) {
-	a.mu.Lock()
-	a.seq++
-	seq := a.seq
-	a.mu.Unlock()
-	req.Messages = slices.Clone(req.Messages)
-	for i := range req.Messages {
-		req.Messages[i].Text = a.redact(req.Messages[i].Text)
-	}
-	if err := a.rec.Reserve(ctx, orchestrator.Call{Seq: seq, Model: a.model.Model(), Usage: llm.MaxUsage(req)}); err != nil {
-		if errors.Is(err, orchestrator.ErrOverBudget) {
-			return llm.Reply{}, 0, suite.ErrAskOverBudget
-		}
-		return llm.Reply{}, 0, fmt.Errorf("reserve model call: %w", err)
-	}
-	reply, err := a.model.Chat(ctx, req)
-	model := cmp.Or(reply.Model, a.model.Model())
-	if _, _, serr := a.rec.Settle(context.WithoutCancel(ctx), orchestrator.Call{Seq: seq, Model: model, Usage: reply.Usage}); serr != nil {
-		return reply, 0, fmt.Errorf("settle model call: %w", serr)
-	}
-	return reply, a.prices.MicroCredits(model, reply.Usage), err
 }
