@@ -80,6 +80,36 @@ func onPage(e ast.Expression) bool {
 // place in the file as written. A file nesting deeper than any suite does
 // is refused before a parser sees it.
 func FindLocatorSites(name string, src []byte) ([]LocatorSite, error) {
+	sf, err := readSource(name, src)
+	if err != nil {
+		return nil, err
+	}
+	var sites []LocatorSite
+	walk(sf.prog, func(call *ast.CallExpression) {
+		if site, ok := sf.site(call); ok {
+			sites = append(sites, site)
+		}
+	})
+	return sites, nil
+}
+
+// parsedSource is a parsed source file with what maps its program's nodes
+// back to the file as written.
+type parsedSource struct {
+	name  string
+	src   []byte
+	prog  *ast.Program
+	lines []int
+	// original maps a position of the parsed code to the file's bytes.
+	original func(file.Idx) (int, bool)
+	// consts are the file's constants and object literals of constants,
+	// so a locator built from selectors.input or a const is patched where
+	// the value is written.
+	consts map[string]Literal
+}
+
+// readSource parses one source file (see FindLocatorSites).
+func readSource(name string, src []byte) (*parsedSource, error) {
 	parsed, err := jssource.Parse(name, string(src), jssource.Options{})
 	if err != nil {
 		return nil, err
@@ -88,13 +118,11 @@ func FindLocatorSites(name string, src []byte) ([]LocatorSite, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: source map: %w", name, err)
 	}
-	prog := parsed.Program
 	gen := parsed.Code
 	text := string(src)
-	lines := lineStarts(text)
-	// original maps a position of the generated code to the file's bytes.
+	sf := &parsedSource{name: name, src: src, prog: parsed.Program, lines: lineStarts(text), consts: map[string]Literal{}}
 	// A source map counts columns in UTF-16 units, on both sides.
-	original := func(idx file.Idx) (int, bool) {
+	sf.original = func(idx file.Idx) (int, bool) {
 		off := int(idx) - 1
 		if off < 0 || off > len(gen) {
 			return 0, false
@@ -102,15 +130,12 @@ func FindLocatorSites(name string, src []byte) ([]LocatorSite, error) {
 		line := lineOf(gen, off)
 		start := strings.LastIndex(gen[:off], "\n") + 1
 		_, _, l, c, ok := sm.Source(line, utf16Len(gen[start:off]))
-		if !ok || l < 1 || l > len(lines) {
+		if !ok || l < 1 || l > len(sf.lines) {
 			return 0, false
 		}
-		return byteAt(text, lines[l-1], c), true
+		return byteAt(text, sf.lines[l-1], c), true
 	}
-	// Constants and object literals of constants, so a locator built from
-	// selectors.input or a const is patched where the value is written.
-	consts := map[string]Literal{}
-	walkNodes(prog, func(n any) {
+	walkNodes(sf.prog, func(n any) {
 		b, ok := n.(*ast.Binding)
 		if !ok {
 			return
@@ -119,75 +144,79 @@ func FindLocatorSites(name string, src []byte) ([]LocatorSite, error) {
 		if !ok || b.Initializer == nil {
 			return
 		}
-		if l, ok := literalAt(b.Initializer, src, original); ok {
-			consts[string(id.Name)] = l
+		if l, ok := literalAt(b.Initializer, src, sf.original); ok {
+			sf.consts[string(id.Name)] = l
 		}
 		if obj, ok := b.Initializer.(*ast.ObjectLiteral); ok {
 			for _, p := range obj.Value {
 				if kv, ok := p.(*ast.PropertyKeyed); ok {
-					if l, ok := literalAt(kv.Value, src, original); ok {
-						consts[string(id.Name)+"."+keyName(kv.Key)] = l
+					if l, ok := literalAt(kv.Value, src, sf.original); ok {
+						sf.consts[string(id.Name)+"."+keyName(kv.Key)] = l
 					}
 				}
 			}
 		}
 	})
-	argument := func(e ast.Expression) (Literal, bool) {
-		if l, ok := literalAt(e, src, original); ok {
-			return l, true
-		}
-		switch v := e.(type) {
-		case *ast.Identifier:
-			l, ok := consts[string(v.Name)]
-			return l, ok
-		case *ast.DotExpression:
-			if left, ok := v.Left.(*ast.Identifier); ok {
-				l, ok := consts[string(left.Name)+"."+string(v.Identifier.Name)]
-				return l, ok
-			}
-		}
-		return Literal{}, false
+	return sf, nil
+}
+
+// argument is a call's argument as a literal of the file: written there,
+// or a constant's.
+func (sf *parsedSource) argument(e ast.Expression) (Literal, bool) {
+	if l, ok := literalAt(e, sf.src, sf.original); ok {
+		return l, true
 	}
-	var sites []LocatorSite
-	walk(prog, func(call *ast.CallExpression) {
-		dot, ok := call.Callee.(*ast.DotExpression)
-		if !ok || len(call.ArgumentList) == 0 {
-			return
+	switch v := e.(type) {
+	case *ast.Identifier:
+		l, ok := sf.consts[string(v.Name)]
+		return l, ok
+	case *ast.DotExpression:
+		if left, ok := v.Left.(*ast.Identifier); ok {
+			l, ok := sf.consts[string(left.Name)+"."+string(v.Identifier.Name)]
+			return l, ok
 		}
-		method := string(dot.Identifier.Name)
-		if !locatorMethods[method] && !(selectorMethods[method] && onPage(dot.Left)) {
-			return
-		}
-		arg, ok := argument(call.ArgumentList[0])
-		if !ok {
-			return
-		}
-		site := LocatorSite{File: name, Method: method, Arg: arg}
-		if len(call.ArgumentList) > 1 {
-			if obj, ok := call.ArgumentList[1].(*ast.ObjectLiteral); ok {
-				for _, p := range obj.Value {
-					kv, ok := p.(*ast.PropertyKeyed)
-					if !ok {
-						continue
+	}
+	return Literal{}, false
+}
+
+// site is the locator a call builds from literals, if it builds one.
+func (sf *parsedSource) site(call *ast.CallExpression) (LocatorSite, bool) {
+	dot, ok := call.Callee.(*ast.DotExpression)
+	if !ok || len(call.ArgumentList) == 0 {
+		return LocatorSite{}, false
+	}
+	method := string(dot.Identifier.Name)
+	if !locatorMethods[method] && !(selectorMethods[method] && onPage(dot.Left)) {
+		return LocatorSite{}, false
+	}
+	arg, ok := sf.argument(call.ArgumentList[0])
+	if !ok {
+		return LocatorSite{}, false
+	}
+	site := LocatorSite{File: sf.name, Method: method, Arg: arg}
+	if len(call.ArgumentList) > 1 {
+		if obj, ok := call.ArgumentList[1].(*ast.ObjectLiteral); ok {
+			for _, p := range obj.Value {
+				kv, ok := p.(*ast.PropertyKeyed)
+				if !ok {
+					continue
+				}
+				switch keyName(kv.Key) {
+				case "name":
+					if l, ok := literalAt(kv.Value, sf.src, sf.original); ok {
+						site.Name = &l
 					}
-					switch keyName(kv.Key) {
-					case "name":
-						if l, ok := literalAt(kv.Value, src, original); ok {
-							site.Name = &l
-						}
-					case "exact":
-						if b, ok := kv.Value.(*ast.BooleanLiteral); ok {
-							site.Exact = b.Value
-						}
+				case "exact":
+					if b, ok := kv.Value.(*ast.BooleanLiteral); ok {
+						site.Exact = b.Value
 					}
 				}
 			}
 		}
-		site.Line, site.Column = lineCol(lines, arg.Start)
-		site.Selector = site.selector()
-		sites = append(sites, site)
-	})
-	return sites, nil
+	}
+	site.Line, site.Column = lineCol(sf.lines, arg.Start)
+	site.Selector = site.selector()
+	return site, true
 }
 
 func keyName(e ast.Expression) string {
