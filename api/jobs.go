@@ -651,6 +651,15 @@ func (s *Server) jobInput(w http.ResponseWriter, r *http.Request, sub jobs.Submi
 		return jobInput{at: "session", options: c.Options, secrets: c.Secrets, encode: sealedEncoder(c)}, true
 	}
 	sc := *sub.Scenario
+	if sc.Project != "" {
+		if _, err := s.store.ProjectVersion(r.Context(), tenantID, sc.Project, ""); errors.Is(err, store.ErrNotFound) {
+			writeError(w, http.StatusBadRequest, "invalid job", []scenario.FieldError{{Field: "scenario.project", Message: "no such project of yours (upload it first: POST /v1/projects/{name})"}})
+			return jobInput{}, false
+		} else if err != nil {
+			s.internal(w, r, err)
+			return jobInput{}, false
+		}
+	}
 	return jobInput{at: "scenario", options: sc.Options, secrets: sc.Secrets, encode: sealedEncoder(sc)}, true
 }
 

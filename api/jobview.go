@@ -51,6 +51,11 @@ type JobView struct {
 	// Project is a project job's report: the tests the runner listed, or
 	// ran with their verdicts, file:line and errors.
 	Project json.RawMessage `json:"project,omitempty"`
+	// IntoProject is what a scenario naming a customer's project wrote into
+	// it: the test file in the project's idiom (source, the page objects
+	// and fixtures it uses), the runner's verdict of it in the sandbox,
+	// and the version proposed with it, or why none was.
+	IntoProject json.RawMessage `json:"into_project,omitempty"`
 	// Reports are a project run's reports as the runner writes them: its
 	// junit XML, its html report (zipped) and each failing test's trace,
 	// each at /v1/jobs/{job_id}/artifacts/{artifact} (the run's own id for
@@ -109,6 +114,7 @@ func view(j store.Job, detail bool) JobView {
 		Blocked  []string           `json:"blocked"`
 		Project  *suite.RunProgress `json:"project_progress"`
 		Reports  *suite.RunReports  `json:"reports"`
+		Into     json.RawMessage    `json:"into_project"`
 	}
 	src := j.Result
 	if len(src) == 0 {
@@ -135,7 +141,7 @@ func view(j store.Job, detail bool) JobView {
 		}
 		if detail {
 			v.Steps, v.Timing, v.QueueNS, v.Repair, v.Blocked = prog.Steps, prog.Timing, prog.QueueNS, prog.Repair, prog.Blocked
-			v.Reports = prog.Reports
+			v.Reports, v.IntoProject = prog.Reports, prog.Into
 		}
 		if prog.Suite != nil {
 			v.suite(prog.Suite, detail)

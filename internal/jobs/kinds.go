@@ -238,6 +238,9 @@ func (s *Submission) Validate(urls scenario.URLPolicy) error {
 		v.Add("scenario", "is required for kind scenario")
 	default:
 		s.Scenario.Validate(&v, "scenario", urls)
+		if p := s.Scenario.Project; p != "" && !ValidProjectName(p) {
+			v.Add("scenario.project", "must be a project's name: letters, digits, '.', '_' and '-', at most 100")
+		}
 	}
 	if len(v) > 0 {
 		return v

@@ -35,6 +35,11 @@ type Scenario struct {
 	Options Options `json:"options"`
 	// Tags group stored tests for suite runs and repairs ("checkout", "smoke").
 	Tags []string `json:"tags,omitempty"`
+	// Project names a customer's project of the tenant's: the test is
+	// also written as a file of it, in its idiom (its page objects and
+	// fixtures where they reach the elements), run by its runner in the
+	// sandbox and, when it passes, proposed as a version of the project.
+	Project string `json:"project,omitempty"`
 }
 
 // File is a file a scenario carries for uploads.

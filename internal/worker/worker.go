@@ -797,7 +797,15 @@ func (w *Worker) runScenario(ctx context.Context, claim store.Claim, cancelled f
 					log.Warn("experiences not saved", "err", err)
 				}
 			}
-			b, err := encodeResult(res, claim, nil)
+			view := resultView{Result: res, QueueTime: claim.ClaimedAt.Sub(claim.CreatedAt), Attempt: claim.Attempt}
+			if sc.Project != "" && res.Status == orchestrator.StatusSucceeded {
+				into, out, ok := w.writeIntoProject(ctx, claim, sc, res, secrets, log)
+				if !ok {
+					return out
+				}
+				view.IntoProject = into
+			}
+			b, err := json.Marshal(view)
 			if err != nil {
 				return failed("the result cannot be encoded: " + err.Error())
 			}
@@ -821,4 +829,6 @@ type resultView struct {
 	QueueTime time.Duration `json:"queue_ns"`
 	Attempt   int           `json:"attempt"`
 	Repair    any           `json:"repair,omitempty"` // a repair job's report
+	// IntoProject is what a scenario naming a project wrote into it.
+	IntoProject *IntoProject `json:"into_project,omitempty"`
 }

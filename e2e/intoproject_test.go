@@ -1,0 +1,72 @@
+package e2e
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/webpilot/webpilot/api"
+)
+
+// TestAScenarioIsWrittenIntoTheCustomersProject: a scenario naming the
+// tenant's uploaded project is generated as usual, and also written as a
+// test file of that project in its idiom (its CommonJS, its page object's
+// locators, the config's baseURL), run by the runner in the sandbox and
+// proposed as a version; accepted, the project's run takes the file and
+// passes it. A project the tenant does not have is a 400 naming the field.
+func TestAScenarioIsWrittenIntoTheCustomersProject(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, 30*time.Second, 0)
+	s.startWorker(t, nil)
+	_, key := s.tenant(t, "pomco", 5)
+	_, otherKey := s.tenant(t, "other", 5)
+	up := s.uploadListed(t, key, "pom-shop", corpusFiles(t, "pom"))
+
+	sc := map[string]any{"name": "adds rice", "base_url": s.demo + "/list", "project": "pom-shop",
+		"steps": []any{`Click "Dismiss"`, `Fill "New item" with "Rice"`, `Click the "Add" button`, `Verify "2 items" is visible`}}
+	var bad api.ErrorBody
+	s.mustJSON(t, "POST", "/v1/jobs", otherKey, map[string]any{"kind": "scenario", "scenario": sc}, http.StatusBadRequest, &bad)
+	if len(bad.Fields) != 1 || bad.Fields[0].Field != "scenario.project" || !strings.Contains(bad.Fields[0].Message, "no such project") {
+		t.Fatalf("another tenant naming the project: %+v", bad)
+	}
+	job := s.submit(t, key, sc)
+	v := s.wait(t, key, job.ID, 2*time.Minute)
+	if v.State != "succeeded" {
+		t.Fatalf("the scenario ended %s: %s", v.State, v.Error)
+	}
+	var into struct {
+		Project  string   `json:"project"`
+		Parent   string   `json:"parent"`
+		File     string   `json:"file"`
+		Source   string   `json:"source"`
+		Uses     []string `json:"uses"`
+		Verdict  string   `json:"verdict"`
+		Proposed string   `json:"proposed"`
+		Error    string   `json:"error"`
+	}
+	must(t, json.Unmarshal(v.IntoProject, &into))
+	if into.Project != "pom-shop" || into.Parent != up.Version || into.File != "tests/adds-rice.spec.js" || into.Verdict != "passed" ||
+		len(into.Proposed) != 64 || into.Error != "" {
+		t.Fatalf("written into the project: %s", v.IntoProject)
+	}
+	for _, want := range []string{"const { ListPage } = require('../pages/ListPage');", "const listPage = new ListPage(page);",
+		"await page.goto('/list');", "await listPage.itemInput.fill('Rice');", "await listPage.addButton.click();"} {
+		if !strings.Contains(into.Source, want) {
+			t.Errorf("the written test lacks %q:\n%s", want, into.Source)
+		}
+	}
+	if !slices.Contains(into.Uses, "ListPage.addButton") || strings.Contains(into.Source, s.demo) {
+		t.Errorf("uses %q; the source:\n%s", into.Uses, into.Source)
+	}
+	// The customer accepts the proposal; their project's run takes the file.
+	var pv api.ProjectView
+	s.mustJSON(t, "POST", "/v1/projects/pom-shop/versions/"+into.Proposed+"/accept", key, nil, http.StatusOK, &pv)
+	var run api.JobView
+	s.mustJSON(t, "POST", "/v1/projects/pom-shop/run", key, map[string]any{"base_url": s.demo, "files": []string{into.File}}, http.StatusAccepted, &run)
+	if r := s.waitEnd(t, key, run.ID, 2*time.Minute); r.State != "succeeded" {
+		t.Fatalf("the project's run of the written file: %s %s %s", r.State, r.Error, r.Project)
+	}
+}

@@ -1,0 +1,140 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/webpilot/webpilot/internal/orchestrator"
+	"github.com/webpilot/webpilot/internal/scenario"
+	"github.com/webpilot/webpilot/internal/store"
+	"github.com/webpilot/webpilot/internal/suite"
+)
+
+// IntoProject is what a scenario's job wrote into the customer's project
+// it named: the test file, in the project's idiom, the runner's verdict of
+// it in the sandbox, and the version proposed with it when it passed.
+type IntoProject struct {
+	Project string `json:"project"`
+	// Parent is the version the file was written into (the project's
+	// current one when the job ran).
+	Parent string `json:"parent,omitempty"`
+	File   string `json:"file,omitempty"`
+	Source string `json:"source,omitempty"`
+	// Uses names the project's page objects and fixtures the test calls.
+	Uses []string `json:"uses,omitempty"`
+	// Verdict is the runner's verdict of the written test; Proposed the
+	// version holding it, proposed (accepted as any proposal is).
+	Verdict  suite.TestStatus `json:"verdict,omitempty"`
+	Proposed string           `json:"proposed,omitempty"`
+	// Error says why nothing was proposed.
+	Error          string  `json:"error,omitempty"`
+	BrowserSeconds float64 `json:"browser_seconds,omitempty"`
+	CreditsMicro   int64   `json:"credits_micro,omitempty"`
+}
+
+// writeRunSeconds bounds the run that verifies a written test: one test,
+// one file.
+const writeRunSeconds = 120
+
+// writeIntoProject writes a succeeded scenario's steps as a test of the
+// project it names, runs the file with the runner in the sandbox (through
+// the job's egress, against the scenario's origin) and, when it passes,
+// proposes the project's version with it. A hold that cannot cover the
+// run, or a test the runner fails, proposes nothing and says why; the
+// scenario's own result stands either way. ok is false when the job must
+// be handed back (the store failed).
+func (w *Worker) writeIntoProject(ctx context.Context, claim store.Claim, sc scenario.Scenario, res orchestrator.Result,
+	secrets map[string]string, log *slog.Logger) (*IntoProject, outcome, bool) {
+	into := &IntoProject{Project: sc.Project}
+	v, err := w.store.ProjectVersion(ctx, claim.TenantID, sc.Project, "")
+	if err != nil {
+		if ctx.Err() != nil || !errors.Is(err, store.ErrNotFound) {
+			return nil, handedBack(err), false
+		}
+		into.Error = "the project no longer exists"
+		return into, outcome{}, true
+	}
+	into.Parent = v.Digest
+	p, out, ok := w.loadProject(ctx, claim.TenantID, v.Digest)
+	if !ok {
+		if out.Finish.State == "" {
+			return nil, out, false
+		}
+		into.Error = out.Finish.Error
+		return into, outcome{}, true
+	}
+	wt, err := suite.WriteTest(p, sc, res.Manifest, slices.Sorted(maps.Keys(secrets)))
+	if err != nil {
+		into.Error = "the test cannot be written into the project: " + err.Error()
+		return into, outcome{}, true
+	}
+	into.File, into.Source, into.Uses = wt.File, wt.Source, wt.Uses
+	files := map[string][]byte{wt.File: []byte(wt.Source)}
+	for _, f := range p.Files {
+		files[f.Path] = f.Content
+	}
+	np, err := suite.NewProject(files)
+	if err != nil {
+		into.Error = "the project with the test is not a project: " + err.Error()
+		return into, outcome{}, true
+	}
+	meter, out, ok := w.meterBrowser(ctx, claim, writeRunSeconds)
+	if !ok {
+		if out.Finish.State == store.JobStateBudgetExhausted {
+			into.Error = "not verified: " + out.Finish.Error
+			return into, outcome{}, true
+		}
+		return nil, out, false
+	}
+	start := time.Now()
+	rep, err := w.runProject(ctx, np, suite.RunOptions{Files: []string{wt.File}, BaseURL: sc.Origin(), Env: secrets,
+		Wall: writeRunSeconds * time.Second})
+	took := time.Since(start)
+	charged, merr := meter(took)
+	into.BrowserSeconds, into.CreditsMicro = took.Seconds(), charged
+	if merr != nil {
+		return nil, handedBack(merr), false
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, handedBack(ctx.Err()), false
+		}
+		into.Error = "the runner failed: " + err.Error()
+		return into, outcome{}, true
+	}
+	into.Verdict = fileVerdict(rep)
+	if into.Verdict != suite.StatusPassed {
+		why := strings.Join(rep.Errors, "; ")
+		for _, t := range rep.Tests {
+			if t.Status != suite.StatusPassed && t.Error != "" {
+				why = firstLine(t.Error)
+				break
+			}
+		}
+		into.Error = "the written test " + string(into.Verdict) + " under the runner: " + why
+		return into, outcome{}, true
+	}
+	archive, err := np.Archive()
+	if err != nil {
+		into.Error = "the project with the test cannot be packed: " + err.Error()
+		return into, outcome{}, true
+	}
+	nv := store.ProjectVersion{Project: sc.Project, Digest: np.Digest(), Files: len(np.Files), Bytes: np.Size(), Parent: v.Digest}
+	if _, err := w.store.ProposeProjectVersion(ctx, claim.TenantID, nv, archive); err != nil {
+		return nil, handedBack(err), false
+	}
+	into.Proposed = nv.Digest
+	log.Info("wrote the scenario into the project", "project", sc.Project, "file", wt.File, "uses", len(wt.Uses), "proposed", nv.Digest)
+	return into, outcome{}, true
+}
+
+// firstLine is s up to its first line break.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
+}
