@@ -3,6 +3,8 @@ package e2e
 import (
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,8 +17,9 @@ import (
 // tenant's uploaded project is generated as usual, and also written as a
 // test file of that project in its idiom (its CommonJS, its page object's
 // locators, the config's baseURL), run by the runner in the sandbox and
-// proposed as a version; accepted, the project's run takes the file and
-// passes it. A project the tenant does not have is a 400 naming the field.
+// proposed as a version, as the CLI says; accepted, the project's run
+// takes the file and passes it. A project the tenant does not have is a
+// 400 naming the field.
 func TestAScenarioIsWrittenIntoTheCustomersProject(t *testing.T) {
 	t.Parallel()
 	s := newStack(t, 30*time.Second, 0)
@@ -32,11 +35,29 @@ func TestAScenarioIsWrittenIntoTheCustomersProject(t *testing.T) {
 	if len(bad.Fields) != 1 || bad.Fields[0].Field != "scenario.project" || !strings.Contains(bad.Fields[0].Message, "no such project") {
 		t.Fatalf("another tenant naming the project: %+v", bad)
 	}
-	job := s.submit(t, key, sc)
-	v := s.wait(t, key, job.ID, 2*time.Minute)
+	// As a customer does it: a text scenario and the CLI.
+	bin := buildCmd(t, "webpilot")
+	file := filepath.Join(t.TempDir(), "adds-rice.txt")
+	must(t, os.WriteFile(file, []byte("# adds rice\nbase: "+s.demo+"/list\nClick \"Dismiss\"\nFill \"New item\" with \"Rice\"\n"+
+		"Click the \"Add\" button\nVerify \"2 items\" is visible\n"), 0o644))
+	out, err := s.cliAs(bin, key)("submit", file, "--project", "pom-shop", "--watch")
+	if err != nil || !strings.Contains(out, "written into project pom-shop as tests/") || !strings.Contains(out, "uses ListPage.itemInput, ListPage.addButton") ||
+		!strings.Contains(out, ": passed under the runner") || !strings.Contains(out, "proposed version ") {
+		t.Fatalf("webpilot submit --project: %v\n%s", err, out)
+	}
+	var jobs struct {
+		Jobs []api.JobView `json:"jobs"`
+	}
+	s.mustJSON(t, "GET", "/v1/jobs?limit=1", key, nil, http.StatusOK, &jobs)
+	if len(jobs.Jobs) != 1 {
+		t.Fatalf("jobs: %+v", jobs)
+	}
+	var v api.JobView
+	s.mustJSON(t, "GET", "/v1/jobs/"+jobs.Jobs[0].ID, key, nil, http.StatusOK, &v)
 	if v.State != "succeeded" {
 		t.Fatalf("the scenario ended %s: %s", v.State, v.Error)
 	}
+	s.passSpec(t, key, v.ID)
 	var into struct {
 		Project  string   `json:"project"`
 		Parent   string   `json:"parent"`

@@ -56,7 +56,7 @@ func main() {
 	flag.IntVar(&scaleTests, "scale-tests", 500, "tests of the suites_scale area's generated project (0 skips it; -scale-growth still runs)")
 	flag.IntVar(&scaleFiles, "scale-files", 50, "test files of the suites_scale area's generated project")
 	flag.StringVar(&scaleGrowth, "scale-growth", "100,250,500", "sizes at which suites_scale measures the repair after a run with the same 50 failing tests (empty skips it)")
-	only := flag.String("only", "", "comma-separated areas to run (dispatcher, jobs, page, repair, exploration, explore_site, lexical, suites, suites_cold, suites_real, suites_scale, sandbox, projects_e2e, projects_overhead, mcp, scaling, peer, chaos, cluster); all when empty")
+	only := flag.String("only", "", "comma-separated areas to run (dispatcher, jobs, page, repair, exploration, explore_site, lexical, suites, suites_cold, suites_real, suites_scale, sandbox, projects_e2e, projects_overhead, generate_into_project, mcp, scaling, peer, chaos, cluster); all when empty")
 	flag.Parse()
 	areas = map[string]bool{}
 	for _, a := range strings.Split(*only, ",") {
@@ -213,6 +213,7 @@ func run(submits, clients, latencyN, jobsN, pageN, chaosN, clusterN, peerN, repl
 		{"sandbox", sandboxBench},
 		{"projects_e2e", projectsE2EBench},
 		{"projects_overhead", projectsOverheadBench},
+		{"generate_into_project", generateIntoProjectBench},
 		{"suites_scale", suitesScaleBench},
 		{"mcp", func(ctx context.Context) error { return e.mcpBench(ctx, mcpRounds) }},
 		{"scaling", func(ctx context.Context) error { return e.scalingBench(ctx, rate) }},

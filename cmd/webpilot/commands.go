@@ -157,7 +157,7 @@ func creditsCommand(g *globals, out io.Writer) *cobra.Command {
 }
 
 func submitCommand(g *globals, out io.Writer) *cobra.Command {
-	var base string
+	var base, project string
 	var follow bool
 	var secrets, files []string
 	cmd := &cobra.Command{Use: "submit FILE", Short: "Submit a scenario (.json, or text: one step per line)", Args: cobra.ExactArgs(1),
@@ -168,11 +168,12 @@ func submitCommand(g *globals, out io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return submitCmd(g.client(), args[0], base, follow, s, files, out, g.json)
+			return submitCmd(g.client(), args[0], base, project, follow, s, files, out, g.json)
 		}}
 	cmd.Flags().StringArrayVar(&files, "file", nil,
 		"NAME=PATH: a file upload steps may set on file inputs, as NAME (repeatable; text scenarios may also say \"file: NAME=PATH\")")
 	cmd.Flags().StringVar(&base, "base", "", "base URL (overrides the file's)")
+	cmd.Flags().StringVar(&project, "project", "", "also write the test into this uploaded project, in its idiom (its page objects and fixtures), and propose the version once it passes")
 	cmd.Flags().BoolVar(&follow, "watch", false, "follow the job until it ends, then print a summary")
 	secretFlag(cmd, &secrets)
 	return cmd

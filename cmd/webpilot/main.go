@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -330,7 +331,7 @@ func readFiles(refs []string) ([]scenario.File, error) {
 	return out, nil
 }
 
-func submitCmd(c *client, file, base string, follow bool, secrets map[string]string, files []string, out io.Writer, asJSON bool) error {
+func submitCmd(c *client, file, base, project string, follow bool, secrets map[string]string, files []string, out io.Writer, asJSON bool) error {
 	key, err := tenantKey()
 	if err != nil {
 		return err
@@ -344,6 +345,9 @@ func submitCmd(c *client, file, base string, follow bool, secrets map[string]str
 		return err
 	}
 	sc.Files = append(sc.Files, more...)
+	if project != "" {
+		sc.Project = project
+	}
 	if len(secrets) > 0 && sc.Secrets == nil {
 		sc.Secrets = map[string]string{}
 	}
@@ -584,10 +588,39 @@ func summary(c *client, key, id string, out io.Writer, asJSON bool) error {
 	if v.Error != "" {
 		fmt.Fprintf(out, "error: %s\n", v.Error)
 	}
+	intoProjectSummary(v, out)
 	if v.State != "succeeded" {
 		return fmt.Errorf("job ended %s", v.State)
 	}
 	return nil
+}
+
+// intoProjectSummary says what a scenario naming a project wrote into it.
+func intoProjectSummary(v api.JobView, out io.Writer) {
+	var into struct {
+		Project  string   `json:"project"`
+		File     string   `json:"file"`
+		Uses     []string `json:"uses"`
+		Verdict  string   `json:"verdict"`
+		Proposed string   `json:"proposed"`
+		Error    string   `json:"error"`
+	}
+	if json.Unmarshal(v.IntoProject, &into) != nil || into.Project == "" {
+		return
+	}
+	uses := "none of its page objects"
+	if len(into.Uses) > 0 {
+		uses = strings.Join(into.Uses, ", ")
+	}
+	if into.File != "" {
+		fmt.Fprintf(out, "written into project %s as %s (uses %s): %s under the runner\n", into.Project, into.File, uses, cmp.Or(into.Verdict, "not run"))
+	}
+	switch {
+	case into.Proposed != "":
+		fmt.Fprintf(out, "proposed version %s: webpilot project accept %s %s\n", into.Proposed[:12], into.Project, into.Proposed)
+	case into.Error != "":
+		fmt.Fprintf(out, "not proposed: %s\n", into.Error)
+	}
 }
 
 // jobAction runs a command on one job: watch, job, script, cancel, history.

@@ -36,8 +36,9 @@ var ErrNoTestFiles = errors.New("the project has no test file to write beside")
 // language and module system, its paths relative to the config's baseURL
 // when it has one, and each element its page objects define reached
 // through them (a fixture's where one gives the object, else one the test
-// builds over its page). Every other line is what the scenario's own spec
-// says. Values naming one of secretNames are read from the environment.
+// builds over its page), except in a check that the element is visible or
+// hidden, which asserts the name it was found by. Every other line is
+// what the scenario's own spec says. Values naming one of secretNames are read from the environment.
 func WriteTest(p Project, sc scenario.Scenario, manifest []orchestrator.ManifestStep, secretNames []string) (WrittenTest, error) {
 	dir, ts, cjs, ok := testIdiom(p)
 	if !ok {
@@ -46,7 +47,13 @@ func WriteTest(p Project, sc scenario.Scenario, manifest []orchestrator.Manifest
 	pos := FindPageObjects(p)
 	used := map[int]bool{} // by index in pos
 	var uses []string
-	locate := func(_ browser.Command, el browser.Fingerprint) string {
+	locate := func(c browser.Command, el browser.Fingerprint) string {
+		if c.Assert == browser.AssertIsVisible || c.Assert == browser.AssertIsHidden {
+			// What such a check asserts is how its target was named ("2
+			// items" is visible): the page object's locator of the same
+			// element (#count) would assert less.
+			return ""
+		}
 		for i, po := range pos {
 			for _, prop := range po.Props {
 				if prop.Matches(el) {

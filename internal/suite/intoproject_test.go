@@ -50,7 +50,8 @@ func TestAScenarioIsWrittenInTheProjectsIdiom(t *testing.T) {
 		{{Action: browser.ActionClick, Target: browser.Target{Role: "button", Name: "Dismiss"}}},
 		{{Action: browser.ActionFill, Target: browser.Target{Label: "New item"}, Value: "Rice"},
 			{Action: browser.ActionClick, Target: browser.Target{Role: "button", Name: "Add", Exact: true}}},
-		{{Action: browser.ActionVerify, Target: browser.Target{CSS: "#count"}, Assert: browser.AssertTextEquals, Value: "2 items"}},
+		{{Action: browser.ActionVerify, Target: browser.Target{CSS: "#count"}, Assert: browser.AssertTextEquals, Value: "2 items"},
+			{Action: browser.ActionVerify, Target: browser.Target{Text: "2 items"}, Assert: browser.AssertIsVisible}},
 	}
 	for _, tc := range []struct {
 		project string
@@ -95,6 +96,9 @@ func TestAScenarioIsWrittenInTheProjectsIdiom(t *testing.T) {
 				if !strings.Contains(w.Source, l+"\n") {
 					t.Errorf("the written test lacks %q:\n%s", l, w.Source)
 				}
+			}
+			if strings.Contains(w.Source, "Count).toBeVisible()") || strings.Contains(w.Source, "count).toBeVisible()") {
+				t.Errorf("a check that a text is visible became a check of the page object's element:\n%s", w.Source)
 			}
 			if strings.Contains(w.Source, b.url) {
 				t.Errorf("the written test names the app's origin, not the config's baseURL:\n%s", w.Source)

@@ -91,54 +91,78 @@ func FindPageObjects(p Project) []PageObject {
 	return pos
 }
 
-// pageObjectOf reads a class's constructor: its first parameter is the
-// page, and each this.name = page.getBy…(…) (or this.page.…) a locator.
+// pageObjectOf reads a class's locators: each this.name = page.getBy…(…)
+// (or this.page.…) its constructor assigns, its first parameter being the
+// page, and each getter that returns one (get counter() { return
+// this.page.locator('#count') }). A member the class keeps private
+// (private, protected, #name) is not the tests' to use.
 func pageObjectOf(sf *parsedSource, c *ast.ClassLiteral) PageObject {
 	po := PageObject{Class: string(c.Name.Name), File: sf.name}
+	param := ""
+	for _, el := range c.Body {
+		if m, ok := el.(*ast.MethodDefinition); ok && !m.Static && keyName(m.Key) == "constructor" && m.Body != nil &&
+			m.Body.ParameterList != nil && len(m.Body.ParameterList.List) > 0 {
+			if id, ok := m.Body.ParameterList.List[0].Target.(*ast.Identifier); ok {
+				param = string(id.Name)
+			}
+		}
+	}
+	if param == "" {
+		return po
+	}
+	add := func(name string, e ast.Expression) {
+		call, ok := e.(*ast.CallExpression)
+		if !ok || name == "" || strings.HasPrefix(name, "#") || private(sf.src, name) {
+			return
+		}
+		dot, ok := call.Callee.(*ast.DotExpression)
+		if !ok || !locatorMethods[string(dot.Identifier.Name)] || !onThePage(dot.Left, param) {
+			return
+		}
+		if site, ok := sf.site(call); ok && !slices.ContainsFunc(po.Props, func(p PageProp) bool { return p.Name == name }) {
+			po.Props = append(po.Props, PageProp{Name: name, Site: site})
+		}
+	}
 	for _, el := range c.Body {
 		m, ok := el.(*ast.MethodDefinition)
-		if !ok || m.Static || keyName(m.Key) != "constructor" || m.Body == nil || m.Body.ParameterList == nil ||
-			len(m.Body.ParameterList.List) == 0 || m.Body.Body == nil {
+		if !ok || m.Static || m.Body == nil || m.Body.Body == nil {
 			continue
 		}
-		param, ok := m.Body.ParameterList.List[0].Target.(*ast.Identifier)
-		if !ok {
-			continue
-		}
-		for _, st := range m.Body.Body.List {
-			es, ok := st.(*ast.ExpressionStatement)
-			if !ok {
-				continue
+		switch {
+		case keyName(m.Key) == "constructor":
+			for _, st := range m.Body.Body.List {
+				es, ok := st.(*ast.ExpressionStatement)
+				if !ok {
+					continue
+				}
+				as, ok := es.Expression.(*ast.AssignExpression)
+				if !ok {
+					continue
+				}
+				if left, ok := as.Left.(*ast.DotExpression); ok {
+					if _, this := left.Left.(*ast.ThisExpression); this {
+						add(string(left.Identifier.Name), as.Right)
+					}
+				}
 			}
-			as, ok := es.Expression.(*ast.AssignExpression)
-			if !ok {
-				continue
-			}
-			left, ok := as.Left.(*ast.DotExpression)
-			if !ok {
-				continue
-			}
-			if _, ok := left.Left.(*ast.ThisExpression); !ok {
-				continue
-			}
-			call, ok := as.Right.(*ast.CallExpression)
-			if !ok {
-				continue
-			}
-			dot, ok := call.Callee.(*ast.DotExpression)
-			if !ok || !locatorMethods[string(dot.Identifier.Name)] || !onThePage(dot.Left, string(param.Name)) {
-				continue
-			}
-			if site, ok := sf.site(call); ok {
-				po.Props = append(po.Props, PageProp{Name: string(left.Identifier.Name), Site: site})
+		case m.Kind == ast.PropertyKindGet && len(m.Body.Body.List) == 1:
+			if ret, ok := m.Body.Body.List[0].(*ast.ReturnStatement); ok && ret.Argument != nil {
+				add(keyName(m.Key), ret.Argument)
 			}
 		}
 	}
 	return po
 }
 
+// private reports whether a class of src declares name private or
+// protected (TypeScript's modifiers, gone once its types are stripped).
+func private(src []byte, name string) bool {
+	re := regexp.MustCompile(`\b(private|protected)\s+(readonly\s+|override\s+)*(get\s+)?` + regexp.QuoteMeta(name) + `\s*[:;=(!?]`)
+	return re.Match(src)
+}
+
 // onThePage reports whether e is the constructor's page: its parameter,
-// or this.page.
+// or the member of that name (this.page).
 func onThePage(e ast.Expression, param string) bool {
 	switch v := e.(type) {
 	case *ast.Identifier:
