@@ -11,15 +11,17 @@ import (
 	"time"
 
 	"github.com/webpilot/webpilot/api"
+	"github.com/webpilot/webpilot/internal/demoapp"
 )
 
 // TestAScenarioIsWrittenIntoTheCustomersProject: a scenario naming the
 // tenant's uploaded project is generated as usual, and also written as a
 // test file of that project in its idiom (its CommonJS, its page object's
 // locators, the config's baseURL), run by the runner in the sandbox and
-// proposed as a version, as the CLI says; accepted, the project's run
-// takes the file and passes it. A project the tenant does not have is a
-// 400 naming the field.
+// proposed as a version, as the CLI says. When the app then drifts, the
+// written test is repaired from the elements it was written for, with no
+// model, and the healed version's run passes it. A project the tenant
+// does not have is a 400 naming the field.
 func TestAScenarioIsWrittenIntoTheCustomersProject(t *testing.T) {
 	t.Parallel()
 	s := newStack(t, 30*time.Second, 0)
@@ -82,12 +84,43 @@ func TestAScenarioIsWrittenIntoTheCustomersProject(t *testing.T) {
 	if !slices.Contains(into.Uses, "ListPage.addButton") || strings.Contains(into.Source, s.demo) {
 		t.Errorf("uses %q; the source:\n%s", into.Uses, into.Source)
 	}
-	// The customer accepts the proposal; their project's run takes the file.
+	// The customer accepts the proposal.
 	var pv api.ProjectView
 	s.mustJSON(t, "POST", "/v1/projects/pom-shop/versions/"+into.Proposed+"/accept", key, nil, http.StatusOK, &pv)
+	// The app renames its list's ids before any run of the new version.
+	// The written test's repair starts from the elements it was written
+	// for (its run in the sandbox kept them), with no model: the page
+	// object is healed where it defines the locators, verified and
+	// proposed; accepted, the project's run takes the file and passes it.
+	must(t, s.app.SetVariant(demoapp.RenamedIDs))
+	var rj api.JobView
+	s.mustJSON(t, "POST", "/v1/projects/pom-shop/repair", key, map[string]any{"base_url": s.demo, "files": []string{into.File}},
+		http.StatusAccepted, &rj)
+	done := s.waitEnd(t, key, rj.ID, 3*time.Minute)
+	var rep struct {
+		Proposed string `json:"proposed"`
+		Repair   struct {
+			Verified bool `json:"verified"`
+			Changes  []struct {
+				File string `json:"file"`
+				Old  string `json:"old"`
+				New  string `json:"new"`
+			} `json:"changes"`
+		} `json:"report"`
+	}
+	must(t, json.Unmarshal(done.Project, &rep))
+	if done.State != "succeeded" || done.Verdict != "healed" || !rep.Repair.Verified || len(rep.Proposed) != 64 || len(rep.Repair.Changes) == 0 {
+		t.Fatalf("the written test's repair: %s %s %s: %s", done.State, done.Verdict, done.Error, done.Project)
+	}
+	for _, c := range rep.Repair.Changes {
+		if c.File != "pages/ListPage.js" {
+			t.Errorf("the repair changed %s (%s -> %s), not the page object", c.File, c.Old, c.New)
+		}
+	}
+	s.mustJSON(t, "POST", "/v1/projects/pom-shop/versions/"+rep.Proposed+"/accept", key, nil, http.StatusOK, &pv)
 	var run api.JobView
 	s.mustJSON(t, "POST", "/v1/projects/pom-shop/run", key, map[string]any{"base_url": s.demo, "files": []string{into.File}}, http.StatusAccepted, &run)
 	if r := s.waitEnd(t, key, run.ID, 2*time.Minute); r.State != "succeeded" {
-		t.Fatalf("the project's run of the written file: %s %s %s", r.State, r.Error, r.Project)
+		t.Fatalf("the project's run of the written file, healed: %s %s %s", r.State, r.Error, r.Project)
 	}
 }

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"maps"
@@ -93,7 +94,7 @@ func (w *Worker) writeIntoProject(ctx context.Context, claim store.Claim, sc sce
 	}
 	start := time.Now()
 	rep, err := w.runProject(ctx, np, suite.RunOptions{Files: []string{wt.File}, BaseURL: sc.Origin(), Env: secrets,
-		Wall: writeRunSeconds * time.Second})
+		Wall: writeRunSeconds * time.Second, Trace: true})
 	took := time.Since(start)
 	charged, merr := meter(took)
 	into.BrowserSeconds, into.CreditsMicro = took.Seconds(), charged
@@ -129,8 +130,34 @@ func (w *Worker) writeIntoProject(ctx context.Context, claim store.Claim, sc sce
 		return nil, handedBack(err), false
 	}
 	into.Proposed = nv.Digest
+	if err := w.keepWrittenPrints(ctx, claim.TenantID, v.Digest, nv.Digest, rep, secrets); err != nil {
+		return nil, handedBack(err), false
+	}
 	log.Info("wrote the scenario into the project", "project", sc.Project, "file", wt.File, "uses", len(wt.Uses), "proposed", nv.Digest)
 	return into, outcome{}, true
+}
+
+// keepWrittenPrints gives the proposed version what its tests acted on:
+// the parent's, and the written test's from its passing run, so that a
+// repair of the written test after the app drifts starts from the
+// elements it was written for, as one of a test seen passing on webpilot.
+func (w *Worker) keepWrittenPrints(ctx context.Context, tenantID, parent, version string, rep suite.RunReport, secrets map[string]string) error {
+	prints := map[string]json.RawMessage{}
+	raw, err := w.store.ProjectFingerprints(ctx, tenantID, parent)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	_ = json.Unmarshal(raw, &prints)
+	for _, t := range rep.Tests {
+		if t.Status == suite.StatusPassed && len(t.Actions) > 0 {
+			prints[t.ID], _ = json.Marshal(t.Actions)
+		}
+	}
+	b, _ := json.Marshal(prints)
+	if b = redactJSON(secretText(secrets), b); b == nil {
+		return nil
+	}
+	return w.store.KeepProjectFingerprints(ctx, tenantID, version, b)
 }
 
 // firstLine is s up to its first line break.
