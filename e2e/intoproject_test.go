@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/playwright-community/playwright-go"
+
 	"github.com/webpilot/webpilot/api"
 	"github.com/webpilot/webpilot/internal/demoapp"
 )
@@ -84,9 +86,25 @@ func TestAScenarioIsWrittenIntoTheCustomersProject(t *testing.T) {
 	if !slices.Contains(into.Uses, "ListPage.addButton") || strings.Contains(into.Source, s.demo) {
 		t.Errorf("uses %q; the source:\n%s", into.Uses, into.Source)
 	}
-	// The customer accepts the proposal.
+	// The customer reads the job in the console, in Chromium: what was
+	// written, with what of theirs, what its run charged, and accepts it.
+	_, page := consoleSignIn(t, s, key, "/console/jobs/"+v.ID)
+	section := page.Locator("section.into-project")
+	text, err := section.InnerText()
+	must(t, err)
+	for _, want := range []string{"Written into pom-shop: passed", into.File, "uses ListPage.itemInput, ListPage.addButton",
+		"its run in the sandbox:", "Proposed version " + into.Proposed, "const listPage = new ListPage(page);"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the console's job page lacks %q:\n%s", want, text)
+		}
+	}
+	must(t, section.GetByRole("button", playwright.LocatorGetByRoleOptions{Name: "Accept"}).Click())
+	must(t, page.WaitForURL(s.api.URL+"/console/projects/pom-shop**"))
 	var pv api.ProjectView
-	s.mustJSON(t, "POST", "/v1/projects/pom-shop/versions/"+into.Proposed+"/accept", key, nil, http.StatusOK, &pv)
+	s.mustJSON(t, "GET", "/v1/projects/pom-shop", key, nil, http.StatusOK, &pv)
+	if pv.Version != into.Proposed {
+		t.Fatalf("after Accept in the console the project is at %s, want %s", pv.Version, into.Proposed)
+	}
 	// The app renames its list's ids before any run of the new version.
 	// The written test's repair starts from the elements it was written
 	// for (its run in the sandbox kept them), with no model: the page

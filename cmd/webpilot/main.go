@@ -597,14 +597,7 @@ func summary(c *client, key, id string, out io.Writer, asJSON bool) error {
 
 // intoProjectSummary says what a scenario naming a project wrote into it.
 func intoProjectSummary(v api.JobView, out io.Writer) {
-	var into struct {
-		Project  string   `json:"project"`
-		File     string   `json:"file"`
-		Uses     []string `json:"uses"`
-		Verdict  string   `json:"verdict"`
-		Proposed string   `json:"proposed"`
-		Error    string   `json:"error"`
-	}
+	var into suite.IntoProject
 	if json.Unmarshal(v.IntoProject, &into) != nil || into.Project == "" {
 		return
 	}
@@ -613,7 +606,7 @@ func intoProjectSummary(v api.JobView, out io.Writer) {
 		uses = strings.Join(into.Uses, ", ")
 	}
 	if into.File != "" {
-		fmt.Fprintf(out, "written into project %s as %s (uses %s): %s under the runner\n", into.Project, into.File, uses, cmp.Or(into.Verdict, "not run"))
+		fmt.Fprintf(out, "written into project %s as %s (uses %s): %s under the runner\n", into.Project, into.File, uses, cmp.Or(string(into.Verdict), "not run"))
 	}
 	switch {
 	case into.Proposed != "":

@@ -269,6 +269,8 @@ type finalView struct {
 	// tests' traces.
 	Reports     *suite.RunReports
 	Exploration *explore.Result
+	// IntoProject is what a scenario naming a project wrote into it.
+	IntoProject *suite.IntoProject
 	Findings    []findingView
 	History     []store.HistoryEntry
 	HistoryMore int
@@ -368,6 +370,12 @@ func (c *Console) final(ctx context.Context, s session, j store.Job, v api.JobVi
 		f.ProjectRun = &projectRunView{}
 		if json.Unmarshal(v.Project, f.ProjectRun) != nil {
 			f.ProjectRun = nil
+		}
+	}
+	if len(v.IntoProject) > 0 {
+		f.IntoProject = &suite.IntoProject{}
+		if json.Unmarshal(v.IntoProject, f.IntoProject) != nil {
+			f.IntoProject = nil
 		}
 	}
 	if len(v.Exploration) > 0 {

@@ -27,6 +27,28 @@ type WrittenTest struct {
 	Uses []string `json:"uses,omitempty"`
 }
 
+// IntoProject is what a scenario's job wrote into the customer's project
+// it named: the test file, in the project's idiom, the runner's verdict of
+// it in the sandbox, and the version proposed with it when it passed.
+type IntoProject struct {
+	Project string `json:"project"`
+	// Parent is the version the file was written into (the project's
+	// current one when the job ran).
+	Parent string `json:"parent,omitempty"`
+	File   string `json:"file,omitempty"`
+	Source string `json:"source,omitempty"`
+	// Uses names the project's page objects and fixtures the test calls.
+	Uses []string `json:"uses,omitempty"`
+	// Verdict is the runner's verdict of the written test; Proposed the
+	// version holding it, proposed (accepted as any proposal is).
+	Verdict  TestStatus `json:"verdict,omitempty"`
+	Proposed string           `json:"proposed,omitempty"`
+	// Error says why nothing was proposed.
+	Error          string  `json:"error,omitempty"`
+	BrowserSeconds float64 `json:"browser_seconds,omitempty"`
+	CreditsMicro   int64   `json:"credits_micro,omitempty"`
+}
+
 // ErrNoTestFiles is WriteTest's error for a project with no test file to
 // take its idiom from.
 var ErrNoTestFiles = errors.New("the project has no test file to write beside")

@@ -16,28 +16,6 @@ import (
 	"github.com/webpilot/webpilot/internal/suite"
 )
 
-// IntoProject is what a scenario's job wrote into the customer's project
-// it named: the test file, in the project's idiom, the runner's verdict of
-// it in the sandbox, and the version proposed with it when it passed.
-type IntoProject struct {
-	Project string `json:"project"`
-	// Parent is the version the file was written into (the project's
-	// current one when the job ran).
-	Parent string `json:"parent,omitempty"`
-	File   string `json:"file,omitempty"`
-	Source string `json:"source,omitempty"`
-	// Uses names the project's page objects and fixtures the test calls.
-	Uses []string `json:"uses,omitempty"`
-	// Verdict is the runner's verdict of the written test; Proposed the
-	// version holding it, proposed (accepted as any proposal is).
-	Verdict  suite.TestStatus `json:"verdict,omitempty"`
-	Proposed string           `json:"proposed,omitempty"`
-	// Error says why nothing was proposed.
-	Error          string  `json:"error,omitempty"`
-	BrowserSeconds float64 `json:"browser_seconds,omitempty"`
-	CreditsMicro   int64   `json:"credits_micro,omitempty"`
-}
-
 // writeRunSeconds bounds the run that verifies a written test: one test,
 // one file.
 const writeRunSeconds = 120
@@ -50,8 +28,8 @@ const writeRunSeconds = 120
 // scenario's own result stands either way. ok is false when the job must
 // be handed back (the store failed).
 func (w *Worker) writeIntoProject(ctx context.Context, claim store.Claim, sc scenario.Scenario, res orchestrator.Result,
-	secrets map[string]string, log *slog.Logger) (*IntoProject, outcome, bool) {
-	into := &IntoProject{Project: sc.Project}
+	secrets map[string]string, log *slog.Logger) (*suite.IntoProject, outcome, bool) {
+	into := &suite.IntoProject{Project: sc.Project}
 	v, err := w.store.ProjectVersion(ctx, claim.TenantID, sc.Project, "")
 	if err != nil {
 		if ctx.Err() != nil || !errors.Is(err, store.ErrNotFound) {

@@ -37,6 +37,7 @@ import (
 	"github.com/webpilot/webpilot/internal/outbox"
 	"github.com/webpilot/webpilot/internal/scenario"
 	"github.com/webpilot/webpilot/internal/store"
+	"github.com/webpilot/webpilot/internal/suite"
 	"github.com/webpilot/webpilot/internal/tracing"
 )
 
@@ -830,5 +831,5 @@ type resultView struct {
 	Attempt   int           `json:"attempt"`
 	Repair    any           `json:"repair,omitempty"` // a repair job's report
 	// IntoProject is what a scenario naming a project wrote into it.
-	IntoProject *IntoProject `json:"into_project,omitempty"`
+	IntoProject *suite.IntoProject `json:"into_project,omitempty"`
 }
