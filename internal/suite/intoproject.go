@@ -42,7 +42,7 @@ type IntoProject struct {
 	// Verdict is the runner's verdict of the written test; Proposed the
 	// version holding it, proposed (accepted as any proposal is).
 	Verdict  TestStatus `json:"verdict,omitempty"`
-	Proposed string           `json:"proposed,omitempty"`
+	Proposed string     `json:"proposed,omitempty"`
 	// Error says why nothing was proposed.
 	Error          string  `json:"error,omitempty"`
 	BrowserSeconds float64 `json:"browser_seconds,omitempty"`
