@@ -89,3 +89,31 @@ func TestABaselineIsCheckedAsTheTargetIs(t *testing.T) {
 		})
 	}
 }
+
+// TestAScenariosProjectIsAProjectsName: the project a scenario is written
+// into is named as projects are, or the field is named in the 400.
+func TestAScenariosProjectIsAProjectsName(t *testing.T) {
+	t.Parallel()
+	urls := netguard.New([]string{"127.0.0.1:8080"})
+	for _, tc := range []struct {
+		project string
+		fields  []string
+	}{
+		{"", nil},
+		{"shop-e2e", nil},
+		{"../other-tenant", []string{"scenario.project"}},
+		{"a b", []string{"scenario.project"}},
+	} {
+		sub := jobs.Submission{Kind: jobs.KindScenario, Scenario: &scenario.Scenario{Name: "x", BaseURL: "http://127.0.0.1:8080/",
+			Steps: []scenario.Step{{Text: "Go to /"}}, Project: tc.project}}
+		var fields []string
+		if v, ok := sub.Validate(urls).(scenario.ValidationError); ok {
+			for _, f := range v {
+				fields = append(fields, f.Field)
+			}
+		}
+		if !slices.Equal(fields, tc.fields) {
+			t.Errorf("project %q: fields %q, want %q", tc.project, fields, tc.fields)
+		}
+	}
+}

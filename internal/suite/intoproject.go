@@ -132,6 +132,10 @@ func WriteTest(p Project, sc scenario.Scenario, manifest []orchestrator.Manifest
 	for _, po := range built {
 		importFrom([]string{po.Class}, po.File)
 	}
+	device := sc.Options.Device
+	if device != "" {
+		importFrom([]string{"devices"}, "@playwright/test")
+	}
 
 	var b strings.Builder
 	if cjs {
@@ -141,8 +145,18 @@ func WriteTest(p Project, sc scenario.Scenario, manifest []orchestrator.Manifest
 		b.WriteString(l + "\n")
 	}
 	b.WriteString("\n")
+	// The device the scenario emulated, in the browser it ran (a phone's
+	// descriptor may name WebKit); the scenario's origin where the config
+	// gives no baseURL.
+	var use []string
+	if device != "" {
+		use = append(use, fmt.Sprintf("...devices[%s]", orchestrator.JSString(device)), "defaultBrowserType: 'chromium'")
+	}
 	if !configHasBaseURL(p) {
-		fmt.Fprintf(&b, "test.use({ baseURL: %s });\n\n", orchestrator.JSString(origin))
+		use = append(use, "baseURL: "+orchestrator.JSString(origin))
+	}
+	if len(use) > 0 {
+		fmt.Fprintf(&b, "test.use({ %s });\n\n", strings.Join(use, ", "))
 	}
 	fmt.Fprintf(&b, "test(%s, async ({ %s }) => {\n", orchestrator.JSString(cmp.Or(sc.Name, "scenario")), strings.Join(params, ", "))
 	for _, po := range built {

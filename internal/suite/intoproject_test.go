@@ -2,6 +2,7 @@ package suite_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -174,4 +175,61 @@ func statusOf(rep suite.RunReport, file string) suite.TestStatus {
 		}
 	}
 	return got
+}
+
+// TestAWrittenTestFollowsTheProjectsShape: with no runner, what the file
+// says where the project differs: an ESM project with no baseURL in its
+// config gets the scenario's origin (and its device) from test.use, a
+// name a file already has is not overwritten, a private member of a page
+// object is not reached into, and a project with no test file has no
+// idiom to write in.
+func TestAWrittenTestFollowsTheProjectsShape(t *testing.T) {
+	t.Parallel()
+	p, err := suite.NewProject(map[string][]byte{
+		"package.json":            []byte(`{"type": "module", "devDependencies": {"@playwright/test": "1.52.0"}}`),
+		"playwright.config.js":    []byte("export default { testDir: 'e2e' };\n"),
+		"e2e/search.spec.js":      []byte("import { test } from '@playwright/test';\ntest('x', async () => {});\n"),
+		"e2e/finds-pears.spec.js": []byte("import { test } from '@playwright/test';\ntest('y', async () => {});\n"),
+		"e2e/pages/search.ts": []byte(`import type { Page } from '@playwright/test';
+export class SearchPage {
+  constructor(private readonly page: Page) {}
+  private get box() { return this.page.getByRole('searchbox', { name: 'Search' }); }
+  get go() { return this.page.getByRole('button', { name: 'Go' }); }
+}
+`),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	box := browser.Fingerprint{Tag: "input", Role: "searchbox", Name: "Search", Locator: browser.Target{Role: "searchbox", Name: "Search"}}
+	goButton := browser.Fingerprint{Tag: "button", Role: "button", Name: "Go", Locator: browser.Target{Role: "button", Name: "Go"}}
+	manifest := []orchestrator.ManifestStep{{Step: 1, Goal: "search for pears", Entries: []orchestrator.ManifestEntry{
+		{Command: browser.Command{Action: browser.ActionFill, Target: box.Locator, Value: "pears"}, Element: &box},
+		{Command: browser.Command{Action: browser.ActionClick, Target: goButton.Locator}, Element: &goButton},
+	}}}
+	sc := scenario.Scenario{Name: "Finds pears!", BaseURL: "http://shop.acme.test/search?q=", Options: scenario.Options{Device: "iPhone 13"}}
+	w, err := suite.WriteTest(p, sc, manifest, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []string{
+		"import { test, expect } from '@playwright/test';",
+		"import { SearchPage } from './pages/search';",
+		"import { devices } from '@playwright/test';",
+		"test.use({ ...devices['iPhone 13'], defaultBrowserType: 'chromium', baseURL: 'http://shop.acme.test' });",
+		"  const searchPage = new SearchPage(page);",
+		"  await page.getByRole('searchbox', { name: 'Search' }).fill('pears');",
+		"  await searchPage.go.click();",
+	} {
+		if !strings.Contains(w.Source, l+"\n") {
+			t.Errorf("the written test lacks %q:\n%s", l, w.Source)
+		}
+	}
+	if w.File != "e2e/finds-pears-2.spec.js" || !slices.Equal(w.Uses, []string{"SearchPage.go"}) {
+		t.Errorf("wrote %s using %q", w.File, w.Uses)
+	}
+	bare := suite.Project{Files: []suite.File{{Path: "playwright.config.js", Content: []byte("export default {};\n")}}}
+	if _, err := suite.WriteTest(bare, sc, manifest, nil); !errors.Is(err, suite.ErrNoTestFiles) {
+		t.Errorf("a project with no test file: %v", err)
+	}
 }
