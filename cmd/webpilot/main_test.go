@@ -88,7 +88,7 @@ func TestSubmitAttachesFiles(t *testing.T) {
 	defer srv.Close()
 	t.Setenv("WEBPILOT_API_KEY", "wp_x")
 	var out bytes.Buffer
-	if err := submitCmd(&client{base: srv.URL, http: srv.Client()}, text, "", false, nil, []string{"me.png=" + filepath.Join(dir, "photo.png")}, &out, false); err != nil {
+	if err := submitCmd(&client{base: srv.URL, http: srv.Client()}, text, "", "", false, nil, []string{"me.png=" + filepath.Join(dir, "photo.png")}, &out, false); err != nil {
 		t.Fatal(err)
 	}
 	fs := got.Scenario.Files
