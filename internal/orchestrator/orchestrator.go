@@ -17,6 +17,7 @@ import (
 	"github.com/webpilot/webpilot/internal/browser"
 	"github.com/webpilot/webpilot/internal/llm"
 	"github.com/webpilot/webpilot/internal/scenario"
+	"github.com/webpilot/webpilot/internal/store"
 )
 
 // Page is the browser as the agent uses it; *browser.Session implements it.
@@ -218,20 +219,21 @@ type Input struct {
 }
 
 // Status is how a run ended (a scenario's, a replay's or an
-// exploration's); the worker turns it into the job's terminal state.
-type Status string
+// exploration's): one of the job's terminal states, as the store defines
+// them, which the worker makes the job's.
+type Status = store.JobState
 
 const (
 	// StatusSucceeded: every step (or the exploration) did what it asked.
-	StatusSucceeded Status = "succeeded"
+	StatusSucceeded = store.JobStateSucceeded
 	// StatusFailed: a step failed, or the run could not go on; the
 	// result's error says why.
-	StatusFailed Status = "failed"
+	StatusFailed = store.JobStateFailed
 	// StatusCancelled: the tenant cancelled the job.
-	StatusCancelled Status = "cancelled"
+	StatusCancelled = store.JobStateCancelled
 	// StatusBudgetExhausted: stopped before a model call the job's credit
 	// hold could not cover; what was done is kept.
-	StatusBudgetExhausted Status = "budget_exhausted"
+	StatusBudgetExhausted = store.JobStateBudgetExhausted
 )
 
 // Result is what a run produced.

@@ -762,16 +762,11 @@ func encodeResult(res orchestrator.Result, claim store.Claim, extra any) (json.R
 	return json.Marshal(view)
 }
 
-// jobState maps a run's status to the job's terminal state; a status it
-// does not know ends the job failed.
+// jobState is the job's terminal state of a run's status (one of the
+// store's terminal states); any other ends the job failed.
 func jobState(status orchestrator.Status) store.JobState {
-	switch status {
-	case orchestrator.StatusSucceeded:
-		return store.JobStateSucceeded
-	case orchestrator.StatusCancelled:
-		return store.JobStateCancelled
-	case orchestrator.StatusBudgetExhausted:
-		return store.JobStateBudgetExhausted
+	if status.Terminal() {
+		return status
 	}
 	return store.JobStateFailed
 }
