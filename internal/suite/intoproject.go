@@ -49,6 +49,16 @@ type IntoProject struct {
 	CreditsMicro   int64   `json:"credits_micro,omitempty"`
 }
 
+// WriteOptions say what WriteTest knows beside the project.
+type WriteOptions struct {
+	// SecretNames are the scenario's secrets: values naming one are read
+	// from the environment.
+	SecretNames []string
+	// TestFiles are the project's test files as its runner lists them
+	// (its config's testMatch); nil: those the runner's default takes.
+	TestFiles []string
+}
+
 // ErrNoTestFiles is WriteTest's error for a project with no test file to
 // take its idiom from.
 var ErrNoTestFiles = errors.New("the project has no test file to write beside")
@@ -60,9 +70,9 @@ var ErrNoTestFiles = errors.New("the project has no test file to write beside")
 // through them (a fixture's where one gives the object, else one the test
 // builds over its page), except in a check that the element is visible or
 // hidden, which asserts the name it was found by. Every other line is
-// what the scenario's own spec says. Values naming one of secretNames are read from the environment.
-func WriteTest(p Project, sc scenario.Scenario, manifest []orchestrator.ManifestStep, secretNames []string) (WrittenTest, error) {
-	dir, ts, cjs, ok := testIdiom(p)
+// what the scenario's own spec says.
+func WriteTest(p Project, sc scenario.Scenario, manifest []orchestrator.ManifestStep, o WriteOptions) (WrittenTest, error) {
+	dir, suffix, cjs, ok := testIdiom(p, o.TestFiles)
 	if !ok {
 		return WrittenTest{}, ErrNoTestFiles
 	}
@@ -89,9 +99,9 @@ func WriteTest(p Project, sc scenario.Scenario, manifest []orchestrator.Manifest
 		}
 		return ""
 	}
-	origin, body := orchestrator.SpecBodyLocated(sc, manifest, secretNames, locate)
+	origin, body := orchestrator.SpecBodyLocated(sc, manifest, o.SecretNames, locate)
 
-	w := WrittenTest{File: freePath(p, dir, slug(sc.Name), ts), Uses: uses}
+	w := WrittenTest{File: freePath(p, dir, slug(sc.Name), suffix), Uses: uses}
 	var imports []string
 	importFrom := func(names []string, file string) {
 		mod := file
@@ -181,17 +191,23 @@ func objectVar(po PageObject) string {
 }
 
 // testIdiom reads how a project's tests are written: the directory most
-// of them are in, whether most are TypeScript, and whether they require
-// the runner (CommonJS) rather than import it.
-func testIdiom(p Project) (dir string, ts, cjs, ok bool) {
+// of them are in, how most are named (spec.ts, test.js, e2e.ts: the
+// language most are in, TypeScript on a tie), and whether they require
+// the runner (CommonJS) rather than import it. listed are the test files
+// as the runner lists them; nil: those its default testMatch takes.
+func testIdiom(p Project, listed []string) (dir, suffix string, cjs, ok bool) {
 	dirs := map[string]int{}
+	suffixes := map[string]int{}
 	tsFiles, files, requires := 0, 0, 0
 	for _, f := range p.Files {
-		if !IsSpec(f.Path) || strings.HasPrefix(f.Path, "node_modules/") {
+		if strings.HasPrefix(f.Path, "node_modules/") || (listed == nil && !IsSpec(f.Path)) || (listed != nil && !slices.Contains(listed, f.Path)) {
 			continue
 		}
 		files++
 		dirs[path.Dir(f.Path)]++
+		if _, sfx, found := strings.Cut(path.Base(f.Path), "."); found {
+			suffixes[sfx]++
+		}
 		if strings.HasSuffix(f.Path, "ts") || strings.HasSuffix(f.Path, "tsx") {
 			tsFiles++
 		}
@@ -200,15 +216,26 @@ func testIdiom(p Project) (dir string, ts, cjs, ok bool) {
 		}
 	}
 	if files == 0 {
-		return "", false, false, false
+		return "", "", false, false
 	}
 	for d, n := range dirs {
 		if n > dirs[dir] || (n == dirs[dir] && d < dir) {
 			dir = d
 		}
 	}
-	ts = tsFiles*2 >= files // a tie: TypeScript reads either
-	return dir, ts, !ts && requires*2 > files, true
+	ts := tsFiles*2 >= files
+	suffix = "spec.js"
+	if ts {
+		suffix = "spec.ts"
+	}
+	best := 0
+	for sfx, n := range suffixes {
+		lang := strings.HasSuffix(sfx, "ts") || strings.HasSuffix(sfx, "tsx")
+		if lang == ts && (n > best || (n == best && sfx < suffix)) {
+			suffix, best = sfx, n
+		}
+	}
+	return dir, suffix, !ts && requires*2 > files, true
 }
 
 // requireRunner is a CommonJS test file's way to the runner.
@@ -248,19 +275,15 @@ func slug(name string) string {
 	return cmp.Or(strings.Trim(b.String(), "-"), "scenario")
 }
 
-// freePath is a test file's path in dir named for base that no file of
-// the project has.
-func freePath(p Project, dir, base string, ts bool) string {
-	ext := ".spec.js"
-	if ts {
-		ext = ".spec.ts"
-	}
-	name := path.Join(dir, base+ext)
+// freePath is a test file's path in dir named for base, with the
+// project's test suffix, that no file of the project has.
+func freePath(p Project, dir, base, suffix string) string {
+	name := path.Join(dir, base+"."+suffix)
 	for i := 2; ; i++ {
 		if _, taken := p.File(name); !taken {
 			return name
 		}
-		name = path.Join(dir, fmt.Sprintf("%s-%d%s", base, i, ext))
+		name = path.Join(dir, fmt.Sprintf("%s-%d.%s", base, i, suffix))
 	}
 }
 

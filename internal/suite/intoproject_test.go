@@ -86,7 +86,7 @@ func TestAScenarioIsWrittenInTheProjectsIdiom(t *testing.T) {
 				t.Fatal(err)
 			}
 			sc := scenario.Scenario{Name: "adds rice", BaseURL: b.url + "/list"}
-			w, err := suite.WriteTest(p, sc, record(t, sc.BaseURL, list...), nil)
+			w, err := suite.WriteTest(p, sc, record(t, sc.BaseURL, list...), suite.WriteOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,7 +125,7 @@ func TestAScenarioIsWrittenInTheProjectsIdiom(t *testing.T) {
 				{Action: browser.ActionFill, Target: browser.Target{Label: "Password"}, Value: "SuperSecretPassword!"},
 				{Action: browser.ActionClick, Target: browser.Target{Role: "button", Name: "Login"}}},
 			[]browser.Command{{Action: browser.ActionVerify, Target: browser.Target{CSS: "#flash"}, Assert: browser.AssertTextContains, Value: "You logged into a secure area!"}})
-		w, err := suite.WriteTest(p, sc, manifest, nil)
+		w, err := suite.WriteTest(p, sc, manifest, suite.WriteOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,8 +181,9 @@ func statusOf(rep suite.RunReport, file string) suite.TestStatus {
 // says where the project differs: an ESM project with no baseURL in its
 // config gets the scenario's origin (and its device) from test.use, a
 // name a file already has is not overwritten, a private member of a page
-// object is not reached into, and a project with no test file has no
-// idiom to write in.
+// object is not reached into, a config's own testMatch names the file as
+// its tests are named, and a project with no test file has no idiom to
+// write in.
 func TestAWrittenTestFollowsTheProjectsShape(t *testing.T) {
 	t.Parallel()
 	p, err := suite.NewProject(map[string][]byte{
@@ -208,7 +209,7 @@ export class SearchPage {
 		{Command: browser.Command{Action: browser.ActionClick, Target: goButton.Locator}, Element: &goButton},
 	}}}
 	sc := scenario.Scenario{Name: "Finds pears!", BaseURL: "http://shop.acme.test/search?q=", Options: scenario.Options{Device: "iPhone 13"}}
-	w, err := suite.WriteTest(p, sc, manifest, nil)
+	w, err := suite.WriteTest(p, sc, manifest, suite.WriteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,8 +229,18 @@ export class SearchPage {
 	if w.File != "e2e/finds-pears-2.spec.js" || !slices.Equal(w.Uses, []string{"SearchPage.go"}) {
 		t.Errorf("wrote %s using %q", w.File, w.Uses)
 	}
+	// A config's own testMatch: the listed files say how tests are named.
+	custom := suite.Project{Files: []suite.File{
+		{Path: "checks/cart.e2e.ts", Content: []byte("import { test } from '@playwright/test';\n")},
+		{Path: "checks/login.e2e.ts", Content: []byte("import { test } from '@playwright/test';\n")},
+		{Path: "playwright.config.ts", Content: []byte("export default { testMatch: '**/*.e2e.ts', use: { baseURL: 'http://x' } };\n")},
+	}}
+	if w, err := suite.WriteTest(custom, sc, manifest, suite.WriteOptions{TestFiles: []string{"checks/cart.e2e.ts", "checks/login.e2e.ts"}}); err != nil ||
+		w.File != "checks/finds-pears.e2e.ts" || strings.Contains(w.Source, "baseURL") {
+		t.Errorf("a project testing *.e2e.ts: %v %s\n%s", err, w.File, w.Source)
+	}
 	bare := suite.Project{Files: []suite.File{{Path: "playwright.config.js", Content: []byte("export default {};\n")}}}
-	if _, err := suite.WriteTest(bare, sc, manifest, nil); !errors.Is(err, suite.ErrNoTestFiles) {
+	if _, err := suite.WriteTest(bare, sc, manifest, suite.WriteOptions{}); !errors.Is(err, suite.ErrNoTestFiles) {
 		t.Errorf("a project with no test file: %v", err)
 	}
 }

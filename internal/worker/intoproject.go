@@ -47,7 +47,17 @@ func (w *Worker) writeIntoProject(ctx context.Context, claim store.Claim, sc sce
 		into.Error = out.Finish.Error
 		return into, outcome{}, true
 	}
-	wt, err := suite.WriteTest(p, sc, res.Manifest, slices.Sorted(maps.Keys(secrets)))
+	wo := suite.WriteOptions{SecretNames: slices.Sorted(maps.Keys(secrets))}
+	var listed []suite.TestOutcome
+	if json.Unmarshal(v.Tests, &listed) == nil && len(listed) > 0 {
+		wo.TestFiles = []string{}
+		for _, t := range listed {
+			if !slices.Contains(wo.TestFiles, t.File) {
+				wo.TestFiles = append(wo.TestFiles, t.File)
+			}
+		}
+	}
+	wt, err := suite.WriteTest(p, sc, res.Manifest, wo)
 	if err != nil {
 		into.Error = "the test cannot be written into the project: " + err.Error()
 		return into, outcome{}, true
