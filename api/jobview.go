@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/webpilot/webpilot/internal/jobs"
@@ -225,14 +226,14 @@ func (s *Server) bulkView(ctx context.Context, j store.Job, detail bool) JobView
 	return v
 }
 
-// filesProgress sets the progress of a repair done a file at a time from
-// its files' repairs, as each last reported.
+// filesProgress sets the progress of a repair done in parts from its
+// parts' repairs (a part's key lists its files), as each last reported.
 func (v *JobView) filesProgress(ctx context.Context, st *store.Store, j store.Job) {
 	kids, err := st.Children(ctx, j.TenantID, j.ID)
 	if err != nil || len(kids) == 0 {
 		return
 	}
-	files := make([]string, len(kids))
+	parts := make([][]string, len(kids))
 	last := make([]*suite.RunProgress, len(kids))
 	at := make([]time.Time, len(kids))
 	ended := make([]bool, len(kids))
@@ -241,9 +242,9 @@ func (v *JobView) filesProgress(ctx context.Context, st *store.Store, j store.Jo
 			Project *suite.RunProgress `json:"project_progress"`
 		}
 		_ = json.Unmarshal(k.Checkpoint, &cp)
-		files[i], last[i], at[i], ended[i] = k.Key, cp.Project, k.UpdatedAt, k.State.Terminal()
+		parts[i], last[i], at[i], ended[i] = strings.Split(k.Key, ","), cp.Project, k.UpdatedAt, k.State.Terminal()
 	}
-	p := suite.FilesProgress(files, last, at, ended)
+	p := suite.FilesProgress(parts, last, at, ended)
 	v.RunProgress = &p
 	v.Progress = Progress{Done: p.FilesEnded, Total: p.Files}
 }

@@ -115,3 +115,23 @@ func TestARunIsCutIntoBalancedParts(t *testing.T) {
 		t.Errorf("key of three files %q", k)
 	}
 }
+
+// TestARepairInPartsCountsFiles: the progress of a repair done in parts
+// counts files, not parts (a part of two files ended is two files
+// repaired), sums what each part healed and flagged, and names the files
+// of the part that reported last.
+func TestARepairInPartsCountsFiles(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	parts := [][]string{{"tests/a.spec.js"}, {"tests/b.spec.js", "tests/c.spec.js"}, {"tests/d.spec.js", "tests/e.spec.js", "tests/f.spec.js"}}
+	last := []*suite.RunProgress{{Healed: 2}, {Phase: "baseline", Tests: 4, Ended: 1, Healed: 1, Flagged: 1}, nil}
+	p := suite.FilesProgress(parts, last, []time.Time{now, now.Add(time.Second), {}}, []bool{true, false, false})
+	if p.Files != 6 || p.FilesEnded != 1 || p.Healed != 3 || p.Flagged != 1 || p.Phase != "tests/b.spec.js,tests/c.spec.js baseline" || p.Tests != 4 {
+		t.Errorf("progress %+v", p)
+	}
+	last[2] = &suite.RunProgress{Phase: "trial 1"}
+	p = suite.FilesProgress(parts, last, []time.Time{now, now.Add(time.Second), now.Add(2 * time.Second)}, []bool{true, true, false})
+	if p.FilesEnded != 3 || p.Phase != "tests/d.spec.js and 2 more trial 1" {
+		t.Errorf("progress %+v", p)
+	}
+}

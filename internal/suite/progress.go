@@ -129,23 +129,25 @@ type RunProgress struct {
 	Healed  int `json:"healed,omitempty"`
 	Flagged int `json:"flagged,omitempty"`
 	Left    int `json:"left,omitempty"`
-	// Files and FilesEnded are, for a repair done a file at a time, how
-	// many files it repairs and how many of their repairs have ended; the
-	// rest is then the progress of the file that reported last (its Phase
-	// names it), with Healed, Flagged and Left summed over every file.
+	// Files and FilesEnded are, for a repair done in parts, how many
+	// files it repairs and how many of them are in parts whose repairs
+	// have ended; the rest is then the progress of the part that reported
+	// last (its Phase names its files), with Healed, Flagged and Left
+	// summed over every part.
 	Files      int `json:"files,omitempty"`
 	FilesEnded int `json:"files_ended,omitempty"`
 }
 
-// FilesProgress is the progress of a repair done a file at a time: of
-// each file's repair, its last progress (nil: none yet), when it was
-// reported, and whether the file's repair has ended.
-func FilesProgress(files []string, last []*RunProgress, at []time.Time, ended []bool) RunProgress {
-	out := RunProgress{Files: len(files)}
+// FilesProgress is the progress of a repair done in parts (each part's
+// files): of each part's repair, its last progress (nil: none yet), when
+// it was reported, and whether the part's repair has ended.
+func FilesProgress(parts [][]string, last []*RunProgress, at []time.Time, ended []bool) RunProgress {
+	var out RunProgress
 	newest := -1
 	for i, p := range last {
+		out.Files += len(parts[i])
 		if ended[i] {
-			out.FilesEnded++
+			out.FilesEnded += len(parts[i])
 		}
 		if p == nil {
 			continue
@@ -159,7 +161,10 @@ func FilesProgress(files []string, last []*RunProgress, at []time.Time, ended []
 	}
 	if newest >= 0 {
 		p := last[newest]
-		out.Phase = files[newest]
+		out.Phase = strings.Join(parts[newest], ",")
+		if len(parts[newest]) > 2 {
+			out.Phase = PartKey(parts[newest])
+		}
 		if p.Phase != "" {
 			out.Phase += " " + p.Phase
 		}

@@ -520,7 +520,7 @@ func (w *Worker) planRepair(ctx context.Context, claim store.Claim, req jobs.Pro
 				return slices.ContainsFunc(spared, func(p suite.RepairPart) bool { return p.Files[0] == f })
 			})
 			if len(kids) == 0 && len(todo) > 0 {
-				return plan, w.fanOutRepair(ctx, claim, req, secrets, todo, log), false
+				return plan, w.fanOutRepair(ctx, claim, req, secrets, listing, todo, log), false
 			}
 		}
 	}
@@ -599,7 +599,10 @@ func (w *Worker) repairProject(ctx context.Context, claim store.Claim, req jobs.
 		return rep, res, failed("the repair failed: " + err.Error()), false
 	}
 	res = suite.ProjectRepairResult{Project: req.Name, Version: req.Version, Repair: rep, Verdict: repairVerdict(rep),
-		BrowserSeconds: took.Seconds() + plan.spent.BrowserSeconds, CreditsMicro: charged + plan.spent.CreditsMicro, Files: len(plan.parts)}
+		BrowserSeconds: took.Seconds() + plan.spent.BrowserSeconds, CreditsMicro: charged + plan.spent.CreditsMicro}
+	for _, part := range plan.parts {
+		res.Files += len(part.Files)
+	}
 	for _, t := range rep.Tests {
 		res.ModelCalls, res.ModelCreditsMicro = res.ModelCalls+t.ModelCalls, res.ModelCreditsMicro+t.ModelCreditsMicro
 	}
@@ -678,15 +681,30 @@ func repairFiles(listing []suite.TestOutcome, selected []string) []string {
 	return files
 }
 
-// fanOutRepair repairs each of files in a project_repair_file child of
-// its own, and has the repair resume once they have all ended.
-func (w *Worker) fanOutRepair(ctx context.Context, claim store.Claim, req jobs.ProjectRequest, secrets map[string]string, files []string, log *slog.Logger) outcome {
-	children := make([]store.Child, 0, len(files))
-	for _, f := range files {
-		children = append(children, store.Child{Key: f, Kind: string(jobs.KindProjectRepairFile), Subject: jobs.Subject(jobs.KindProjectRepairFile, claim.TenantID),
+// fanOutRepair repairs files in parts, each a project_repair_file child
+// repairing its files together (one runner start for all of them at each
+// trial, as a run's parts do), and has the repair resume once they have
+// all ended. A part's key lists its files.
+func (w *Worker) fanOutRepair(ctx context.Context, claim store.Claim, req jobs.ProjectRequest, secrets map[string]string,
+	listing []suite.TestOutcome, files []string, log *slog.Logger) outcome {
+	plan, err := w.partPlan(ctx, claim.TenantID, req.Name)
+	if err != nil {
+		return handedBack(err)
+	}
+	parts := suite.Parts(listing, files, plan)
+	if slices.ContainsFunc(files, func(f string) bool { return strings.Contains(f, ",") }) {
+		parts = parts[:0] // a key lists its files: a file named with a comma is a part alone
+		for _, f := range files {
+			parts = append(parts, []string{f})
+		}
+	}
+	children := make([]store.Child, 0, len(parts))
+	for _, part := range parts {
+		children = append(children, store.Child{Key: strings.Join(part, ","), Kind: string(jobs.KindProjectRepairFile),
+			Subject: jobs.Subject(jobs.KindProjectRepairFile, claim.TenantID),
 			Input: func(jobID string) (json.RawMessage, error) {
 				child := req
-				child.Files, child.Secrets, child.AutoAccept = []string{f}, nil, false
+				child.Files, child.Secrets, child.AutoAccept = part, nil, false
 				var err error
 				if child.SealedSecrets, err = w.sealFor(secrets, jobID); err != nil {
 					return nil, err
