@@ -307,8 +307,8 @@ func TestCLIUploadsAndRepairsAProject(t *testing.T) {
 			t.Errorf("the watched repair never showed its %q progress:\n%s", phase, out)
 		}
 	}
-	// Its three files were repaired in parts, and merged into the one
-	// patch.
+	// Its three files were repaired each on its own, and merged into the
+	// one patch.
 	if !regexp.MustCompile(`tests/\S+\.spec\.js (evidence|baseline): .*; files [0-2]/3 repaired`).MatchString(out) {
 		t.Errorf("the watched repair never showed its files' progress:\n%s", out)
 	}
