@@ -406,3 +406,31 @@ func anys[T any](xs []T) []any {
 	}
 	return out
 }
+
+// ContractTypes are the Go types of the API's contract: every route's
+// request and success bodies, the error body, and the types the raw JSON
+// fields hold. The OpenAPI document is built from them, and so is the
+// public client's copy of them (package client, generated).
+func ContractTypes() []reflect.Type {
+	var out []reflect.Type
+	add := func(v any) {
+		if v != nil {
+			out = append(out, reflect.TypeOf(v))
+		}
+	}
+	add(ErrorBody{})
+	for _, rt := range (&Server{}).routes() {
+		add(rt.body)
+		add(rt.resp)
+	}
+	add(ReadyView{})
+	names := make([]string, 0, len(rawTypes))
+	for n := range rawTypes {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		out = append(out, rawTypes[n])
+	}
+	return out
+}

@@ -135,7 +135,7 @@ func (w *Worker) runProjectList(ctx context.Context, claim store.Claim, log *slo
 		return handedBack(err)
 	}
 	log.Info("listed project", "project", req.Name, "tests", len(rep.Tests), "errors", len(rep.Errors))
-	res, _ := json.Marshal(map[string]any{"project": req.Name, "version": req.Version, "tests": rep.Tests, "errors": rep.Errors})
+	res, _ := json.Marshal(ProjectListResult{Project: req.Name, Version: req.Version, Tests: rep.Tests, Errors: rep.Errors})
 	f := store.Finish{State: store.JobStateSucceeded, Result: res}
 	if len(rep.Errors) > 0 {
 		f.State, f.Error = store.JobStateFailed, strings.Join(rep.Errors, "; ")
@@ -281,6 +281,15 @@ func (w *Worker) partPlan(ctx context.Context, tenantID, project string) (suite.
 // of 120 tests 1.32x the runner's own).
 func (w *Worker) partWorkers(parts int) int {
 	return max(1, w.cfg.Projects.MostWorkers()/max(1, min(parts, w.cfg.Concurrency)))
+}
+
+// ProjectListResult is a project_list job's result: the tests the runner
+// listed, and what kept it from listing some.
+type ProjectListResult struct {
+	Project string              `json:"project"`
+	Version string              `json:"version"`
+	Tests   []suite.TestOutcome `json:"tests"`
+	Errors  []string            `json:"errors"`
 }
 
 // ProjectFileResult is a project_file job's result: every test of the

@@ -61,6 +61,13 @@ func (w *Worker) keepRunReports(ctx context.Context, claim store.Claim, rep *sui
 	return problems
 }
 
+// ProjectRunResult is a project_run job's result: every file's outcome as
+// its job ended, and the run's merged reports.
+type ProjectRunResult struct {
+	Suite   store.BulkReport `json:"suite"`
+	Reports suite.RunReports `json:"reports"`
+}
+
 // concludeProjectRun ends a project run whose files' jobs have all ended:
 // their blob reports merged by the runner into the run's junit XML and
 // html report, and their failing tests' traces listed. A merge that fails
@@ -126,7 +133,7 @@ func (w *Worker) concludeProjectRun(ctx context.Context, claim store.Claim, kids
 			}
 		}
 	}
-	result, err := json.Marshal(map[string]any{"suite": rep, "reports": reports})
+	result, err := json.Marshal(ProjectRunResult{Suite: rep, Reports: reports})
 	if err != nil {
 		return failed("encode the run's report: " + err.Error())
 	}
