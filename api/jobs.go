@@ -301,7 +301,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		return rc.Flush() == nil
 	}
 	end := time.After(streamLife)
-	lastState, lastDone, lastRun := "", -1, ""
+	lastState, lastDone, lastRun := store.JobState(""), -1, ""
 	var stepsSent int
 	testsSent := map[string]bool{}
 	findingsSent := map[string]bool{}
@@ -327,7 +327,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			}
 			b, _ := json.Marshal(struct {
 				ID       string             `json:"id"`
-				State    string             `json:"state"`
+				State    store.JobState     `json:"state"`
 				Progress Progress           `json:"progress"`
 				Run      *suite.RunProgress `json:"run_progress,omitempty"`
 				Error    string             `json:"error,omitempty"`

@@ -14,11 +14,11 @@ import (
 
 // JobView is a job as the API returns it.
 type JobView struct {
-	ID      string `json:"id"`
-	Kind    string `json:"kind"`
-	State   string `json:"state"`
-	Name    string `json:"name,omitempty"`
-	Attempt int    `json:"attempt"`
+	ID      string         `json:"id"`
+	Kind    jobs.Kind      `json:"kind"`
+	State   store.JobState `json:"state"`
+	Name    string         `json:"name,omitempty"`
+	Attempt int            `json:"attempt"`
 	// Crashes counts the attempts that ended with their worker gone; the
 	// others were handed back (a drain) or, for a project's job, resumed
 	// as its files' jobs ended.
@@ -95,7 +95,7 @@ func credits(micro int64) float64 { return float64(micro) / store.MicroCredits }
 // view builds a JobView; the steps come from the result when finished, from
 // the last checkpoint while running.
 func view(j store.Job, detail bool) JobView {
-	v := JobView{ID: j.ID, Kind: j.Kind, State: string(j.State), Attempt: j.Attempt, Crashes: j.Crashes, Error: j.Error, CancelRequested: j.CancelRequested,
+	v := JobView{ID: j.ID, Kind: jobs.Kind(j.Kind), State: j.State, Attempt: j.Attempt, Crashes: j.Crashes, Error: j.Error, CancelRequested: j.CancelRequested,
 		ParentID: j.ParentID, HoldCredits: credits(j.HoldMicro), ChargedCredits: credits(j.ChargedMicro), CreatedAt: j.CreatedAt,
 		StartedAt: j.StartedAt, FinishedAt: j.FinishedAt}
 	var in struct {

@@ -214,10 +214,11 @@ func newIdempotencyKey() string {
 	return "client-" + hex.EncodeToString(b)
 }
 
-// submit posts a new job, retrying a lost answer or a 503 under one
-// Idempotency-Key, so that a retry answers the job the first try created
-// instead of making a second one.
-func (c *Client) submit(ctx context.Context, path string, body any) (JobView, error) {
+// Submit posts body to a route that makes a job (path: /v1/jobs,
+// /v1/suites/run, /v1/projects/{name}/repair, …), retrying a lost answer
+// or a 503 under one Idempotency-Key, so that a retry answers the job the
+// first try created instead of making a second one.
+func (c *Client) Submit(ctx context.Context, path string, body any) (JobView, error) {
 	h := http.Header{"Idempotency-Key": {newIdempotencyKey()}}
 	var v JobView
 	err := retried(ctx, func() error { return c.Do(ctx, http.MethodPost, path, body, &v, h) })
@@ -228,7 +229,7 @@ func (c *Client) submit(ctx context.Context, path string, body any) (JobView, er
 // stored test's replay or repair, a project's run. A lost answer or a 503
 // is retried under one Idempotency-Key: the job is made once.
 func (c *Client) SubmitJob(ctx context.Context, s Submission) (JobView, error) {
-	return c.submit(ctx, "/v1/jobs", s)
+	return c.Submit(ctx, "/v1/jobs", s)
 }
 
 // RunSuite runs the tenant's stored tests (POST /v1/suites/run), repair
@@ -238,7 +239,7 @@ func (c *Client) RunSuite(ctx context.Context, r SuiteRequest, repair bool) (Job
 	if repair {
 		path = "/v1/suites/repair"
 	}
-	return c.submit(ctx, path, r)
+	return c.Submit(ctx, path, r)
 }
 
 // Job returns a job with its report so far.
@@ -303,7 +304,7 @@ func (c *Client) Wait(ctx context.Context, id string, interval time.Duration) (J
 	}
 	for {
 		v, err := c.Job(ctx, id)
-		if err != nil || JobState(v.State).Terminal() {
+		if err != nil || v.State.Terminal() {
 			return v, err
 		}
 		select {
@@ -399,14 +400,14 @@ func (c *Client) Project(ctx context.Context, name string) (ProjectView, error) 
 
 // RunProject runs a project's tests with its own runner in the sandbox.
 func (c *Client) RunProject(ctx context.Context, name string, r ProjectRequest) (JobView, error) {
-	return c.submit(ctx, "/v1/projects/"+url.PathEscape(name)+"/run", r)
+	return c.Submit(ctx, "/v1/projects/"+url.PathEscape(name)+"/run", r)
 }
 
 // RepairProject runs a project's tests and heals what drifted, proposing
 // the verified patch as a new version; a regression is reported, never
 // healed.
 func (c *Client) RepairProject(ctx context.Context, name string, r ProjectRequest) (JobView, error) {
-	return c.submit(ctx, "/v1/projects/"+url.PathEscape(name)+"/repair", r)
+	return c.Submit(ctx, "/v1/projects/"+url.PathEscape(name)+"/repair", r)
 }
 
 // AcceptProjectVersion makes a proposed version the project's current one.
@@ -460,8 +461,12 @@ func (c *Client) CreateTenant(ctx context.Context, r TenantRequest) (TenantCreat
 }
 
 // GrantCredits adds credits to a tenant's balance, once per
-// IdempotencyKey (an admin token's call).
+// IdempotencyKey (an admin token's call): a lost answer or a 503 is
+// retried with the same key.
 func (c *Client) GrantCredits(ctx context.Context, tenantID string, r GrantRequest) (AccountView, error) {
 	var a AccountView
-	return a, c.Do(ctx, http.MethodPost, "/v1/admin/tenants/"+url.PathEscape(tenantID)+"/credits", r, &a, nil)
+	err := retried(ctx, func() error {
+		return c.Do(ctx, http.MethodPost, "/v1/admin/tenants/"+url.PathEscape(tenantID)+"/credits", r, &a, nil)
+	})
+	return a, err
 }

@@ -363,11 +363,11 @@ type SessionRequest struct {
 
 // JobView is a job as the API returns it.
 type JobView struct {
-	ID      string `json:"id"`
-	Kind    string `json:"kind"`
-	State   string `json:"state"`
-	Name    string `json:"name,omitempty"`
-	Attempt int    `json:"attempt"`
+	ID      string   `json:"id"`
+	Kind    Kind     `json:"kind"`
+	State   JobState `json:"state"`
+	Name    string   `json:"name,omitempty"`
+	Attempt int      `json:"attempt"`
 	// Crashes counts the attempts that ended with their worker gone; the
 	// others were handed back (a drain) or, for a project's job, resumed
 	// as its files' jobs ended.
@@ -420,6 +420,39 @@ type JobView struct {
 	StartedAt  *time.Time `json:"started_at,omitempty"`
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
 }
+
+// JobState is where a job is in its lifecycle. A job is queued when it is
+// stored, running while a worker's attempt holds its lease, waiting while a
+// bulk job's children run, and then in one terminal state. The store alone
+// moves a job between them; its transitions are the methods that claim,
+// finish, cancel and fail jobs.
+type JobState string
+
+const (
+	// JobStateQueued is a stored job with its credit hold, whose message is
+	// on the stream or in the outbox, waiting for a worker (or parked while
+	// its tenant is at its limit of running jobs).
+	JobStateQueued JobState = "queued"
+	// JobStateRunning is a job a worker's attempt holds under a lease; a
+	// lease that runs out lets another attempt claim it.
+	JobStateRunning JobState = "running"
+	// JobStateWaiting is a bulk job whose children run; it ends when the
+	// last of them does.
+	JobStateWaiting JobState = "waiting"
+	// JobStateSucceeded is a job that did what it was asked.
+	JobStateSucceeded JobState = "succeeded"
+	// JobStateFailed is a job that ended without doing it; its error says
+	// why.
+	JobStateFailed JobState = "failed"
+	// JobStateCancelled is a job its tenant cancelled.
+	JobStateCancelled JobState = "cancelled"
+	// JobStateBudgetExhausted is a job stopped before a model call its
+	// credit hold could not cover; what it did is kept.
+	JobStateBudgetExhausted JobState = "budget_exhausted"
+)
+
+// AllJobStates are JobState's named values, as declared.
+var AllJobStates = []JobState{JobStateQueued, JobStateRunning, JobStateWaiting, JobStateSucceeded, JobStateFailed, JobStateCancelled, JobStateBudgetExhausted}
 
 // UsageTotals sums a job's recorded usage.
 type UsageTotals struct {
@@ -496,39 +529,6 @@ type ChildReport struct {
 	VersionStatus string   `json:"version_status,omitempty"`
 	Diff          string   `json:"diff,omitempty"`
 }
-
-// JobState is where a job is in its lifecycle. A job is queued when it is
-// stored, running while a worker's attempt holds its lease, waiting while a
-// bulk job's children run, and then in one terminal state. The store alone
-// moves a job between them; its transitions are the methods that claim,
-// finish, cancel and fail jobs.
-type JobState string
-
-const (
-	// JobStateQueued is a stored job with its credit hold, whose message is
-	// on the stream or in the outbox, waiting for a worker (or parked while
-	// its tenant is at its limit of running jobs).
-	JobStateQueued JobState = "queued"
-	// JobStateRunning is a job a worker's attempt holds under a lease; a
-	// lease that runs out lets another attempt claim it.
-	JobStateRunning JobState = "running"
-	// JobStateWaiting is a bulk job whose children run; it ends when the
-	// last of them does.
-	JobStateWaiting JobState = "waiting"
-	// JobStateSucceeded is a job that did what it was asked.
-	JobStateSucceeded JobState = "succeeded"
-	// JobStateFailed is a job that ended without doing it; its error says
-	// why.
-	JobStateFailed JobState = "failed"
-	// JobStateCancelled is a job its tenant cancelled.
-	JobStateCancelled JobState = "cancelled"
-	// JobStateBudgetExhausted is a job stopped before a model call its
-	// credit hold could not cover; what it did is kept.
-	JobStateBudgetExhausted JobState = "budget_exhausted"
-)
-
-// AllJobStates are JobState's named values, as declared.
-var AllJobStates = []JobState{JobStateQueued, JobStateRunning, JobStateWaiting, JobStateSucceeded, JobStateFailed, JobStateCancelled, JobStateBudgetExhausted}
 
 // RunReports is where a project run's reports are: each an artifact of a
 // job of the run (GET /v1/jobs/{job}/artifacts/{name}).

@@ -454,3 +454,30 @@ func uniq(in []string) []string {
 	slices.Sort(in)
 	return slices.Compact(in)
 }
+
+// TestEveryGoExampleBuilds: each Go example is a program that compiles
+// and passes go vet against this module as it is.
+func TestEveryGoExampleBuilds(t *testing.T) {
+	t.Parallel()
+	n := 0
+	for _, b := range blocks(pages(t)) {
+		if b.lang != "go" {
+			continue
+		}
+		n++
+		where := b.page + ":" + strconv.Itoa(b.line)
+		file := filepath.Join(t.TempDir(), "main.go")
+		if err := os.WriteFile(file, []byte(b.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// Run from the module, so that its packages resolve as they are.
+		cmd := exec.Command("go", "vet", file)
+		cmd.Dir = ".."
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s: the example does not build: %v\n%s", where, err, out)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no Go example found: the Go client's page lost it")
+	}
+}

@@ -119,7 +119,7 @@ func generateIntoProjectBench(ctx context.Context) error {
 			_ = json.Unmarshal(v.IntoProject, &into)
 			r.file, r.verdict, r.uses, r.note = into.File, into.Verdict, into.Uses, into.Error
 			if v.State != "succeeded" {
-				r.note = "the scenario " + v.State + ": " + v.Error
+				r.note = "the scenario " + string(v.State) + ": " + v.Error
 			}
 			if into.File != "" {
 				written++

@@ -6,11 +6,11 @@ import (
 	"io"
 	"net/url"
 
-	"github.com/webpilot/webpilot/api"
+	"github.com/webpilot/webpilot/client"
 )
 
 // cacheCmd lists or clears the tenant's step cache.
-func cacheCmd(c *client, action, origin string, out io.Writer, asJSON bool) error {
+func cacheCmd(c *conn, action, origin string, out io.Writer, asJSON bool) error {
 	key, err := tenantKey()
 	if err != nil {
 		return err
@@ -39,7 +39,7 @@ func cacheCmd(c *client, action, origin string, out io.Writer, asJSON bool) erro
 		fmt.Fprintf(out, "cleared %d cached steps\n", res.Deleted)
 		return nil
 	}
-	var res struct{ Entries []api.StepCacheView }
+	var res struct{ Entries []client.StepCacheView }
 	if err := json.Unmarshal([]byte(raw), &res); err != nil {
 		return err
 	}

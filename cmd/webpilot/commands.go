@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/webpilot/webpilot/internal/jobs"
+	"github.com/webpilot/webpilot/client"
 )
 
 // version is set at build time (-ldflags "-X main.version=…"); otherwise
@@ -61,7 +61,7 @@ type globals struct {
 	api  string
 }
 
-func (g *globals) client() *client {
+func (g *globals) conn() *conn {
 	base := g.api
 	if base == "" {
 		base = os.Getenv("WEBPILOT_API")
@@ -69,7 +69,7 @@ func (g *globals) client() *client {
 	if base == "" {
 		base = "http://127.0.0.1:8080"
 	}
-	c := newClient()
+	c := newConn()
 	c.base = strings.TrimRight(base, "/")
 	return c
 }
@@ -123,7 +123,7 @@ func tenantCommand(g *globals, out io.Writer) *cobra.Command {
 	create := &cobra.Command{Use: "create NAME", Short: "Create a tenant; prints its API key once", Args: cobra.ExactArgs(1),
 		Example: "  webpilot tenant create --max-running 3 acme",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return tenantCmd(g.client(), args[0], maxRunning, out, g.json)
+			return tenantCmd(g.conn(), args[0], maxRunning, out, g.json)
 		}}
 	create.Flags().IntVar(&maxRunning, "max-running", 0, "jobs the tenant may run at once (0: the default)")
 	t.AddCommand(create)
@@ -140,7 +140,7 @@ func creditsCommand(g *globals, out io.Writer) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("CREDITS must be a number, got %q", args[1])
 			}
-			return creditsGrant(g.client(), args[0], amount, key, out, g.json)
+			return creditsGrant(g.conn(), args[0], amount, key, out, g.json)
 		}}
 	grant.Flags().StringVar(&key, "key", "", "idempotency key: the same key grants once however often it is sent (default: a new one, printed)")
 	show := &cobra.Command{Use: "show [TENANT_ID]", Short: "Your balance and ledger (any tenant's with the admin token)",
@@ -150,7 +150,7 @@ func creditsCommand(g *globals, out io.Writer) *cobra.Command {
 			if len(args) == 1 {
 				id = args[0]
 			}
-			return creditsShow(g.client(), id, out, g.json)
+			return creditsShow(g.conn(), id, out, g.json)
 		}}
 	c.AddCommand(grant, show)
 	return c
@@ -168,7 +168,7 @@ func submitCommand(g *globals, out io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return submitCmd(g.client(), args[0], base, project, follow, s, files, out, g.json)
+			return submitCmd(g.conn(), args[0], base, project, follow, s, files, out, g.json)
 		}}
 	cmd.Flags().StringArrayVar(&files, "file", nil,
 		"NAME=PATH: a file upload steps may set on file inputs, as NAME (repeatable; text scenarios may also say \"file: NAME=PATH\")")
@@ -193,7 +193,7 @@ func jobCommand(g *globals, out io.Writer, name, short string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return jobAction(g.client(), key, name, args[0], out, g.json)
+			return jobAction(g.conn(), key, name, args[0], out, g.json)
 		}}
 }
 
@@ -206,7 +206,7 @@ func jobsCommand(g *globals, out io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return jobsList(g.client(), key, limit, after, out, g.json)
+			return jobsList(g.conn(), key, limit, after, out, g.json)
 		}}
 	cmd.Flags().IntVar(&limit, "limit", 20, "jobs per page (1-100)")
 	cmd.Flags().StringVar(&after, "after", "", "the page after this job id (printed as next)")
@@ -215,20 +215,20 @@ func jobsCommand(g *globals, out io.Writer) *cobra.Command {
 
 func suiteCommand(g *globals, out io.Writer) *cobra.Command {
 	s := &cobra.Command{Use: "suite", Short: "Replay stored tests (run) or replay and repair them (repair) as one bulk job"}
-	for _, kind := range []jobs.Kind{jobs.KindSuiteRun, jobs.KindSuiteRepair} {
+	for _, kind := range []client.Kind{client.KindSuiteRun, client.KindSuiteRepair} {
 		var tags, tests, secrets []string
 		var autoAccept, follow bool
 		var maxCredits float64
 		var project, patch, baseURL string
 		name, short := "run", "Replay stored tests (all, by tag, or listed) at 0 tokens"
-		if kind == jobs.KindSuiteRepair {
+		if kind == client.KindSuiteRepair {
 			name, short = "repair", "Replay and repair them: drift healed, regressions reported with evidence"
 		}
 		cmd := &cobra.Command{Use: name, Short: short, Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, args []string) error {
 				if project != "" {
 					o := projectJobOptions{baseURL: baseURL, patch: patch, secrets: secrets, autoAccept: autoAccept, follow: follow}
-					_, err := projectJob(g.client(), jobs.KindProjectRepair, project, o, out, g.json)
+					_, err := projectJob(g.conn(), client.KindProjectRepair, project, o, out, g.json)
 					return err
 				}
 				if patch != "" {
@@ -238,13 +238,13 @@ func suiteCommand(g *globals, out io.Writer) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return suiteCmd(g.client(), kind, tags, tests, autoAccept, maxCredits, follow, sec, out, g.json)
+				return suiteCmd(g.conn(), kind, tags, tests, autoAccept, maxCredits, follow, sec, out, g.json)
 			}}
 		cmd.Flags().StringSliceVar(&tags, "tag", nil, "the tests carrying this tag (repeatable, or comma-separated)")
 		cmd.Flags().StringSliceVar(&tests, "test", nil, "this test id (repeatable, or comma-separated)")
 		cmd.Flags().BoolVar(&follow, "watch", false, "follow the run test by test until it ends")
 		secretFlag(cmd, &secrets)
-		if kind == jobs.KindSuiteRepair {
+		if kind == client.KindSuiteRepair {
 			cmd.Flags().BoolVar(&autoAccept, "auto-accept", false, "make each verified repair its test's script at once")
 			cmd.Flags().Float64Var(&maxCredits, "max-credits", 0, "the credit budget of the whole run (default: one job's hold per test)")
 			cmd.Flags().StringVar(&project, "project", "", "repair this uploaded project (webpilot project upload) instead of stored tests")
@@ -260,18 +260,18 @@ func testCommand(g *globals, out io.Writer) *cobra.Command {
 	t := &cobra.Command{Use: "test", Short: "Stored tests and their versions"}
 	t.AddCommand(
 		&cobra.Command{Use: "list", Short: "The stored tests and their last verdict", Args: cobra.NoArgs,
-			RunE: func(cmd *cobra.Command, args []string) error { return testList(g.client(), out, g.json) }},
+			RunE: func(cmd *cobra.Command, args []string) error { return testList(g.conn(), out, g.json) }},
 		&cobra.Command{Use: "show TEST_ID", Short: "A test's script and its versions", Args: cobra.ExactArgs(1),
-			RunE: func(cmd *cobra.Command, args []string) error { return testShow(g.client(), args[0], out, g.json) }},
+			RunE: func(cmd *cobra.Command, args []string) error { return testShow(g.conn(), args[0], out, g.json) }},
 		&cobra.Command{Use: "diff TEST_ID VERSION", Short: "The unified diff a version proposes", Args: cobra.ExactArgs(2),
-			RunE: func(cmd *cobra.Command, args []string) error { return testDiff(g.client(), args[0], args[1], out) }},
+			RunE: func(cmd *cobra.Command, args []string) error { return testDiff(g.conn(), args[0], args[1], out) }},
 		&cobra.Command{Use: "accept TEST_ID VERSION", Short: "Make a proposed version the test's script", Args: cobra.ExactArgs(2),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				return testDecide(g.client(), "accept", args[0], args[1], out, g.json)
+				return testDecide(g.conn(), "accept", args[0], args[1], out, g.json)
 			}},
 		&cobra.Command{Use: "reject TEST_ID VERSION", Short: "Reject a proposed version", Args: cobra.ExactArgs(2),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				return testDecide(g.client(), "reject", args[0], args[1], out, g.json)
+				return testDecide(g.conn(), "reject", args[0], args[1], out, g.json)
 			}},
 	)
 	return t
@@ -279,7 +279,7 @@ func testCommand(g *globals, out io.Writer) *cobra.Command {
 
 func testsCommand(g *globals, out io.Writer) *cobra.Command {
 	return &cobra.Command{Use: "tests", Short: "The stored tests and their last verdict (test list)", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return testList(g.client(), out, g.json) }}
+		RunE: func(cmd *cobra.Command, args []string) error { return testList(g.conn(), out, g.json) }}
 }
 
 // importCommand is retired with the API's import: a customer's specs are
@@ -294,7 +294,7 @@ func importCommand() *cobra.Command {
 }
 
 func exploreCommand(g *globals, out io.Writer) *cobra.Command {
-	var req jobs.ExplorationRequest
+	var req client.ExplorationRequest
 	var secrets []string
 	var follow, plan bool
 	cmd := &cobra.Command{Use: "explore URL", Short: "Explore an app toward a goal and report the bugs found", Args: cobra.ExactArgs(1),
@@ -305,7 +305,7 @@ func exploreCommand(g *globals, out io.Writer) *cobra.Command {
 				return err
 			}
 			req.BaseURL, req.Secrets = args[0], sec
-			return exploreCmd(g.client(), req, follow, plan, out, g.json)
+			return exploreCmd(g.conn(), req, follow, plan, out, g.json)
 		}}
 	f := cmd.Flags()
 	f.StringVar(&req.Goal, "goal", "", `the journey to explore, e.g. "check out as a guest"`)
@@ -325,7 +325,7 @@ func exploreCommand(g *globals, out io.Writer) *cobra.Command {
 func planCommand(g *globals, out io.Writer) *cobra.Command {
 	c := &cobra.Command{Use: "plan", Short: "Test plans an exploration suggests, and making one a stored test"}
 	c.AddCommand(&cobra.Command{Use: "list JOB_ID", Short: "An exploration's test plans, numbered", Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return plansCmd(g.client(), args[0], out) }})
+		RunE: func(cmd *cobra.Command, args []string) error { return plansCmd(g.conn(), args[0], out) }})
 	var name string
 	var follow bool
 	accept := &cobra.Command{Use: "accept JOB_ID N", Short: "Generate plan N of an exploration into a stored test (a scenario job)",
@@ -335,7 +335,7 @@ func planCommand(g *globals, out io.Writer) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("plan number %q: %w", args[1], err)
 			}
-			return planAcceptCmd(g.client(), args[0], n, name, follow, out, g.json)
+			return planAcceptCmd(g.conn(), args[0], n, name, follow, out, g.json)
 		}}
 	accept.Flags().StringVar(&name, "name", "", "the stored test's name (default: the plan's)")
 	accept.Flags().BoolVar(&follow, "watch", false, "follow the scenario job until it ends")
@@ -345,7 +345,7 @@ func planCommand(g *globals, out io.Writer) *cobra.Command {
 
 func findingsCommand(g *globals, out io.Writer) *cobra.Command {
 	return &cobra.Command{Use: "findings JOB_ID", Short: "An exploration's findings, their evidence and reproductions", Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return findingsCmd(g.client(), args[0], out, g.json) }}
+		RunE: func(cmd *cobra.Command, args []string) error { return findingsCmd(g.conn(), args[0], out, g.json) }}
 }
 
 func cacheCommand(g *globals, out io.Writer) *cobra.Command {
@@ -358,7 +358,7 @@ func cacheCommand(g *globals, out io.Writer) *cobra.Command {
 		}
 		cmd := &cobra.Command{Use: action, Short: short, Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, args []string) error {
-				return cacheCmd(g.client(), action, origin, out, g.json)
+				return cacheCmd(g.conn(), action, origin, out, g.json)
 			}}
 		cmd.Flags().StringVar(&origin, "origin", "", "only the entries of this app (scheme://host[:port])")
 		c.AddCommand(cmd)

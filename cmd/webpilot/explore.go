@@ -7,20 +7,17 @@ import (
 	"io"
 	"strings"
 
-	"github.com/webpilot/webpilot/api"
-	"github.com/webpilot/webpilot/internal/explore"
-	"github.com/webpilot/webpilot/internal/jobs"
-	"github.com/webpilot/webpilot/internal/scenario"
+	"github.com/webpilot/webpilot/client"
 )
 
 // exploreCmd submits an exploration.
 // With plan it follows the job and then prints its test plans.
-func exploreCmd(c *client, req jobs.ExplorationRequest, follow, plan bool, out io.Writer, asJSON bool) error {
+func exploreCmd(c *conn, req client.ExplorationRequest, follow, plan bool, out io.Writer, asJSON bool) error {
 	key, err := tenantKey()
 	if err != nil {
 		return err
 	}
-	v, err := c.submit(key, "/v1/jobs", jobs.Submission{Kind: jobs.KindExploration, Exploration: &req})
+	v, err := c.submit(key, "/v1/jobs", client.Submission{Kind: client.KindExploration, Exploration: &req})
 	if err != nil {
 		return err
 	}
@@ -32,7 +29,7 @@ func exploreCmd(c *client, req jobs.ExplorationRequest, follow, plan bool, out i
 }
 
 // findingsCmd prints a job's findings.
-func findingsCmd(c *client, id string, out io.Writer, asJSON bool) error {
+func findingsCmd(c *conn, id string, out io.Writer, asJSON bool) error {
 	key, err := tenantKey()
 	if err != nil {
 		return err
@@ -47,7 +44,7 @@ func findingsCmd(c *client, id string, out io.Writer, asJSON bool) error {
 	}
 	var res struct {
 		State    string
-		Findings []api.FindingView
+		Findings []client.FindingView
 	}
 	if err := json.Unmarshal([]byte(raw), &res); err != nil {
 		return err
@@ -66,7 +63,7 @@ func findingsCmd(c *client, id string, out io.Writer, asJSON bool) error {
 
 // printFinding prints one finding: what, where, how to get there, and
 // whether its reproduction fails as it should.
-func printFinding(out io.Writer, f api.FindingView) {
+func printFinding(out io.Writer, f client.FindingView) {
 	fmt.Fprintf(out, "#%d %-8s %-15s %s\n", f.Seq, f.Severity, f.Type, f.Title)
 	status := ""
 	if f.Status != "" {
@@ -99,7 +96,7 @@ func printFinding(out io.Writer, f api.FindingView) {
 }
 
 // explorationSummary prints how an exploration ended.
-func explorationSummary(v api.JobView, out io.Writer) error {
+func explorationSummary(v client.JobView, out io.Writer) error {
 	var r struct {
 		GoalMet  bool `json:"goal_met"`
 		Stopped  string
@@ -164,21 +161,21 @@ func explorationSummary(v api.JobView, out io.Writer) error {
 	if v.Error != "" {
 		fmt.Fprintf(out, "error: %s\n", v.Error)
 	}
-	if v.State != "succeeded" {
+	if v.State != client.JobStateSucceeded {
 		return fmt.Errorf("job ended %s", v.State)
 	}
 	return nil
 }
 
 // explorationPlans reads the plans an exploration suggested and where it began.
-func explorationPlans(c *client, key, id string) (startURL string, plans []explore.Plan, err error) {
-	var v api.JobView
+func explorationPlans(c *conn, key, id string) (startURL string, plans []client.Plan, err error) {
+	var v client.JobView
 	if err := c.do("GET", "/v1/jobs/"+id, key, nil, &v); err != nil {
 		return "", nil, err
 	}
 	var r struct {
-		StartURL string         `json:"start_url"`
-		Plans    []explore.Plan `json:"plans"`
+		StartURL string        `json:"start_url"`
+		Plans    []client.Plan `json:"plans"`
 	}
 	if len(v.Exploration) == 0 || json.Unmarshal(v.Exploration, &r) != nil {
 		return "", nil, fmt.Errorf("job %s is not a finished exploration", id)
@@ -188,7 +185,7 @@ func explorationPlans(c *client, key, id string) (startURL string, plans []explo
 
 // plansCmd prints an exploration's suggested test plans, numbered for
 // webpilot plan accept.
-func plansCmd(c *client, id string, out io.Writer) error {
+func plansCmd(c *conn, id string, out io.Writer) error {
 	key, err := tenantKey()
 	if err != nil {
 		return err
@@ -209,7 +206,7 @@ func plansCmd(c *client, id string, out io.Writer) error {
 
 // planAcceptCmd submits plan n of an exploration as a scenario job: when
 // it succeeds, its spec is a stored test.
-func planAcceptCmd(c *client, id string, n int, name string, follow bool, out io.Writer, asJSON bool) error {
+func planAcceptCmd(c *conn, id string, n int, name string, follow bool, out io.Writer, asJSON bool) error {
 	key, err := tenantKey()
 	if err != nil {
 		return err
@@ -222,11 +219,11 @@ func planAcceptCmd(c *client, id string, n int, name string, follow bool, out io
 		return fmt.Errorf("exploration %s has %d plan(s); there is no plan %d", id, len(plans), n)
 	}
 	p := plans[n-1]
-	sc := scenario.Scenario{Name: cmp.Or(name, p.Name), BaseURL: start}
+	sc := client.Scenario{Name: cmp.Or(name, p.Name), BaseURL: start}
 	for _, s := range p.Steps {
-		sc.Steps = append(sc.Steps, scenario.Step{Text: s})
+		sc.Steps = append(sc.Steps, client.Step{Text: s})
 	}
-	v, err := c.submit(key, "/v1/jobs", jobs.Submission{Kind: jobs.KindScenario, Scenario: &sc})
+	v, err := c.submit(key, "/v1/jobs", client.Submission{Kind: client.KindScenario, Scenario: &sc})
 	if err != nil {
 		return err
 	}

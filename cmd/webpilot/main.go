@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,23 +19,27 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/webpilot/webpilot/api"
-	"github.com/webpilot/webpilot/internal/jobs"
-	"github.com/webpilot/webpilot/internal/scenario"
-	"github.com/webpilot/webpilot/internal/suite"
+	"github.com/webpilot/webpilot/client"
 )
 
-type client struct {
+// conn is the CLI's way to the API: its address, and a client.Client per
+// token (a tenant's key, the admin token).
+type conn struct {
 	base string
 	http *http.Client
 }
 
-func newClient() *client {
+func newConn() *conn {
 	base := os.Getenv("WEBPILOT_API")
 	if base == "" {
 		base = "http://127.0.0.1:8080"
 	}
-	return &client{base: strings.TrimRight(base, "/"), http: &http.Client{}}
+	return &conn{base: strings.TrimRight(base, "/"), http: &http.Client{}}
+}
+
+// as is the API's client with token.
+func (c *conn) as(token string) *client.Client {
+	return client.New(c.base, token, client.WithHTTPClient(c.http))
 }
 
 func tenantKey() (string, error) {
@@ -60,76 +64,40 @@ func adminToken() (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
-// apiError is an error answer of the API.
-type apiError struct {
-	status int
-	msg    string
-}
-
-func (e *apiError) Error() string { return e.msg }
-
-// do sends a request and decodes a JSON answer into out; API errors are
-// returned with their field messages.
-func (c *client) do(method, path, token string, body any, out any) error {
+// do sends a request and decodes a JSON answer into out (a *string takes
+// it as it came); API errors are returned with their field messages.
+func (c *conn) do(method, path, token string, body any, out any) error {
 	return c.doWith(method, path, token, body, out, nil)
 }
 
 // doWith is do with extra request headers.
-func (c *client) doWith(method, path, token string, body any, out any, header map[string]string) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
+func (c *conn) doWith(method, path, token string, body any, out any, header map[string]string) error {
+	h := http.Header{}
+	for k, v := range header {
+		h.Set(k, v)
 	}
-	req, err := http.NewRequest(method, c.base+path, rd)
-	if err != nil {
+	var err error
+	if s, ok := out.(*string); ok {
+		var raw []byte
+		err = c.as(token).Do(context.Background(), method, path, body, &raw, h)
+		*s = string(raw)
+	} else {
+		err = c.as(token).Do(context.Background(), method, path, body, out, h)
+	}
+	return c.explain(method+" "+path, err)
+}
+
+// explain says what to do when the dispatcher does not answer.
+func (c *conn) explain(what string, err error) error {
+	var ue *client.UnreachableError
+	if !errors.As(err, &ue) {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return c.unreachable(method+" "+path, err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode >= 300 {
-		var e struct {
-			Error  string `json:"error"`
-			Fields []struct{ Field, Message string }
-		}
-		if json.Unmarshal(raw, &e) == nil && e.Error != "" {
-			msg := fmt.Sprintf("%s (HTTP %d)", e.Error, resp.StatusCode)
-			for _, f := range e.Fields {
-				msg += fmt.Sprintf("\n  %s: %s", f.Field, f.Message)
-			}
-			return &apiError{status: resp.StatusCode, msg: msg}
-		}
-		return &apiError{status: resp.StatusCode, msg: fmt.Sprintf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(raw)))}
-	}
-	if out == nil {
-		return nil
-	}
-	if s, ok := out.(*string); ok {
-		*s = string(raw)
-		return nil
-	}
-	return json.Unmarshal(raw, out)
-}
-
-// unreachable says what to do when the dispatcher does not answer.
-func (c *client) unreachable(what string, err error) error {
 	return fmt.Errorf("%s: cannot reach the dispatcher at %s (%w)\n"+
-		"  start it (make demo, or bin/dispatcher) or point WEBPILOT_API at a running one", what, c.base, err)
+		"  start it (make demo, or bin/dispatcher) or point WEBPILOT_API at a running one", what, c.base, ue.Err)
 }
 
-func tenantCmd(c *client, name string, maxRunning int, out io.Writer, asJSON bool) error {
+func tenantCmd(c *conn, name string, maxRunning int, out io.Writer, asJSON bool) error {
 	tok, err := adminToken()
 	if err != nil {
 		return err
@@ -169,7 +137,7 @@ type accountJSON struct {
 // creditsGrant adds credits under one idempotency key: retried after a
 // lost answer or a 503 with the same key, the grant is applied once; the
 // key is printed so that a person can retry by hand with --key.
-func creditsGrant(c *client, tenantID string, amount float64, key string, out io.Writer, asJSON bool) error {
+func creditsGrant(c *conn, tenantID string, amount float64, key string, out io.Writer, asJSON bool) error {
 	tok, err := adminToken()
 	if err != nil {
 		return err
@@ -177,19 +145,20 @@ func creditsGrant(c *client, tenantID string, amount float64, key string, out io
 	if key == "" {
 		key = "cli-" + uuid.NewString()
 	}
-	var raw string
-	err = retried(func() error {
-		return c.do("POST", "/v1/admin/tenants/"+tenantID+"/credits", tok, map[string]any{"credits": amount, "idempotency_key": key}, &raw)
-	})
+	acct, err := c.as(tok).GrantCredits(context.Background(), tenantID, client.GrantRequest{Credits: amount, IdempotencyKey: key})
 	if err != nil {
-		return fmt.Errorf("%w\n  retrying with --key %s never grants twice", err, key)
+		return fmt.Errorf("%w\n  retrying with --key %s never grants twice", c.explain("grant", err), key)
 	}
-	return printAccount(raw, out, asJSON, "grant key "+key)
+	raw, err := json.Marshal(acct)
+	if err != nil {
+		return err
+	}
+	return printAccount(string(raw), out, asJSON, "grant key "+key)
 }
 
 // creditsShow prints a balance and its ledger: a tenant's own (API key),
 // or any tenant's (admin token).
-func creditsShow(c *client, tenantID string, out io.Writer, asJSON bool) error {
+func creditsShow(c *conn, tenantID string, out io.Writer, asJSON bool) error {
 	var raw string
 	if tenantID != "" {
 		tok, err := adminToken()
@@ -268,13 +237,13 @@ func parseSecrets(specs []string) (map[string]string, error) {
 }
 
 // loadScenario reads a JSON scenario, or a text file with one step per line.
-func loadScenario(path, base string) (scenario.Scenario, error) {
+func loadScenario(path, base string) (client.Scenario, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return scenario.Scenario{}, err
+		return client.Scenario{}, err
 	}
 	if strings.HasSuffix(path, ".json") || bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) {
-		var sc scenario.Scenario
+		var sc client.Scenario
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&sc); err != nil {
@@ -300,7 +269,7 @@ func loadScenario(path, base string) (scenario.Scenario, error) {
 		}
 		kept = append(kept, line)
 	}
-	sc := scenario.ParseTextScenario(name, strings.Join(kept, "\n"), base)
+	sc := client.ScenarioFromText(name, strings.Join(kept, "\n"), base)
 	files, err := readFiles(refs)
 	if err != nil {
 		return sc, fmt.Errorf("%s: %w", path, err)
@@ -311,8 +280,8 @@ func loadScenario(path, base string) (scenario.Scenario, error) {
 
 // readFiles reads NAME=PATH file references (--file, "file:" lines) into
 // files a scenario carries for upload steps; NAME is what steps call it.
-func readFiles(refs []string) ([]scenario.File, error) {
-	var out []scenario.File
+func readFiles(refs []string) ([]client.File, error) {
+	var out []client.File
 	for _, ref := range refs {
 		name, path, ok := strings.Cut(ref, "=")
 		if !ok || name == "" || path == "" {
@@ -326,12 +295,12 @@ func readFiles(refs []string) ([]scenario.File, error) {
 		if mt == "" {
 			mt = "application/octet-stream"
 		}
-		out = append(out, scenario.File{Name: name, MimeType: mt, Content: b})
+		out = append(out, client.File{Name: name, MimeType: mt, Content: b})
 	}
 	return out, nil
 }
 
-func submitCmd(c *client, file, base, project string, follow bool, secrets map[string]string, files []string, out io.Writer, asJSON bool) error {
+func submitCmd(c *conn, file, base, project string, follow bool, secrets map[string]string, files []string, out io.Writer, asJSON bool) error {
 	key, err := tenantKey()
 	if err != nil {
 		return err
@@ -354,7 +323,7 @@ func submitCmd(c *client, file, base, project string, follow bool, secrets map[s
 	for k, v := range secrets {
 		sc.Secrets[k] = v
 	}
-	v, err := c.submit(key, "/v1/jobs", jobs.Submission{Kind: jobs.KindScenario, Scenario: &sc})
+	v, err := c.submit(key, "/v1/jobs", client.Submission{Kind: client.KindScenario, Scenario: &sc})
 	if err != nil {
 		return err
 	}
@@ -362,7 +331,7 @@ func submitCmd(c *client, file, base, project string, follow bool, secrets map[s
 }
 
 // submitted prints a new job (its JSON, or what) and follows it if asked.
-func submitted(c *client, key string, v api.JobView, what string, follow bool, out io.Writer, asJSON bool) error {
+func submitted(c *conn, key string, v client.JobView, what string, follow bool, out io.Writer, asJSON bool) error {
 	if asJSON {
 		b, _ := json.Marshal(v)
 		fmt.Fprintln(out, string(b))
@@ -375,28 +344,12 @@ func submitted(c *client, key string, v api.JobView, what string, follow bool, o
 	return watch(c, key, v.ID, out, asJSON)
 }
 
-// submit posts a new job, retrying a lost answer or a 503 under one
-// Idempotency-Key, so a retry returns the job the first try created
-// instead of a second one.
-func (c *client) submit(key, path string, body any) (api.JobView, error) {
-	idem := map[string]string{"Idempotency-Key": "cli-" + uuid.NewString()}
-	var v api.JobView
-	err := retried(func() error { return c.doWith("POST", path, key, body, &v, idem) })
-	return v, err
-}
-
-// retried runs an idempotent request up to 4 times, again only after a
-// lost answer or a 503: any other answer is the request's outcome.
-func retried(do func() error) error {
-	for try := 1; ; try++ {
-		err := do()
-		var ae *apiError
-		retry := err != nil && (!errors.As(err, &ae) || ae.status == http.StatusServiceUnavailable)
-		if !retry || try == 4 {
-			return err
-		}
-		time.Sleep(time.Duration(try) * 500 * time.Millisecond)
-	}
+// submit posts a new job; package client retries a lost answer or a 503
+// under one Idempotency-Key, so a retry returns the job the first try
+// created instead of a second one.
+func (c *conn) submit(key, path string, body any) (client.JobView, error) {
+	v, err := c.as(key).Submit(context.Background(), path, body)
+	return v, c.explain("POST "+path, err)
 }
 
 // printRaw prints an API answer as it came (--json).
@@ -405,7 +358,7 @@ func printRaw(out io.Writer, raw string) {
 }
 
 // printRunProgress prints a line of a running project job's progress.
-func printRunProgress(out io.Writer, p suite.RunProgress) {
+func printRunProgress(out io.Writer, p client.RunProgress) {
 	line := fmt.Sprintf("[%s] ", time.Now().Format("15:04:05"))
 	if p.Phase != "" {
 		line += p.Phase + ": "
@@ -432,78 +385,56 @@ func printRunProgress(out io.Writer, p suite.RunProgress) {
 }
 
 // watch follows the job's event stream and prints each step as it ends.
-func watch(c *client, key, id string, out io.Writer, asJSON bool) error {
-	req, err := http.NewRequest("GET", c.base+"/v1/jobs/"+id+"/events", nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return c.unreachable("watch "+id, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		raw, _ := io.ReadAll(resp.Body)
-		return fmt.Errorf("watch: HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(raw)))
-	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	event := ""
+func watch(c *conn, key, id string, out io.Writer, asJSON bool) error {
 	lastState := ""
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "event: "):
-			event = strings.TrimPrefix(line, "event: ")
-		case strings.HasPrefix(line, "data: "):
-			data := []byte(strings.TrimPrefix(line, "data: "))
-			if asJSON && event != "end" {
-				// One JSON object per event, for scripts.
-				b, _ := json.Marshal(struct {
-					Event string          `json:"event"`
-					Data  json.RawMessage `json:"data"`
-				}{event, data})
-				fmt.Fprintln(out, string(b))
-			}
-			if event == "state" {
+	ended := false
+	err := c.as(key).Events(context.Background(), id, func(e client.Event) error {
+		data := []byte(e.Data)
+		if asJSON && e.Name != "end" {
+			// One JSON object per event, for scripts.
+			b, _ := json.Marshal(struct {
+				Event string          `json:"event"`
+				Data  json.RawMessage `json:"data"`
+			}{e.Name, data})
+			fmt.Fprintln(out, string(b))
+			if e.Name == "state" {
 				var s struct{ State string }
 				_ = json.Unmarshal(data, &s)
-				if asJSON {
-					lastState = s.State
-				}
+				lastState = s.State
 			}
-			if asJSON && event != "end" {
-				continue
-			}
-			switch event {
-			case "step":
-				printStep(out, data)
-			case "test":
-				printTest(out, data)
-			case "finding":
-				var f api.FindingView
-				if json.Unmarshal(data, &f) == nil {
-					printFinding(out, f)
-				}
-			case "state":
-				var s struct {
-					State string
-					Error string
-					Run   *suite.RunProgress `json:"run_progress"`
-				}
-				_ = json.Unmarshal(data, &s)
-				if s.State != lastState {
-					fmt.Fprintf(out, "[%s] %s\n", time.Now().Format("15:04:05"), s.State)
-					lastState = s.State
-				}
-				if s.Run != nil {
-					printRunProgress(out, *s.Run)
-				}
-			case "end":
-				return summary(c, key, id, out, asJSON)
-			}
+			return nil
 		}
+		switch e.Name {
+		case "step":
+			printStep(out, data)
+		case "test":
+			printTest(out, data)
+		case "finding":
+			var f client.FindingView
+			if json.Unmarshal(data, &f) == nil {
+				printFinding(out, f)
+			}
+		case "state":
+			var s struct {
+				State string
+				Error string
+				Run   *client.RunProgress `json:"run_progress"`
+			}
+			_ = json.Unmarshal(data, &s)
+			if s.State != lastState {
+				fmt.Fprintf(out, "[%s] %s\n", time.Now().Format("15:04:05"), s.State)
+				lastState = s.State
+			}
+			if s.Run != nil {
+				printRunProgress(out, *s.Run)
+			}
+		case "end":
+			ended = true
+		}
+		return nil
+	})
+	if err == nil && ended {
+		return summary(c, key, id, out, asJSON)
 	}
 	// The stream ended without the job's end (the dispatcher restarted, a
 	// proxy cut it): that is not success, whatever the job does next.
@@ -511,8 +442,14 @@ func watch(c *client, key, id string, out io.Writer, asJSON bool) error {
 	if state == "" {
 		state = "unknown"
 	}
-	if err := sc.Err(); err != nil {
+	var ae *client.Error
+	switch {
+	case errors.As(err, &ae):
+		return fmt.Errorf("watch: HTTP %d: %s", ae.Status, ae.Message)
+	case errors.Is(err, client.ErrStreamEnded) && err != client.ErrStreamEnded:
 		return fmt.Errorf("watch %s: the event stream broke before the job ended (last state %s): %w; run webpilot watch %s again", id, state, err, id)
+	case err != nil && err != client.ErrStreamEnded:
+		return c.explain("watch "+id, err)
 	}
 	return fmt.Errorf("watch %s: the event stream ended before the job did (last state %s); run webpilot watch %s again", id, state, id)
 }
@@ -557,15 +494,15 @@ func tierLine(tiers map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-func summary(c *client, key, id string, out io.Writer, asJSON bool) error {
-	var v api.JobView
+func summary(c *conn, key, id string, out io.Writer, asJSON bool) error {
+	var v client.JobView
 	if err := c.do("GET", "/v1/jobs/"+id, key, nil, &v); err != nil {
 		return err
 	}
 	if asJSON {
 		b, _ := json.Marshal(v)
 		fmt.Fprintln(out, string(b))
-		if v.State != "succeeded" {
+		if v.State != client.JobStateSucceeded {
 			return fmt.Errorf("job ended %s", v.State)
 		}
 		return nil
@@ -573,7 +510,7 @@ func summary(c *client, key, id string, out io.Writer, asJSON bool) error {
 	if v.Suite != nil {
 		return suiteSummary(v, out)
 	}
-	if v.Kind == string(jobs.KindExploration) {
+	if v.Kind == client.KindExploration {
 		return explorationSummary(v, out)
 	}
 	tokens := 0
@@ -589,15 +526,15 @@ func summary(c *client, key, id string, out io.Writer, asJSON bool) error {
 		fmt.Fprintf(out, "error: %s\n", v.Error)
 	}
 	intoProjectSummary(v, out)
-	if v.State != "succeeded" {
+	if v.State != client.JobStateSucceeded {
 		return fmt.Errorf("job ended %s", v.State)
 	}
 	return nil
 }
 
 // intoProjectSummary says what a scenario naming a project wrote into it.
-func intoProjectSummary(v api.JobView, out io.Writer) {
-	var into suite.IntoProject
+func intoProjectSummary(v client.JobView, out io.Writer) {
+	var into client.IntoProject
 	if json.Unmarshal(v.IntoProject, &into) != nil || into.Project == "" {
 		return
 	}
@@ -617,7 +554,7 @@ func intoProjectSummary(v api.JobView, out io.Writer) {
 }
 
 // jobAction runs a command on one job: watch, job, script, cancel, history.
-func jobAction(c *client, key, name, id string, out io.Writer, asJSON bool) error {
+func jobAction(c *conn, key, name, id string, out io.Writer, asJSON bool) error {
 	switch name {
 	case "watch":
 		return watch(c, key, id, out, asJSON)
@@ -634,7 +571,7 @@ func jobAction(c *client, key, name, id string, out io.Writer, asJSON bool) erro
 		fmt.Fprint(out, s)
 		return nil
 	case "cancel":
-		var v api.JobView
+		var v client.JobView
 		if err := c.do("POST", "/v1/jobs/"+id+"/cancel", key, nil, &v); err != nil {
 			return err
 		}
@@ -692,7 +629,7 @@ func jobAction(c *client, key, name, id string, out io.Writer, asJSON bool) erro
 }
 
 // jobsList prints a page of the tenant's jobs.
-func jobsList(c *client, key string, limit int, after string, out io.Writer, asJSON bool) error {
+func jobsList(c *conn, key string, limit int, after string, out io.Writer, asJSON bool) error {
 	q := url.Values{"limit": {strconv.Itoa(limit)}}
 	if after != "" {
 		q.Set("after", after)
@@ -706,8 +643,8 @@ func jobsList(c *client, key string, limit int, after string, out io.Writer, asJ
 		return nil
 	}
 	var res struct {
-		Jobs []api.JobView `json:"jobs"`
-		Next string        `json:"next"`
+		Jobs []client.JobView `json:"jobs"`
+		Next string           `json:"next"`
 	}
 	if err := json.Unmarshal([]byte(raw), &res); err != nil {
 		return err

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/webpilot/webpilot/client"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -13,9 +15,6 @@ import (
 	"testing"
 
 	"github.com/webpilot/webpilot/internal/jobs"
-	"github.com/webpilot/webpilot/internal/suite"
-
-	"github.com/webpilot/webpilot/internal/orchestrator"
 )
 
 // TestWatchFailsWhenTheStreamEndsBeforeTheJob: a stream cut before the
@@ -27,7 +26,7 @@ func TestWatchFailsWhenTheStreamEndsBeforeTheJob(t *testing.T) {
 	}))
 	defer srv.Close()
 	var out bytes.Buffer
-	err := watch(&client{base: srv.URL, http: srv.Client()}, "key", "job-1", &out, false)
+	err := watch(&conn{base: srv.URL, http: srv.Client()}, "key", "job-1", &out, false)
 	if err == nil || !strings.Contains(err.Error(), "ended before the job did") || !strings.Contains(err.Error(), "running") {
 		t.Fatalf("watch of a cut stream returned %v", err)
 	}
@@ -88,7 +87,7 @@ func TestSubmitAttachesFiles(t *testing.T) {
 	defer srv.Close()
 	t.Setenv("WEBPILOT_API_KEY", "wp_x")
 	var out bytes.Buffer
-	if err := submitCmd(&client{base: srv.URL, http: srv.Client()}, text, "", "", false, nil, []string{"me.png=" + filepath.Join(dir, "photo.png")}, &out, false); err != nil {
+	if err := submitCmd(&conn{base: srv.URL, http: srv.Client()}, text, "", "", false, nil, []string{"me.png=" + filepath.Join(dir, "photo.png")}, &out, false); err != nil {
 		t.Fatal(err)
 	}
 	fs := got.Scenario.Files
@@ -110,18 +109,18 @@ func TestSubmitAttachesFiles(t *testing.T) {
 func TestTheCIStepSaysWhyEachTestIsLeftRed(t *testing.T) {
 	t.Parallel()
 	var out strings.Builder
-	counts := repairSummary(&out, []suite.RepairedTest{
-		{File: "tests/login.spec.ts", Title: "logs in", Verdict: orchestrator.VerdictRegression, Reason: "the element is there but reads \"Your username is invalid!\""},
-		{File: "tests/login.spec.ts", Title: "logs out", Verdict: orchestrator.VerdictUnrepairable, Reason: "no passing run recorded the element this call acted on\nmore"},
-		{File: "tests/list.spec.ts", Title: "adds", Verdict: orchestrator.VerdictNotRun, Reason: "its file's run did not reach it within its time budget"},
-		{File: "tests/list.spec.ts", Title: "counts", Verdict: orchestrator.VerdictHealed},
-		{File: "tests/list.spec.ts", Title: "menu", Verdict: orchestrator.VerdictFlaky},
+	counts := repairSummary(&out, []client.RepairedTest{
+		{File: "tests/login.spec.ts", Title: "logs in", Verdict: client.VerdictRegression, Reason: "the element is there but reads \"Your username is invalid!\""},
+		{File: "tests/login.spec.ts", Title: "logs out", Verdict: client.VerdictUnrepairable, Reason: "no passing run recorded the element this call acted on\nmore"},
+		{File: "tests/list.spec.ts", Title: "adds", Verdict: client.VerdictNotRun, Reason: "its file's run did not reach it within its time budget"},
+		{File: "tests/list.spec.ts", Title: "counts", Verdict: client.VerdictHealed},
+		{File: "tests/list.spec.ts", Title: "menu", Verdict: client.VerdictFlaky},
 	})
 	want := "1 passed, 1 healed, 1 app regressions, 1 unrepairable, 1 not run\n" +
 		"  app regression: tests/login.spec.ts > logs in: the element is there but reads \"Your username is invalid!\"\n" +
 		"  unrepairable: tests/login.spec.ts > logs out: no passing run recorded the element this call acted on\n" +
 		"  not run: tests/list.spec.ts > adds: its file's run did not reach it within its time budget\n"
-	if out.String() != want || counts[orchestrator.VerdictUnrepairable] != 1 {
+	if out.String() != want || counts[client.VerdictUnrepairable] != 1 {
 		t.Fatalf("the summary:\n%s\nwant:\n%s", out.String(), want)
 	}
 }

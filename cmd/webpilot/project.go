@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/webpilot/webpilot/client"
+
 	"archive/tar"
 	"archive/zip"
 	"bytes"
@@ -19,12 +21,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-
-	"github.com/webpilot/webpilot/api"
-	"github.com/webpilot/webpilot/internal/jobs"
-	"github.com/webpilot/webpilot/internal/suite"
-
-	"github.com/webpilot/webpilot/internal/orchestrator"
 )
 
 // projectCommand is the customers' own @playwright/test projects: upload
@@ -35,46 +31,46 @@ func projectCommand(g *globals, out io.Writer) *cobra.Command {
 	upload := &cobra.Command{Use: "upload NAME DIR", Short: "Upload a project directory as it is (node_modules and results left out)",
 		Args: cobra.ExactArgs(2), Example: "  webpilot project upload shop ./e2e",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return projectUpload(g.client(), args[0], args[1], watchUpload, out, g.json)
+			return projectUpload(g.conn(), args[0], args[1], watchUpload, out, g.json)
 		}}
 	upload.Flags().BoolVar(&watchUpload, "watch", false, "wait for the runner's listing of its tests")
 	var tracesVersion string
 	traces := &cobra.Command{Use: "traces NAME PATH", Short: "Upload a green run of the project from your CI (its JSON report and trace.zip files): what a repair heals from when no run on webpilot passed",
 		Args: cobra.ExactArgs(2), Example: "  npx playwright test --trace=on --reporter=json > results.json\n  webpilot project traces shop .   # results.json and test-results/**/trace.zip",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return projectTraces(g.client(), args[0], args[1], tracesVersion, out, g.json)
+			return projectTraces(g.conn(), args[0], args[1], tracesVersion, out, g.json)
 		}}
 	traces.Flags().StringVar(&tracesVersion, "version", "", "the version that run ran (default: the current one)")
 	p.AddCommand(upload, traces,
 		&cobra.Command{Use: "list", Short: "Your projects at their current versions", Args: cobra.NoArgs,
-			RunE: func(cmd *cobra.Command, args []string) error { return projectList(g.client(), out, g.json) }},
+			RunE: func(cmd *cobra.Command, args []string) error { return projectList(g.conn(), out, g.json) }},
 		&cobra.Command{Use: "show NAME", Short: "A project's current version and its tests", Args: cobra.ExactArgs(1),
-			RunE: func(cmd *cobra.Command, args []string) error { return projectShow(g.client(), args[0], out, g.json) }},
+			RunE: func(cmd *cobra.Command, args []string) error { return projectShow(g.conn(), args[0], out, g.json) }},
 		&cobra.Command{Use: "accept NAME VERSION", Short: "Make a proposed version (a verified repair) the current one", Args: cobra.ExactArgs(2),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				return projectAccept(g.client(), args[0], args[1], out, g.json)
+				return projectAccept(g.conn(), args[0], args[1], out, g.json)
 			}},
 	)
-	for _, kind := range []jobs.Kind{jobs.KindProjectRun, jobs.KindProjectRepair} {
+	for _, kind := range []client.Kind{client.KindProjectRun, client.KindProjectRepair} {
 		var o projectJobOptions
 		name, short := "run", "Run the project's tests in the sandbox, one child per test file"
-		if kind == jobs.KindProjectRepair {
+		if kind == client.KindProjectRepair {
 			name, short = "repair", "Heal its drift (locators where they are defined, waits, an overlay now in the flow); regressions are reported, never healed"
 		}
 		cmd := &cobra.Command{Use: name + " NAME", Short: short, Args: cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				_, err := projectJob(g.client(), kind, args[0], o, out, g.json)
+				_, err := projectJob(g.conn(), kind, args[0], o, out, g.json)
 				return err
 			}}
-		if kind == jobs.KindProjectRepair {
+		if kind == client.KindProjectRepair {
 			cmd.Use = "repair NAME|DIR"
 			cmd.Example = "  webpilot project repair shop --patch fix.patch\n" +
 				"  webpilot project repair ./e2e --baseline-url https://shop.example   # a CI step: upload, repair, write webpilot.patch; non-zero unless every test passes or is healed"
 			cmd.RunE = func(cmd *cobra.Command, args []string) error {
 				if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
-					return projectRepairDir(g.client(), args[0], o, out)
+					return projectRepairDir(g.conn(), args[0], o, out)
 				}
-				_, err := projectJob(g.client(), kind, args[0], o, out, g.json)
+				_, err := projectJob(g.conn(), kind, args[0], o, out, g.json)
 				return err
 			}
 		}
@@ -102,7 +98,7 @@ func (o projectJobOptions) wantsReports() bool {
 	return o.junit != "" || o.html != "" || o.traces != ""
 }
 
-func (o *projectJobOptions) flags(cmd *cobra.Command, kind jobs.Kind) {
+func (o *projectJobOptions) flags(cmd *cobra.Command, kind client.Kind) {
 	cmd.Flags().StringVar(&o.baseURL, "base-url", "", "every test's baseURL (default: the project's own)")
 	cmd.Flags().StringVar(&o.version, "version", "", "the version to use (default: the current one)")
 	cmd.Flags().StringSliceVar(&o.files, "file", nil, "only this test file (repeatable)")
@@ -111,13 +107,13 @@ func (o *projectJobOptions) flags(cmd *cobra.Command, kind jobs.Kind) {
 	cmd.Flags().Float64Var(&o.maxCredits, "max-credits", 0, "the most it may spend, its files' browser time together (default: the most its files can take)")
 	secretFlag(cmd, &o.secrets)
 	what := "wait for the run and write "
-	if kind == jobs.KindProjectRepair {
+	if kind == client.KindProjectRepair {
 		what = "with a DIR: run the project first and write "
 	}
 	cmd.Flags().StringVar(&o.junit, "junit", "", what+"the runner's junit XML to this file")
 	cmd.Flags().StringVar(&o.html, "html", "", what+"the runner's html report into this directory (npx playwright show-report DIR)")
 	cmd.Flags().StringVar(&o.traces, "traces", "", what+"each failing test's trace.zip into this directory (npx playwright show-trace FILE)")
-	if kind == jobs.KindProjectRepair {
+	if kind == client.KindProjectRepair {
 		cmd.Flags().StringVar(&o.patch, "patch", "", "wait for the repair and write its verified patch to this file (git apply takes it)")
 		cmd.Flags().BoolVar(&o.autoAccept, "auto-accept", false, "make a verified repair the project's current version at once")
 		cmd.Flags().StringVar(&o.baselineURL, "baseline-url", "", "a deployment where the suite still passes (production, the last release): tests no run on webpilot saw pass run there first, for the elements they act on")
@@ -189,7 +185,7 @@ func packDir(dir string, keep func(rel string) bool, skip map[string]bool) ([]by
 	return buf.Bytes(), nil
 }
 
-func projectUpload(c *client, name, dir string, follow bool, out io.Writer, asJSON bool) error {
+func projectUpload(c *conn, name, dir string, follow bool, out io.Writer, asJSON bool) error {
 	key, err := tenantKey()
 	if err != nil {
 		return err
@@ -198,8 +194,8 @@ func projectUpload(c *client, name, dir string, follow bool, out io.Writer, asJS
 	if err != nil {
 		return err
 	}
-	var v api.ProjectView
-	if err := c.do("POST", "/v1/projects/"+url.PathEscape(name), key, api.ProjectUpload{Archive: archive}, &v); err != nil {
+	var v client.ProjectView
+	if err := c.do("POST", "/v1/projects/"+url.PathEscape(name), key, client.ProjectUpload{Archive: archive}, &v); err != nil {
 		return err
 	}
 	if asJSON && !follow {
@@ -221,7 +217,7 @@ func projectUpload(c *client, name, dir string, follow bool, out io.Writer, asJS
 
 // projectTraces uploads a customer's own run: PATH is an archive, or a
 // directory whose JSON files and trace zips are packed.
-func projectTraces(c *client, name, path, version string, out io.Writer, asJSON bool) error {
+func projectTraces(c *conn, name, path, version string, out io.Writer, asJSON bool) error {
 	key, err := tenantKey()
 	if err != nil {
 		return err
@@ -239,8 +235,8 @@ func projectTraces(c *client, name, path, version string, out io.Writer, asJSON 
 	if err != nil {
 		return err
 	}
-	var v api.TracesView
-	if err := c.do("POST", "/v1/projects/"+url.PathEscape(name)+"/traces", key, api.ProjectTraces{Archive: archive, Version: version}, &v); err != nil {
+	var v client.TracesView
+	if err := c.do("POST", "/v1/projects/"+url.PathEscape(name)+"/traces", key, client.ProjectTraces{Archive: archive, Version: version}, &v); err != nil {
 		return err
 	}
 	if asJSON {
@@ -255,7 +251,7 @@ func projectTraces(c *client, name, path, version string, out io.Writer, asJSON 
 	return nil
 }
 
-func projectList(c *client, out io.Writer, asJSON bool) error {
+func projectList(c *conn, out io.Writer, asJSON bool) error {
 	key, err := tenantKey()
 	if err != nil {
 		return err
@@ -268,7 +264,7 @@ func projectList(c *client, out io.Writer, asJSON bool) error {
 		printRaw(out, raw)
 		return nil
 	}
-	var l api.ProjectList
+	var l client.ProjectList
 	if err := json.Unmarshal([]byte(raw), &l); err != nil {
 		return err
 	}
@@ -276,14 +272,14 @@ func projectList(c *client, out io.Writer, asJSON bool) error {
 		fmt.Fprintln(out, "no projects yet: webpilot project upload NAME DIR")
 	}
 	for _, v := range l.Projects {
-		var tests []suite.TestOutcome
+		var tests []client.TestOutcome
 		_ = json.Unmarshal(v.Tests, &tests)
 		fmt.Fprintf(out, "%-24s %s  %3d files  %3d tests\n", v.Name, short(v.Version), v.Files, len(tests))
 	}
 	return nil
 }
 
-func projectShow(c *client, name string, out io.Writer, asJSON bool) error {
+func projectShow(c *conn, name string, out io.Writer, asJSON bool) error {
 	key, err := tenantKey()
 	if err != nil {
 		return err
@@ -296,12 +292,12 @@ func projectShow(c *client, name string, out io.Writer, asJSON bool) error {
 		printRaw(out, raw)
 		return nil
 	}
-	var v api.ProjectView
+	var v client.ProjectView
 	if err := json.Unmarshal([]byte(raw), &v); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "project %s version %s (%d files)\n", v.Name, short(v.Version), v.Files)
-	var tests []suite.TestOutcome
+	var tests []client.TestOutcome
 	_ = json.Unmarshal(v.Tests, &tests)
 	for _, t := range tests {
 		project := ""
@@ -321,12 +317,12 @@ func projectShow(c *client, name string, out io.Writer, asJSON bool) error {
 	return nil
 }
 
-func projectAccept(c *client, name, version string, out io.Writer, asJSON bool) error {
+func projectAccept(c *conn, name, version string, out io.Writer, asJSON bool) error {
 	key, err := tenantKey()
 	if err != nil {
 		return err
 	}
-	var v api.ProjectView
+	var v client.ProjectView
 	if err := c.do("POST", "/v1/projects/"+url.PathEscape(name)+"/versions/"+url.PathEscape(version)+"/accept", key, nil, &v); err != nil {
 		return err
 	}
@@ -341,22 +337,22 @@ func projectAccept(c *client, name, version string, out io.Writer, asJSON bool) 
 
 // projectJob submits a project run or repair; with --patch it waits for
 // the repair and writes its verified patch.
-func projectJob(c *client, kind jobs.Kind, name string, o projectJobOptions, out io.Writer, asJSON bool) (jobID string, err error) {
+func projectJob(c *conn, kind client.Kind, name string, o projectJobOptions, out io.Writer, asJSON bool) (jobID string, err error) {
 	key, err := tenantKey()
 	if err != nil {
 		return "", err
 	}
-	if kind == jobs.KindProjectRepair && o.wantsReports() {
+	if kind == client.KindProjectRepair && o.wantsReports() {
 		return "", errors.New("--junit, --html and --traces go with a DIR (the CI step runs the project first), or with project run")
 	}
 	sec, err := parseSecrets(o.secrets)
 	if err != nil {
 		return "", err
 	}
-	req := jobs.ProjectRequest{Name: name, Version: o.version, Files: o.files, BaseURL: o.baseURL, Origins: o.origins, Secrets: sec, AutoAccept: o.autoAccept, MaxCredits: o.maxCredits,
+	req := client.ProjectRequest{Name: name, Version: o.version, Files: o.files, BaseURL: o.baseURL, Origins: o.origins, Secrets: sec, AutoAccept: o.autoAccept, MaxCredits: o.maxCredits,
 		BaselineURL: o.baselineURL, BaselineOrigins: o.baseline, AfterRun: o.afterRun}
 	path := "/v1/projects/" + url.PathEscape(name) + "/run"
-	if kind == jobs.KindProjectRepair {
+	if kind == client.KindProjectRepair {
 		path = "/v1/projects/" + url.PathEscape(name) + "/repair"
 	}
 	v, err := c.submit(key, path, req)
@@ -364,7 +360,7 @@ func projectJob(c *client, kind jobs.Kind, name string, o projectJobOptions, out
 		return "", err
 	}
 	what := fmt.Sprintf("submitted %s %s (%.2f credits held)", kind, v.ID, v.HoldCredits)
-	if kind == jobs.KindProjectRun && o.wantsReports() {
+	if kind == client.KindProjectRun && o.wantsReports() {
 		fmt.Fprintln(out, what)
 		ended := watch(c, key, v.ID, out, asJSON)
 		if err := writeReports(c, key, v.ID, o, out); err != nil {
@@ -385,9 +381,8 @@ func projectJob(c *client, kind jobs.Kind, name string, o projectJobOptions, out
 	ended := watch(c, key, v.ID, progress, false)
 	var diff string
 	err = c.do("GET", "/v1/jobs/"+v.ID+"/patch", key, nil, &diff)
-	var ae *apiError
 	switch {
-	case errors.As(err, &ae) && ae.status == http.StatusConflict:
+	case client.IsStatus(err, http.StatusConflict):
 		if ended == nil {
 			ended = errors.New("the repair healed nothing")
 		}
@@ -420,7 +415,7 @@ func short(digest string) string {
 // listing, repair it and write the verified patch (webpilot.patch unless
 // --patch says where). It fails when the repair leaves any test red: an app
 // regression, a test it could not heal or could not run.
-func projectRepairDir(c *client, dir string, o projectJobOptions, out io.Writer) error {
+func projectRepairDir(c *conn, dir string, o projectJobOptions, out io.Writer) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -442,7 +437,7 @@ func projectRepairDir(c *client, dir string, o projectJobOptions, out io.Writer)
 		// and runs again only the files that failed in it.
 		run := projectJobOptions{baseURL: o.baseURL, files: o.files, secrets: o.secrets, origins: o.origins, maxCredits: o.maxCredits,
 			junit: o.junit, html: o.html, traces: o.traces}
-		id, err := projectJob(c, jobs.KindProjectRun, name, run, out, false)
+		id, err := projectJob(c, client.KindProjectRun, name, run, out, false)
 		switch {
 		case id == "":
 			return err
@@ -452,7 +447,7 @@ func projectRepairDir(c *client, dir string, o projectJobOptions, out io.Writer)
 		}
 		o.afterRun, o.junit, o.html, o.traces = id, "", "", ""
 	}
-	id, err := projectJob(c, jobs.KindProjectRepair, name, o, out, false)
+	id, err := projectJob(c, client.KindProjectRepair, name, o, out, false)
 	if err != nil && !errors.Is(err, errNoPatch) {
 		return err
 	}
@@ -462,12 +457,12 @@ func projectRepairDir(c *client, dir string, o projectJobOptions, out io.Writer)
 	}
 	counts := repairSummary(out, res.Repair.Tests)
 	switch {
-	case counts[orchestrator.VerdictRegression] > 0:
-		return fmt.Errorf("%d app regressions: the app no longer does what these tests check (never healed)", counts[orchestrator.VerdictRegression])
-	case counts[orchestrator.VerdictUnrepairable]+counts[orchestrator.VerdictNotRun] > 0:
-		return fmt.Errorf("%d tests are still failing or did not run", counts[orchestrator.VerdictUnrepairable]+counts[orchestrator.VerdictNotRun])
+	case counts[client.VerdictRegression] > 0:
+		return fmt.Errorf("%d app regressions: the app no longer does what these tests check (never healed)", counts[client.VerdictRegression])
+	case counts[client.VerdictUnrepairable]+counts[client.VerdictNotRun] > 0:
+		return fmt.Errorf("%d tests are still failing or did not run", counts[client.VerdictUnrepairable]+counts[client.VerdictNotRun])
 	}
-	if err != nil && counts[orchestrator.VerdictHealed] > 0 {
+	if err != nil && counts[client.VerdictHealed] > 0 {
 		return err // healed but not verified: no patch to trust
 	}
 	return nil
@@ -476,18 +471,18 @@ func projectRepairDir(c *client, dir string, o projectJobOptions, out io.Writer)
 // repairSummary writes a repair's counts, then each test it left red with
 // why: the app regressions, the tests it could not heal, those that did
 // not run. It answers the counts by verdict.
-func repairSummary(out io.Writer, tests []suite.RepairedTest) map[orchestrator.Verdict]int {
-	counts := map[orchestrator.Verdict]int{}
+func repairSummary(out io.Writer, tests []client.RepairedTest) map[client.Verdict]int {
+	counts := map[client.Verdict]int{}
 	for _, t := range tests {
 		counts[t.Verdict]++
 	}
-	fmt.Fprintf(out, "%d passed, %d healed, %d app regressions, %d unrepairable, %d not run\n", counts[orchestrator.VerdictPassed]+counts[orchestrator.VerdictFlaky],
-		counts[orchestrator.VerdictHealed], counts[orchestrator.VerdictRegression], counts[orchestrator.VerdictUnrepairable], counts[orchestrator.VerdictNotRun])
+	fmt.Fprintf(out, "%d passed, %d healed, %d app regressions, %d unrepairable, %d not run\n", counts[client.VerdictPassed]+counts[client.VerdictFlaky],
+		counts[client.VerdictHealed], counts[client.VerdictRegression], counts[client.VerdictUnrepairable], counts[client.VerdictNotRun])
 	for _, v := range []struct {
-		verdict orchestrator.Verdict
+		verdict client.Verdict
 		label   string
 	}{
-		{orchestrator.VerdictRegression, "app regression"}, {orchestrator.VerdictUnrepairable, "unrepairable"}, {orchestrator.VerdictNotRun, "not run"},
+		{client.VerdictRegression, "app regression"}, {client.VerdictUnrepairable, "unrepairable"}, {client.VerdictNotRun, "not run"},
 	} {
 		for _, t := range tests {
 			if t.Verdict == v.verdict {
@@ -499,17 +494,17 @@ func repairSummary(out io.Writer, tests []suite.RepairedTest) map[orchestrator.V
 }
 
 // repairResult is a finished project repair's result.
-func repairResult(c *client, id string) (suite.ProjectRepairResult, error) {
+func repairResult(c *conn, id string) (client.ProjectRepairResult, error) {
 	key, err := tenantKey()
 	if err != nil {
-		return suite.ProjectRepairResult{}, err
+		return client.ProjectRepairResult{}, err
 	}
-	var v api.JobView
+	var v client.JobView
 	if err := c.do("GET", "/v1/jobs/"+id, key, nil, &v); err != nil {
-		return suite.ProjectRepairResult{}, err
+		return client.ProjectRepairResult{}, err
 	}
 	// A repair that flagged a test fails with it, its report kept.
-	var r suite.ProjectRepairResult
+	var r client.ProjectRepairResult
 	if len(v.Project) == 0 || json.Unmarshal(v.Project, &r) != nil || r.Repair.Tests == nil {
 		return r, fmt.Errorf("the repair %s ended %s: %s", id, v.State, v.Error)
 	}
@@ -519,8 +514,8 @@ func repairResult(c *client, id string) (suite.ProjectRepairResult, error) {
 // writeReports writes an ended project run's reports where the flags
 // say: the runner's junit XML, its html report unpacked, and the failing
 // tests' traces, each named after its test.
-func writeReports(c *client, key, id string, o projectJobOptions, out io.Writer) error {
-	var v api.JobView
+func writeReports(c *conn, key, id string, o projectJobOptions, out io.Writer) error {
+	var v client.JobView
 	if err := c.do("GET", "/v1/jobs/"+id, key, nil, &v); err != nil {
 		return err
 	}

@@ -7,22 +7,20 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/webpilot/webpilot/api"
-	"github.com/webpilot/webpilot/internal/jobs"
-	"github.com/webpilot/webpilot/internal/store"
+	"github.com/webpilot/webpilot/client"
 )
 
 // suiteCmd runs or repairs stored tests as one bulk job.
-func suiteCmd(c *client, kind jobs.Kind, tags, tests []string, autoAccept bool, maxCredits float64, follow bool,
+func suiteCmd(c *conn, kind client.Kind, tags, tests []string, autoAccept bool, maxCredits float64, follow bool,
 	secrets map[string]string, out io.Writer, asJSON bool) error {
 	key, err := tenantKey()
 	if err != nil {
 		return err
 	}
-	req := jobs.SuiteRequest{TestIDs: tests, Tags: tags, AutoAccept: autoAccept, Secrets: secrets}
+	req := client.SuiteRequest{TestIDs: tests, Tags: tags, AutoAccept: autoAccept, Secrets: secrets}
 	req.Options.MaxCredits = maxCredits
 	path := "/v1/suites/run"
-	if kind == jobs.KindSuiteRepair {
+	if kind == client.KindSuiteRepair {
 		path = "/v1/suites/repair"
 	}
 	v, err := c.submit(key, path, req)
@@ -34,7 +32,7 @@ func suiteCmd(c *client, kind jobs.Kind, tags, tests []string, autoAccept bool, 
 
 // printTest prints one test's outcome of a bulk job as it arrives.
 func printTest(out io.Writer, data []byte) {
-	var t store.ChildReport
+	var t client.ChildReport
 	if json.Unmarshal(data, &t) != nil {
 		return
 	}
@@ -58,8 +56,8 @@ func printTest(out io.Writer, data []byte) {
 
 // suiteSummary prints a bulk job's totals; it fails when the run did not
 // complete or a test regressed or could not be repaired.
-func suiteSummary(v api.JobView, out io.Writer) error {
-	if v.Kind == string(jobs.KindProjectRun) && v.Reports != nil && v.Reports.Files > 0 {
+func suiteSummary(v client.JobView, out io.Writer) error {
+	if v.Kind == client.KindProjectRun && v.Reports != nil && v.Reports.Files > 0 {
 		return runSummary(v, out)
 	}
 	rep := v.Suite
@@ -73,7 +71,7 @@ func suiteSummary(v api.JobView, out io.Writer) error {
 	if v.Error != "" {
 		fmt.Fprintf(out, "error: %s\n", v.Error)
 	}
-	if v.State != "succeeded" {
+	if v.State != client.JobStateSucceeded {
 		return fmt.Errorf("%s ended %s", v.Kind, v.State)
 	}
 	if bad := rep.Tests - rep.Verdicts["passed"] - rep.Verdicts["healed"] - rep.Verdicts["flaky"]; bad > 0 {
@@ -85,7 +83,7 @@ func suiteSummary(v api.JobView, out io.Writer) error {
 // runSummary prints a project run's totals: its tests by the runner's
 // verdict over its files (its jobs are parts of several files each); it
 // fails when the run did not succeed.
-func runSummary(v api.JobView, out io.Writer) error {
+func runSummary(v client.JobView, out io.Writer) error {
 	var parts []string
 	all := 0
 	for k, n := range v.Reports.Tests {
@@ -102,7 +100,7 @@ func runSummary(v api.JobView, out io.Writer) error {
 	if v.Error != "" {
 		fmt.Fprintf(out, "error: %s\n", v.Error)
 	}
-	if v.State != "succeeded" {
+	if v.State != client.JobStateSucceeded {
 		return fmt.Errorf("%s ended %s", v.Kind, v.State)
 	}
 	return nil
@@ -117,7 +115,7 @@ func firstLine(s string, n int) string {
 }
 
 // testList prints the stored tests and their last verdict.
-func testList(c *client, out io.Writer, asJSON bool) error {
+func testList(c *conn, out io.Writer, asJSON bool) error {
 	key, err := tenantKey()
 	if err != nil {
 		return err
@@ -130,7 +128,7 @@ func testList(c *client, out io.Writer, asJSON bool) error {
 		printRaw(out, raw)
 		return nil
 	}
-	var res struct{ Tests []api.TestView }
+	var res struct{ Tests []client.TestView }
 	if err := json.Unmarshal([]byte(raw), &res); err != nil {
 		return err
 	}
@@ -141,25 +139,25 @@ func testList(c *client, out io.Writer, asJSON bool) error {
 }
 
 // testShow prints a test's script and its versions.
-func testShow(c *client, id string, out io.Writer, asJSON bool) error {
+func testShow(c *conn, id string, out io.Writer, asJSON bool) error {
 	key, err := tenantKey()
 	if err != nil {
 		return err
 	}
-	var t api.TestView
+	var t client.TestView
 	if err := c.do("GET", "/v1/tests/"+id, key, nil, &t); err != nil {
 		return err
 	}
 	var vs struct {
-		Versions []store.TestVersion `json:"versions"`
+		Versions []client.TestVersion `json:"versions"`
 	}
 	if err := c.do("GET", "/v1/tests/"+id+"/versions", key, nil, &vs); err != nil {
 		return err
 	}
 	if asJSON {
 		b, _ := json.Marshal(struct {
-			Test     api.TestView        `json:"test"`
-			Versions []store.TestVersion `json:"versions"`
+			Test     client.TestView      `json:"test"`
+			Versions []client.TestVersion `json:"versions"`
 		}{t, vs.Versions})
 		fmt.Fprintln(out, string(b))
 		return nil
@@ -179,7 +177,7 @@ func testShow(c *client, id string, out io.Writer, asJSON bool) error {
 
 // testDiff prints the unified diff a version proposes (text in both modes:
 // a diff is its own format).
-func testDiff(c *client, id, version string, out io.Writer) error {
+func testDiff(c *conn, id, version string, out io.Writer) error {
 	key, err := tenantKey()
 	if err != nil {
 		return err
@@ -193,7 +191,7 @@ func testDiff(c *client, id, version string, out io.Writer) error {
 }
 
 // testDecide accepts or rejects a proposed version.
-func testDecide(c *client, decision, id, version string, out io.Writer, asJSON bool) error {
+func testDecide(c *conn, decision, id, version string, out io.Writer, asJSON bool) error {
 	key, err := tenantKey()
 	if err != nil {
 		return err
@@ -206,7 +204,7 @@ func testDecide(c *client, decision, id, version string, out io.Writer, asJSON b
 		printRaw(out, raw)
 		return nil
 	}
-	var v store.TestVersion
+	var v client.TestVersion
 	if err := json.Unmarshal([]byte(raw), &v); err != nil {
 		return err
 	}

@@ -9,8 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/webpilot/webpilot/api"
-	"github.com/webpilot/webpilot/internal/store"
+	"github.com/webpilot/webpilot/client"
 )
 
 // webhookCommand manages the tenant's webhooks: where its events go, and
@@ -21,11 +20,11 @@ func webhookCommand(g *globals, out io.Writer) *cobra.Command {
 	add := &cobra.Command{Use: "add URL", Short: "Add a webhook; prints its signing secret once", Args: cobra.ExactArgs(1),
 		Example: "  webpilot webhook add https://ci.example/hooks/webpilot --event project.repaired --event regression.found",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			req := api.WebhookRequest{URL: args[0]}
+			req := client.WebhookRequest{URL: args[0]}
 			for _, e := range events {
-				req.Events = append(req.Events, store.WebhookEvent(e))
+				req.Events = append(req.Events, client.WebhookEvent(e))
 			}
-			var v api.WebhookCreated
+			var v client.WebhookCreated
 			if err := tenantDo(g, "POST", "/v1/webhooks", req, &v); err != nil {
 				return err
 			}
@@ -35,11 +34,11 @@ func webhookCommand(g *globals, out io.Writer) *cobra.Command {
 			fmt.Fprintf(out, "webhook %s: %s for %s\nsigning secret (shown once, keep it): %s\n", v.ID, v.URL, eventList(v.Events), v.Secret)
 			return nil
 		}}
-	add.Flags().StringSliceVar(&events, "event", []string{string(store.EventJobFinished)}, "an event to send (repeatable): "+strings.Join(eventNames(), ", "))
+	add.Flags().StringSliceVar(&events, "event", []string{string(client.EventJobFinished)}, "an event to send (repeatable): "+strings.Join(eventNames(), ", "))
 	var limit int
 	deliveries := &cobra.Command{Use: "deliveries ID", Short: "A webhook's deliveries, newest first, with every attempt", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var l api.DeliveryList
+			var l client.DeliveryList
 			if err := tenantDo(g, "GET", fmt.Sprintf("/v1/webhooks/%s/deliveries?limit=%d", url.PathEscape(args[0]), limit), nil, &l); err != nil {
 				return err
 			}
@@ -62,7 +61,7 @@ func webhookCommand(g *globals, out io.Writer) *cobra.Command {
 	w.AddCommand(add, deliveries,
 		&cobra.Command{Use: "list", Short: "Your webhooks", Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, args []string) error {
-				var l api.WebhookList
+				var l client.WebhookList
 				if err := tenantDo(g, "GET", "/v1/webhooks", nil, &l); err != nil {
 					return err
 				}
@@ -76,7 +75,7 @@ func webhookCommand(g *globals, out io.Writer) *cobra.Command {
 			}},
 		&cobra.Command{Use: "delete ID", Short: "Stop a webhook (its pending deliveries are dropped)", Args: cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				var d api.Deleted
+				var d client.Deleted
 				if err := tenantDo(g, "DELETE", "/v1/webhooks/"+url.PathEscape(args[0]), nil, &d); err != nil {
 					return err
 				}
@@ -93,7 +92,7 @@ func tenantDo(g *globals, method, path string, body, into any) error {
 	if err != nil {
 		return err
 	}
-	return g.client().do(method, path, key, body, into)
+	return g.conn().do(method, path, key, body, into)
 }
 
 func printJSON(out io.Writer, v any) error {
@@ -107,13 +106,13 @@ func printJSON(out io.Writer, v any) error {
 
 func eventNames() []string {
 	var out []string
-	for _, e := range store.WebhookEvents() {
+	for _, e := range client.AllWebhookEvents {
 		out = append(out, string(e))
 	}
 	return out
 }
 
-func eventList(es []store.WebhookEvent) string {
+func eventList(es []client.WebhookEvent) string {
 	var out []string
 	for _, e := range es {
 		out = append(out, string(e))

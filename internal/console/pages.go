@@ -84,7 +84,7 @@ var funcs = template.FuncMap{
 		}
 		return min(100, done*100/total)
 	},
-	"terminal": func(s string) bool { return store.JobState(s).Terminal() },
+	"terminal": func(s store.JobState) bool { return s.Terminal() },
 	// diffLines classes a unified diff's lines for colouring.
 	"diffLines": func(diff string) []diffLine {
 		var out []diffLine
@@ -324,7 +324,7 @@ func jobTitle(v api.JobView) string {
 	if v.Name != "" {
 		return v.Name
 	}
-	return v.Kind + " " + v.ID
+	return string(v.Kind) + " " + v.ID
 }
 
 // loadJob reads the tenant's job the path names, answering 404 itself.

@@ -25,7 +25,7 @@ type viewsAPI struct {
 
 func (a viewsAPI) JobView(_ context.Context, j store.Job) api.JobView {
 	v := a.views[j.ID]
-	v.ID, v.Kind, v.State = j.ID, j.Kind, string(j.State)
+	v.ID, v.Kind, v.State = j.ID, jobs.Kind(j.Kind), j.State
 	return v
 }
 
