@@ -133,7 +133,7 @@ func WriteTest(p Project, sc scenario.Scenario, manifest []orchestrator.Manifest
 	}
 	if testFrom == "@playwright/test" {
 		importFrom([]string{"test", "expect"}, testFrom)
-	} else if src, _ := p.File(testFrom); exports(src.Content, "expect") {
+	} else if src, _ := p.File(testFrom); exported(src.Content)["expect"] {
 		importFrom([]string{"test", "expect"}, testFrom)
 	} else {
 		importFrom([]string{"test"}, testFrom)

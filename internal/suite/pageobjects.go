@@ -52,8 +52,9 @@ func FindPageObjects(p Project) []PageObject {
 			continue
 		}
 		parsed[f.Path] = sf
+		names := exported(f.Content)
 		walkNodes(sf.prog, func(n any) {
-			if c, ok := n.(*ast.ClassLiteral); ok && c.Name != nil && exports(f.Content, string(c.Name.Name)) {
+			if c, ok := n.(*ast.ClassLiteral); ok && c.Name != nil && names[string(c.Name.Name)] {
 				if po := pageObjectOf(sf, c); len(po.Props) > 0 {
 					pos = append(pos, po)
 				}
@@ -62,7 +63,7 @@ func FindPageObjects(p Project) []PageObject {
 	}
 	for _, f := range p.Files {
 		sf := parsed[f.Path]
-		if sf == nil || !exports(f.Content, "test") {
+		if sf == nil || !exported(f.Content)["test"] {
 			continue
 		}
 		walk(sf.prog, func(call *ast.CallExpression) {
@@ -110,9 +111,10 @@ func pageObjectOf(sf *parsedSource, c *ast.ClassLiteral) PageObject {
 	if param == "" {
 		return po
 	}
+	privates := privateMembers(sf.src)
 	add := func(name string, e ast.Expression) {
 		call, ok := e.(*ast.CallExpression)
-		if !ok || name == "" || strings.HasPrefix(name, "#") || private(sf.src, name) {
+		if !ok || name == "" || strings.HasPrefix(name, "#") || privates[name] {
 			return
 		}
 		dot, ok := call.Callee.(*ast.DotExpression)
@@ -154,11 +156,18 @@ func pageObjectOf(sf *parsedSource, c *ast.ClassLiteral) PageObject {
 	return po
 }
 
-// private reports whether a class of src declares name private or
-// protected (TypeScript's modifiers, gone once its types are stripped).
-func private(src []byte, name string) bool {
-	re := regexp.MustCompile(`\b(private|protected)\s+(readonly\s+|override\s+)*(get\s+)?` + regexp.QuoteMeta(name) + `\s*[:;=(!?]`)
-	return re.Match(src)
+// privateMember is a member TypeScript's modifiers keep private or
+// protected (gone once its types are stripped).
+var privateMember = regexp.MustCompile(`\b(?:private|protected)\s+(?:readonly\s+|override\s+)*(?:get\s+)?([A-Za-z_$][\w$]*)\s*[:;=(!?]`)
+
+// privateMembers lists the members the classes of src declare private or
+// protected.
+func privateMembers(src []byte) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range privateMember.FindAllSubmatch(src, -1) {
+		out[string(m[1])] = true
+	}
+	return out
 }
 
 // onThePage reports whether e is the constructor's page: its parameter,
@@ -194,13 +203,32 @@ func builtIn(e ast.Expression) []string {
 	return out
 }
 
-// exports reports whether a module's source exports name, in either
-// module system.
-func exports(src []byte, name string) bool {
-	n := regexp.QuoteMeta(name)
-	re := regexp.MustCompile(`export\s+(default\s+)?(abstract\s+)?(class|const|let|var|function)\s+` + n + `\b|export\s*\{[^}]*\b` + n +
-		`\b[^}]*\}|module\.exports\s*=\s*\{[^}]*\b` + n + `\b[^}]*\}|module\.exports\s*=\s*` + n + `\b|exports\.` + n + `\s*=`)
-	return re.Match(src)
+// The ways a module exports a name: a declaration (export class X, export
+// default function X), a list (export { X, Y as Z }, module.exports = { X }),
+// or one name (module.exports = X, exports.X = …).
+var (
+	exportDecl = regexp.MustCompile(`export\s+(?:default\s+)?(?:abstract\s+)?(?:class|const|let|var|function)\s+([A-Za-z_$][\w$]*)`)
+	exportList = regexp.MustCompile(`export\s*\{([^}]*)\}|module\.exports\s*=\s*\{([^}]*)\}`)
+	exportOne  = regexp.MustCompile(`module\.exports\s*=\s*([A-Za-z_$][\w$]*)|exports\.([A-Za-z_$][\w$]*)\s*=`)
+	identifier = regexp.MustCompile(`[A-Za-z_$][\w$]*`)
+)
+
+// exported lists the names a module's source exports, in either module
+// system: one pass over it, whatever the number of names asked about.
+func exported(src []byte) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range exportDecl.FindAllSubmatch(src, -1) {
+		out[string(m[1])] = true
+	}
+	for _, m := range exportList.FindAllSubmatch(src, -1) {
+		for _, id := range identifier.FindAll(append(m[1], m[2]...), -1) {
+			out[string(id)] = true
+		}
+	}
+	for _, m := range exportOne.FindAllSubmatch(src, -1) {
+		out[string(m[1])+string(m[2])] = true
+	}
+	return out
 }
 
 // Matches reports whether the prop's locator finds the element a run

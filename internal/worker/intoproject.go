@@ -72,27 +72,23 @@ func (w *Worker) writeIntoProject(ctx context.Context, claim store.Claim, sc sce
 		into.Error = "the project with the test is not a project: " + err.Error()
 		return into, outcome{}, true
 	}
-	meter, out, ok := w.meterBrowser(ctx, claim, writeRunSeconds)
-	if !ok {
-		if out.Finish.State == store.JobStateBudgetExhausted {
-			into.Error = "not verified: " + out.Finish.Error
+	var rep suite.RunReport
+	run, err := w.metered(ctx, claim, writeRunSeconds, func() (err error) {
+		rep, err = w.runProject(ctx, np, suite.RunOptions{Files: []string{wt.File}, BaseURL: sc.Origin(), Env: secrets,
+			Wall: writeRunSeconds * time.Second, Trace: true})
+		return err
+	})
+	into.BrowserSeconds, into.CreditsMicro = run.took.Seconds(), run.charged
+	if end, ok := endOf(err); ok {
+		if end.Finish.State == store.JobStateBudgetExhausted {
+			// The scenario's own job stands: only the written test
+			// goes unverified.
+			into.Error = "not verified: " + end.Finish.Error
 			return into, outcome{}, true
 		}
-		return nil, out, false
-	}
-	start := time.Now()
-	rep, err := w.runProject(ctx, np, suite.RunOptions{Files: []string{wt.File}, BaseURL: sc.Origin(), Env: secrets,
-		Wall: writeRunSeconds * time.Second, Trace: true})
-	took := time.Since(start)
-	charged, merr := meter(took)
-	into.BrowserSeconds, into.CreditsMicro = took.Seconds(), charged
-	if merr != nil {
-		return nil, handedBack(merr), false
+		return nil, end, false
 	}
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, handedBack(ctx.Err()), false
-		}
 		into.Error = "the runner failed: " + err.Error()
 		return into, outcome{}, true
 	}

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -143,4 +144,67 @@ func (m *sessionMeter) Close(ctx context.Context) (time.Duration, int64) {
 		}
 	}
 	return m.total, m.charged
+}
+
+// browserSeq is the usage row of a job's browser time (its model calls,
+// if any, are numbered from 1).
+const browserSeq = 1_000_000
+
+// browserRun is what a metered run of the sandbox's runner took and was
+// charged.
+type browserRun struct {
+	took    time.Duration
+	charged int64
+}
+
+// endsAttempt is a metered run's error that ends the attempt with out: a
+// hold that cannot cover the run (budget_exhausted, the runner never
+// started), or a job handed back (its charge not recorded, its context
+// done).
+type endsAttempt struct{ out outcome }
+
+func (e *endsAttempt) Error() string { return "the attempt ends: " + e.out.Finish.Error }
+
+// endOf is the outcome err ends the attempt with, if it does.
+func endOf(err error) (outcome, bool) {
+	var e *endsAttempt
+	if errors.As(err, &e) {
+		return e.out, true
+	}
+	return outcome{}, false
+}
+
+// metered runs work (the sandbox's runner) as the job's browser time: the
+// most it can cost (upTo seconds at jobs.BrowserSecondMicro) is reserved
+// from the job's hold before it starts, and the time it took is charged
+// after (never more than the reservation), whatever it returned. A hold
+// that cannot cover it, a charge that cannot be recorded, or work cut
+// short by the job's own context is an *endsAttempt (see endOf); any other
+// error is work's. A worker that dies before the charge is charged the
+// whole reservation by the next attempt, as a model call's is.
+func (w *Worker) metered(ctx context.Context, claim store.Claim, upTo int64, work func() error) (browserRun, error) {
+	max := upTo * jobs.BrowserSecondMicro
+	err := w.store.ReserveCall(ctx, store.Reservation{JobID: claim.JobID, Attempt: claim.Attempt, Seq: browserSeq, Model: store.BrowserTime, Max: max})
+	switch {
+	case errors.Is(err, store.ErrHoldExceeded):
+		return browserRun{}, &endsAttempt{outcome{Finish: store.Finish{State: store.JobStateBudgetExhausted, Result: json.RawMessage(`{}`),
+			Error: fmt.Sprintf("not run: the credit budget left cannot cover its browser time (up to %d s, %s credits)", upTo,
+				strconv.FormatFloat(float64(max)/store.MicroCredits, 'f', -1, 64))}}}
+	case err != nil:
+		return browserRun{}, &endsAttempt{handedBack(err)}
+	}
+	start := time.Now()
+	werr := work()
+	run := browserRun{took: time.Since(start)}
+	credits := int64(math.Ceil(run.took.Seconds() * jobs.BrowserSecondMicro))
+	_, err = w.store.SettleCall(context.WithoutCancel(ctx), store.Usage{JobID: claim.JobID, Attempt: claim.Attempt, Seq: browserSeq,
+		Model: store.BrowserTime, Credits: credits, Seconds: run.took.Seconds(), Reason: fmt.Sprintf("browser time (%s, %.1f s)", claim.Kind, run.took.Seconds())})
+	run.charged = min(credits, max)
+	switch {
+	case err != nil:
+		return run, &endsAttempt{handedBack(err)}
+	case werr != nil && ctx.Err() != nil:
+		return run, &endsAttempt{handedBack(ctx.Err())}
+	}
+	return run, werr
 }

@@ -7,10 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -359,22 +357,16 @@ func (w *Worker) runProjectFile(ctx context.Context, claim store.Claim, log *slo
 			}
 		}
 	}
-	meter, out, ok := w.meterBrowser(ctx, claim, int64(wall.Seconds()))
-	if !ok {
-		return out
-	}
-	start := time.Now()
-	rep, err := w.runProject(ctx, p, suite.RunOptions{Files: req.Files, BaseURL: req.BaseURL, Origins: req.Origins, Env: secrets, Trace: true,
-		Blob: true, OnProgress: w.showProgress(ctx, claim, redact, log), Wall: wall, Ceiling: ceiling, Workers: workers})
-	took := time.Since(start)
-	charged, merr := meter(took)
-	if merr != nil {
-		return handedBack(merr)
+	var rep suite.RunReport
+	run, err := w.metered(ctx, claim, int64(wall.Seconds()), func() (err error) {
+		rep, err = w.runProject(ctx, p, suite.RunOptions{Files: req.Files, BaseURL: req.BaseURL, Origins: req.Origins, Env: secrets, Trace: true,
+			Blob: true, OnProgress: w.showProgress(ctx, claim, redact, log), Wall: wall, Ceiling: ceiling, Workers: workers})
+		return err
+	})
+	if end, ok := endOf(err); ok {
+		return end
 	}
 	if err != nil {
-		if ctx.Err() != nil {
-			return handedBack(ctx.Err())
-		}
 		return failed("the runner failed: " + err.Error())
 	}
 	if lost := w.keepRunReports(ctx, claim, &rep, secrets); len(lost) > 0 {
@@ -382,7 +374,7 @@ func (w *Worker) runProjectFile(ctx context.Context, claim store.Claim, log *slo
 	}
 	res := ProjectFileResult{Project: req.Name, Version: req.Version, File: strings.Join(req.Files, ","), Files: req.Files, Tests: rep.Tests,
 		Errors: rep.Errors, Limit: rep.Limit, NotRun: rep.NotRun, Runner: rep.Runner, Verdict: fileVerdict(rep),
-		BrowserSeconds: took.Seconds(), CreditsMicro: charged}
+		BrowserSeconds: run.took.Seconds(), CreditsMicro: run.charged}
 	// A passing test's targets, per version: what re-location starts from
 	// when the app drifts.
 	prints := map[string][]suite.TraceAction{}
@@ -586,29 +578,22 @@ func (w *Worker) repairProject(ctx context.Context, claim store.Claim, req jobs.
 	if plan.part {
 		upTo = jobs.RepairFileSeconds
 	}
-	meter, out, ok := w.meterBrowser(ctx, claim, upTo)
-	if !ok {
-		return rep, res, out, false
-	}
-	start := time.Now()
-	if plan.merge {
-		rep, err = w.cfg.Projects.MergeRepairs(ctx, p, plan.parts, o)
-	} else {
-		rep, err = w.cfg.Projects.Repair(ctx, p, plan.prints, o)
-	}
-	took := time.Since(start)
-	charged, merr := meter(took)
-	if merr != nil {
-		return rep, res, handedBack(merr), false
+	run, err := w.metered(ctx, claim, upTo, func() (err error) {
+		if plan.merge {
+			rep, err = w.cfg.Projects.MergeRepairs(ctx, p, plan.parts, o)
+		} else {
+			rep, err = w.cfg.Projects.Repair(ctx, p, plan.prints, o)
+		}
+		return err
+	})
+	if end, ok := endOf(err); ok {
+		return rep, res, end, false
 	}
 	if err != nil {
-		if ctx.Err() != nil {
-			return rep, res, handedBack(ctx.Err()), false
-		}
 		return rep, res, failed("the repair failed: " + err.Error()), false
 	}
 	res = suite.ProjectRepairResult{Project: req.Name, Version: req.Version, Repair: rep, Verdict: repairVerdict(rep),
-		BrowserSeconds: took.Seconds() + plan.spent.BrowserSeconds, CreditsMicro: charged + plan.spent.CreditsMicro}
+		BrowserSeconds: run.took.Seconds() + plan.spent.BrowserSeconds, CreditsMicro: run.charged + plan.spent.CreditsMicro}
 	for _, part := range plan.parts {
 		res.Files += len(part.Files)
 	}
@@ -854,33 +839,4 @@ func redactJSON(redact func(string) string, b []byte) []byte {
 		return nil
 	}
 	return out
-}
-
-// browserSeq is the usage row of a job's browser time (its model calls,
-// if any, are numbered from 1).
-const browserSeq = 1_000_000
-
-// meterBrowser reserves from the job's hold the most its browser time can
-// cost (upTo seconds at jobs.BrowserSecondMicro) before the runner starts,
-// and answers meter, which charges the time it took (never more than the
-// reservation). A hold that cannot cover it ends the job budget_exhausted
-// without starting the runner; a worker that dies before meter is charged
-// the whole reservation by the next attempt, as a model call's is.
-func (w *Worker) meterBrowser(ctx context.Context, claim store.Claim, upTo int64) (meter func(time.Duration) (int64, error), out outcome, ok bool) {
-	max := upTo * jobs.BrowserSecondMicro
-	err := w.store.ReserveCall(ctx, store.Reservation{JobID: claim.JobID, Attempt: claim.Attempt, Seq: browserSeq, Model: store.BrowserTime, Max: max})
-	switch {
-	case errors.Is(err, store.ErrHoldExceeded):
-		return nil, outcome{Finish: store.Finish{State: store.JobStateBudgetExhausted, Result: json.RawMessage(`{}`),
-			Error: fmt.Sprintf("not run: the credit budget left cannot cover its browser time (up to %d s, %s credits)", upTo,
-				strconv.FormatFloat(float64(max)/store.MicroCredits, 'f', -1, 64))}}, false
-	case err != nil:
-		return nil, handedBack(err), false
-	}
-	return func(d time.Duration) (int64, error) {
-		credits := int64(math.Ceil(d.Seconds() * jobs.BrowserSecondMicro))
-		_, err := w.store.SettleCall(context.WithoutCancel(ctx), store.Usage{JobID: claim.JobID, Attempt: claim.Attempt, Seq: browserSeq,
-			Model: store.BrowserTime, Credits: credits, Seconds: d.Seconds(), Reason: fmt.Sprintf("browser time (%s, %.1f s)", claim.Kind, d.Seconds())})
-		return min(credits, max), err
-	}, outcome{}, true
 }
