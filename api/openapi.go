@@ -134,6 +134,8 @@ func (s *Server) routes() []route {
 		{method: "DELETE", path: "/v1/step-cache", access: tenantOnly, handler: s.clearStepCache, status: 200, resp: Deleted{},
 			summary: "Clear the step cache (of one origin)", query: []queryParam{origin}},
 		{method: "GET", path: "/v1/tests", access: tenantOnly, handler: s.tests, status: 200, resp: TestList{}, summary: "The tenant's suite"},
+		{method: "POST", path: "/v1/tests/project", access: tenantOnly, handler: s.testsToProject, body: TestsToProject{}, status: 201, resp: TestsProjectView{},
+			summary: "Write stored tests as a project's version (each spec with its steps' manifest), to run and repair with the runner"},
 		{method: "POST", path: "/v1/tests/import", access: tenantOnly, handler: s.importRetired, status: 410, resp: ErrorBody{},
 			summary: "Retired: upload the specs as a project (POST /v1/projects/{name}), which runs them as written and repairs them"},
 		{method: "GET", path: "/v1/tests/{id}", access: tenantOnly, handler: s.test, status: 200, resp: TestView{}, summary: "A test: scenario, script and manifest"},

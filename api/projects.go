@@ -98,34 +98,40 @@ func (s *Server) uploadProject(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	archive, err := p.Archive()
+	view, err := s.saveProject(r.Context(), tenantFrom(r.Context()).ID, name, p)
 	if err != nil {
 		s.internal(w, r, err)
 		return
 	}
-	t := tenantFrom(r.Context())
-	v, _, err := s.store.SaveProjectVersion(r.Context(), t.ID, store.ProjectVersion{Project: name, Digest: p.Digest(),
+	writeJSON(w, http.StatusCreated, view)
+}
+
+// saveProject stores p as the project's current version and, when that
+// version was never listed, has a worker list its tests with the runner:
+// the dispatcher never runs a customer's code.
+func (s *Server) saveProject(ctx context.Context, tenantID, name string, p suite.Project) (ProjectView, error) {
+	archive, err := p.Archive()
+	if err != nil {
+		return ProjectView{}, err
+	}
+	v, _, err := s.store.SaveProjectVersion(ctx, tenantID, store.ProjectVersion{Project: name, Digest: p.Digest(),
 		Files: len(p.Files), Bytes: p.Size()}, archive)
 	if err != nil {
-		s.internal(w, r, err)
-		return
+		return ProjectView{}, err
 	}
 	view := projectView(v)
 	if v.ListedAt == nil {
-		// The runner lists the tests, on a worker: the dispatcher never
-		// runs a customer's code.
 		in, _ := json.Marshal(jobs.ProjectRequest{Name: name, Version: v.Digest})
-		subject := jobs.Subject(jobs.KindProjectList, t.ID)
-		job, err := s.store.SubmitJob(r.Context(), store.NewJob{TenantID: t.ID, Kind: string(jobs.KindProjectList), Subject: subject,
+		subject := jobs.Subject(jobs.KindProjectList, tenantID)
+		job, err := s.store.SubmitJob(ctx, store.NewJob{TenantID: tenantID, Kind: string(jobs.KindProjectList), Subject: subject,
 			Prepare: func(string) (json.RawMessage, error) { return in, nil }})
 		if err != nil {
-			s.internal(w, r, err)
-			return
+			return ProjectView{}, err
 		}
 		s.pub.Send(store.OutboxItem{Subject: subject, JobID: job.ID})
 		view.ListJob = job.ID
 	}
-	writeJSON(w, http.StatusCreated, view)
+	return view, nil
 }
 
 // projects lists the tenant's projects.

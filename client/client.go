@@ -378,6 +378,14 @@ func (c *Client) DecideVersion(ctx context.Context, id string, version int, acce
 	return v, c.Do(ctx, http.MethodPost, fmt.Sprintf("/v1/tests/%s/versions/%d/%s", url.PathEscape(id), version, verb), nil, &v, nil)
 }
 
+// TestsToProject writes stored tests (each accepted spec with its steps'
+// manifest) as the current version of a project, to be run and repaired
+// by the runner as any project is.
+func (c *Client) TestsToProject(ctx context.Context, r TestsToProject) (TestsProjectView, error) {
+	var v TestsProjectView
+	return v, c.Do(ctx, http.MethodPost, "/v1/tests/project", r, &v, nil)
+}
+
 // UploadProject uploads a version of a project of the tenant's: a zip or
 // tar archive, or its files by path. Its tests are listed by a job the
 // answer names (ListJob).

@@ -850,6 +850,28 @@ type TestView struct {
 	UpdatedAt  time.Time       `json:"updated_at"`
 }
 
+// TestsToProject is the body of POST /v1/tests/project: which stored tests
+// to write as a project, and which project.
+type TestsToProject struct {
+	// Project is the project's name ("generated" when absent): a new one,
+	// or one this call wrote before (a customer's own project is never
+	// overwritten).
+	Project string `json:"project,omitempty"`
+	// TestIDs or Tags pick the tests; neither: all of them.
+	TestIDs []string `json:"test_ids,omitempty"`
+	Tags    []string `json:"tags,omitempty"`
+}
+
+// TestsProjectView answers POST /v1/tests/project: the project's new
+// current version (its tests being listed by ListJob) and where each test
+// went.
+type TestsProjectView struct {
+	ProjectView
+	// Written maps each written test's id to its spec's path in the project
+	// (its manifest beside it, NAME.steps.json).
+	Written map[string]string `json:"written"`
+}
+
 // VersionList is a test's versions, newest first.
 type VersionList struct {
 	Versions []TestVersion `json:"versions"`

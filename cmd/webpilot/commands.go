@@ -273,8 +273,27 @@ func testCommand(g *globals, out io.Writer) *cobra.Command {
 			RunE: func(cmd *cobra.Command, args []string) error {
 				return testDecide(g.conn(), "reject", args[0], args[1], out, g.json)
 			}},
+		testProjectCommand(g, out),
 	)
 	return t
+}
+
+// testProjectCommand writes stored tests as a project, to be run and
+// repaired by the runner as a customer's project is.
+func testProjectCommand(g *globals, out io.Writer) *cobra.Command {
+	var req client.TestsToProject
+	cmd := &cobra.Command{Use: "project", Args: cobra.NoArgs,
+		Short: "Write the stored tests as a project (each spec with its steps' manifest) to run and repair with the runner",
+		Long: `Write the stored tests (all of them, those with a tag, or those listed) as the current version of a
+project: tests/NAME.spec.ts, the accepted spec, with tests/NAME.steps.json beside it. From there
+"webpilot project run NAME" runs them with the runner in the sandbox (junit and html reports,
+traces) and "webpilot project repair NAME" repairs them. The project is a new one, or one stored
+tests were written into before: a project of your own is never overwritten.`,
+		RunE: func(cmd *cobra.Command, args []string) error { return testProject(g.conn(), req, out, g.json) }}
+	cmd.Flags().StringVar(&req.Project, "project", "", "the project's name (default generated)")
+	cmd.Flags().StringSliceVar(&req.Tags, "tag", nil, "only the tests with this tag (repeatable)")
+	cmd.Flags().StringSliceVar(&req.TestIDs, "test", nil, "only this test (repeatable)")
+	return cmd
 }
 
 func testsCommand(g *globals, out io.Writer) *cobra.Command {

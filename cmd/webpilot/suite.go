@@ -138,6 +138,32 @@ func testList(c *conn, out io.Writer, asJSON bool) error {
 	return nil
 }
 
+// testProject writes stored tests as a project and says where each went.
+func testProject(c *conn, req client.TestsToProject, out io.Writer, asJSON bool) error {
+	key, err := tenantKey()
+	if err != nil {
+		return err
+	}
+	var raw string
+	if err := c.do("POST", "/v1/tests/project", key, req, &raw); err != nil {
+		return err
+	}
+	if asJSON {
+		printRaw(out, raw)
+		return nil
+	}
+	var v client.TestsProjectView
+	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "project %s version %s: %d tests written (%d files)\n", v.Name, v.Version, len(v.Written), v.Files)
+	if v.ListJob != "" {
+		fmt.Fprintf(out, "listing its tests: job %s\n", v.ListJob)
+	}
+	fmt.Fprintf(out, "run them:    webpilot project run %s\nrepair them: webpilot project repair %s\n", v.Name, v.Name)
+	return nil
+}
+
 // testShow prints a test's script and its versions.
 func testShow(c *conn, id string, out io.Writer, asJSON bool) error {
 	key, err := tenantKey()
