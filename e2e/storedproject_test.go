@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/playwright-community/playwright-go"
 
 	"github.com/webpilot/webpilot/client"
 	"github.com/webpilot/webpilot/internal/demoapp"
@@ -102,9 +105,25 @@ func TestStoredTestsRunAndRepairAsAProject(t *testing.T) {
 	if res.Proposed == "" || counts[client.VerdictHealed] != 2 || counts[client.VerdictPassed] != 1 || counts[client.VerdictRegression] != 0 {
 		t.Fatalf("the repair: proposed %q, verdicts %v", res.Proposed, counts)
 	}
-	if _, err := c.AcceptProjectVersion(ctx, "generated", res.Proposed); err != nil {
-		t.Fatalf("accept: %v", err)
+	// In the console: the suite points at the project, which lists the
+	// written files; the repair's page shows its patch and charge, and
+	// its button accepts it.
+	_, pg := consoleSignIn(t, s, key, "/console/tests")
+	mainShows(t, pg, "webpilot test project", "add", "count", "bread")
+	must(t, pg.GetByRole("link", playwright.PageGetByRoleOptions{Name: "Projects", Exact: playwright.Bool(true)}).First().Click())
+	must(t, pg.GetByRole("link", playwright.PageGetByRoleOptions{Name: "generated", Exact: playwright.Bool(true)}).First().Click())
+	must(t, pg.WaitForURL(s.api.URL+"/console/projects/generated"))
+	mainShows(t, pg, "tests/add.spec.ts", "tests/count.spec.ts", "tests/bread.spec.ts")
+	if _, err := pg.Goto(s.api.URL + "/console/jobs/" + repairID[1]); err != nil {
+		t.Fatal(err)
 	}
+	if job.ChargedCredits <= 0 {
+		t.Errorf("the repair charged nothing")
+	}
+	mainShows(t, pg, "Repair of generated", "+++ b/tests/add.spec.ts", "healed", fmt.Sprintf("%v charged of %v held", job.ChargedCredits, job.HoldCredits))
+	must(t, pg.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Accept: make it the project's current version"}).Click())
+	must(t, pg.WaitForURL(s.api.URL+"/console/projects/generated"))
+	mainShows(t, pg, short12(res.Proposed))
 	if out, err := cli("project", "run", "generated", "--watch"); err != nil {
 		t.Fatalf("the healed project's run: %v\n%s", err, out)
 	}
