@@ -11,7 +11,7 @@
 // invalid input, each field at fault by its JSON path.
 package client
 
-//go:generate go run ./internal/wiregen -o types.go
+//go:generate go run ../cmd/wiregen -o types.go
 
 import (
 	"bytes"

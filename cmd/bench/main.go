@@ -214,6 +214,7 @@ func run(submits, clients, latencyN, jobsN, pageN, chaosN, clusterN, peerN, repl
 		{"projects_e2e", projectsE2EBench},
 		{"projects_overhead", projectsOverheadBench},
 		{"generate_into_project", generateIntoProjectBench},
+		{"stored_as_project", storedAsProjectBench},
 		{"suites_scale", suitesScaleBench},
 		{"mcp", func(ctx context.Context) error { return e.mcpBench(ctx, mcpRounds) }},
 		{"scaling", func(ctx context.Context) error { return e.scalingBench(ctx, rate) }},

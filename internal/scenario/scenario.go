@@ -16,6 +16,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/webpilot/webpilot/client"
 	"github.com/webpilot/webpilot/internal/browser"
 )
 
@@ -509,17 +510,11 @@ func ResolveAgainst(base, ref string) (string, bool) {
 // be "base: URL" (or the base URL is given separately), "# " lines are
 // comments, every other line is a step.
 func ParseTextScenario(name, text, baseURL string) Scenario {
-	sc := Scenario{Name: name, BaseURL: baseURL}
-	for _, line := range strings.Split(text, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		if rest, ok := strings.CutPrefix(line, "base:"); ok && len(sc.Steps) == 0 {
-			sc.BaseURL = strings.TrimSpace(rest)
-			continue
-		}
-		sc.Steps = append(sc.Steps, Step{Text: line})
+	// The client reads the form; a scenario here is its steps' sentences.
+	c := client.ScenarioFromText(name, text, baseURL)
+	sc := Scenario{Name: c.Name, BaseURL: c.BaseURL}
+	for _, st := range c.Steps {
+		sc.Steps = append(sc.Steps, Step{Text: st.Text})
 	}
 	return sc
 }

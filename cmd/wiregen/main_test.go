@@ -21,7 +21,7 @@ func TestTheClientsTypesAreTheAPIs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile("../../types.go")
+	got, err := os.ReadFile("../../client/types.go")
 	if err != nil {
 		t.Fatal(err)
 	}
