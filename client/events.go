@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -34,9 +35,8 @@ func (c *Client) Events(ctx context.Context, id string, fn func(Event) error) er
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		raw := make([]byte, 64<<10)
-		n, _ := resp.Body.Read(raw)
-		return answerError(resp, raw[:n])
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		return answerError(resp, raw)
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
