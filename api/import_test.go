@@ -96,3 +96,32 @@ func TestBulkJobsAreBounded(t *testing.T) {
 		t.Fatalf("a budget that covers them: %d %s", code, body)
 	}
 }
+
+// TestStoredTestsAsAProjectNameTheBadField: POST /v1/tests/project picks
+// tests by the same rules as a suite's run, its fields named at the top
+// of its body; a bad request writes no project.
+func TestStoredTestsAsAProjectNameTheBadField(t *testing.T) {
+	t.Parallel()
+	base, st, key := abuseServer(t, api.Config{}, api.DefaultServerTimeouts())
+	const id = "00000000-0000-0000-0000-000000000001"
+	for _, c := range []struct{ body, field, says string }{
+		{`{"project":"a b"}`, `"project"`, "a project's name"},
+		{`{"test_ids":["` + id + `"],"tags":["x"]}`, `"tags"`, "not both"},
+		{`{"test_ids":["x"]}`, `"test_ids[0]"`, "a UUID"},
+		{`{"test_ids":["` + id + `","` + id + `"]}`, `"test_ids[1]"`, "listed twice"},
+		{`{"tags":["a b"]}`, `"tags[0]"`, ""},
+		{`{"test_ids":["` + id + `"]}`, `"test_ids"`, "not tests of yours"},
+	} {
+		code, got := postBody(t, base+"/v1/tests/project", key, []byte(c.body))
+		if code != http.StatusBadRequest || !strings.Contains(got, `"field": `+c.field+",") || !strings.Contains(got, c.says) {
+			t.Errorf("%s: %d %s", c.body, code, got)
+		}
+	}
+	tn, err := st.Authenticate(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if list, err := st.Projects(context.Background(), tn.ID); err != nil || len(list) != 0 {
+		t.Fatalf("%d projects (%v)", len(list), err)
+	}
+}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/google/uuid"
-
 	"github.com/webpilot/webpilot/internal/jobs"
 	"github.com/webpilot/webpilot/internal/scenario"
 	"github.com/webpilot/webpilot/internal/store"
@@ -58,18 +56,7 @@ func (s *Server) testsToProject(w http.ResponseWriter, r *http.Request) {
 	if !jobs.ValidProjectName(req.Project) {
 		v.Add("project", "must be a project's name: letters, digits, '.', '_' and '-', at most 100")
 	}
-	if len(req.TestIDs) > 0 && len(req.Tags) > 0 {
-		v.Add("tags", "give test_ids or tags, not both")
-	}
-	if len(req.TestIDs) > jobs.MaxSuiteTests {
-		v.Add("test_ids", "at most %d tests", jobs.MaxSuiteTests)
-	}
-	for i, id := range req.TestIDs {
-		if _, err := uuid.Parse(id); err != nil {
-			v.Add(fmt.Sprintf("test_ids[%d]", i), "must be a test id (a UUID)")
-		}
-	}
-	scenario.ValidateTags(&v, "tags", req.Tags)
+	jobs.ValidateSelection(&v, "", req.TestIDs, req.Tags)
 	if len(v) > 0 {
 		writeError(w, http.StatusBadRequest, "invalid request", v)
 		return

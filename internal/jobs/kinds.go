@@ -130,25 +130,39 @@ type SuiteRequest struct {
 	Options       scenario.Options  `json:"options"`
 }
 
-// Validate checks a suite request at JSON path at.
-func (r *SuiteRequest) Validate(v *scenario.ValidationError, at string, kind Kind, urls scenario.URLPolicy) {
-	if len(r.TestIDs) > 0 && len(r.Tags) > 0 {
-		// Either picks the tests; both would leave it unclear which wins.
-		v.Add(at+".tags", "give test_ids or tags, not both")
+// ValidateSelection checks a selection of stored tests (their ids, or
+// tags) whose fields sit under JSON path at ("" at the top): a suite's
+// run and repair, and the stored tests written as a project, pick tests
+// by the same rules.
+func ValidateSelection(v *scenario.ValidationError, at string, testIDs, tags []string) {
+	field := func(name string) string {
+		if at == "" {
+			return name
+		}
+		return at + "." + name
 	}
-	if len(r.TestIDs) > MaxSuiteTests {
-		v.Add(at+".test_ids", "at most %d tests per run", MaxSuiteTests)
+	if len(testIDs) > 0 && len(tags) > 0 {
+		// Either picks the tests; both would leave it unclear which wins.
+		v.Add(field("tags"), "give test_ids or tags, not both")
+	}
+	if len(testIDs) > MaxSuiteTests {
+		v.Add(field("test_ids"), "at most %d tests", MaxSuiteTests)
 	}
 	seen := map[string]bool{}
-	for i, id := range r.TestIDs {
+	for i, id := range testIDs {
 		if _, err := uuid.Parse(id); err != nil {
-			v.Add(fmt.Sprintf("%s.test_ids[%d]", at, i), "must be a test id (a UUID)")
+			v.Add(fmt.Sprintf("%s[%d]", field("test_ids"), i), "must be a test id (a UUID)")
 		} else if seen[id] {
-			v.Add(fmt.Sprintf("%s.test_ids[%d]", at, i), "is listed twice")
+			v.Add(fmt.Sprintf("%s[%d]", field("test_ids"), i), "is listed twice")
 		}
 		seen[id] = true
 	}
-	scenario.ValidateTags(v, at+".tags", r.Tags)
+	scenario.ValidateTags(v, field("tags"), tags)
+}
+
+// Validate checks a suite request at JSON path at.
+func (r *SuiteRequest) Validate(v *scenario.ValidationError, at string, kind Kind, urls scenario.URLPolicy) {
+	ValidateSelection(v, at, r.TestIDs, r.Tags)
 	if r.AutoAccept && kind != KindSuiteRepair {
 		v.Add(at+".auto_accept", "only a suite_repair proposes versions")
 	}
