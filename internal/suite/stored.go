@@ -48,7 +48,8 @@ const storedPackage = `{
 // it runs a customer's: each test's accepted spec as
 // tests/NAME.spec.ts, named after the test (its id's first characters
 // added where two names meet), with its manifest beside it as
-// tests/NAME.steps.json, a playwright.config.ts and a package.json. A test
+// tests/NAME.steps.json, a playwright.config.ts, a package.json and
+// webpilot-tests.json (which test each spec is). A test
 // with no accepted spec yet is left out; the files are as NewProject
 // bounds any project's.
 func StoredTestsProject(tests []StoredTest) (Project, map[string]string, error) {
@@ -81,6 +82,11 @@ func StoredTestsProject(tests []StoredTest) (Project, map[string]string, error) 
 	if len(where) == 0 {
 		return Project{}, nil, &ProjectError{Problem: "no stored test has a passing version to write"}
 	}
+	index := map[string]string{}
+	for id, spec := range where {
+		index[spec] = id
+	}
+	files[storedIndex], _ = json.MarshalIndent(index, "", "  ")
 	p, err := NewProject(files)
 	return p, where, err
 }

@@ -1,0 +1,278 @@
+package suite
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/webpilot/webpilot/internal/browser"
+	"github.com/webpilot/webpilot/internal/orchestrator"
+)
+
+// storedIndex is the file of a project of stored tests that says which
+// test each spec is (its path to the test's id): what an accepted repair
+// of the project is written back to.
+const storedIndex = "webpilot-tests.json"
+
+// StoredTestUpdate is a stored test's new script and manifest, from a
+// version of its project that a person accepted.
+type StoredTestUpdate struct {
+	TestID string
+	File   string
+	Script string
+	// Manifest is the test's steps with each rewritten locator's literal
+	// changed where its commands and elements name it.
+	Manifest json.RawMessage
+	// Changes are the locators the version rewrote, as a repair reports
+	// them.
+	Changes []Change
+}
+
+// StoredTestSkip is a changed spec of a project of stored tests that is
+// not written back to its test, and why.
+type StoredTestSkip struct {
+	File   string `json:"file"`
+	TestID string `json:"test_id,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// StoredTestUpdates says what an accepted version of a project of stored
+// tests changes in the tests it holds, against the version it was made
+// from (parent): each spec whose locators' literals were rewritten, and
+// nothing else, gives its test the new spec and a manifest whose commands
+// and recorded elements name the new literals, so that the test's replays
+// act on what its spec acts on. A spec changed in any other way (a step
+// added or taken out, a longer wait) is skipped and says why: its steps
+// cannot be told from the spec alone.
+func StoredTestUpdates(parent, accepted Project) ([]StoredTestUpdate, []StoredTestSkip, error) {
+	idx, ok := accepted.File(storedIndex)
+	if !ok {
+		return nil, nil, &ProjectError{Path: storedIndex, Problem: "the project does not say which stored test each spec is (write the tests as a project again)"}
+	}
+	var index map[string]string
+	if err := json.Unmarshal(idx.Content, &index); err != nil {
+		return nil, nil, &ProjectError{Path: storedIndex, Problem: "cannot be read: " + err.Error()}
+	}
+	files := make([]string, 0, len(index))
+	for f := range index {
+		files = append(files, f)
+	}
+	slices.Sort(files)
+	var updates []StoredTestUpdate
+	var skips []StoredTestSkip
+	for _, file := range files {
+		id := index[file]
+		now, ok := accepted.File(file)
+		if !ok {
+			continue
+		}
+		was, ok := parent.File(file)
+		if !ok || bytes.Equal(was.Content, now.Content) {
+			continue
+		}
+		skip := func(format string, a ...any) {
+			skips = append(skips, StoredTestSkip{File: file, TestID: id, Reason: fmt.Sprintf(format, a...)})
+		}
+		changes, why := literalChanges(file, was.Content, now.Content)
+		if why != "" {
+			skip("%s", why)
+			continue
+		}
+		var manifest []orchestrator.ManifestStep
+		m, ok := parent.File(manifestOf(file))
+		if !ok || json.Unmarshal(m.Content, &manifest) != nil {
+			skip("its steps' manifest is missing or cannot be read")
+			continue
+		}
+		for _, c := range changes {
+			if renameInManifest(manifest, c.Method, c.field, c.from, c.to) == 0 {
+				skip("no step of its manifest names %s %q, which the spec's line %d rewrote", c.Method, c.from, c.Line)
+				manifest = nil
+				break
+			}
+		}
+		if manifest == nil {
+			continue
+		}
+		raw, err := json.Marshal(manifest)
+		if err != nil {
+			return nil, nil, err
+		}
+		u := StoredTestUpdate{TestID: id, File: file, Script: string(now.Content), Manifest: raw}
+		for _, c := range changes {
+			u.Changes = append(u.Changes, c.Change)
+		}
+		updates = append(updates, u)
+	}
+	return updates, skips, nil
+}
+
+// manifestOf is the path of a stored test's manifest beside its spec.
+func manifestOf(spec string) string {
+	return spec[:len(spec)-len(".spec.ts")] + ".steps.json"
+}
+
+// literalChange is one locator literal a version rewrote: which of a
+// target's fields it names (testid, label, name …), from what to what.
+type literalChange struct {
+	Change
+	field    string
+	from, to string
+}
+
+// literalChanges pairs the locator calls of a spec before and after, in
+// order, and lists the literals that changed; why says what else changed
+// when the spec differs in more than those literals.
+func literalChanges(file string, before, after []byte) ([]literalChange, string) {
+	was, err := FindLocatorSites(file, before)
+	if err != nil {
+		return nil, "the spec as written cannot be read: " + err.Error()
+	}
+	now, err := FindLocatorSites(file, after)
+	if err != nil {
+		return nil, "the accepted spec cannot be read: " + err.Error()
+	}
+	if len(was) != len(now) {
+		return nil, fmt.Sprintf("the accepted spec builds %d locators where it built %d: its steps changed, not only what they find", len(now), len(was))
+	}
+	var out []literalChange
+	type swap struct{ old, new Literal }
+	var swaps []swap
+	splice := func(old, new Literal) { swaps = append(swaps, swap{old, new}) }
+	for i := range was {
+		a, b := was[i], now[i]
+		if a.Method != b.Method || (a.Name == nil) != (b.Name == nil) {
+			return nil, fmt.Sprintf("line %d calls %s where it called %s", b.Line, b.Method, a.Method)
+		}
+		if a.Arg.Raw != b.Arg.Raw {
+			splice(a.Arg, b.Arg)
+			out = append(out, literalChange{Change: Change{File: file, Line: b.Line, Method: b.Method, Selector: b.Selector, Old: a.Arg.Raw, New: b.Arg.Raw},
+				field: argField[a.Method], from: a.Arg.Value, to: b.Arg.Value})
+		}
+		if a.Name != nil && a.Name.Raw != b.Name.Raw {
+			splice(*a.Name, *b.Name)
+			out = append(out, literalChange{Change: Change{File: file, Line: b.Line, Method: b.Method, Selector: b.Selector, Old: a.Name.Raw, New: b.Name.Raw},
+				field: "name", from: a.Name.Value, to: b.Name.Value})
+		}
+	}
+	// The spec with each changed literal spelled as accepted must be the
+	// accepted spec: anything else changed too.
+	slices.SortFunc(swaps, func(a, b swap) int { return a.old.Start - b.old.Start })
+	var spliced bytes.Buffer
+	at := 0
+	for _, s := range swaps {
+		if s.old.Start < at || s.old.End > len(before) {
+			return nil, "the spec's locators overlap"
+		}
+		spliced.Write(before[at:s.old.Start])
+		spliced.WriteString(s.new.Raw)
+		at = s.old.End
+	}
+	spliced.Write(before[at:])
+	if !bytes.Equal(spliced.Bytes(), after) {
+		return nil, "the accepted spec changed more than its locators' literals (a step or a wait)"
+	}
+	for _, c := range out {
+		if c.field == "" {
+			return nil, fmt.Sprintf("line %d's %s literal has no place in a step's target", c.Line, c.Method)
+		}
+	}
+	return out, ""
+}
+
+// argField is the field of a command's target a locator call's first
+// argument fills.
+var argField = map[string]string{"locator": "css", "getByTestId": "testid", "getByRole": "role", "getByLabel": "label",
+	"getByPlaceholder": "placeholder", "getByText": "text", "getByAltText": "alt", "getByTitle": "title"}
+
+// renameInManifest changes a target field's value from one literal to
+// another wherever the manifest's commands and recorded elements name it,
+// and counts the commands it changed.
+func renameInManifest(steps []orchestrator.ManifestStep, method, field, from, to string) int {
+	n := 0
+	for i := range steps {
+		for j := range steps[i].Entries {
+			e := &steps[i].Entries[j]
+			hit := renameTarget(&e.Command.Target, field, from, to)
+			hit = renameTarget(&e.Command.To, field, from, to) || hit
+			if hit {
+				n++
+				if e.Element != nil {
+					renameTarget(&e.Element.Locator, field, from, to)
+					renameElement(e.Element, field, from, to)
+				}
+			}
+		}
+	}
+	return n
+}
+
+// renameTarget changes one field of a target (and of the target it lies
+// within) from one value to another.
+func renameTarget(t *browser.Target, field, from, to string) bool {
+	hit := false
+	set := func(v *string) {
+		if from != "" && *v == from {
+			*v, hit = to, true
+		}
+	}
+	switch field {
+	case "css":
+		set(&t.CSS)
+	case "testid":
+		set(&t.TestID)
+	case "role":
+		set(&t.Role)
+	case "name":
+		set(&t.Name)
+	case "label":
+		set(&t.Label)
+	case "placeholder":
+		set(&t.Placeholder)
+	case "text":
+		set(&t.Text)
+	case "alt":
+		set(&t.Alt)
+	case "title":
+		set(&t.Title)
+	}
+	if t.Within != nil && renameTarget(t.Within, field, from, to) {
+		hit = true
+	}
+	return hit
+}
+
+// renameElement changes what a recorded element says of itself where the
+// rewritten literal names it (its test id, label, accessible name …).
+func renameElement(f *browser.Fingerprint, field, from, to string) {
+	if from == "" {
+		return
+	}
+	set := func(v *string) {
+		if *v == from {
+			*v = to
+		}
+	}
+	switch field {
+	case "testid":
+		set(&f.TestID)
+		if f.Attributes["data-testid"] == from {
+			f.Attributes["data-testid"] = to
+		}
+	case "role":
+		set(&f.Role)
+	case "name":
+		set(&f.Name)
+	case "label":
+		set(&f.Label)
+	case "placeholder":
+		set(&f.Placeholder)
+	case "text":
+		set(&f.Text)
+	case "alt":
+		set(&f.Alt)
+	case "title":
+		set(&f.Title)
+	}
+}
