@@ -97,7 +97,7 @@ func (s *Server) routes() []route {
 			summary: "Repair a project: heal drifted locators where the project defines them, a project_repair_file child per test file, their heals merged into one patch verified in the sandbox; regressions are reported, never healed"},
 		{method: "POST", path: "/v1/projects/{name}/traces", access: tenantOnly, handler: s.uploadTraces, body: ProjectTraces{}, status: 200, resp: TracesView{},
 			summary: "Upload a green run of the project from your CI (its JSON report and trace.zip files): what its passing tests acted on is what a repair heals from, for tests no run on webpilot saw pass"},
-		{method: "POST", path: "/v1/projects/{name}/versions/{version}/accept", access: tenantOnly, handler: s.acceptProjectVersion, status: 200, resp: ProjectView{},
+		{method: "POST", path: "/v1/projects/{name}/versions/{version}/accept", access: tenantOnly, handler: s.acceptProjectVersion, status: 200, resp: AcceptedProjectView{},
 			summary: "Make a version (a repair's proposal) the project's current one"},
 		{method: "GET", path: "/v1/jobs/{id}/patch", access: tenantOnly, handler: s.patch, status: 200, media: "text/x-diff",
 			summary: "A project repair's verified patch: one unified diff over the project's files (git apply takes it)"},

@@ -206,11 +206,21 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte(res.Repair.Diff))
 }
 
+// AcceptedProjectView answers the acceptance of a project's version: the
+// version, now current, and what it wrote back to the stored tests it
+// holds (a project of stored tests only).
+type AcceptedProjectView struct {
+	ProjectView
+	StoredTests *suite.WrittenBack `json:"stored_tests,omitempty"`
+}
+
 // acceptProjectVersion makes a version of the project current: a
 // repair's proposal, or any earlier version of the tenant's own (a
-// rollback); never another tenant's or another project's.
+// rollback); never another tenant's or another project's. A repaired
+// version of a project of stored tests gives the tests it healed their
+// new specs.
 func (s *Server) acceptProjectVersion(w http.ResponseWriter, r *http.Request) {
-	v, err := s.store.AcceptProjectVersion(r.Context(), tenantFrom(r.Context()).ID, r.PathValue("name"), r.PathValue("version"))
+	v, back, err := suite.AcceptVersion(r.Context(), s.store, tenantFrom(r.Context()).ID, r.PathValue("name"), r.PathValue("version"))
 	if errors.Is(err, store.ErrNotFound) {
 		writeError(w, http.StatusNotFound, "no such project version", nil)
 		return
@@ -219,7 +229,11 @@ func (s *Server) acceptProjectVersion(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, projectView(v))
+	view := AcceptedProjectView{ProjectView: projectView(v)}
+	if len(back.Tests)+len(back.Skipped) > 0 {
+		view.StoredTests = &back
+	}
+	writeJSON(w, http.StatusOK, view)
 }
 
 // MaxTracesUpload is the largest body POST /v1/projects/{name}/traces

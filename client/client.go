@@ -418,9 +418,11 @@ func (c *Client) RepairProject(ctx context.Context, name string, r ProjectReques
 	return c.Submit(ctx, "/v1/projects/"+url.PathEscape(name)+"/repair", r)
 }
 
-// AcceptProjectVersion makes a proposed version the project's current one.
-func (c *Client) AcceptProjectVersion(ctx context.Context, name, version string) (ProjectView, error) {
-	var v ProjectView
+// AcceptProjectVersion makes a proposed version the project's current one
+// (for a project of stored tests, the tests it healed take their new
+// specs: StoredTests says which).
+func (c *Client) AcceptProjectVersion(ctx context.Context, name, version string) (AcceptedProjectView, error) {
+	var v AcceptedProjectView
 	return v, c.Do(ctx, http.MethodPost, "/v1/projects/"+url.PathEscape(name)+"/versions/"+url.PathEscape(version)+"/accept", nil, &v, nil)
 }
 

@@ -614,6 +614,39 @@ type ImportSkip struct {
 	Why  string `json:"why"`
 }
 
+// AcceptedProjectView answers the acceptance of a project's version: the
+// version, now current, and what it wrote back to the stored tests it
+// holds (a project of stored tests only).
+type AcceptedProjectView struct {
+	ProjectView
+	StoredTests *WrittenBack `json:"stored_tests,omitempty"`
+}
+
+// WrittenBack is what accepting a version of a project of stored tests
+// did to the tests it holds.
+type WrittenBack struct {
+	// Tests are the tests given the version's spec, each at its new
+	// version.
+	Tests []UpdatedTest `json:"tests,omitempty"`
+	// Skipped are the changed specs left out, with why.
+	Skipped []StoredTestSkip `json:"skipped,omitempty"`
+}
+
+// UpdatedTest is a stored test given an accepted project version's spec.
+type UpdatedTest struct {
+	TestID  string `json:"test_id"`
+	File    string `json:"file"`
+	Version int    `json:"version"`
+}
+
+// StoredTestSkip is a changed spec of a project of stored tests that is
+// not written back to its test, and why.
+type StoredTestSkip struct {
+	File   string `json:"file"`
+	TestID string `json:"test_id,omitempty"`
+	Reason string `json:"reason"`
+}
+
 // JobList is a page of the tenant's jobs, newest first.
 type JobList struct {
 	Jobs []JobView `json:"jobs"`
@@ -1876,6 +1909,9 @@ type ProjectRepairResult struct {
 	// Proposed is the verified patched project's version, when one was.
 	Proposed string `json:"proposed,omitempty"`
 	Accepted bool   `json:"accepted,omitempty"`
+	// StoredTests is what the version, accepted at once (auto_accept),
+	// wrote back to the stored tests a project of them holds.
+	StoredTests *WrittenBack `json:"stored_tests,omitempty"`
 	// BrowserSeconds is how long the repair held the sandbox's browser and
 	// runner, all its runs together, and CreditsMicro what that was charged.
 	BrowserSeconds float64 `json:"browser_seconds"`

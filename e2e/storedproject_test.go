@@ -24,7 +24,8 @@ import (
 // with its steps' manifest beside it), listed and run by the runner in the
 // sandbox with its reports, and, once the app's test ids drift, repaired
 // through the project's path into a verified patch: the
-// patched project passes (the repair verified it; the console accepts it).
+// patched project passes (the repair verified it; the console accepts it),
+// and the stored tests it healed take their healed specs and replay green.
 // A customer's own project is never written over.
 func TestStoredTestsRunAndRepairAsAProject(t *testing.T) {
 	t.Parallel()
@@ -57,8 +58,8 @@ func TestStoredTestsRunAndRepairAsAProject(t *testing.T) {
 	must(t, err)
 	var listed []client.TestOutcome
 	must(t, json.Unmarshal(view.Tests, &listed))
-	if len(listed) != 3 || view.Files != 3*2+2 {
-		t.Fatalf("the project lists %d tests in %d files (want 3 tests; 3 specs, 3 manifests, config, package.json): %s", len(listed), view.Files, view.Tests)
+	if len(listed) != 3 || view.Files != 3*2+3 {
+		t.Fatalf("the project lists %d tests in %d files (want 3 tests; 3 specs, 3 manifests, config, package.json, the tests' index): %s", len(listed), view.Files, view.Tests)
 	}
 	for _, lt := range listed {
 		if !regexp.MustCompile(`^tests/(add|count|bread)\.spec\.ts$`).MatchString(lt.File) {
@@ -126,6 +127,46 @@ func TestStoredTestsRunAndRepairAsAProject(t *testing.T) {
 	must(t, pg.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Accept: make it the project's current version"}).Click())
 	must(t, pg.WaitForURL(s.api.URL+"/console/projects/generated"))
 	mainShows(t, pg, short12(res.Proposed))
+
+	// Accepted, the repair is the stored tests' own: the two it healed
+	// take their healed specs as their next version, with manifests that
+	// name the new test ids, and replay green on the drifted app with
+	// nothing left to heal; the third is untouched.
+	tests, err := c.Tests(ctx)
+	must(t, err)
+	byName := map[string]client.TestView{}
+	for _, tv := range tests.Tests {
+		full, err := c.Test(ctx, tv.ID)
+		must(t, err)
+		byName[tv.Name] = full
+	}
+	for name, version := range map[string]int{"add": 2, "count": 2, "bread": 1} {
+		tv := byName[name]
+		if tv.Version != version || (version == 2) != strings.Contains(tv.Script, "getByTestId('add-entry-btn')") ||
+			(version == 2) != strings.Contains(string(tv.Manifest), `"add-entry-btn"`) || strings.Contains(string(tv.Manifest), `"add-button"`) {
+			t.Errorf("stored test %s after the accepted repair: version %d, manifest %s\n%s", name, tv.Version, tv.Manifest, tv.Script)
+		}
+	}
+	// The test's page in the console shows the new version, its diff and
+	// where it came from.
+	if _, err := pg.Goto(s.api.URL + "/console/tests/" + byName["add"].ID); err != nil {
+		t.Fatal(err)
+	}
+	mainShows(t, pg, "Version 2 accepted", "healed", "locators rewritten by version "+short12(res.Proposed)+" of project generated",
+		"+  await page.getByTestId('add-entry-btn').click();")
+	for _, name := range []string{"add", "count"} {
+		replay, err := c.SubmitJob(ctx, client.Submission{Kind: client.KindReplay, Replay: &client.RepairRequest{TestID: byName[name].ID}})
+		must(t, err)
+		if v := s.wait(t, key, replay.ID, 60*time.Second); v.State != "succeeded" || v.Verdict != "passed" {
+			t.Errorf("replay of %s on the drifted app: %s, verdict %q (%s)", name, v.State, v.Verdict, v.Error)
+		}
+	}
+	// Accepting the same version again writes nothing twice.
+	again, err := c.AcceptProjectVersion(ctx, "generated", res.Proposed)
+	must(t, err)
+	if again.StoredTests != nil && len(again.StoredTests.Tests) > 0 {
+		t.Errorf("accepted again, it wrote %+v", again.StoredTests)
+	}
 
 	// Written again after that, the stored tests replace the version
 	// (the project is theirs); a project of the customer's own is not.

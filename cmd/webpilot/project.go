@@ -322,7 +322,7 @@ func projectAccept(c *conn, name, version string, out io.Writer, asJSON bool) er
 	if err != nil {
 		return err
 	}
-	var v client.ProjectView
+	var v client.AcceptedProjectView
 	if err := c.do("POST", "/v1/projects/"+url.PathEscape(name)+"/versions/"+url.PathEscape(version)+"/accept", key, nil, &v); err != nil {
 		return err
 	}
@@ -332,6 +332,7 @@ func projectAccept(c *conn, name, version string, out io.Writer, asJSON bool) er
 		return nil
 	}
 	fmt.Fprintf(out, "project %s is now at version %s\n", v.Name, short(v.Version))
+	printWrittenBack(out, v.StoredTests)
 	return nil
 }
 
@@ -635,4 +636,18 @@ func unzipInto(b []byte, dir string) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// printWrittenBack says which stored tests an accepted version of a
+// project of them updated, and which changed specs it left out.
+func printWrittenBack(out io.Writer, back *client.WrittenBack) {
+	if back == nil {
+		return
+	}
+	for _, t := range back.Tests {
+		fmt.Fprintf(out, "stored test %s (%s) is now at version %d\n", t.TestID, t.File, t.Version)
+	}
+	for _, s := range back.Skipped {
+		fmt.Fprintf(out, "left out %s: %s\n", s.File, s.Reason)
+	}
 }

@@ -156,7 +156,7 @@ func withHistory(tests []suite.TestOutcome, runs []store.FileRun) []projectTest 
 // project's current one, as POST /v1/projects/{name}/versions/{version}/accept
 // does.
 func (c *Console) acceptProject(w http.ResponseWriter, r *http.Request, s session) {
-	_, err := c.store.AcceptProjectVersion(r.Context(), s.Tenant.ID, r.PathValue("name"), r.PathValue("version"))
+	_, _, err := suite.AcceptVersion(r.Context(), c.store, s.Tenant.ID, r.PathValue("name"), r.PathValue("version"))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		c.notFound(w, r, s, "No project of yours has this version.")

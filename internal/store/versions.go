@@ -173,3 +173,58 @@ func (s *Store) DecideVersion(ctx context.Context, tenantID, testID string, vers
 	}
 	return s.GetTestVersion(ctx, tenantID, testID, version)
 }
+
+// ScriptUpdate is a stored test's new script and manifest from a version
+// of a project of stored tests that was accepted, applied only to the
+// script it was made from.
+type ScriptUpdate struct {
+	TestID string
+	// From is the script the update was made from: a test whose script is
+	// no longer it (repaired or accepted since) is left alone.
+	From     string
+	Script   string
+	Manifest json.RawMessage
+	Verdict  string
+	Summary  string
+	Changes  json.RawMessage
+	Diff     string
+}
+
+// AcceptScripts makes each update its test's current version (a new
+// accepted version), in one transaction. It answers the versions made, by
+// test id; a test of another tenant's, gone, or whose script is no longer
+// the one the update was made from, gets none and is named in stale.
+func (s *Store) AcceptScripts(ctx context.Context, tenantID string, updates []ScriptUpdate) (made map[string]int, stale []string, err error) {
+	made = map[string]int{}
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		clear(made)
+		stale = stale[:0]
+		for _, u := range updates {
+			var version int
+			err := tx.QueryRow(ctx, `SELECT (SELECT COALESCE(max(v.version), 0) + 1 FROM test_versions v WHERE v.test_id = t.id)
+				FROM tests t WHERE t.id = $1 AND t.tenant_id = $2 AND t.script = $3 FOR UPDATE`, u.TestID, tenantID, u.From).Scan(&version)
+			if errors.Is(err, pgx.ErrNoRows) {
+				stale = append(stale, u.TestID)
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx,
+				`INSERT INTO test_versions (test_id, version, scenario, script, manifest, verdict, summary, changes, diff, status, decided_at)
+				 SELECT id, $2, scenario, $3, $4, NULLIF($5, ''), $6, $7, $8, 'accepted', now() FROM tests WHERE id = $1`,
+				u.TestID, version, u.Script, u.Manifest, u.Verdict, u.Summary, u.Changes, u.Diff); err != nil {
+				return err
+			}
+			if err := adopt(ctx, tx, u.TestID, version); err != nil {
+				return err
+			}
+			made[u.TestID] = version
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("accept scripts: %w", err)
+	}
+	return made, stale, nil
+}

@@ -73,6 +73,9 @@ type ProjectRepairResult struct {
 	// Proposed is the verified patched project's version, when one was.
 	Proposed string `json:"proposed,omitempty"`
 	Accepted bool   `json:"accepted,omitempty"`
+	// StoredTests is what the version, accepted at once (auto_accept),
+	// wrote back to the stored tests a project of them holds.
+	StoredTests *WrittenBack `json:"stored_tests,omitempty"`
 	// BrowserSeconds is how long the repair held the sandbox's browser and
 	// runner, all its runs together, and CreditsMicro what that was charged.
 	BrowserSeconds float64 `json:"browser_seconds"`

@@ -2,12 +2,17 @@ package suite
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
+	"github.com/aymanbagabas/go-udiff"
+
 	"github.com/webpilot/webpilot/internal/browser"
 	"github.com/webpilot/webpilot/internal/orchestrator"
+	"github.com/webpilot/webpilot/internal/store"
 )
 
 // storedIndex is the file of a project of stored tests that says which
@@ -25,8 +30,9 @@ type StoredTestUpdate struct {
 	// changed where its commands and elements name it.
 	Manifest json.RawMessage
 	// Changes are the locators the version rewrote, as a repair reports
-	// them.
+	// them; Diff is the spec's unified diff.
 	Changes []Change
+	Diff    string
 }
 
 // StoredTestSkip is a changed spec of a project of stored tests that is
@@ -99,7 +105,8 @@ func StoredTestUpdates(parent, accepted Project) ([]StoredTestUpdate, []StoredTe
 		if err != nil {
 			return nil, nil, err
 		}
-		u := StoredTestUpdate{TestID: id, File: file, Script: string(now.Content), Manifest: raw}
+		u := StoredTestUpdate{TestID: id, File: file, Script: string(now.Content), Manifest: raw,
+			Diff: udiff.Unified("a/"+file, "b/"+file, string(was.Content), string(now.Content))}
 		for _, c := range changes {
 			u.Changes = append(u.Changes, c.Change)
 		}
@@ -187,8 +194,10 @@ var argField = map[string]string{"locator": "css", "getByTestId": "testid", "get
 	"getByPlaceholder": "placeholder", "getByText": "text", "getByAltText": "alt", "getByTitle": "title"}
 
 // renameInManifest changes a target field's value from one literal to
-// another wherever the manifest's commands and recorded elements name it,
-// and counts the commands it changed.
+// another wherever the manifest's commands and recorded elements name it
+// (a spec's line is written from the element's own locator where it
+// recorded one, else from the command's target), and counts the entries
+// it changed.
 func renameInManifest(steps []orchestrator.ManifestStep, method, field, from, to string) int {
 	n := 0
 	for i := range steps {
@@ -196,10 +205,12 @@ func renameInManifest(steps []orchestrator.ManifestStep, method, field, from, to
 			e := &steps[i].Entries[j]
 			hit := renameTarget(&e.Command.Target, field, from, to)
 			hit = renameTarget(&e.Command.To, field, from, to) || hit
+			if e.Element != nil && renameTarget(&e.Element.Locator, field, from, to) {
+				hit = true
+			}
 			if hit {
 				n++
 				if e.Element != nil {
-					renameTarget(&e.Element.Locator, field, from, to)
 					renameElement(e.Element, field, from, to)
 				}
 			}
@@ -276,3 +287,95 @@ func renameElement(f *browser.Fingerprint, field, from, to string) {
 		set(&f.Title)
 	}
 }
+
+// VersionStore is what accepting a project's version needs of the store.
+type VersionStore interface {
+	AcceptProjectVersion(ctx context.Context, tenantID, project, digest string) (store.ProjectVersion, error)
+	ProjectArchive(ctx context.Context, tenantID, digest string) ([]byte, error)
+	AcceptScripts(ctx context.Context, tenantID string, updates []store.ScriptUpdate) (map[string]int, []string, error)
+}
+
+// WrittenBack is what accepting a version of a project of stored tests
+// did to the tests it holds.
+type WrittenBack struct {
+	// Tests are the tests given the version's spec, each at its new
+	// version.
+	Tests []UpdatedTest `json:"tests,omitempty"`
+	// Skipped are the changed specs left out, with why.
+	Skipped []StoredTestSkip `json:"skipped,omitempty"`
+}
+
+// UpdatedTest is a stored test given an accepted project version's spec.
+type UpdatedTest struct {
+	TestID  string `json:"test_id"`
+	File    string `json:"file"`
+	Version int    `json:"version"`
+}
+
+// AcceptVersion makes a version of a tenant's project current. When it is
+// a project of stored tests made from another version (a repair's), the
+// tests whose specs it rewrote take them (StoredTestUpdates), each as its
+// new accepted version, so that a repair through the project is the
+// tests' repair; a test whose script moved on since the project was
+// written is left alone and named. Accepting the same version again
+// writes nothing twice.
+func AcceptVersion(ctx context.Context, st VersionStore, tenantID, project, digest string) (store.ProjectVersion, WrittenBack, error) {
+	v, err := st.AcceptProjectVersion(ctx, tenantID, project, digest)
+	if err != nil || v.Parent == "" {
+		return v, WrittenBack{}, err
+	}
+	open := func(digest string) (Project, error) {
+		archive, err := st.ProjectArchive(ctx, tenantID, digest)
+		if err != nil {
+			return Project{}, err
+		}
+		return ReadArchive(archive)
+	}
+	accepted, err := open(v.Digest)
+	if err != nil {
+		return v, WrittenBack{}, fmt.Errorf("read the accepted version: %w", err)
+	}
+	if !IsStoredTestsProject(accepted) {
+		return v, WrittenBack{}, nil
+	}
+	parent, err := open(v.Parent)
+	if err != nil {
+		return v, WrittenBack{}, fmt.Errorf("read the version it was made from: %w", err)
+	}
+	updates, skipped, err := StoredTestUpdates(parent, accepted)
+	var pe *ProjectError
+	if errors.As(err, &pe) {
+		return v, WrittenBack{Skipped: []StoredTestSkip{{File: pe.Path, Reason: pe.Problem}}}, nil
+	}
+	if err != nil {
+		return v, WrittenBack{}, err
+	}
+	out := WrittenBack{Skipped: skipped}
+	if len(updates) == 0 {
+		return v, out, nil
+	}
+	ups := make([]store.ScriptUpdate, 0, len(updates))
+	for _, u := range updates {
+		was, _ := parent.File(u.File)
+		changes, _ := json.Marshal(u.Changes)
+		ups = append(ups, store.ScriptUpdate{TestID: u.TestID, From: string(was.Content), Script: u.Script, Manifest: u.Manifest,
+			Verdict: string(orchestrator.VerdictHealed), Changes: changes, Diff: u.Diff,
+			Summary: fmt.Sprintf("locators rewritten by version %s of project %s, accepted", shortDigest(v.Digest), project)})
+	}
+	made, stale, err := st.AcceptScripts(ctx, tenantID, ups)
+	if err != nil {
+		return v, WrittenBack{}, err
+	}
+	for _, u := range updates {
+		if n, ok := made[u.TestID]; ok {
+			out.Tests = append(out.Tests, UpdatedTest{TestID: u.TestID, File: u.File, Version: n})
+		} else if slices.Contains(stale, u.TestID) {
+			out.Skipped = append(out.Skipped, StoredTestSkip{File: u.File, TestID: u.TestID,
+				Reason: "the test's script is no longer the one written into the project (it was repaired, or is gone)"})
+		}
+	}
+	return v, out, nil
+}
+
+// shortDigest is a version's digest as the CLI and console show it.
+func shortDigest(d string) string { return d[:min(12, len(d))] }

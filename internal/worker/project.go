@@ -638,13 +638,19 @@ func (w *Worker) concludeRepair(ctx context.Context, claim store.Claim, req jobs
 		}
 		v := store.ProjectVersion{Project: req.Name, Digest: rep.Patched.Digest(), Files: len(rep.Patched.Files),
 			Bytes: rep.Patched.Size(), Parent: req.Version}
-		if req.AutoAccept {
-			_, _, err = w.store.SaveProjectVersion(ctx, claim.TenantID, v, archive)
-		} else {
-			_, err = w.store.ProposeProjectVersion(ctx, claim.TenantID, v, archive)
-		}
-		if err != nil {
+		if _, err = w.store.ProposeProjectVersion(ctx, claim.TenantID, v, archive); err != nil {
 			return handedBack(err)
+		}
+		if req.AutoAccept {
+			// Accepted as a person accepts it: the stored tests a project
+			// of them holds take their healed specs.
+			_, back, err := suite.AcceptVersion(ctx, w.store, claim.TenantID, req.Name, v.Digest)
+			if err != nil {
+				return handedBack(err)
+			}
+			if len(back.Tests)+len(back.Skipped) > 0 {
+				res.StoredTests = &back
+			}
 		}
 		res.Proposed, res.Accepted = v.Digest, req.AutoAccept
 	}
