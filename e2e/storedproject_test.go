@@ -167,7 +167,6 @@ func TestStoredTestsRunAndRepairAsAProject(t *testing.T) {
 	if again.StoredTests != nil && len(again.StoredTests.Tests) > 0 {
 		t.Errorf("accepted again, it wrote %+v", again.StoredTests)
 	}
-
 	// Written again after that, the stored tests replace the version
 	// (the project is theirs); a project of the customer's own is not.
 	if _, err := c.TestsToProject(ctx, client.TestsToProject{Tags: []string{"list"}}); err != nil {
