@@ -133,6 +133,16 @@ func TestAnAcceptedRepairOfStoredTestsIsWrittenBackToThem(t *testing.T) {
 	if len(skips) != 2 || !strings.Contains(why[ids[1]], "steps changed") || !strings.Contains(why[ids[3]], `no step of its manifest names locator "#count"`) {
 		t.Errorf("skips %+v", skips)
 	}
+	// An index naming a file that is no stored test's spec (a project
+	// crafted to look like one) is refused for that file, not read.
+	files[storedIndex] = []byte(`{"a.js": "` + ids[0] + `"}`)
+	files["a.js"] = []byte("page.locator('#a');\n")
+	crafted, _ := NewProject(files)
+	files["a.js"] = []byte("page.locator('#b');\n")
+	craftedNext, _ := NewProject(files)
+	if ups, skips, err := StoredTestUpdates(crafted, craftedNext); err != nil || len(ups) != 0 || len(skips) != 1 || !strings.Contains(skips[0].Reason, "not a stored test's spec") {
+		t.Errorf("a crafted index: %+v %+v (%v)", ups, skips, err)
+	}
 	// A project written before the index: nothing is written back.
 	delete(files, storedIndex)
 	bare, _ := NewProject(files)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/aymanbagabas/go-udiff"
 
@@ -80,6 +81,10 @@ func StoredTestUpdates(parent, accepted Project) ([]StoredTestUpdate, []StoredTe
 		skip := func(format string, a ...any) {
 			skips = append(skips, StoredTestSkip{File: file, TestID: id, Reason: fmt.Sprintf(format, a...)})
 		}
+		if manifestOf(file) == "" {
+			skip("it is not a stored test's spec (tests/NAME.spec.ts)")
+			continue
+		}
 		changes, why := literalChanges(file, was.Content, now.Content)
 		if why != "" {
 			skip("%s", why)
@@ -115,9 +120,14 @@ func StoredTestUpdates(parent, accepted Project) ([]StoredTestUpdate, []StoredTe
 	return updates, skips, nil
 }
 
-// manifestOf is the path of a stored test's manifest beside its spec.
+// manifestOf is the path of a stored test's manifest beside its spec
+// ("" for a file that is not a stored test's spec).
 func manifestOf(spec string) string {
-	return spec[:len(spec)-len(".spec.ts")] + ".steps.json"
+	stem, ok := strings.CutSuffix(spec, ".spec.ts")
+	if !ok || stem == "" {
+		return ""
+	}
+	return stem + ".steps.json"
 }
 
 // literalChange is one locator literal a version rewrote: which of a
