@@ -97,7 +97,7 @@ func StoredTestUpdates(parent, accepted Project) ([]StoredTestUpdate, []StoredTe
 			continue
 		}
 		for _, c := range changes {
-			if renameInManifest(manifest, c.Method, c.field, c.from, c.to) == 0 {
+			if renameInManifest(manifest, c.field, c.from, c.to) == 0 {
 				skip("no step of its manifest names %s %q, which the spec's line %d rewrote", c.Method, c.from, c.Line)
 				manifest = nil
 				break
@@ -208,7 +208,7 @@ var argField = map[string]string{"locator": "css", "getByTestId": "testid", "get
 // (a spec's line is written from the element's own locator where it
 // recorded one, else from the command's target), and counts the entries
 // it changed.
-func renameInManifest(steps []orchestrator.ManifestStep, method, field, from, to string) int {
+func renameInManifest(steps []orchestrator.ManifestStep, field, from, to string) int {
 	n := 0
 	for i := range steps {
 		for j := range steps[i].Entries {
