@@ -125,8 +125,8 @@ func TestStoredTestsRunAndRepairAsAProject(t *testing.T) {
 	}
 	mainShows(t, pg, "Repair of generated", "+++ b/tests/add.spec.ts", "healed", fmt.Sprintf("%v charged of %v held", job.ChargedCredits, job.HoldCredits))
 	must(t, pg.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Accept: make it the project's current version"}).Click())
-	must(t, pg.WaitForURL(s.api.URL+"/console/projects/generated"))
-	mainShows(t, pg, short12(res.Proposed))
+	must(t, pg.WaitForURL(s.api.URL+"/console/projects/generated?written=2&left=0"))
+	mainShows(t, pg, short12(res.Proposed), "Accepted: 2 stored tests took their healed spec as their next version")
 
 	// Accepted, the repair is the stored tests' own: the two it healed
 	// take their healed specs as their next version, with manifests that

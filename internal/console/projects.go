@@ -3,9 +3,11 @@ package console
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 
 	"github.com/webpilot/webpilot/internal/orchestrator"
 	"github.com/webpilot/webpilot/internal/store"
@@ -68,6 +70,9 @@ type projectData struct {
 	Current  store.ProjectVersion
 	Versions []store.ProjectVersion
 	Tests    []projectTest
+	// Written and Left are what the Accept that led here wrote back to
+	// the stored tests a project of them holds, and left out.
+	Written, Left int
 }
 
 func (c *Console) project(w http.ResponseWriter, r *http.Request, s session) {
@@ -98,7 +103,10 @@ func (c *Console) project(w http.ResponseWriter, r *http.Request, s session) {
 	}
 	tests := withHistory(listing(cur), runs)
 	withRepairs(tests, repairs)
-	c.render(w, r, http.StatusOK, "project", projectData{page: s.page("Project " + name), Current: cur, Versions: versions, Tests: tests})
+	data := projectData{page: s.page("Project " + name), Current: cur, Versions: versions, Tests: tests}
+	data.Written, _ = strconv.Atoi(r.URL.Query().Get("written"))
+	data.Left, _ = strconv.Atoi(r.URL.Query().Get("left"))
+	c.render(w, r, http.StatusOK, "project", data)
 }
 
 // withRepairs gives each test the verdict of the last repair that judged
@@ -156,7 +164,7 @@ func withHistory(tests []suite.TestOutcome, runs []store.FileRun) []projectTest 
 // project's current one, as POST /v1/projects/{name}/versions/{version}/accept
 // does.
 func (c *Console) acceptProject(w http.ResponseWriter, r *http.Request, s session) {
-	_, _, err := suite.AcceptVersion(r.Context(), c.store, s.Tenant.ID, r.PathValue("name"), r.PathValue("version"))
+	_, back, err := suite.AcceptVersion(r.Context(), c.store, s.Tenant.ID, r.PathValue("name"), r.PathValue("version"))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		c.notFound(w, r, s, "No project of yours has this version.")
@@ -165,5 +173,9 @@ func (c *Console) acceptProject(w http.ResponseWriter, r *http.Request, s sessio
 		c.fail(w, r, err)
 		return
 	}
-	http.Redirect(w, r, "/console/projects/"+url.PathEscape(r.PathValue("name")), http.StatusSeeOther)
+	to := "/console/projects/" + url.PathEscape(r.PathValue("name"))
+	if n := len(back.Tests) + len(back.Skipped); n > 0 {
+		to += fmt.Sprintf("?written=%d&left=%d", len(back.Tests), len(back.Skipped))
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
 }
