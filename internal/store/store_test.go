@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -437,19 +438,23 @@ func TestADeathIsBlamedOnlyOnTheJobAloneInIt(t *testing.T) {
 		}
 		return c
 	}
-	claim(ja.ID, "worker-1", 0, false)
-	claim(jb.ID, "worker-1", 0, false)
+	// The workers' names are this run's own: the database is shared, and
+	// a job another test (or an earlier run on a reused cluster) left
+	// claimed by the same name would be the worker's too.
+	worker := func(n int) string { return fmt.Sprintf("worker-%d-%s", n, ja.ID[:8]) }
+	claim(ja.ID, worker(1), 0, false)
+	claim(jb.ID, worker(1), 0, false)
 	// worker-1 dies; worker-2 takes both, one after the other.
 	storetest.ExpireLease(t, st.Pool(), ja.ID)
 	storetest.ExpireLease(t, st.Pool(), jb.ID)
-	claim(ja.ID, "worker-2", 0, true)
-	cb := claim(jb.ID, "worker-3", 0, true)
+	claim(ja.ID, worker(2), 0, true)
+	cb := claim(jb.ID, worker(3), 0, true)
 	if _, err := st.FinishJob(ctx, store.Finish{JobID: jb.ID, Attempt: cb.Attempt, State: store.JobStateSucceeded, Result: json.RawMessage(`{}`), Script: "x"}); err != nil {
 		t.Fatal(err)
 	}
 	// worker-2, running the bomber's job alone, dies: that is its crash.
 	storetest.ExpireLease(t, st.Pool(), ja.ID)
-	claim(ja.ID, "worker-4", 1, true)
+	claim(ja.ID, worker(4), 1, true)
 	got, err := st.GetJob(ctx, b.ID, jb.ID)
 	if err != nil || got.Crashes != 0 || got.State != store.JobStateSucceeded {
 		t.Fatalf("the bystander: %+v %v", got, err)
@@ -466,9 +471,11 @@ func TestAnAttemptThatDiedIsCountedAndACancelledJobNeverStartsAgain(t *testing.T
 	st := storetest.Shared(t)
 	tn, _ := storetest.Tenant(t, st, "crashy", 10_000_000)
 	j := submit(t, st, tn.ID, 1)
+	// The worker's name is this run's own (see TestADeathIsBlamedOnlyOnTheJobAloneInIt).
+	w := "w-" + j.ID[:8]
 	claim := func(want int) store.Claim {
 		t.Helper()
-		c, err := st.ClaimJob(ctx, j.ID, "w", time.Minute)
+		c, err := st.ClaimJob(ctx, j.ID, w, time.Minute)
 		if err != nil || c.Crashes != want {
 			t.Fatalf("claim: %+v %v, want %d crashes", c, err, want)
 		}
@@ -489,7 +496,7 @@ func TestAnAttemptThatDiedIsCountedAndACancelledJobNeverStartsAgain(t *testing.T
 		t.Fatal(err)
 	}
 	storetest.ExpireLease(t, st.Pool(), j.ID)
-	if _, err := st.ClaimJob(ctx, j.ID, "w", time.Minute); !errors.Is(err, store.ErrCancelledAbandoned) {
+	if _, err := st.ClaimJob(ctx, j.ID, w, time.Minute); !errors.Is(err, store.ErrCancelledAbandoned) {
 		t.Fatalf("a cancelled job whose worker died was claimed: %v", err)
 	}
 	if err := st.EndAbandoned(ctx, j.ID); err != nil {
@@ -499,7 +506,7 @@ func TestAnAttemptThatDiedIsCountedAndACancelledJobNeverStartsAgain(t *testing.T
 	if got.State != store.JobStateCancelled || got.Attempt != 4 {
 		t.Fatalf("job %s after %d attempts, want cancelled after 4", got.State, got.Attempt)
 	}
-	if _, err := st.ClaimJob(ctx, j.ID, "w", time.Minute); !errors.Is(err, store.ErrStale) {
+	if _, err := st.ClaimJob(ctx, j.ID, w, time.Minute); !errors.Is(err, store.ErrStale) {
 		t.Fatalf("a cancelled job was claimable: %v", err)
 	}
 	if a := account(t, st, tn.ID); a.Held != 0 {
