@@ -68,10 +68,18 @@ type bulkBundle struct {
 
 func setupBulk(t *testing.T) *bulkBundle {
 	t.Helper()
-	st, tx := storetest.InTx(t)
+	// A database of its own: a claim while the tenant runs another job
+	// yields to any other tenant's waiting job (fair share), and a shared
+	// database holds other tests' tenants and jobs, committed (a child's
+	// claim was parked: "tenant is at its running-jobs limit or its share").
+	tx, err := storetest.New(t).Pool().Begin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
+	st := store.FromTx(tx)
 	tn, _ := storetest.Tenant(t, st, "bulk", 10)
 	b := &bulkBundle{st: st, tx: tx, tenant: tn, tests: storedTests(t, tx, tn.ID, 3)}
-	var err error
 	b.parent, err = st.SubmitJob(context.Background(), store.NewJob{TenantID: tn.ID, Kind: "suite_repair", Input: json.RawMessage(`{}`),
 		Hold: 1_000_000, Subject: "jobs.suite_repair." + tn.ID})
 	if err != nil {
